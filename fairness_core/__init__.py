@@ -1,0 +1,12 @@
+"""fairness_core: confusion-matrix fairness metrics, bias comparisons and their statistics.
+
+A pure library (no Streamlit): the dashboard's pages call it, and so can a
+notebook or a script. See ``docs``-style docstrings on each module, and
+SCIENCE.md for the formulas it implements.
+"""
+
+from . import bias, metrics, sample_size
+from .confusion import CELLS, ConfusionMatrix
+
+__all__ = ["CELLS", "ConfusionMatrix", "bias", "metrics", "sample_size"]
+__version__ = "0.1.0"
