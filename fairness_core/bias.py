@@ -199,8 +199,9 @@ def undefined_reason(name: str, cm_i: ConfusionMatrix, cm_j: ConfusionMatrix) ->
         return "; ".join(parts)
     if name == "DI":
         if cm_j.predicted_positives == 0:
-            both = " and neither does group i (0/0)" if cm_i.predicted_positives == 0 else ""
-            return f"group j has no predicted positives (P^_j = 0){both}"
+            if cm_i.predicted_positives == 0:
+                return "neither group has predicted positives, 0/0"
+            return "group j has no predicted positives, P^_j = 0"
     if name == "TE":
         return "; ".join(f"FP_{lbl} = 0, so FN_{lbl}/FP_{lbl} is undefined"
                          for lbl, cm in (("i", cm_i), ("j", cm_j)) if cm.fp == 0)

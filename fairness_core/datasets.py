@@ -1,0 +1,169 @@
+"""Demo audits built from the public data shipped in ``assets/`` (see assets/PROVENANCE.md).
+
+>>> from fairness_core import datasets
+>>> audit = datasets.load_demo("ricci_a")
+>>> audit.groups
+['Black', 'Hispanic', 'White']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from . import bias
+from .audit import Audit
+from .io import cms_from_predictions
+
+ASSETS_DIR = Path(__file__).resolve().parents[1] / "assets"
+
+RICCI_RACE = {"B": "Black", "H": "Hispanic", "W": "White"}
+RICCI_PASS_MARK = 70.0
+
+
+@dataclass(frozen=True)
+class Demo:
+    """A named demo: its title, a loader, and a plain-words reading of its numbers."""
+
+    key: str
+    title: str
+    load: Callable[[Path], Audit]
+    explain: Callable[[Audit], str]
+
+
+@lru_cache(maxsize=None)
+def _read(path: Path) -> pd.DataFrame:
+    return pd.read_csv(path)
+
+
+def compas_frame(assets: Path = ASSETS_DIR) -> pd.DataFrame:
+    """ProPublica-filtered COMPAS rows (6,172) with a 0/1 ``predicted_high_risk`` column."""
+    df = _read(assets / "compas_propublica.csv.gz").copy()
+    df["predicted_high_risk"] = df["score_text"].isin(["Medium", "High"]).astype(int)
+    return df
+
+
+def _compas(by: str) -> Callable[[Path], Audit]:
+    def load(assets: Path) -> Audit:
+        df = compas_frame(assets)
+        return cms_from_predictions(
+            df, "two_year_recid", "predicted_high_risk", [by], positive_label=1, flip=True,
+            source=f"COMPAS (ProPublica, Broward County, n = {len(df):,}) by {by}",
+            positive_outcome="not a recidivist / low risk",
+        )
+    return load
+
+
+def _adult(by: str) -> Callable[[Path], Audit]:
+    def load(assets: Path) -> Audit:
+        df = _read(assets / "adult_predictions.csv.gz")
+        audit = cms_from_predictions(
+            df, "income_over_50k", "predicted_over_50k", [by], positive_label=1,
+            source=f"UCI Adult (1994 census, n = {len(df):,}) by {by}; predictions from a cross-fitted "
+                   "logistic regression without race or sex",
+            positive_outcome="income over $50K",
+        )
+        return audit
+    return load
+
+
+def ricci_frame(assets: Path = ASSETS_DIR) -> pd.DataFrame:
+    """The 118 Ricci v. DeStefano candidates with ``passed`` = combined score >= 70."""
+    df = _read(assets / "ricci.csv").copy()
+    df["race"] = df["Race"].map(RICCI_RACE)
+    df["passed"] = (df["Combine"] >= RICCI_PASS_MARK).astype(int)
+    return df
+
+
+def _ricci(scenario: str) -> Callable[[Path], Audit]:
+    def load(assets: Path) -> Audit:
+        df = ricci_frame(assets)
+        # A: the results are certified, so every passing candidate is promotable.
+        # B: the results are discarded, so nobody is promoted (000 Table 3.1).
+        df["promoted"] = df["passed"] if scenario == "A" else 0
+        what = "results certified" if scenario == "A" else "results discarded, nobody promoted"
+        return cms_from_predictions(
+            df, "passed", "promoted", ["race"], positive_label=1,
+            source=f"Ricci v. DeStefano, New Haven firefighter exams (n = {len(df)}), scenario {scenario}: {what}",
+            positive_outcome="promoted / passed the exam (combined score >= 70)",
+        )
+    return load
+
+
+def _pair_text(audit: Audit, i: str, j: str) -> str:
+    ci, cj = audit.cms[i], audit.cms[j]
+    ofi = bias.compare("OFI", ci, cj)
+    di = bias.compare("DI", ci, cj)
+    di_text = f"DI = {di:.2f}" if di == di else "DI is undefined (0/0)"
+    return f"{i} vs {j}: OFI = {ofi:+.3f}, {di_text}"
+
+
+def _explain_ricci_a(audit: Audit) -> str:
+    return (
+        f"{_pair_text(audit, 'Black', 'White')}; {_pair_text(audit, 'Hispanic', 'White')}. "
+        "Promotion follows the objective test exactly, so no group gets more or less than its results "
+        "warrant: OFI = 0 for every pair. DI is far below 4/5, so the four-fifths rule flags bias — but "
+        "with OFI = 0 that gap is a systemic disparity in pass rates, not the fault of the test. "
+        "The Supreme Court found certifying the results lawful (likely no bias), agreeing with OFI."
+    )
+
+
+def _explain_ricci_b(audit: Audit) -> str:
+    return (
+        f"{_pair_text(audit, 'Black', 'White')}; {_pair_text(audit, 'Hispanic', 'White')}. "
+        "Discarding the results denies promotion to everyone who passed. Each group's marginal benefit "
+        "is minus its pass rate, so OFI is positive for Black and Hispanic against White: the candidates "
+        "who passed — most of them White — lost what the test said they earned. DI is 0/0 (undefined; "
+        "the seed shows 1 by convention, 'no bias'). The Court ruled this discriminatory, agreeing with "
+        "OFI, not DI."
+    )
+
+
+def _explain_compas(audit: Audit) -> str:
+    if {"African-American", "Caucasian"} <= set(audit.groups):
+        return (
+            f"{_pair_text(audit, 'African-American', 'Caucasian')}. Positive here means 'not a "
+            "recidivist / low risk' (labels and predictions flipped). OFI < 0: relative to who actually "
+            "did not reoffend, African-American defendants are rated low risk less often than Caucasian "
+            "defendants — the algorithm is at fault, beyond any difference in base rates."
+        )
+    return "Positive here means 'not a recidivist / low risk' (labels and predictions flipped)."
+
+
+def _explain_adult(audit: Audit) -> str:
+    pairs = {"sex": ("Female", "Male"), "race": ("Black", "White")}
+    for i, j in pairs.values():
+        if {i, j} <= set(audit.groups):
+            return (
+                f"{_pair_text(audit, i, j)}. DI flags a large gap in predicted high incomes; OFI says how "
+                "much of it is the model's doing (its errors favouring one group) rather than the census "
+                "labels' own base rates."
+            )
+    return ""
+
+
+DEMOS: dict[str, Demo] = {
+    d.key: d
+    for d in (
+        Demo("compas_race", "COMPAS recidivism by race (flipped: positive = not a recidivist)",
+             _compas("race"), _explain_compas),
+        Demo("compas_sex", "COMPAS recidivism by sex (flipped)", _compas("sex"), _explain_compas),
+        Demo("adult_race", "Adult income by race", _adult("race"), _explain_adult),
+        Demo("adult_sex", "Adult income by sex", _adult("sex"), _explain_adult),
+        Demo("ricci_a", "Ricci v. DeStefano, scenario A: results certified", _ricci("A"), _explain_ricci_a),
+        Demo("ricci_b", "Ricci v. DeStefano, scenario B: results discarded", _ricci("B"), _explain_ricci_b),
+    )
+}
+
+DEFAULT_DEMO = "compas_race"
+
+
+def load_demo(key: str, assets: Path = ASSETS_DIR) -> Audit:
+    """Load demo ``key`` (one of :data:`DEMOS`) as an Audit."""
+    if key not in DEMOS:
+        raise ValueError(f"unknown demo {key!r}; expected one of {', '.join(DEMOS)}")
+    return DEMOS[key].load(assets)

@@ -1,0 +1,90 @@
+"""Bias Audit: OFI beside disparate impact for every pair of groups, then the details."""
+
+import streamlit as st
+
+from fairness_core import bias, metrics, plots
+from fairness_core.audit import DEFAULT_OFI_TOLERANCE
+from ui.state import data_banner, get_audit
+from ui.widgets import csv_download, html_download, reasons_frame, styled
+
+audit = get_audit()
+
+with st.sidebar:
+    st.header("Audit settings")
+    tolerance = st.slider("OFI tolerance (|OFI| at or below this counts as ≈ 0)", 0.0, 0.20,
+                          DEFAULT_OFI_TOLERANCE, 0.005, format="%.3f", key="ofi-tol",
+                          help="OFI is a difference of two rates in [−2, 2]. Below the tolerance the model is "
+                               "read as treating both groups alike relative to their labels.")
+    reference = st.selectbox("Reference group (one-vs-reference views)", audit.groups,
+                             index=max(range(len(audit.groups)), key=lambda k: audit.cms[audit.groups[k]].n),
+                             key="reference")
+
+st.title("Bias audit")
+data_banner(audit)
+st.markdown("**OFI** (Objective Fairness Index) = B_i − B_j, the difference of marginal benefits "
+            "B = (FP − FN)/n: how much more benefit a group gets than its actual labels warrant. "
+            "**OFI ≠ 0: the algorithm is at fault. OFI ≈ 0 with DI ≠ 1: a systemic disparity** "
+            "(different base rates) that disparate impact alone cannot tell apart.")
+
+left, right = st.columns(2)
+ofi_fig = plots.pairwise_heatmap(audit, "OFI")
+di_fig = plots.disparate_impact_heatmap(audit)
+with left:
+    st.plotly_chart(ofi_fig, width="stretch", key="ofi-heatmap")
+    html_download(ofi_fig, "ofi_heatmap.html", key="ofi-html")
+with right:
+    st.plotly_chart(di_fig, width="stretch", key="di-heatmap")
+    html_download(di_fig, "di_heatmap.html", key="di-html")
+
+st.subheader("Verdict per pair")
+verdicts = audit.verdicts(tolerance)
+counts = verdicts["reading"].value_counts()
+cols = st.columns(3)
+for col, reading in zip(cols, ("algorithmic bias", "systemic disparity", "no bias detected")):
+    col.metric(reading.capitalize(), f"{counts.get(reading, 0)} of {len(verdicts)} pairs")
+st.dataframe(styled(verdicts, 3), width="stretch", hide_index=True, key="verdicts",
+             column_config={"explanation": st.column_config.TextColumn(width="large")})
+csv_download(verdicts, "pair_verdicts.csv", "Download verdicts (CSV)", index=False)
+
+benefit_fig = plots.benefit_chart(audit)
+st.plotly_chart(benefit_fig, width="stretch", key="benefit-chart")
+html_download(benefit_fig, "benefit_chart.html", key="benefit-html")
+
+st.subheader("Single-group metrics")
+st.caption("All 19 metrics of SCIENCE.md §1 per group. “undefined” means a zero denominator; the reasons are listed "
+           "below the table.")
+table = audit.group_table()
+st.dataframe(styled(table), width="stretch", key="group-table")
+csv_download(table, "group_metrics.csv", "Download group metrics (CSV)")
+reasons = reasons_frame(audit.undefined_reasons())
+if len(reasons):
+    with st.expander(f"Why {len(reasons)} values are undefined"):
+        st.dataframe(reasons, width="stretch", hide_index=True)
+        csv_download(reasons, "undefined_reasons.csv", "Download reasons (CSV)", index=False)
+with st.expander("Metric definitions"):
+    st.dataframe([{"metric": k, "name": metrics.info(k).long_name, "family": metrics.info(k).family,
+                   "formula": metrics.info(k).formula} for k in metrics.NAMES], hide_index=True, width="stretch")
+
+st.subheader("Every Table 3.2 comparison")
+name = st.selectbox("Comparison", bias.NAMES, index=bias.NAMES.index("OFI"), key="comparison",
+                    format_func=lambda k: f"{k} — {bias.info(k).long_name}")
+c1, c2 = st.columns([3, 2])
+with c1:
+    fig = plots.pairwise_heatmap(audit, name)
+    st.plotly_chart(fig, width="stretch", key="metric-heatmap")
+    html_download(fig, f"{name.lower()}_heatmap.html", key="metric-html")
+    pair = audit.pairwise(name)
+    csv_download(pair, f"{name.lower()}_pairwise.csv", f"Download {name} matrix (CSV)")
+with c2:
+    st.markdown(f"**{name}** = {bias.info(name).formula}; pivot {bias.info(name).pivot:g}. "
+                "A greater score means more bias toward group i.")
+    vs_ref = audit.versus_reference(reference)
+    st.markdown(f"**Each group vs {reference}** (all comparisons)")
+    st.dataframe(styled(vs_ref, 3), width="stretch", key="vs-reference")
+    csv_download(vs_ref, f"vs_{reference}.csv", "Download one-vs-reference (CSV)")
+
+st.markdown("**Properties** (000 Table 3.2): OBJ objective testing · R real-valued · DIR directed · "
+            "SYM symmetric · BND bounded · ALL defined everywhere. Only OFI has all six.")
+props = bias.properties_table()
+st.dataframe(props.replace({True: "✓", False: "✗"}), width="stretch", key="properties")
+csv_download(props, "metric_properties.csv", "Download properties (CSV)")

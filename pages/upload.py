@@ -1,0 +1,130 @@
+"""Upload: demo data, a confusion-matrix table, row-level predictions, or a typed table."""
+
+import pandas as pd
+import streamlit as st
+
+from fairness_core import datasets
+from fairness_core.io import (DataValidationError, MAX_ROWS, cms_from_predictions, cms_from_table,
+                              cms_to_table, distinct_values, read_table)
+from ui.state import current_demo, data_banner, get_audit, load_demo, set_audit
+from ui.widgets import csv_download
+
+st.title("Load data")
+st.write("Audit a classifier from its **per-group confusion matrices**. The positive prediction must be the "
+         "*beneficial* outcome (hired, released, approved); flip harmful positives below.")
+audit = get_audit()
+
+
+def show_problems(exc: DataValidationError) -> None:
+    """Every problem with its row and column; the current data stays as it was."""
+    lines = "\n".join(f"- {p}" for p in exc.problems[:20])
+    more = f"\n- … and {len(exc.problems) - 20} more" if len(exc.problems) > 20 else ""
+    st.error(f"**Nothing was loaded** — the current data is unchanged.\n\n{lines}{more}", icon="🚫")
+
+
+def commit(new_audit, message: str) -> None:  # type: ignore[no-untyped-def]
+    set_audit(new_audit)
+    st.toast(message, icon="✅")
+    st.rerun()
+
+
+demo_tab, table_tab, rows_tab, type_tab = st.tabs(
+    ["Demo data", "Confusion-matrix file", "Row-level predictions", "Type or paste"])
+
+with demo_tab:
+    keys = list(datasets.DEMOS)
+    chosen = st.selectbox("Demo data set", keys, format_func=lambda k: datasets.DEMOS[k].title,
+                          index=keys.index(current_demo()) if current_demo() in keys else 0)
+    if st.button("Load demo", type="primary", key="load-demo"):
+        load_demo(chosen)
+        st.rerun()
+    st.caption("COMPAS: ProPublica's Broward County data and filter · Adult: UCI census income with predictions "
+               "from a cross-fitted logistic regression · Ricci: New Haven firefighter exams (000 Table 3.1). "
+               "Provenance in assets/PROVENANCE.md.")
+
+with table_tab:
+    st.write("One row per group: a **group** column (or two, for intersections) and **TP, FN, FP, TN** "
+             "(any case; *true positives* etc. also work). CSV, TSV or XLSX.")
+    st.code("group,TP,FN,FP,TN\nA,1,0,0,5\nB,7,0,1,10", language="text")
+    upload = st.file_uploader("Confusion-matrix table", type=["csv", "tsv", "txt", "xlsx"], key="cm-file")
+    if upload is not None:
+        try:
+            parsed = cms_from_table(read_table(upload.getvalue(), upload.name), source=f"{upload.name}")
+        except DataValidationError as exc:
+            show_problems(exc)
+        else:
+            st.success(f"{len(parsed.groups)} groups read from {upload.name}.")
+            st.dataframe(parsed.cells(), width="stretch")
+            if st.button("Use these groups", type="primary", key="use-cm-file"):
+                commit(parsed, f"Loaded {len(parsed.groups)} groups from {upload.name}")
+
+with rows_tab:
+    st.write(f"One row per individual: an actual **label**, the model's **prediction**, and one or more **group** "
+             f"columns (several give intersections). Up to {MAX_ROWS:,} rows.")
+    upload = st.file_uploader("Predictions table", type=["csv", "tsv", "txt", "xlsx"], key="rows-file")
+    if upload is not None:
+        try:
+            rows = read_table(upload.getvalue(), upload.name)
+        except DataValidationError as exc:
+            show_problems(exc)
+            rows = None
+        if rows is not None:
+            st.caption(f"{len(rows):,} rows × {rows.shape[1]} columns")
+            st.dataframe(rows.head(8), width="stretch")
+            cols = rows.columns.tolist()
+            c1, c2, c3 = st.columns(3)
+            label_col = c1.selectbox("Label column (actual outcome)", cols, key="label-col")
+            pred_col = c2.selectbox("Prediction column", cols, index=min(1, len(cols) - 1), key="pred-col")
+            group_cols = c3.multiselect("Group column(s)", [c for c in cols if c not in (label_col, pred_col)],
+                                        key="group-cols")
+            c1, c2, c3 = st.columns(3)
+            label_values = distinct_values(rows[label_col])
+            pos_label = c1.selectbox("Positive label value", label_values, index=len(label_values) - 1,
+                                     key="pos-label")
+            use_threshold = c3.toggle("Prediction is a score: threshold it", key="use-threshold")
+            threshold = None
+            pos_pred = None
+            if use_threshold:
+                threshold = c2.number_input("Positive when score ≥", value=0.5, key="threshold")
+            else:
+                pred_values = distinct_values(rows[pred_col])
+                default = pred_values.index(pos_label) if pos_label in pred_values else len(pred_values) - 1
+                pos_pred = c2.selectbox("Positive prediction value", pred_values, index=max(default, 0),
+                                        key="pos-pred")
+            flip = st.toggle("The positive value is **harmful** (e.g. 'will reoffend'): flip label and prediction "
+                             "so positive = beneficial", key="flip")
+            if st.button("Aggregate and use", type="primary", key="use-rows"):
+                try:
+                    parsed = cms_from_predictions(rows, label_col, pred_col, group_cols, pos_label, pos_pred,
+                                                  flip=flip, threshold=threshold, source=f"{upload.name}")
+                except DataValidationError as exc:
+                    show_problems(exc)
+                else:
+                    commit(parsed, f"Aggregated {len(rows):,} rows into {len(parsed.groups)} groups")
+
+with type_tab:
+    st.write("Edit the table (add rows at the bottom), or paste CSV text below it.")
+    edited = st.data_editor(cms_to_table(audit), num_rows="dynamic", width="stretch", key="cm-editor",
+                            column_config={c: st.column_config.NumberColumn(c, min_value=0, step=1)
+                                           for c in ("TP", "FN", "FP", "TN")})
+    pasted = st.text_area("…or paste CSV (header: group,TP,FN,FP,TN)", height=120, key="cm-paste")
+    if st.button("Use this table", type="primary", key="use-typed"):
+        try:
+            if pasted.strip():
+                source = read_table(pasted.encode("utf-8"), "pasted.csv")
+            else:
+                source = pd.DataFrame(edited).dropna(how="all")
+            parsed = cms_from_table(source, source="typed table")
+        except DataValidationError as exc:
+            show_problems(exc)
+        else:
+            commit(parsed, f"Loaded {len(parsed.groups)} typed groups")
+
+st.divider()
+st.subheader("Current data")
+data_banner(audit)
+if current_demo():
+    st.markdown(f"**What the numbers say.** {datasets.DEMOS[current_demo()].explain(audit)}")
+st.dataframe(audit.cells(), width="stretch")
+csv_download(audit.cells(), "confusion_matrices.csv", "Download confusion matrices (CSV)")
+st.page_link("pages/bias_audit.py", label="Go to the bias audit →", icon=":material/balance:")

@@ -1,0 +1,92 @@
+"""Rebuild the demo data in ``assets/`` from the public data sets (a developer tool).
+
+The app never runs this and never reads ``../shared``: it loads the files this
+script writes. Run from the repository root:
+
+    python scripts/build_assets.py ../shared/datasets
+
+Adult ships no model predictions, so this fits a plain L2-regularized logistic
+regression (no race or sex among its features) and keeps out-of-fold
+predictions from 5-fold cross-fitting, so no row is predicted by a model that
+saw it. See assets/PROVENANCE.md.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import minimize
+
+ASSETS = Path(__file__).resolve().parents[1] / "assets"
+
+
+def build_compas(src: Path) -> None:
+    df = pd.read_csv(src / "compas-scores-two-years.csv")
+    keep = (
+        df["days_b_screening_arrest"].between(-30, 30)
+        & (df["is_recid"] != -1)
+        & (df["c_charge_degree"] != "O")
+        & (df["score_text"] != "N/A")
+    )
+    out = df.loc[keep, ["race", "sex", "age_cat", "decile_score", "score_text", "two_year_recid"]]
+    assert len(out) == 6172, len(out)
+    out.to_csv(ASSETS / "compas_propublica.csv.gz", index=False, compression={"method": "gzip", "mtime": 0})
+
+
+def _logistic_fit(x: np.ndarray, y: np.ndarray, l2: float = 1.0) -> np.ndarray:
+    def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
+        z = x @ w
+        p = 1 / (1 + np.exp(-z))
+        ll = np.sum(np.logaddexp(0, z) - y * z) + 0.5 * l2 * np.sum(w[1:] ** 2)
+        grad = x.T @ (p - y)
+        grad[1:] += l2 * w[1:]
+        return ll, grad
+
+    res = minimize(loss, np.zeros(x.shape[1]), jac=True, method="L-BFGS-B", options={"maxiter": 500})
+    return res.x
+
+
+def build_adult(src: Path) -> None:
+    df = pd.read_csv(src / "adult.csv")
+    y = (df["income-per-year"].str.strip() == ">50K").to_numpy(dtype=float)
+    numeric = ["age", "education-num", "capital-gain", "capital-loss", "hours-per-week"]
+    categorical = ["workclass", "marital-status", "occupation", "relationship"]
+    num = df[numeric].astype(float)
+    num["capital-gain"] = np.log1p(num["capital-gain"])
+    num["capital-loss"] = np.log1p(num["capital-loss"])
+    num = (num - num.mean()) / num.std()
+    x = pd.concat([num, pd.get_dummies(df[categorical], drop_first=True, dtype=float)], axis=1).to_numpy()
+    x = np.hstack([np.ones((len(x), 1)), x])
+    rng = np.random.default_rng(20091)
+    folds = rng.integers(0, 5, size=len(df))
+    pred = np.zeros(len(df), dtype=int)
+    for k in range(5):
+        w = _logistic_fit(x[folds != k], y[folds != k])
+        pred[folds == k] = (x[folds == k] @ w > 0).astype(int)
+    acc = (pred == y).mean()
+    print(f"adult: out-of-fold accuracy {acc:.4f}")
+    out = pd.DataFrame({
+        "race": df["race"].str.strip(), "sex": df["sex"].str.strip(),
+        "income_over_50k": y.astype(int), "predicted_over_50k": pred,
+    })
+    out.to_csv(ASSETS / "adult_predictions.csv.gz", index=False, compression={"method": "gzip", "mtime": 0})
+
+
+def build_ricci(src: Path) -> None:
+    df = pd.read_csv(src / "ricci.csv")
+    df[["Position", "Oral", "Written", "Race", "Combine"]].to_csv(ASSETS / "ricci.csv", index=False)
+
+
+def main(src: str) -> None:
+    path = Path(src)
+    ASSETS.mkdir(exist_ok=True)
+    build_compas(path)
+    build_adult(path)
+    build_ricci(path)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "../shared/datasets")

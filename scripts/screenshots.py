@@ -1,0 +1,41 @@
+"""Screenshot every page of a running app in headless Debian Chromium (a developer tool).
+
+    streamlit run app.py --server.port 8599 &
+    python scripts/screenshots.py http://localhost:8599 shots/
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+PAGES = {"upload": "", "bias_audit": "bias_audit"}
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+
+def main(base: str, out: str, width: int = 1400) -> None:
+    Path(out).mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=ARGS)
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        for name, path in PAGES.items():
+            page.goto(f"{base.rstrip('/')}/{path}")
+            page.wait_for_selector("[data-testid='stApp']")
+            page.wait_for_timeout(1500)
+            page.wait_for_function("!document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60000)
+            page.wait_for_timeout(2500)
+            # Streamlit scrolls inside its main container, so grow the viewport to its height.
+            height = page.evaluate("Math.max(...[...document.querySelectorAll('*')].map(e => e.scrollHeight))")
+            page.set_viewport_size({"width": width, "height": min(int(height) + 50, 12000)})
+            page.wait_for_timeout(1500)
+            page.screenshot(path=f"{out}/{name}.png", full_page=True)
+            page.set_viewport_size({"width": width, "height": 900})
+            print(f"{out}/{name}.png")
+        browser.close()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "shots")

@@ -1,0 +1,52 @@
+"""The one typed object every page reads: the current :class:`Audit`."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from fairness_core import datasets
+from fairness_core.audit import Audit
+
+AUDIT_KEY = "audit"
+DEMO_KEY = "demo_key"
+
+
+@st.cache_data(show_spinner=False)
+def _demo(key: str) -> Audit:
+    return datasets.load_demo(key)
+
+
+def load_demo(key: str) -> Audit:
+    """Load demo ``key`` into the session and return it."""
+    audit = _demo(key)
+    set_audit(audit, demo_key=key)
+    return audit
+
+
+def get_audit() -> Audit:
+    """The session's audit; the default demo is preloaded on first open."""
+    if AUDIT_KEY not in st.session_state:
+        load_demo(datasets.DEFAULT_DEMO)
+    return st.session_state[AUDIT_KEY]
+
+
+def current_demo() -> str | None:
+    """The demo key when the current data is a demo, else None."""
+    return st.session_state.get(DEMO_KEY)
+
+
+def set_audit(audit: Audit, demo_key: str | None = None) -> None:
+    """Replace the current data (only ever called with a validated Audit)."""
+    if not isinstance(audit, Audit):
+        raise TypeError("set_audit needs a validated Audit")
+    st.session_state[AUDIT_KEY] = audit
+    st.session_state[DEMO_KEY] = demo_key
+
+
+def data_banner(audit: Audit) -> None:
+    """One line saying which data every number on the page comes from."""
+    total = audit.total().n
+    st.caption(f"**Data:** {audit.source} · {len(audit.groups)} groups · n = {total:,} · "
+               f"positive = {audit.positive_outcome}")
+    for note in audit.notes:
+        st.info(note, icon=":material/swap_vert:")
