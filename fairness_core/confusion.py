@@ -144,7 +144,7 @@ class ConfusionMatrix:
             bad = ~np.isin(arr, (0, 1))
             if bad.any():
                 pos = int(np.flatnonzero(bad)[0])
-                raise ValueError(f"{name}[{pos}] = {arr[pos]!r} is not 0 or 1")
+                raise ValueError(f"{name}[{pos}] = {arr[pos].item()!r} is not 0 or 1")
         yt = yt.astype(bool)
         yp = yp.astype(bool)
         tp = int(np.count_nonzero(yt & yp))

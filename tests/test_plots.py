@@ -1,0 +1,49 @@
+"""Figures carry the right numbers (checked without a browser)."""
+
+import math
+
+import numpy as np
+
+from fairness_core import ConfusionMatrix, plots
+from fairness_core.audit import Audit
+
+CM = ConfusionMatrix
+AUDIT = Audit({"i": CM(0, 1, 0, 5), "j": CM(0, 7, 0, 11), "k": CM(1, 1, 0, 5)})
+
+
+def test_ofi_heatmap_holds_the_pairwise_values_and_terms_in_hover():
+    fig = plots.pairwise_heatmap(AUDIT, "OFI")
+    z = np.array(fig.data[0].z, dtype=float)
+    np.testing.assert_allclose(z, AUDIT.pairwise("OFI").to_numpy())
+    hover = fig.data[0].hovertext[0][1]
+    assert "n = 6" in hover and "n = 18" in hover and "(0 − 1)/6" in hover and "(0 − 7)/18" in hover
+
+
+def test_di_heatmap_bands_by_four_fifths_and_marks_undefined():
+    audit = Audit({"low": CM(1, 0, 1, 8), "high": CM(5, 0, 0, 5), "none": CM(0, 2, 0, 8)})
+    fig = plots.disparate_impact_heatmap(audit)
+    band = np.array(fig.data[0].z, dtype=float)
+    di = audit.pairwise("DI").to_numpy()
+    assert di[0, 1] == 0.4 and band[0, 1] == -1.0  # low vs high: below 4/5, bias for j
+    assert di[1, 0] == 2.5 and band[1, 0] == 1.0  # high vs low: above 5/4, bias for i
+    assert band[0, 0] == 0.0  # a group against itself: DI = 1
+    assert math.isnan(di[0, 2]) and math.isnan(band[0, 2])  # P^_j = 0
+    assert fig.data[0].text[0][2] == "undefined"
+    labels = [t for t in fig.data if t.type == "scatter"]
+    assert labels and set(labels[0].text) == {"undefined"}
+    assert len(labels[0].text) == int(np.isnan(di).sum())
+
+
+def test_benefit_chart_shows_b_and_expected_b():
+    fig = plots.benefit_chart(AUDIT)
+    expected = [t for t in fig.data if t.name and t.name.startswith("expected")][0]
+    benefit = [t for t in fig.data if t.name and t.name.startswith("benefit")][0]
+    np.testing.assert_allclose(expected.x, [1 / 6, 7 / 18, 2 / 7])
+    np.testing.assert_allclose(benefit.x, [0, 0, 1 / 7])
+
+
+def test_every_comparison_has_a_heatmap():
+    from fairness_core import bias
+    for name in bias.NAMES:
+        fig = plots.pairwise_heatmap(AUDIT, name)
+        assert fig.data[0].type == "heatmap"
