@@ -1,19 +1,37 @@
 """Fairness-audit workbench: ``streamlit run app.py``.
 
-The entry point only sets up the page and the navigation; each page lives in
-``pages/`` and reads the session's one :class:`fairness_core.audit.Audit`.
+This is the home page; Streamlit serves the pages in ``pages/`` (Upload, Bias
+Audit, ...) as a multipage app. Every page reads the session's one
+:class:`fairness_core.audit.Audit`, preloaded with demo data on first open.
 """
 
 import streamlit as st
 
-from ui.state import get_audit
+from ui.state import current_demo, data_banner, page_setup
+from fairness_core import datasets
 
-st.set_page_config(page_title="Fairness audit workbench", page_icon="⚖️", layout="wide")
+audit = page_setup("Home")
 
-get_audit()  # preload the demo data on first open, whatever page the user lands on
+st.title("Fairness audit workbench")
+st.markdown(
+    "Audit a classifier for bias from its **per-group confusion matrices**. The **Objective Fairness Index** "
+    "(OFI, the difference of marginal benefits (FP − FN)/n) says whether the *algorithm* treats a group "
+    "unfairly relative to its actual labels; **disparate impact** (DI) with the four-fifths rule says whether "
+    "selection rates differ. Read together: OFI ≠ 0 means the algorithm is at fault; OFI ≈ 0 with DI ≠ 1 a "
+    "systemic disparity outside it."
+)
+data_banner(audit)
+if current_demo():
+    st.markdown(f"**What the numbers say.** {datasets.DEMOS[current_demo()].explain(audit)}")
 
-pages = [
-    st.Page("pages/upload.py", title="Upload", icon=":material/upload_file:", default=True),
-    st.Page("pages/bias_audit.py", title="Bias Audit", icon=":material/balance:"),
-]
-st.navigation(pages).run()
+verdicts = audit.verdicts()
+counts = verdicts["reading"].value_counts()
+cols = st.columns(3)
+for col, reading in zip(cols, ("algorithmic bias", "systemic disparity", "no bias detected")):
+    col.metric(reading.capitalize(), f"{counts.get(reading, 0)} of {len(verdicts)} pairs")
+
+st.page_link("pages/1_Upload.py", label="Load your own data (CSV, Excel, row-level predictions, typed)",
+             icon=":material/upload_file:")
+st.page_link("pages/2_Bias_Audit.py", label="Open the bias audit: OFI and DI heatmaps, verdicts, all metrics",
+             icon=":material/balance:")
+st.caption("Formulas: SCIENCE.md (corrected from the seed papers). Demo data provenance: assets/PROVENANCE.md.")

@@ -106,11 +106,10 @@ def pairwise_heatmap(audit: Audit, name: str) -> go.Figure:
         colorbar=dict(title=dict(text=name, side="right"), thickness=14),
     ))
     _add_undefined_labels(fig, df, values)
-    title = (f"{name} = {info.formula}<br><sup>{info.long_name}; pivot {info.pivot:g}; "
-             f"blue leans toward row group i, red toward column group j</sup>")
+    title = (f"{name} = {info.formula}<br><sup>{info.long_name} · pivot {info.pivot:g} · "
+             f"blue leans to row group i</sup>")
     if name == "OFI":
-        title = ("OFI = B_i − B_j<br><sup>blue: the model favours row group i; red: column group j; "
-                 "B = (FP − FN)/n</sup>")
+        title = "OFI = B_i − B_j<br><sup>blue: favours row group i · red: favours column group j</sup>"
     return _layout(fig, title, len(df))
 
 
@@ -149,8 +148,8 @@ def disparate_impact_heatmap(audit: Audit) -> go.Figure:
                       tickvals=[-1, 0, 1], ticktext=["< 4/5: bias for j", "no bias", "> 5/4: bias for i"]),
     ))
     _add_undefined_labels(fig, df, values)
-    return _layout(fig, "DI = (P^_i/n_i) / (P^_j/n_j)<br><sup>banded by the four-fifths rule: "
-                        "blue > 5/4 favours row group i, red < 4/5 favours column group j</sup>", len(df))
+    return _layout(fig, "DI = (P^_i/n_i) / (P^_j/n_j)<br><sup>four-fifths rule: blue > 5/4 · red < 4/5</sup>",
+                   len(df))
 
 
 def benefit_chart(audit: Audit) -> go.Figure:

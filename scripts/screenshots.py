@@ -12,7 +12,7 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-PAGES = {"upload": "", "bias_audit": "bias_audit"}
+PAGES = {"home": "", "upload": "Upload", "bias_audit": "Bias_Audit"}
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 

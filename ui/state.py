@@ -50,3 +50,24 @@ def data_banner(audit: Audit) -> None:
                f"positive = {audit.positive_outcome}")
     for note in audit.notes:
         st.info(note, icon=":material/swap_vert:")
+
+
+#: The navigation, in order: (script, label, icon). Streamlit serves ``pages/`` itself
+#: (its multipage folder, which logs no warning); the sidebar links are ours so the
+#: labels read well ("Home", not the entry file's name).
+PAGES: tuple[tuple[str, str, str], ...] = (
+    ("app.py", "Home", ":material/home:"),
+    ("pages/1_Upload.py", "Upload", ":material/upload_file:"),
+    ("pages/2_Bias_Audit.py", "Bias Audit", ":material/balance:"),
+)
+
+
+def page_setup(title: str) -> Audit:
+    """Every page's first call: wide layout, title and navigation, then the session's audit."""
+    st.set_page_config(page_title=f"{title} · Fairness audit workbench", page_icon=":material/balance:",
+                       layout="wide")
+    with st.sidebar:
+        for script, label, icon in PAGES:
+            st.page_link(script, label=label, icon=icon)
+        st.divider()
+    return get_audit()

@@ -4,10 +4,10 @@ import streamlit as st
 
 from fairness_core import bias, metrics, plots
 from fairness_core.audit import DEFAULT_OFI_TOLERANCE
-from ui.state import data_banner, get_audit
+from ui.state import data_banner, page_setup
 from ui.widgets import csv_download, html_download, reasons_frame, styled
 
-audit = get_audit()
+audit = page_setup("Bias Audit")
 
 with st.sidebar:
     st.header("Audit settings")

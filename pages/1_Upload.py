@@ -6,13 +6,13 @@ import streamlit as st
 from fairness_core import datasets
 from fairness_core.io import (DataValidationError, MAX_ROWS, cms_from_predictions, cms_from_table,
                               cms_to_table, distinct_values, read_table)
-from ui.state import current_demo, data_banner, get_audit, load_demo, set_audit
+from ui.state import current_demo, data_banner, load_demo, page_setup, set_audit
 from ui.widgets import csv_download
 
+audit = page_setup("Upload")
 st.title("Load data")
 st.write("Audit a classifier from its **per-group confusion matrices**. The positive prediction must be the "
          "*beneficial* outcome (hired, released, approved); flip harmful positives below.")
-audit = get_audit()
 
 
 def show_problems(exc: DataValidationError) -> None:
@@ -127,4 +127,4 @@ if current_demo():
     st.markdown(f"**What the numbers say.** {datasets.DEMOS[current_demo()].explain(audit)}")
 st.dataframe(audit.cells(), width="stretch")
 csv_download(audit.cells(), "confusion_matrices.csv", "Download confusion matrices (CSV)")
-st.page_link("pages/bias_audit.py", label="Go to the bias audit →", icon=":material/balance:")
+st.page_link("pages/2_Bias_Audit.py", label="Go to the bias audit →", icon=":material/balance:")
