@@ -202,7 +202,7 @@ def cms_from_table(df: pd.DataFrame, group_columns: Sequence[str] | None = None,
             problems.append(Problem(f"group {names[r]!r} is empty (all four counts are 0)", int(r) + 1))
     _check_duplicates(names, problems, list(group_columns))
     if problems:
-        raise DataValidationError(problems)
+        raise DataValidationError(sorted(problems, key=lambda p: (p.row or 0, p.column or "")))
     cms = {name: ConfusionMatrix(*row) for name, row in zip(names, cells.tolist())}
     return Audit(cms, source=source, group_columns=tuple(group_columns))
 

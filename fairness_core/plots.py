@@ -186,17 +186,22 @@ def benefit_chart(audit: Audit) -> go.Figure:
 
 
 def group_metric_chart(audit: Audit, name: str) -> go.Figure:
-    """Bar chart of one single-group metric across groups; undefined groups are labelled, not drawn as 0."""
-    values = audit.group_table([name])
-    v = values[name].to_numpy(dtype=float)
-    groups = values.index.tolist()
+    """Bar chart of one single-group metric across groups; undefined groups are labelled, never drawn as 0."""
+    table = audit.group_table([name])
+    v = table[name].to_numpy(dtype=float)
+    groups = table.index.tolist()
     ok = np.isfinite(v)
     fig = go.Figure(go.Bar(
-        x=groups, y=np.where(ok, v, None), marker_color="#4a6fa5",
-        text=[_fmt(x) for x in v], textposition="outside", customdata=values["n"],
+        x=groups, y=np.where(ok, v, np.nan), marker_color="#4a6fa5",
+        text=[_fmt(x) for x in v], textposition="outside", customdata=table["n"],
         hovertemplate="%{x} (n = %{customdata:,})<br>" + name + " = %{y:.4f}<extra></extra>",
     ))
-    fig.update_layout(title=dict(text=f"{name}: {m.info(name).long_name} per group", x=0), font=FONT,
+    if (~ok).any():
+        fig.add_trace(go.Scatter(
+            x=[g for g, k in zip(groups, ok) if not k], y=[0] * int((~ok).sum()), mode="text",
+            text=["undefined"] * int((~ok).sum()), textposition="top center", hoverinfo="skip", showlegend=False,
+        ))
+    fig.update_layout(title=dict(text=f"{name} = {m.info(name).formula} per group", x=0), font=FONT,
                       height=360, margin=dict(l=10, r=10, t=60, b=10), plot_bgcolor="white",
-                      yaxis=dict(gridcolor="#eee"))
+                      yaxis=dict(gridcolor="#eee"), showlegend=False)
     return fig

@@ -19,12 +19,12 @@ def show_problems(exc: DataValidationError) -> None:
     """Every problem with its row and column; the current data stays as it was."""
     lines = "\n".join(f"- {p}" for p in exc.problems[:20])
     more = f"\n- … and {len(exc.problems) - 20} more" if len(exc.problems) > 20 else ""
-    st.error(f"**Nothing was loaded** — the current data is unchanged.\n\n{lines}{more}", icon="🚫")
+    st.error(f"**Nothing was loaded** — the current data is unchanged.\n\n{lines}{more}", icon=":material/block:")
 
 
 def commit(new_audit, message: str) -> None:  # type: ignore[no-untyped-def]
     set_audit(new_audit)
-    st.toast(message, icon="✅")
+    st.toast(message, icon=":material/check_circle:")
     st.rerun()
 
 
@@ -70,13 +70,13 @@ with rows_tab:
             rows = None
         if rows is not None:
             st.caption(f"{len(rows):,} rows × {rows.shape[1]} columns")
-            st.dataframe(rows.head(8), width="stretch")
+            st.dataframe(rows.head(8).set_axis(range(1, min(8, len(rows)) + 1)), width="stretch")  # rows as errors count them
             cols = rows.columns.tolist()
             c1, c2, c3 = st.columns(3)
             label_col = c1.selectbox("Label column (actual outcome)", cols, key="label-col")
             pred_col = c2.selectbox("Prediction column", cols, index=min(1, len(cols) - 1), key="pred-col")
-            group_cols = c3.multiselect("Group column(s)", [c for c in cols if c not in (label_col, pred_col)],
-                                        key="group-cols")
+            candidates = [c for c in cols if c not in (label_col, pred_col)]
+            group_cols = c3.multiselect("Group column(s)", candidates, default=candidates[:1])  # resets with the options
             c1, c2, c3 = st.columns(3)
             label_values = distinct_values(rows[label_col])
             pos_label = c1.selectbox("Positive label value", label_values, index=len(label_values) - 1,

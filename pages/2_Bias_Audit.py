@@ -43,6 +43,7 @@ cols = st.columns(3)
 for col, reading in zip(cols, ("algorithmic bias", "systemic disparity", "no bias detected")):
     col.metric(reading.capitalize(), f"{counts.get(reading, 0)} of {len(verdicts)} pairs")
 st.dataframe(styled(verdicts, 3), width="stretch", hide_index=True, key="verdicts",
+             height="content" if len(verdicts) <= 30 else "auto",
              column_config={"explanation": st.column_config.TextColumn(width="large")})
 csv_download(verdicts, "pair_verdicts.csv", "Download verdicts (CSV)", index=False)
 
@@ -61,6 +62,11 @@ if len(reasons):
     with st.expander(f"Why {len(reasons)} values are undefined"):
         st.dataframe(reasons, width="stretch", hide_index=True)
         csv_download(reasons, "undefined_reasons.csv", "Download reasons (CSV)", index=False)
+shown = st.selectbox("Plot a metric across groups", metrics.NAMES, index=metrics.NAMES.index("B"),
+                     key="group-metric", format_func=lambda k: f"{k} — {metrics.info(k).long_name}")
+metric_fig = plots.group_metric_chart(audit, shown)
+st.plotly_chart(metric_fig, width="stretch", key="group-metric-chart")
+html_download(metric_fig, f"{shown.lower()}_by_group.html", key="group-metric-html")
 with st.expander("Metric definitions"):
     st.dataframe([{"metric": k, "name": metrics.info(k).long_name, "family": metrics.info(k).family,
                    "formula": metrics.info(k).formula} for k in metrics.NAMES], hide_index=True, width="stretch")
@@ -86,5 +92,5 @@ with c2:
 st.markdown("**Properties** (000 Table 3.2): OBJ objective testing · R real-valued · DIR directed · "
             "SYM symmetric · BND bounded · ALL defined everywhere. Only OFI has all six.")
 props = bias.properties_table()
-st.dataframe(props.replace({True: "✓", False: "✗"}), width="stretch", key="properties")
+st.dataframe(props.replace({True: "✓", False: "✗"}), width="stretch", height="content", key="properties")
 csv_download(props, "metric_properties.csv", "Download properties (CSV)")

@@ -47,3 +47,12 @@ def test_every_comparison_has_a_heatmap():
     for name in bias.NAMES:
         fig = plots.pairwise_heatmap(AUDIT, name)
         assert fig.data[0].type == "heatmap"
+
+
+def test_group_metric_chart_labels_undefined_instead_of_zero():
+    audit = Audit({"a": CM(0, 0, 3, 4), "b": CM(2, 1, 1, 2)})
+    fig = plots.group_metric_chart(audit, "TPR")
+    bars = fig.data[0]
+    assert math.isnan(bars.y[0]) and bars.y[1] == 2 / 3
+    assert bars.text[0] == "undefined"
+    assert fig.data[1].x == ("a",) and fig.data[1].text == ("undefined",)
