@@ -72,11 +72,16 @@ def page(server):
         assert not errors, errors
 
 
-def test_upload_csv_and_see_heatmaps(page, tmp_path):
-    csv = tmp_path / "my_groups.csv"
-    csv.write_text("group,TP,FN,FP,TN\nAlpha,1,0,0,5\nBeta,7,0,1,10\nGamma,1,1,0,5\n")
+def upload_cm_file(page, path, text: str) -> None:
+    """Write ``text`` to ``path`` and upload it on the Upload page's confusion-matrix tab."""
+    path.write_text(text)
     page.get_by_role("tab", name="Confusion-matrix file").click()
-    page.locator("[data-testid='stFileUploader'] input[type='file']").first.set_input_files(str(csv))
+    page.locator("[data-testid='stFileUploader'] input[type='file']").first.set_input_files(str(path))
+
+
+def test_upload_csv_and_see_heatmaps(page, tmp_path):
+    upload_cm_file(page, tmp_path / "my_groups.csv",
+                   "group,TP,FN,FP,TN\nAlpha,1,0,0,5\nBeta,7,0,1,10\nGamma,1,1,0,5\n")
     page.get_by_text("3 groups read from my_groups.csv").wait_for(timeout=30000)
     page.get_by_role("button", name="Use these groups").click()
     page.get_by_text("Data: my_groups.csv").wait_for(timeout=30000)
@@ -93,10 +98,7 @@ def test_upload_csv_and_see_heatmaps(page, tmp_path):
 
 
 def test_bad_upload_shows_row_and_column_and_keeps_data(page, tmp_path):
-    csv = tmp_path / "bad.csv"
-    csv.write_text("group,TP,FN,FP,TN\nAlpha,1,0,0,5\nBeta,7,-1,1,10\n")
-    page.get_by_role("tab", name="Confusion-matrix file").click()
-    page.locator("[data-testid='stFileUploader'] input[type='file']").first.set_input_files(str(csv))
+    upload_cm_file(page, tmp_path / "bad.csv", "group,TP,FN,FP,TN\nAlpha,1,0,0,5\nBeta,7,-1,1,10\n")
     page.get_by_text("Nothing was loaded").wait_for(timeout=30000)
     assert page.get_by_text("row 2 (file line 3), column 'FN': negative count -1").count() == 1
     assert page.get_by_text("Data: COMPAS").count() == 1
