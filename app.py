@@ -8,6 +8,7 @@ Audit, ...) as a multipage app. Every page reads the session's one
 import streamlit as st
 
 from ui.state import current_demo, data_banner, page_setup
+from ui.widgets import verdict_summary
 from fairness_core import datasets
 
 audit = page_setup("Home")
@@ -24,11 +25,7 @@ data_banner(audit)
 if current_demo():
     st.markdown(f"**What the numbers say.** {datasets.DEMOS[current_demo()].explain(audit)}")
 
-verdicts = audit.verdicts()
-counts = verdicts["reading"].value_counts()
-cols = st.columns(3)
-for col, reading in zip(cols, ("algorithmic bias", "systemic disparity", "no bias detected")):
-    col.metric(reading.capitalize(), f"{counts.get(reading, 0)} of {len(verdicts)} pairs")
+verdict_summary(audit.verdicts())
 
 st.page_link("pages/1_Upload.py", label="Load your own data (CSV, Excel, row-level predictions, typed)",
              icon=":material/upload_file:")

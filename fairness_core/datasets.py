@@ -61,13 +61,12 @@ def _compas(by: str) -> Callable[[Path], Audit]:
 def _adult(by: str) -> Callable[[Path], Audit]:
     def load(assets: Path) -> Audit:
         df = _read(assets / "adult_predictions.csv.gz")
-        audit = cms_from_predictions(
+        return cms_from_predictions(
             df, "income_over_50k", "predicted_over_50k", [by], positive_label=1,
             source=f"UCI Adult (1994 census, n = {len(df):,}) by {by}; predictions from a cross-fitted "
                    "logistic regression without race or sex",
             positive_outcome="income over $50K",
         )
-        return audit
     return load
 
 

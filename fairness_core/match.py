@@ -157,11 +157,10 @@ def _jrm(metric: str, cm: ConfusionMatrix, probs: np.ndarray, method: str, lam: 
         p = probs[a] + probs[b]
         cdf, sf = jrm_distribution(s, cm.n, p, probs[a] / p)
         return cdf, sf, ""
-    if method == "beta":
-        cdf = float(stats.beta.cdf(s, ka + lam, kb + lam))
-        return cdf, 1 - cdf, ("the seed's beta shortcut I_s(k_a + λ, k_b + λ): a posterior of the group's own "
-                              "rate, not the reference's sampling distribution; compare with exact")
-    raise ValueError(f"method {method!r} is not offered for the joint ratio metric {metric}; use exact or beta")
+    # method == "beta" (test() admits only exact and beta for JRMs)
+    cdf = float(stats.beta.cdf(s, ka + lam, kb + lam))
+    return cdf, 1 - cdf, ("the seed's beta shortcut I_s(k_a + λ, k_b + λ): a posterior of the group's own "
+                          "rate, not the reference's sampling distribution; compare with exact")
 
 
 def test(metric: str, cm_group: ConfusionMatrix, cm_reference: ConfusionMatrix, method: str = "exact",

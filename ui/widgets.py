@@ -34,3 +34,13 @@ def reasons_frame(reasons: Mapping[str, Mapping[str, str]]) -> pd.DataFrame:
     """``{group: {metric: reason}}`` as a long table: group, metric, why undefined."""
     rows = [{"group": g, "metric": k, "undefined because": r} for g, rs in reasons.items() for k, r in rs.items()]
     return pd.DataFrame(rows, columns=["group", "metric", "undefined because"])
+
+
+VERDICT_READINGS = ("algorithmic bias", "systemic disparity", "no bias detected")
+
+
+def verdict_summary(verdicts: pd.DataFrame) -> None:
+    """Three tiles: how many group pairs get each reading of OFI beside DI."""
+    counts = verdicts["reading"].value_counts()
+    for col, reading in zip(st.columns(len(VERDICT_READINGS)), VERDICT_READINGS):
+        col.metric(reading.capitalize(), f"{counts.get(reading, 0)} of {len(verdicts)} pairs")
