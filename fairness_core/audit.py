@@ -15,7 +15,7 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from . import bias
+from . import bias, match
 from . import metrics as m
 from .confusion import CELLS, ConfusionMatrix
 
@@ -115,6 +115,49 @@ class Audit:
         df = pd.DataFrame.from_dict(rows, orient="index")
         df.index.name = f"group i (vs {reference})"
         return df
+
+    def reference_for(self, group: str, reference: str | None = None) -> ConfusionMatrix:
+        """The MATCH reference for ``group``: the rest of the data, or the named ``reference`` group."""
+        return self.rest_of(group) if reference is None else self.cms[self._check(reference)]
+
+    def match_table(self, names: Iterable[str] = ("PPR", "TPR", "FPR", "B"), reference: str | None = None,
+                    method: str = "exact", alpha: float = 0.05, adjust: bool = True) -> pd.DataFrame:
+        """The MATCH test (SCIENCE.md §3) of every group against its reference, for every metric.
+
+        Parameters
+        ----------
+        names : metrics from :data:`fairness_core.match.SUPPORTED`.
+        reference : None for "the rest of the data" (each group against all
+            other groups pooled), or a group name (that group is then not tested).
+        method : see :func:`fairness_core.match.test`.
+        alpha : level below which a group "differs from the reference".
+        adjust : Holm-adjust the p-values across the whole table (family-wise
+            error rate alpha); otherwise each test stands alone.
+
+        Columns: group, n, metric, observed, reference score, percentile,
+        p-value, adjusted p-value (NaN when ``adjust`` is off), verdict, note.
+        """
+        if not 0 < alpha < 1:
+            raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+        names = list(names)
+        rows = []
+        for g, cm in self.cms.items():
+            if g == reference:
+                continue
+            ref = self.reference_for(g, reference)
+            for name in names:
+                r = match.test(name, cm, ref, method=method)
+                rows.append({"group": g, "n": cm.n, "metric": name, "observed": r.observed,
+                             "reference score": m.compute(name, ref), "percentile": r.cdf,
+                             "p-value": r.p_value, "note": r.note})
+        df = pd.DataFrame(rows)
+        df["adjusted p-value"] = match.holm(df["p-value"].to_numpy()) if adjust else np.nan
+        decisive = df["adjusted p-value"] if adjust else df["p-value"]
+        df["verdict"] = np.where(decisive.isna(), "undefined",
+                                 np.where(decisive < alpha, "differs from the reference",
+                                          "indistinguishable from the reference"))
+        return df[["group", "n", "metric", "observed", "reference score", "percentile", "p-value",
+                   "adjusted p-value", "verdict", "note"]]
 
     def verdicts(self, ofi_tolerance: float = DEFAULT_OFI_TOLERANCE) -> pd.DataFrame:
         """Per unordered pair: OFI, DI, the four-fifths verdict and their joint reading.

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 
 from . import metrics as m
@@ -93,6 +94,17 @@ def _binomial(metric: str, k: int, n: int, p: float, method: str) -> tuple[float
                      "use exact, normal or peizer_pratt")
 
 
+def _support(n: int, p: float, start: int) -> tuple[np.ndarray, np.ndarray]:
+    """Values k >= start of Binomial(n, p) with non-negligible mass (beyond 40 sd the pmf is < 1e-300)."""
+    sd = np.sqrt(n * p * (1 - p))
+    lo = max(start, int(np.floor(n * p - 40 * sd - 1)))
+    hi = min(n, int(np.ceil(n * p + 40 * sd + 1)))
+    k = np.arange(lo, hi + 1)
+    w = stats.binom.pmf(k, n, p)
+    keep = w > 0
+    return k[keep], w[keep]
+
+
 def marginal_benefit_distribution(s: int | np.ndarray, n: int, p_plus: float, p_minus: float) -> tuple[np.ndarray, np.ndarray]:
     """Exact P(S <= s) and P(S >= s) for S = FP − FN over n reference draws, in O(n).
 
@@ -104,10 +116,7 @@ def marginal_benefit_distribution(s: int | np.ndarray, n: int, p_plus: float, p_
     if pm == 0:
         return (s >= 0).astype(float), (s <= 0).astype(float)
     theta = p_plus / pm
-    mm = np.arange(n + 1)
-    w = stats.binom.pmf(mm, n, pm)
-    keep = w > 0
-    mm, w = mm[keep], w[keep]
+    mm, w = _support(n, pm, start=0)
     lo = np.floor((s[:, None] + mm[None, :]) / 2)  # FP <= (s + M)/2
     hi = np.ceil((s[:, None] + mm[None, :]) / 2)  # FP >= (s + M)/2
     cdf = (w * stats.binom.cdf(lo, mm, theta)).sum(axis=1)
@@ -132,20 +141,19 @@ def _marginal_benefit(cm: ConfusionMatrix, probs: np.ndarray, method: str) -> tu
                      "which can be negative, as a binomial count; use exact or normal")
 
 
-def jrm_distribution(s: float, n: int, p: float, theta: float) -> tuple[float, float]:
-    """Exact P(S <= s | K >= 1) and P(S >= s | K >= 1) for a JRM S = c_a / K, in O(n).
+def jrm_distribution(s: float | np.ndarray, n: int, p: float, theta: float) -> tuple[np.ndarray, np.ndarray]:
+    """Exact P(S <= s | K >= 1) and P(S >= s | K >= 1) for a JRM S = c_a / K, in O(n) per s.
 
     K = c_a + c_b ~ Binomial(n, p), c_a | K ~ Binomial(K, θ) (000 eq. 4.43, summed with
-    the binomial CDF instead of the inner O(n) sum).
+    the binomial CDF instead of the inner O(n) sum). ``s`` may be an array.
     """
-    k = np.arange(1, n + 1)
-    w = stats.binom.pmf(k, n, p)
-    keep = w > 0
-    k, w = k[keep], w[keep]
+    s = np.atleast_1d(np.asarray(s, dtype=float))
+    k, w = _support(n, p, start=1)
     defined = -np.expm1(n * np.log1p(-p)) if p < 1 else 1.0  # 1 − (1 − p)^n
-    cdf = (w * stats.binom.cdf(np.floor(s * k + _EPS), k, theta)).sum() / defined
-    sf = (w * stats.binom.sf(np.ceil(s * k - _EPS) - 1, k, theta)).sum() / defined
-    return float(cdf), float(sf)
+    sk = s[:, None] * k[None, :]
+    cdf = (w * stats.binom.cdf(np.floor(sk + _EPS), k, theta)).sum(axis=1) / defined
+    sf = (w * stats.binom.sf(np.ceil(sk - _EPS) - 1, k, theta)).sum(axis=1) / defined
+    return cdf, sf
 
 
 def _jrm(metric: str, cm: ConfusionMatrix, probs: np.ndarray, method: str, lam: float) -> tuple[float, float, str]:
@@ -156,7 +164,7 @@ def _jrm(metric: str, cm: ConfusionMatrix, probs: np.ndarray, method: str, lam: 
     if method == "exact":
         p = probs[a] + probs[b]
         cdf, sf = jrm_distribution(s, cm.n, p, probs[a] / p)
-        return cdf, sf, ""
+        return float(cdf[0]), float(sf[0]), ""
     # method == "beta" (test() admits only exact and beta for JRMs)
     cdf = float(stats.beta.cdf(s, ka + lam, kb + lam))
     return cdf, 1 - cdf, ("the seed's beta shortcut I_s(k_a + λ, k_b + λ): a posterior of the group's own "
@@ -216,3 +224,108 @@ def test(metric: str, cm_group: ConfusionMatrix, cm_reference: ConfusionMatrix, 
 
 match_test = test
 test.__test__ = False  # type: ignore[attr-defined]  # a library function, not a pytest test
+
+
+def methods_for(metric: str) -> tuple[str, ...]:
+    """The methods :func:`test` offers for ``metric``, exact first."""
+    if metric in BINOMIAL_CELLS:
+        return ("exact", "normal", "peizer_pratt")
+    if metric == "B":
+        return ("exact", "normal")
+    if metric in JRM_CELLS:
+        return ("exact", "beta")
+    raise ValueError(f"MATCH is defined for {', '.join(SUPPORTED)}; got {metric!r}")
+
+
+def compare_methods(metric: str, cm_group: ConfusionMatrix, cm_reference: ConfusionMatrix) -> pd.DataFrame:
+    """Every method offered for ``metric`` beside exact, with its error against exact.
+
+    Columns: method, percentile (P(S <= s_obs)), p_value, percentile_error and
+    p_value_error (signed, method minus exact), note.
+    """
+    results = [test(metric, cm_group, cm_reference, method=meth) for meth in methods_for(metric)]
+    exact = results[0]
+    return pd.DataFrame([{
+        "method": r.method, "percentile": r.cdf, "p_value": r.p_value,
+        "percentile_error": r.cdf - exact.cdf, "p_value_error": r.p_value - exact.p_value, "note": r.note,
+    } for r in results])
+
+
+def holm(p_values: "np.typing.ArrayLike") -> np.ndarray:
+    """Holm–Bonferroni adjusted p-values (step-down, monotone, capped at 1); NaN stays NaN
+    and does not count as a test."""
+    p = np.asarray(p_values, dtype=float)
+    out = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(~np.isnan(p))
+    if ok.size == 0:
+        return out
+    order = ok[np.argsort(p[ok], kind="stable")]
+    m = order.size
+    adjusted = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    out[order] = np.minimum(adjusted, 1.0)
+    return out
+
+
+def reference_distribution(metric: str, n: int, cm_reference: ConfusionMatrix,
+                           max_points: int = 400) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The exact distribution of ``metric`` for ``n`` draws from the reference, for plotting.
+
+    Returns ``(x, mass, exact)``. When the score takes at most ``max_points``
+    distinct values, ``x`` are those values and ``mass`` their probabilities
+    (``exact`` True). Otherwise ``x`` are bin centres and ``mass`` the exact
+    probability of each bin, from CDF differences at the bin edges. JRM masses
+    are conditional on the score being defined.
+    """
+    if metric not in SUPPORTED:
+        raise ValueError(f"MATCH is defined for {', '.join(SUPPORTED)}; got {metric!r}")
+    if n < 1:
+        raise ValueError("n must be >= 1")
+    probs = _reference_probs(cm_reference)
+    if metric in BINOMIAL_CELLS:
+        a, b = BINOMIAL_CELLS[metric]
+        p = float(probs[a] + probs[b])
+        if n + 1 <= max_points:
+            k = np.arange(n + 1)
+            return k / n, stats.binom.pmf(k, n, p), True
+        edges = np.linspace(-0.5, n + 0.5, max_points + 1)
+        cdf = stats.binom.cdf(np.floor(edges), n, p)
+        return (edges[:-1] + edges[1:]) / 2 / n, np.diff(cdf), False
+    if metric == "B":
+        if 2 * n + 1 <= max_points:
+            s = np.arange(-n, n + 1)
+            cdf, _ = marginal_benefit_distribution(s, n, probs[2], probs[1])
+            return s / n, np.diff(np.concatenate([[0.0], cdf])), True
+        edges = np.linspace(-n - 0.5, n + 0.5, max_points + 1)
+        cdf, _ = marginal_benefit_distribution(np.floor(edges), n, probs[2], probs[1])
+        return (edges[:-1] + edges[1:]) / 2 / n, np.diff(cdf), False
+    a, b = JRM_CELLS[metric]
+    p = float(probs[a] + probs[b])
+    if p == 0:
+        return np.array([]), np.array([]), True
+    theta = float(probs[a] / p)
+    if n * (n + 3) // 2 <= 4 * max_points:  # few enough fractions to list them
+        k = np.arange(1, n + 1)
+        kk, aa = np.meshgrid(k, np.arange(n + 1), indexing="ij")
+        ok = aa <= kk
+        values = (aa / kk)[ok]
+        pk = stats.binom.pmf(kk, n, p) * stats.binom.pmf(aa, kk, theta)
+        x, inv = np.unique(values, return_inverse=True)
+        mass = np.bincount(inv, weights=pk[ok]) / (-np.expm1(n * np.log1p(-p)) if p < 1 else 1.0)
+        return x, mass, True
+    edges = np.linspace(0.0, 1.0, max_points + 1)
+    cdf, _ = jrm_distribution(edges[1:], n, p, theta)
+    return (edges[:-1] + edges[1:]) / 2, np.diff(np.concatenate([[0.0], cdf])), False
+
+
+def explain(result: MatchResult, group: str, reference_score: float, alpha: float = 0.05) -> str:
+    """One plain sentence reading a MATCH result: "at n = 11, a TPR of 0.30 against ... has p = ..."."""
+    if not np.isfinite(result.p_value):
+        return f"{group}: the MATCH test of {result.metric} is undefined: {result.note}"
+    gap = result.observed - reference_score
+    head = (f"At n = {result.n:,}, {group}'s {result.metric} of {result.observed:.3f} against the reference's "
+            f"{reference_score:.3f} (a gap of {gap:+.3f}) has p = {result.p_value:.3g}")
+    if result.p_value >= alpha:
+        return head + (f": a group this size drawn from the reference would land this far out "
+                       f"{result.p_value:.0%} of the time, so the score alone does not show a difference.")
+    return head + (f": a group this size drawn from the reference would rarely land this far out, so the "
+                   f"difference is unlikely to be a small-sample accident.")

@@ -100,3 +100,97 @@ def test_unsupported_combinations_say_what_to_use():
 def test_reference_without_the_denominator_cells_is_undefined():
     r = match.test("TPR", CM(1, 1, 1, 1), CM(0, 0, 5, 5))
     assert math.isnan(r.p_value) and "reference never" in r.note
+
+
+# --- Holm, method comparison, reference distributions, the audit's MATCH table -------------
+
+def holm_by_definition(p):
+    """Adjusted p_(i) = max over j <= i of min(1, (m - j + 1) p_(j)), written out."""
+    order = sorted(range(len(p)), key=lambda i: p[i])
+    m = len(p)
+    out = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p[i]))
+        out[i] = running
+    return out
+
+
+def test_holm_matches_its_definition_and_skips_nan():
+    p = [0.01, 0.04, 0.03, 0.005, 0.2]
+    np.testing.assert_allclose(match.holm(p), holm_by_definition(p))
+    # worked by hand: sorted 0.005, 0.01, 0.03, 0.04, 0.2 -> 0.025, 0.04, 0.09, 0.09, 0.2
+    np.testing.assert_allclose(match.holm(p), [0.04, 0.09, 0.09, 0.025, 0.2])
+    with_nan = match.holm([0.01, np.nan, 0.04])
+    assert np.isnan(with_nan[1])
+    np.testing.assert_allclose(with_nan[[0, 2]], [0.02, 0.04])
+    assert np.isnan(match.holm([np.nan])).all()
+
+
+@pytest.mark.parametrize("metric", ["PPR", "B", "TPR"])
+def test_compare_methods_reports_each_method_against_exact(metric):
+    group = CM(3, 3, 0, 5)
+    table = match.compare_methods(metric, group, REF)
+    assert table["method"].tolist() == list(match.methods_for(metric))
+    exact = table.iloc[0]
+    assert exact["percentile_error"] == 0 and exact["p_value_error"] == 0
+    for row in table.itertuples():
+        r = match.test(metric, group, REF, method=row.method)
+        assert row.percentile_error == pytest.approx(r.cdf - exact["percentile"])
+
+
+@pytest.mark.parametrize("metric", ["PPR", "ACC", "B", "TPR", "PPV"])
+def test_reference_distribution_equals_multinomial_enumeration(metric):
+    n = 9
+    x, mass, exact = match.reference_distribution(metric, n, REF)
+    assert exact
+    cells = enumerate_matrices(n)
+    pmf = stats.multinomial.pmf(np.column_stack(cells), n, REF.as_array() / REF.n)
+    scores = metrics.compute(metric, *cells)
+    ok = ~np.isnan(scores)
+    for value, p in zip(x, mass):
+        expected = pmf[ok & np.isclose(scores, value, atol=1e-12)].sum() / pmf[ok].sum()
+        assert p == pytest.approx(expected, abs=1e-12)
+    assert mass.sum() == pytest.approx(1)
+
+
+@pytest.mark.parametrize("metric", ["PPR", "B", "TPR"])
+def test_binned_reference_distribution_has_the_exact_mass(metric):
+    x, mass, exact = match.reference_distribution(metric, 5000, REF, max_points=200)
+    assert not exact and x.size == 200
+    assert mass.sum() == pytest.approx(1, abs=1e-9)
+    assert np.all(mass >= -1e-12)
+
+
+def test_explain_reads_the_p_value_in_words():
+    group = CM(3, 3, 0, 5)
+    r = match.test("TPR", group, REF)
+    text = match.explain(r, "Native American", metrics.compute("TPR", REF))
+    assert "At n = 11" in text and f"p = {r.p_value:.3g}" in text and "does not show a difference" in text
+    strong = match.test("PPR", CM(40, 0, 40, 0), REF)
+    assert "unlikely to be a small-sample accident" in match.explain(strong, "A", 0.5)
+    undefined = match.test("PPV", CM(0, 3, 0, 5), REF)
+    assert "undefined" in match.explain(undefined, "A", 0.5)
+
+
+def test_audit_match_table_with_holm_and_a_named_reference():
+    from fairness_core.audit import Audit
+
+    audit = Audit({"big": CM(400, 100, 100, 400), "odd": CM(5, 0, 0, 5), "small": CM(2, 1, 1, 2),
+                   "nopos": CM(0, 0, 3, 4)})
+    t = audit.match_table(["PPR", "TPR"], method="exact")
+    assert len(t) == 8
+    assert (t["adjusted p-value"].dropna() >= t["p-value"].dropna()).all()
+    np.testing.assert_allclose(t["adjusted p-value"], match.holm(t["p-value"]))
+    row = t[(t.group == "small") & (t.metric == "PPR")].iloc[0]
+    r = match.test("PPR", audit.cms["small"], audit.rest_of("small"))
+    assert row["p-value"] == r.p_value and row["percentile"] == r.cdf
+    assert row["verdict"] == "indistinguishable from the reference"
+    undefined = t[(t.group == "nopos") & (t.metric == "TPR")].iloc[0]
+    assert undefined["verdict"] == "undefined" and "no actual positives" in undefined["note"]
+    named = audit.match_table(["PPR"], reference="big", adjust=False)
+    assert "big" not in set(named.group) and named["adjusted p-value"].isna().all()
+    odd = named[named.group == "odd"].iloc[0]
+    assert odd["p-value"] == match.test("PPR", audit.cms["odd"], audit.cms["big"]).p_value
+    with pytest.raises(ValueError, match="alpha"):
+        audit.match_table(alpha=1.5)
