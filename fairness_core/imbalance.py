@@ -93,9 +93,13 @@ class FairnessPMF:
     def gr(self) -> float:
         return self.protected / self.n
 
-    def histogram(self, bins: int = 20) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-        """Probability per bin of equal width on [−1, 1] (edges, masses), as seed 001 plots it."""
-        edges = np.linspace(-1.0, 1.0, bins + 1)
+    def histogram(self, bins: int = 21) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """Probability per bin (edges, masses): ``bins`` equal bins centred on −1, …, 0, …, 1, so
+        perfect fairness sits in the middle of a bin (``bins`` odd, >= 3)."""
+        if bins < 3 or bins % 2 == 0:
+            raise ValueError(f"bins must be odd and >= 3 so that 0 is a bin centre, got {bins}")
+        half = 1.0 / (bins - 1)
+        edges = np.linspace(-1.0 - half, 1.0 + half, bins + 1)
         idx = np.clip(np.searchsorted(edges, self.values, side="right") - 1, 0, bins - 1)
         return edges, np.bincount(idx, weights=self.probs, minlength=bins)
 
@@ -256,3 +260,27 @@ def all_pmfs(measure: str, n: int) -> Iterator[FairnessPMF]:
 def tuple_count(n: int) -> int:
     """Number of 8-tuples of non-negative integers summing to n: C(n + 7, 7)."""
     return comb(n + 7, 7)
+
+
+def summary_across_ir(n: int, gr: float, measures: tuple[str, ...] = MEASURES) -> "pd.DataFrame":
+    """P(perfect), P(undefined), mean, standard deviation and number of distinct values of each
+    measure at every IR = k/n, k = 0..n, for one group ratio (seed 001 Figs 6, 7 and 9).
+
+    Mean and standard deviation are over the defined values.
+    """
+    import pandas as pd
+
+    _, protected = _check(n, 0, gr)
+    grid = _fraction_grid(n)
+    rows = []
+    for measure in measures:
+        _check_measure(measure)
+        tables = {size: _group_table(measure, size, grid[0]) for size in {protected, n - protected}}
+        for pmf in _pmfs_for_protected(measure, n, protected, range(n + 1), tables, grid):
+            defined = pmf.counts.sum()
+            mean = float(pmf.counts @ pmf.values / defined) if defined else float("nan")
+            std = float(np.sqrt(pmf.counts @ (pmf.values - mean) ** 2 / defined)) if defined else float("nan")
+            rows.append({"measure": measure, "ir": pmf.ir, "positives": pmf.positives,
+                         "p_perfect": pmf.p_perfect, "p_undefined": pmf.p_undefined,
+                         "mean": round(mean, 12) + 0.0,  # symmetric PMFs: print 0, not -1e-17 "std": std, "distinct values": int(pmf.values.size)})
+    return pd.DataFrame(rows)

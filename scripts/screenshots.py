@@ -12,16 +12,23 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-PAGES = {"home": "", "upload": "Upload", "bias_audit": "Bias_Audit"}
+PAGES = {"home": "", "upload": "Upload", "bias_audit": "Bias_Audit",
+         "sample_size_match": "Sample_Size_Explorer",
+         "sample_size_cdf": "Sample_Size_Explorer?tab=Distributions+as+n+grows",
+         "sample_size_holes": "Sample_Size_Explorer?tab=Holes",
+         "sample_size_normal": "Sample_Size_Explorer?tab=Normal+approximation",
+         "sample_size_imbalance": "Sample_Size_Explorer?tab=Class+and+group+imbalance"}
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 
-def main(base: str, out: str, width: int = 1400) -> None:
+def main(base: str, out: str, width: int = 1400, only: str = "") -> None:
     Path(out).mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=ARGS)
         page = browser.new_page(viewport={"width": width, "height": 900})
         for name, path in PAGES.items():
+            if only and not name.startswith(only):
+                continue
             page.goto(f"{base.rstrip('/')}/{path}")
             page.wait_for_selector("[data-testid='stApp']")
             page.wait_for_timeout(1500)
@@ -38,4 +45,4 @@ def main(base: str, out: str, width: int = 1400) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "shots")
+    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "shots", only=sys.argv[3] if len(sys.argv) > 3 else "")

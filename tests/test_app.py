@@ -6,7 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
-PAGES = ["app.py", "pages/1_Upload.py", "pages/2_Bias_Audit.py"]
+PAGES = ["app.py", "pages/1_Upload.py", "pages/2_Bias_Audit.py", "pages/3_Sample_Size_Explorer.py"]
 
 
 def fresh(page: str | None = None) -> AppTest:

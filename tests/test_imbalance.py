@@ -124,6 +124,24 @@ def test_invalid_inputs_are_rejected_with_the_reason(kwargs, message):
 
 def test_histogram_keeps_all_defined_mass():
     pmf = sample_size.fairness_pmf("equal_opportunity", 16, 0.25, 0.5)
-    edges, mass = pmf.histogram(20)
-    assert edges[0] == -1 and edges[-1] == 1 and mass.size == 20
+    edges, mass = pmf.histogram(21)
+    assert mass.size == 21 and edges[10] < 0 < edges[11]
+    np.testing.assert_allclose((edges[:-1] + edges[1:]) / 2, np.linspace(-1, 1, 21), atol=1e-12)
     assert mass.sum() == pytest.approx(1 - pmf.p_undefined)
+    assert mass[10] >= pmf.p_perfect  # the centre bin holds every exact 0
+    with pytest.raises(ValueError, match="odd"):
+        pmf.histogram(20)
+
+
+def test_summary_across_ir_agrees_with_single_pmfs():
+    table = imbalance.summary_across_ir(12, 0.25, ("equal_opportunity", "accuracy_equality"))
+    assert len(table) == 2 * 13
+    row = table[(table.measure == "equal_opportunity") & (table.positives == 3)].iloc[0]
+    pmf = sample_size.fairness_pmf("equal_opportunity", 12, 0.25, 0.25)
+    assert row.p_perfect == pmf.p_perfect and row.p_undefined == pmf.p_undefined
+    assert row["distinct values"] == pmf.values.size
+    w = pmf.probs / pmf.probs.sum()
+    assert row["mean"] == pytest.approx(w @ pmf.values)
+    assert row["std"] == pytest.approx(np.sqrt(w @ (pmf.values - w @ pmf.values) ** 2))
+    # IR = 0: no positives anywhere, so equal opportunity is always undefined
+    assert table[(table.measure == "equal_opportunity") & (table.positives == 0)].p_undefined.iloc[0] == 1

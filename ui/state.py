@@ -59,6 +59,7 @@ PAGES: tuple[tuple[str, str, str], ...] = (
     ("app.py", "Home", ":material/home:"),
     ("pages/1_Upload.py", "Upload", ":material/upload_file:"),
     ("pages/2_Bias_Audit.py", "Bias Audit", ":material/balance:"),
+    ("pages/3_Sample_Size_Explorer.py", "Sample-Size Explorer", ":material/scatter_plot:"),
 )
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Callable, Mapping
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -11,9 +12,43 @@ import streamlit as st
 from fairness_core.io import to_safe_csv
 
 
-def styled(df: pd.DataFrame, precision: int = 4) -> "pd.io.formats.style.Styler":
-    """NaN shown as "undefined", numbers to ``precision`` places; sorting stays numeric."""
-    return df.style.format(precision=precision, na_rep="undefined", thousands=",")
+def styled(df: pd.DataFrame, precision: int = 4,
+           formats: Mapping[str, str | Callable[[float], str]] | None = None) -> "pd.io.formats.style.Styler":
+    """NaN shown as "undefined", numbers to ``precision`` places (or per-column ``formats``: a
+    format string such as ``"{:.3g}"`` so tiny p-values do not read 0.0000, or a callable).
+
+    Streamlit's grid shows "None" for a null cell whatever the Styler says, so an undefined
+    float is stored as +inf and displayed as "undefined": the column stays numeric and sorts
+    numerically, with undefined values last. Missing text shows as an empty cell.
+    """
+    data = df.copy()
+    floats = [c for c in data.columns if pd.api.types.is_float_dtype(data[c])]
+    texts = [c for c in data.columns if pd.api.types.is_object_dtype(data[c])]
+    data[floats] = data[floats].fillna(np.inf)
+    data[texts] = data[texts].fillna("")
+    formats = dict(formats or {})
+
+    def number(fmt: str | Callable[[float], str] | None) -> Callable[[float], str]:
+        def render(v: float) -> str:
+            if callable(fmt):
+                return fmt(v)
+            if not np.isfinite(v):
+                return "undefined"
+            return fmt.format(v) if fmt else f"{v:,.{precision}f}"
+        return render
+
+    style = data.style
+    for c in floats:
+        style = style.format(number(formats.get(c)), subset=[c])
+    for c in data.columns:
+        if c not in floats and pd.api.types.is_integer_dtype(data[c]):
+            style = style.format("{:,}", subset=[c])
+    return style
+
+
+#: Probabilities that can be astronomically small: three significant digits.
+P_FORMATS = {c: "{:.3g}" for c in ("p-value", "adjusted p-value", "percentile", "p_value", "p_value_error",
+                                   "percentile_error")}
 
 
 def csv_download(df: pd.DataFrame, file_name: str, label: str = "Download CSV", key: str | None = None,

@@ -1,0 +1,36 @@
+"""Table display: Streamlit's grid prints "None" for a null cell whatever the Styler says, so
+``styled`` must hand it no nulls in number columns and display "undefined" itself."""
+
+import numpy as np
+import pandas as pd
+
+from ui.widgets import P_FORMATS, styled
+
+
+def displayed(styler):
+    """The text each cell shows, as Streamlit reads it from the Styler."""
+    styler._compute()
+    body = styler._translate(False, False)["body"]
+    return [[cell["display_value"] for cell in row if cell["type"] == "td"] for row in body]
+
+
+def test_undefined_numbers_show_the_word_and_stay_numeric():
+    df = pd.DataFrame({"x": [0.5, np.nan, -1.25], "n": [1200, 3, 4], "note": ["a", None, "b"]})
+    s = styled(df, 2)
+    assert not s.data["x"].isna().any() and s.data["x"].dtype == float  # no null reaches the grid
+    assert np.isposinf(s.data.loc[1, "x"])  # sorts after every defined value
+    assert displayed(s) == [["0.50", "1,200", "a"], ["undefined", "3", ""], ["-1.25", "4", "b"]]
+    assert df["x"].isna().sum() == 1  # the caller's frame is untouched
+
+
+def test_p_values_keep_significant_digits():
+    df = pd.DataFrame({"p-value": [1.26e-213, 0.114, np.nan], "observed": [0.2, 0.3, 0.4]})
+    shown = displayed(styled(df, 4, P_FORMATS))
+    assert [row[0] for row in shown] == ["1.26e-213", "0.114", "undefined"]
+    assert [row[1] for row in shown] == ["0.2000", "0.3000", "0.4000"]
+
+
+def test_a_callable_format_decides_for_itself():
+    df = pd.DataFrame({"bound": [np.nan, 21.18]})
+    shown = displayed(styled(df, formats={"bound": lambda v: "—" if not np.isfinite(v) else f"{v:.1f}"}))
+    assert shown == [["—"], ["21.2"]]
