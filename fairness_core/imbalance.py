@@ -282,5 +282,6 @@ def summary_across_ir(n: int, gr: float, measures: tuple[str, ...] = MEASURES) -
             std = float(np.sqrt(pmf.counts @ (pmf.values - mean) ** 2 / defined)) if defined else float("nan")
             rows.append({"measure": measure, "ir": pmf.ir, "positives": pmf.positives,
                          "p_perfect": pmf.p_perfect, "p_undefined": pmf.p_undefined,
-                         "mean": round(mean, 12) + 0.0,  # symmetric PMFs: print 0, not -1e-17 "std": std, "distinct values": int(pmf.values.size)})
+                         # round: symmetric PMFs print 0, not -1e-17
+                         "mean": round(mean, 12) + 0.0, "std": std, "distinct values": int(pmf.values.size)})
     return pd.DataFrame(rows)
