@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -62,3 +63,53 @@ def test_good_pasted_table_is_loaded():
     at.text_area(key="cm-paste").input("group,TP,FN,FP,TN\nA,1,0,0,5\nB,7,0,1,10\n").run()
     at.button(key="use-typed").click().run()
     assert at.session_state["audit"].groups == ["A", "B"]
+
+
+SAMPLE_SIZE = "pages/3_Sample_Size_Explorer.py"
+TABS = ["MATCH for your data", "Distributions as n grows", "Holes", "Normal approximation",
+        "Class and group imbalance"]
+
+
+def on_tab(tab: str) -> AppTest:
+    at = fresh()
+    at.switch_page(SAMPLE_SIZE)
+    at.session_state["tab"] = tab  # the tabs are bound to ?tab=, so the state picks the open one
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def frame_with(at: AppTest, column: str):
+    """The first table on the page that has ``column`` (AppTest does not expose dataframe keys)."""
+    return next(df.value for df in at.dataframe if column in df.value.columns)
+
+
+@pytest.mark.parametrize("tab", TABS)
+def test_every_sample_size_tab_renders(tab):
+    at = on_tab(tab)
+    assert not at.error
+    assert len(at.get("plotly_chart")) >= 1
+
+
+def test_match_table_answers_for_the_smallest_group():
+    from fairness_core import match
+
+    at = on_tab("MATCH for your data")
+    table = frame_with(at, "verdict")
+    assert len(table) == 6 * 4  # six COMPAS groups, four default metrics
+    audit = at.session_state["audit"]
+    g = "Native American"
+    row = table[(table["group"] == g) & (table["metric"] == "PPR")].iloc[0]
+    assert row["p-value"] == match.test("PPR", audit.cms[g], audit.rest_of(g)).p_value
+    assert row["verdict"] == "indistinguishable from the reference"
+    assert any("At n = 11, Native American's PPR" in info.value for info in at.info)
+    at.toggle(key="match-holm").set_value(False).run()
+    assert np.isinf(frame_with(at, "verdict")["adjusted p-value"]).all()  # shown as "undefined"
+
+
+def test_imbalance_tab_follows_the_sliders():
+    at = on_tab("Class and group imbalance")
+    at.slider(key="imb-n").set_value(12).run()
+    assert not at.exception
+    table = frame_with(at, "p_perfect")
+    assert set(table["positives"]) == set(range(13))

@@ -118,3 +118,24 @@ def test_deep_link_to_bias_audit_preloads_the_demo(server):
         labels = [nav.nth(k).inner_text().split("\n")[-1].strip() for k in range(3)]  # icon name comes first
         assert labels == ["Home", "Upload", "Bias Audit"]
         browser.close()
+
+
+def test_deep_link_to_a_sample_size_tab(server, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        pg = browser.new_page(viewport={"width": 1400, "height": 1000})
+        errors: list[str] = []
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+        pg.goto(f"{server}/Sample_Size_Explorer?tab=Holes")
+        pg.get_by_role("heading", name="Sample-size explorer").wait_for(timeout=60000)
+        pg.wait_for_selector(".js-plotly-plot", timeout=60000)
+        pg.wait_for_timeout(1000)
+        assert "Holes: matrices of size n" in pg.locator(".js-plotly-plot").first.inner_text()
+        assert pg.get_by_role("tab", name="Holes").get_attribute("aria-selected") == "true"
+        pg.get_by_role("tab", name="MATCH for your data").click()
+        pg.get_by_text("At n = 11, Native American").wait_for(timeout=60000)
+        pg.screenshot(path=str(tmp_path / "sample_size.png"))
+        browser.close()
+        assert not errors, errors
