@@ -95,10 +95,15 @@ def _binomial(metric: str, k: int, n: int, p: float, method: str) -> tuple[float
 
 
 def _support(n: int, p: float, start: int) -> tuple[np.ndarray, np.ndarray]:
-    """Values k >= start of Binomial(n, p) with non-negligible mass (beyond 40 sd the pmf is < 1e-300)."""
+    """Values k >= start of Binomial(n, p) whose pmf is not negligible.
+
+    The window is np ± (40 sd + 800): by Chernoff's bound P(|K − np| >= t) <= 2·exp(−t²/(2(np + t/3))),
+    which for this t is below e^−700 whether p is moderate (the 40 sd term) or tiny (the
+    800), so even p-values of 1e-300 keep their leading digits. O(sqrt(n)) terms instead of n.
+    """
     sd = np.sqrt(n * p * (1 - p))
-    lo = max(start, int(np.floor(n * p - 40 * sd - 1)))
-    hi = min(n, int(np.ceil(n * p + 40 * sd + 1)))
+    lo = max(start, int(np.floor(n * p - 40 * sd - 800)))
+    hi = min(n, int(np.ceil(n * p + 40 * sd + 800)))
     k = np.arange(lo, hi + 1)
     w = stats.binom.pmf(k, n, p)
     keep = w > 0
