@@ -167,6 +167,11 @@ class Audit:
         warrant, relative to the other); |OFI| <= tolerance with DI outside
         [4/5, 5/4] means a systemic disparity outside the algorithm (different
         base rates); otherwise no bias is detected.
+
+        "MATCH p (B)" is the exact two-sided MATCH p-value of the smaller group's
+        marginal benefit under the larger group's cell rates (SCIENCE.md §3): a
+        large p means the OFI could be a small-sample accident, and an
+        "algorithmic bias" explanation then says so.
         """
         if not (0 <= ofi_tolerance <= 2):
             raise ValueError(f"ofi_tolerance must be in [0, 2], got {ofi_tolerance}")
@@ -177,12 +182,18 @@ class Audit:
             di = bias.compare("DI", ci, cj)
             ff = bias.four_fifths_verdict(di)
             reading, explanation = _reading(gi, gj, ci, cj, ofi, di, ff, ofi_tolerance)
+            small, large = (gi, gj) if ci.n <= cj.n else (gj, gi)
+            noise = match.test("B", self.cms[small], self.cms[large]).p_value
+            if reading == "algorithmic bias" and noise >= 0.05:
+                explanation += (f" Caution: at n = {self.cms[small].n:,}, {small}'s marginal benefit is within "
+                                f"small-sample noise of {large}'s (MATCH p = {noise:.3g}); see the "
+                                "Sample-Size Explorer.")
             rows.append({
                 "group i": gi, "group j": gj, "n_i": ci.n, "n_j": cj.n,
                 "B_i": m.compute("B", ci), "B_j": m.compute("B", cj),
                 "OFI": ofi, "OFI favours": _favours(ofi, gi, gj, ofi_tolerance),
                 "DI": di, "four-fifths": ff.replace("for i", f"for {gi}").replace("for j", f"for {gj}"),
-                "reading": reading, "explanation": explanation,
+                "reading": reading, "MATCH p (B)": noise, "explanation": explanation,
             })
         return pd.DataFrame(rows)
 

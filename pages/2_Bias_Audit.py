@@ -5,7 +5,7 @@ import streamlit as st
 from fairness_core import bias, metrics, plots
 from fairness_core.audit import DEFAULT_OFI_TOLERANCE
 from ui.state import data_banner, page_setup
-from ui.widgets import csv_download, html_download, reasons_frame, styled, verdict_summary
+from ui.widgets import P_FORMATS, csv_download, html_download, reasons_frame, styled, verdict_summary
 
 audit = page_setup("Bias Audit")
 
@@ -39,7 +39,7 @@ with right:
 st.subheader("Verdict per pair")
 verdicts = audit.verdicts(tolerance)
 verdict_summary(verdicts)
-st.dataframe(styled(verdicts, 3), width="stretch", hide_index=True, key="verdicts",
+st.dataframe(styled(verdicts, 3, P_FORMATS), width="stretch", hide_index=True, key="verdicts",
              height="content" if len(verdicts) <= 30 else "auto",
              column_config={"explanation": st.column_config.TextColumn(width="large")})
 csv_download(verdicts, "pair_verdicts.csv", "Download verdicts (CSV)", index=False)

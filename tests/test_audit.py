@@ -87,3 +87,17 @@ def test_audit_validation():
         Audit({"a": CM(1, 1, 1, 1), "b": CM(0, 0, 0, 0)})
     with pytest.raises(ValueError, match="non-blank"):
         Audit({"a": CM(1, 1, 1, 1), " ": CM(1, 0, 0, 0)})
+
+
+def test_verdicts_flag_an_ofi_that_small_sample_noise_explains():
+    from fairness_core import match
+
+    audit = datasets.load_demo("compas_race")
+    v = audit.verdicts()
+    row = v[(v["group i"] == "African-American") & (v["group j"] == "Native American")].iloc[0]
+    assert row["reading"] == "algorithmic bias"
+    expected = match.test("B", audit.cms["Native American"], audit.cms["African-American"]).p_value
+    assert row["MATCH p (B)"] == expected and expected >= 0.05
+    assert "within small-sample noise" in row["explanation"]
+    big = v[(v["group i"] == "African-American") & (v["group j"] == "Caucasian")].iloc[0]
+    assert big["MATCH p (B)"] < 1e-6 and "small-sample noise" not in big["explanation"]

@@ -47,7 +47,7 @@ def styled(df: pd.DataFrame, precision: int = 4,
 
 
 #: Probabilities that can be astronomically small: three significant digits.
-P_FORMATS = {c: "{:.3g}" for c in ("p-value", "adjusted p-value", "percentile", "p_value", "p_value_error",
+P_FORMATS = {c: "{:.3g}" for c in ("p-value", "adjusted p-value", "percentile", "p_value", "p_value_error", "MATCH p (B)",
                                    "percentile_error")}
 
 
