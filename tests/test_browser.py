@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -56,8 +57,9 @@ def server():
     assert "Traceback" not in text and "Warning" not in text, text
 
 
-@pytest.fixture()
-def page(server):
+@contextmanager
+def browser_at(url: str):
+    """A fresh Chromium page opened at ``url``; fails if the page threw a JavaScript error."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -65,11 +67,17 @@ def page(server):
         pg = browser.new_page(viewport={"width": 1400, "height": 1000})
         errors: list[str] = []
         pg.on("pageerror", lambda e: errors.append(str(e)))
-        pg.goto(f"{server}/Upload")
-        pg.wait_for_selector("text=Load data", timeout=60000)
+        pg.goto(url)
         yield pg
         browser.close()
         assert not errors, errors
+
+
+@pytest.fixture()
+def page(server):
+    with browser_at(f"{server}/Upload") as pg:
+        pg.wait_for_selector("text=Load data", timeout=60000)
+        yield pg
 
 
 def upload_cm_file(page, path, text: str) -> None:
@@ -105,30 +113,17 @@ def test_bad_upload_shows_row_and_column_and_keeps_data(page, tmp_path):
 
 
 def test_deep_link_to_bias_audit_preloads_the_demo(server):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        pg = browser.new_page(viewport={"width": 1400, "height": 1000})
-        pg.goto(f"{server}/Bias_Audit")
+    with browser_at(f"{server}/Bias_Audit") as pg:
         pg.get_by_role("heading", name="Bias audit").wait_for(timeout=60000)
         pg.wait_for_selector(".js-plotly-plot", timeout=30000)
         assert pg.get_by_text("Data: COMPAS").count() == 1
         nav = pg.get_by_test_id("stSidebar").get_by_role("link")
         labels = [nav.nth(k).inner_text().split("\n")[-1].strip() for k in range(3)]  # icon name comes first
         assert labels == ["Home", "Upload", "Bias Audit"]
-        browser.close()
 
 
 def test_deep_link_to_a_sample_size_tab(server, tmp_path):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        pg = browser.new_page(viewport={"width": 1400, "height": 1000})
-        errors: list[str] = []
-        pg.on("pageerror", lambda e: errors.append(str(e)))
-        pg.goto(f"{server}/Sample_Size_Explorer?tab=Holes")
+    with browser_at(f"{server}/Sample_Size_Explorer?tab=Holes") as pg:
         pg.get_by_role("heading", name="Sample-size explorer").wait_for(timeout=60000)
         pg.wait_for_selector(".js-plotly-plot", timeout=60000)
         pg.wait_for_timeout(1000)
@@ -137,5 +132,3 @@ def test_deep_link_to_a_sample_size_tab(server, tmp_path):
         pg.get_by_role("tab", name="MATCH for your data").click()
         pg.get_by_text("At n = 11, Native American").wait_for(timeout=60000)
         pg.screenshot(path=str(tmp_path / "sample_size.png"))
-        browser.close()
-        assert not errors, errors
