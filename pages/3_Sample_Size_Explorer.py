@@ -175,7 +175,8 @@ if tab_cdf.open:
         st.plotly_chart(fig, width="stretch", key="spread-fig")
         html_download(fig, f"spread_{metric}.html", key="spread-html")
         csv_download(exact, f"spread_{metric}_exact.csv", "Download exact quantiles (CSV)", index=False)
-        st.caption(f"Dots: {draws} samples of each size drawn with replacement from {group}; lines: the exact "
+        st.caption(f"Dots: samples of each size drawn with replacement from {group} ({draws} per n, up to 100 "
+                   "drawn on the chart); bands and median: the exact "
                    "multinomial quantiles over all confusion matrices of that size (conditional on a defined score). "
                    "Undefined samples are not drawn; their share is in the hover and the CSV.")
 
