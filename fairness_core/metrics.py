@@ -154,14 +154,16 @@ def prevalence_threshold(tp: FloatArray, fn: FloatArray, fp: FloatArray, tn: Flo
 
     Undefined when TPR or FPR is undefined, or TPR = FPR (checked exactly on the
     integers, TP·N = FP·P, so no float round-off decides it).
+
+    Evaluated in the equivalent stable form √FPR / (√TPR + √FPR) (divide numerator and
+    denominator by √TPR − √FPR): the textbook form subtracts nearly equal numbers when
+    TPR ≈ FPR, which smoothed (fractional) counts reach, and returns round-off noise there.
     """
     tpr = true_positive_rate(tp, fn, fp, tn)
     fpr = false_positive_rate(tp, fn, fp, tn)
     equal = tp * (fp + tn) == fp * (tp + fn)
-    den = np.where(equal, 0.0, tpr - fpr)
-    with np.errstate(invalid="ignore"):
-        num = np.sqrt(tpr * fpr) - fpr
-    return _ratio(num, den)
+    root_t, root_f = np.sqrt(tpr), np.sqrt(fpr)
+    return _ratio(root_f, np.where(equal, 0.0, root_t + root_f))
 
 
 def marginal_benefit(tp: FloatArray, fn: FloatArray, fp: FloatArray, tn: FloatArray) -> FloatArray:
@@ -217,15 +219,22 @@ def info(name: str) -> MetricInfo:
 
 
 def as_cells(tp: npt.ArrayLike, fn: npt.ArrayLike, fp: npt.ArrayLike, tn: npt.ArrayLike) -> Cells:
-    """Validate four equal-shape count arrays and return them as float64 arrays."""
+    """Validate four equal-shape count arrays and return them as float64 arrays.
+
+    Counts are usually integers; fractional counts are accepted too, since smoothed CMs
+    (:mod:`fairness_core.smoothing`) are float. Negative, non-finite and non-numeric
+    values are rejected with the cell named.
+    """
     arrs = [np.asarray(a) for a in (tp, fn, fp, tn)]
     shape = arrs[0].shape
     for label, a in zip(("tp", "fn", "fp", "tn"), arrs):
         if a.shape != shape:
             raise ValueError(f"{label} has shape {a.shape}, expected {shape} like tp")
-        if a.dtype.kind not in "iub" and not (a.dtype.kind == "f" and np.all(a[np.isfinite(a)] % 1 == 0)):
-            raise ValueError(f"{label} must hold integer counts")
-        if a.size and np.nanmin(a) < 0:
+        if a.dtype.kind not in "iubf":
+            raise ValueError(f"{label} must hold numeric counts, got dtype {a.dtype}")
+        if a.dtype.kind == "f" and not np.isfinite(a).all():
+            raise ValueError(f"{label} has a non-finite count")
+        if a.size and a.min() < 0:
             raise ValueError(f"{label} has a negative count")
     return tuple(a.astype(np.float64) for a in arrs)  # type: ignore[return-value]
 
