@@ -5,8 +5,8 @@ notebook or a script. See ``docs``-style docstrings on each module, and
 SCIENCE.md for the formulas it implements.
 """
 
-from . import bias, match, metrics, sample_size
+from . import bias, imbalance, match, metrics, sample_size, smoothing
 from .confusion import CELLS, ConfusionMatrix
 
-__all__ = ["CELLS", "ConfusionMatrix", "bias", "match", "metrics", "sample_size"]
+__all__ = ["CELLS", "ConfusionMatrix", "bias", "imbalance", "match", "metrics", "sample_size", "smoothing"]
 __version__ = "0.1.0"

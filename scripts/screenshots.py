@@ -17,7 +17,8 @@ PAGES = {"home": "", "upload": "Upload", "bias_audit": "Bias_Audit",
          "sample_size_cdf": "Sample_Size_Explorer?tab=Distributions+as+n+grows",
          "sample_size_holes": "Sample_Size_Explorer?tab=Holes",
          "sample_size_normal": "Sample_Size_Explorer?tab=Normal+approximation",
-         "sample_size_imbalance": "Sample_Size_Explorer?tab=Class+and+group+imbalance"}
+         "sample_size_imbalance": "Sample_Size_Explorer?tab=Class+and+group+imbalance",
+         "smoothing": "Smoothing"}
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 

@@ -7,7 +7,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
-PAGES = ["app.py", "pages/1_Upload.py", "pages/2_Bias_Audit.py", "pages/3_Sample_Size_Explorer.py"]
+PAGES = ["app.py", "pages/1_Upload.py", "pages/2_Bias_Audit.py", "pages/3_Sample_Size_Explorer.py",
+         "pages/4_Smoothing.py"]
 
 
 def fresh(page: str | None = None) -> AppTest:
@@ -113,3 +114,30 @@ def test_imbalance_tab_follows_the_sliders():
     assert not at.exception
     table = frame_with(at, "p_perfect")
     assert set(table["positives"]) == set(range(13))
+
+
+def test_smoothing_page_runs_the_exact_curves_with_progress():
+    from fairness_core import smoothing
+
+    at = fresh("pages/4_Smoothing.py")
+    assert any("Undefined scores made defined" == m.label for m in at.metric)
+    at.slider(key="err-range").set_value((5, 20)).run()
+    at.button(key="err-run").click().run()
+    assert not at.exception, at.exception
+    results = at.session_state["err-results"]
+    (params, table), = results.items()
+    assert params[0] == "Asian"  # the smallest COMPAS group with every cell > 0
+    assert table["n"].min() == 5 and table["n"].max() == 20
+    audit = at.session_state["audit"]
+    expected = smoothing.error_curves(audit.cms["Asian"], audit.rest_of("Asian"),
+                                      list(range(5, 21)), names=["MCC", "FPR", "TPR", "PT"])
+    assert np.allclose(table["mse"].to_numpy(), expected["mse"].to_numpy(), equal_nan=True)
+    assert len(at.get("plotly_chart")) == 2  # the raw-vs-smoothed dumbbell and the error curves
+
+
+def test_smoothing_page_with_additive_smoothing():
+    at = fresh("pages/4_Smoothing.py")
+    at.radio(key="sm-method").set_value("additive").run()
+    assert not at.exception
+    table = frame_with(at, "became_defined")
+    assert (table["reference_n"] > 0).all()

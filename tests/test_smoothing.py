@@ -160,3 +160,10 @@ def test_pt_is_stable_where_smoothing_makes_tpr_close_to_fpr():
     # TPR and FPR one part in 10^12 apart: the limit is 1/2, not round-off noise
     cells = np.array([1 + 1e-12, 1.0, 1.0, 1.0])
     assert float(metrics.compute("PT", *cells)) == pytest.approx(0.5, abs=1e-9)
+
+
+def test_api_md_names_are_importable():
+    from fairness_core import smoothing as sm
+
+    assert callable(sm.cps) and callable(sm.additive)
+    np.testing.assert_allclose(sm.cps(CM(1, 0, 0, 5), CM(1, 1, 1, 1), lam=5.0).sum(), 6)

@@ -60,6 +60,7 @@ PAGES: tuple[tuple[str, str, str], ...] = (
     ("pages/1_Upload.py", "Upload", ":material/upload_file:"),
     ("pages/2_Bias_Audit.py", "Bias Audit", ":material/balance:"),
     ("pages/3_Sample_Size_Explorer.py", "Sample-Size Explorer", ":material/scatter_plot:"),
+    ("pages/4_Smoothing.py", "Smoothing", ":material/blur_linear:"),
 )
 
 

@@ -1,0 +1,69 @@
+"""Benchmark: the exact smoothing error curves (000 Figs 4.4–4.6, 002 Figs 3–7) against Monte Carlo.
+
+Exact: 15 metrics x 6 smoothers (raw, ε = 1e-10, ε = 1, CPS λ = 5, 10, 20) x n = 5..150 for one
+group, summing over all C(n+3, 3) CMs of each n with their multinomial probabilities. Goal
+(issue 4): <= 60 s on 2 cores. The seeds instead draw 10^6 subsamples per n; the baseline here
+runs that Monte Carlo for one metric at a few n, extrapolates its time to all 146 n (and to 15
+metrics), and checks that it agrees with exact within its standard error. JSON last line.
+
+    python bench/cps_mse.py [--group Asian] [--draws 1000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from fairness_core import datasets, smoothing  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--demo", default="compas_race")
+    ap.add_argument("--group", default="Asian")
+    ap.add_argument("--draws", type=int, default=1_000_000)
+    ap.add_argument("--mc-metric", default="MCC")
+    args = ap.parse_args()
+
+    audit = datasets.load_demo(args.demo)
+    group, ref = audit.cms[args.group], audit.rest_of(args.group)
+    ns = list(range(5, 151))
+
+    t0 = time.perf_counter()
+    exact = smoothing.error_curves(group, ref, ns, mode="exact")
+    exact_s = time.perf_counter() - t0
+    print(f"exact: {exact.metric.nunique()} metrics x {exact.smoother.nunique()} smoothers x {len(ns)} n "
+          f"for {args.group} (n = {group.n}) in {exact_s:.1f} s")
+
+    probe = [5, 20, 50, 100, 150]
+    t0 = time.perf_counter()
+    mc = smoothing.error_curves(group, ref, probe, names=[args.mc_metric], mode="monte_carlo",
+                                draws=args.draws, seed=0)
+    mc_s = time.perf_counter() - t0
+    per_n = mc_s / len(probe)
+    mc_all_n = per_n * len(ns)
+    merged = mc.merge(exact, on=["metric", "smoother", "n"], suffixes=("_mc", "_exact"))
+    z = float(((merged.mse_mc - merged.mse_exact).abs() / merged.se_mc).max())
+    print(f"Monte Carlo ({args.draws:,} draws per n, {args.mc_metric} only): {per_n:.2f} s per n -> "
+          f"{mc_all_n:.0f} s for all {len(ns)} n, ~{mc_all_n * 15:.0f} s for 15 metrics; "
+          f"largest |MC - exact| = {z:.2f} standard errors")
+
+    wins = (exact.pivot_table(index=["metric", "n"], columns="smoother", values="mse"))
+    cps_beats_raw = float((wins["CPS λ = 10"] < wins["raw"]).mean())
+    print(f"CPS λ = 10 below raw in {cps_beats_raw:.0%} of (metric, n) cells for {args.group}")
+    print(json.dumps({"group": args.group, "exact_seconds": round(exact_s, 2), "goal_seconds": 60,
+                      "mc_draws_per_n": args.draws, "mc_seconds_per_n_one_metric": round(per_n, 3),
+                      "mc_seconds_extrapolated_one_metric_all_n": round(mc_all_n, 1),
+                      "ratio_mc_15_metrics_over_exact": round(mc_all_n * 15 / exact_s, 1),
+                      "max_mc_exact_z": round(z, 2), "cps10_below_raw_share": round(cps_beats_raw, 3)}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,141 @@
+"""Smoothing: Cross-Prior Smoothing and additive smoothing of the loaded groups, and exact error curves
+that show, per subsample size, how much error each smoother removes."""
+
+import numpy as np
+import streamlit as st
+
+from fairness_core import metrics, plots, smoothing
+from ui.state import data_banner, page_setup
+from ui.widgets import csv_download, html_download, styled
+
+audit = page_setup("Smoothing")
+
+st.title("Smoothing")
+data_banner(audit)
+st.markdown(
+    "Small groups' metrics are noisy and often undefined. **Cross-Prior Smoothing** (CPS, 002 Algorithm 1) "
+    "borrows strength from the rest of the data: each cell becomes c + λ·r_c, with r the other groups' "
+    "normalized confusion matrix, rescaled to the group's n. **Additive smoothing** adds ε to every cell "
+    "(ε = 1e-10 “bashful”, ε = 1 add-one).")
+
+with st.expander("When to use CPS (002 §6.5)", icon=":material/menu_book:"):
+    st.markdown(
+        "- **The prior must be reasonable**: CPS helps when the rest of the data is expected to resemble the "
+        "group more than a uniform prior (add-one) does. It pulls every group toward the others, so it also "
+        "shrinks real differences: audit with raw scores and the MATCH test, use CPS to stabilize estimates.\n"
+        f"- **Reference size**: the reference should have n ≥ {smoothing.MIN_REFERENCE_N}; below ~50 it carries "
+        "its own sample-size noise.\n"
+        "- **λ**: 5–20 worked in the seeds' experiments; larger λ trades variance for bias "
+        "(bias λ/(n+λ)·(p′ − p), variance n·p(1 − p)/(n + λ)² per cell, 002 Theorem 6.1).")
+
+# --- the loaded groups, raw vs smoothed --------------------------------------------------------
+st.subheader("Your groups, raw and smoothed")
+c1, c2, c3 = st.columns([2, 2, 4])
+method = c1.radio("Smoother", ["CPS", "additive"], horizontal=True, key="sm-method")
+if method == "CPS":
+    lam = c2.slider("λ (prior weight)", 0.0, 50.0, 10.0, 0.5, key="sm-lambda")
+    smoother = smoothing.Smoother("cps", lam)
+else:
+    eps = c2.select_slider("ε", [1e-10, 0.01, 0.1, 0.5, 1.0], value=1.0, key="sm-eps",
+                           format_func=lambda e: f"{e:g}")
+    smoother = smoothing.Smoother("additive", eps)
+chosen = c3.multiselect("Metrics", metrics.NAMES, default=["TPR", "FPR", "PPV", "MCC", "PT"], key="sm-metrics")
+if not chosen:
+    st.warning("Pick at least one metric.", icon=":material/warning:")
+    st.stop()
+
+table = smoothing.smooth_groups(audit.cms, smoother, chosen)
+small_ref = sorted({g for g, r in zip(table["group"], table["reference_n"]) if r < smoothing.MIN_REFERENCE_N})
+if method == "CPS" and small_ref:
+    st.warning(f"The reference for {', '.join(small_ref)} has fewer than {smoothing.MIN_REFERENCE_N} individuals; "
+               "CPS's prior is then noisy itself (002 §6.5).", icon=":material/warning:")
+
+left, right = st.columns([3, 2])
+with left:
+    shown = st.selectbox("Plot", chosen, key="sm-plot-metric")
+    fig = plots.smoothing_shift(table, shown)
+    st.plotly_chart(fig, width="stretch", key="sm-shift")
+    html_download(fig, f"smoothing_{shown}.html", key="sm-shift-html")
+with right:
+    became = table[table["became_defined"]]
+    st.metric("Undefined scores made defined", f"{len(became)} of {int(table['raw'].isna().sum())}")
+    if len(became):
+        st.markdown("**Became defined:** " + "; ".join(f"{g} {k}" for g, k in zip(became["group"], became["metric"])))
+    moved = table.dropna(subset=["change"]).assign(size=lambda d: d["change"].abs()).nlargest(5, "size")
+    st.markdown("**Moved most** (|smoothed − raw|)")
+    st.dataframe(styled(moved[["group", "metric", "raw", "smoothed", "change"]], 4), hide_index=True,
+                 width="stretch", key="sm-moved")
+st.dataframe(styled(table, 4), width="stretch", hide_index=True, key="sm-table", height=320)
+csv_download(table, f"smoothed_{smoother.label.replace(' ', '_')}.csv", "Download raw vs smoothed (CSV)", index=False)
+
+# --- the error experiment ----------------------------------------------------------------------
+st.subheader("How much error does each smoother remove? (000 Figs 4.4–4.6)")
+st.markdown("Draw subsamples of size n from one group (with replacement, as the seeds do), score them raw and "
+            "smoothed, and measure the mean squared error against the whole group's score. **Exact** sums over "
+            "every confusion matrix of size n with its multinomial probability; **Monte Carlo** draws seeded "
+            "samples and shows its standard error. Undefined values are excluded and counted.")
+e1, e2, e3, e4 = st.columns([2, 3, 2, 2])
+# default: the smallest group with every cell > 0 (a group with, say, no FP has a constant FPR that no
+# smoother can improve on; it stays selectable and the verdict table explains it)
+full = [g for g in audit.groups if (audit.cms[g].as_array() > 0).all()] or audit.groups
+smallest = min(full, key=lambda g: audit.cms[g].n)
+group = e1.selectbox("Group", audit.groups, index=audit.groups.index(smallest), key="err-group",
+                     format_func=lambda g: f"{g} (n = {audit.cms[g].n:,})")
+err_metrics = e2.multiselect("Metrics", smoothing.EXPERIMENT_METRICS, default=["MCC", "FPR", "TPR", "PT"],
+                             key="err-metrics")
+lo, hi = e3.slider("n from … to", 5, 150, (5, 100), key="err-range")
+mode = e4.radio("Mode", ["exact", "monte_carlo"], key="err-mode", horizontal=True,
+                format_func=lambda k: "exact" if k == "exact" else "Monte Carlo")
+draws = 10_000
+if mode == "monte_carlo":
+    draws = st.select_slider("Draws per n", [1_000, 10_000, 100_000], value=10_000, key="err-draws")
+step = max(1, (hi - lo) // 40)
+ns = tuple(range(lo, hi + 1, step))
+params = (group, tuple(err_metrics), ns, mode, draws, tuple(audit.cms[group].as_array()),
+          tuple(audit.rest_of(group).as_array()))
+
+if not err_metrics:
+    st.warning("Pick at least one metric.", icon=":material/warning:")
+    st.stop()
+results = st.session_state.setdefault("err-results", {})
+if params not in results:
+    if st.button("Compute the error curves", type="primary", icon=":material/play_arrow:", key="err-run"):
+        bar = st.progress(0.0, text="Starting…")
+        results[params] = smoothing.error_curves(
+            audit.cms[group], audit.rest_of(group), ns, names=err_metrics, mode=mode, draws=draws, seed=0,
+            progress=lambda f: bar.progress(f, text=f"{f:.0%} of {len(ns)} sample sizes"))
+        bar.empty()
+    else:
+        st.caption(f"{len(ns)} sample sizes × {len(err_metrics)} metrics × 6 smoothers. Exact mode takes a few "
+                   "seconds for the default range; changing any setting above stops a run in progress.")
+if params in results:
+    curves = results[params]
+    fig = plots.smoothing_curves(curves)
+    st.plotly_chart(fig, width="stretch", key="err-fig")
+    html_download(fig, f"smoothing_error_{group}.html", key="err-html")
+    wide = curves.pivot_table(index=["metric", "n"], columns="smoother", values="mse")
+    verdict = []
+    for metric_name, g in wide.groupby(level="metric"):
+        beats = int((g["CPS λ = 10"] < g["raw"]).sum())
+        addone = int((g["additive ε = 1"] > g["raw"]).sum())
+        verdict.append({"metric": metric_name, "CPS λ = 10 below raw": f"{beats} of {len(g)} n",
+                        "add-one worse than raw": f"{addone} of {len(g)} n",
+                        "best at the smallest n": g.iloc[0].idxmin(), "best at the largest n": g.iloc[-1].idxmin()})
+    st.markdown("**Does CPS beat raw here?** The seeds report CPS below raw for every metric and add-one "
+                "inconsistent; for this group and range:")
+    st.dataframe(verdict, hide_index=True, width="stretch", key="err-verdict")
+    st.caption("Where CPS loses, the group differs from the rest of the data: CPS's bias λ/(n+λ)·(p′ − p) then "
+               "outweighs the variance it removes (a group with no false positives, say, scores FPR = 0 at every "
+               "n raw, while CPS pulls it toward the others' FPR).")
+    csv_download(curves, f"smoothing_error_{group}.csv", "Download the curves (CSV)", index=False)
+
+# --- priors for a hidden group (002 Table 2) ---------------------------------------------------
+st.subheader("Which prior is closest to a group you cannot see? (002 Table 2)")
+hidden = st.selectbox("Hidden group", audit.groups, key="prior-group",
+                      index=max(range(len(audit.groups)), key=lambda k: audit.cms[audit.groups[k]].n))
+priors = smoothing.compare_priors(audit.cms[hidden], audit.rest_of(hidden))
+st.dataframe(styled(priors, 3), hide_index=True, width="stretch", key="prior-table")
+best = priors.iloc[2:]["L1 distance"].idxmin()
+st.caption(f"Cell proportions of {hidden} against three priors with none of its data. Closest (L1): "
+           f"**{priors.loc[best, 'row'].strip('|').split(' − ')[0]}**.")
+csv_download(priors, f"priors_{hidden}.csv", "Download (CSV)", index=False)
