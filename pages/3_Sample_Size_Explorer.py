@@ -243,11 +243,12 @@ if tab_imb.open:
                     "protected group's score minus the unprotected group's; the counts are exact.")
         c1, c2, c3 = st.columns(3)
         n = c1.slider("n (data set size)", 4, 60, 24, 4, key="imb-n")
-        ir_k = c2.select_slider("IR (share of positives)", list(range(n + 1)), value=n // 2, key="imb-ir",
+        ir_k = c2.select_slider("IR (share of positives)", list(range(n + 1)), value=n // 2, key=f"imb-ir-{n}",
                                 format_func=lambda k: f"{k}/{n} = {k / n:.3f}")
-        gr_k = c3.select_slider("GR (share in the protected group)", list(range(n + 1)), value=n // 2, key="imb-gr",
+        gr_k = c3.select_slider("GR (share in the protected group)", list(range(n + 1)), value=n // 2, key=f"imb-gr-{n}",
                                 format_func=lambda k: f"{k}/{n} = {k / n:.3f}")
-        ir_k, gr_k = min(ir_k, n), min(gr_k, n)
+        # the sliders are keyed by n, so a new n starts them at n/2 instead of keeping a count that now
+        # means a different share
         with st.spinner("Counting every pair of confusion matrices…"):
             pmfs = fairness_pmfs(n, ir_k / n, gr_k / n)
             summary = imbalance_summary(n, gr_k / n)

@@ -110,10 +110,12 @@ def test_match_table_answers_for_the_smallest_group():
 
 def test_imbalance_tab_follows_the_sliders():
     at = on_tab("Class and group imbalance")
+    at.select_slider(key="imb-ir-24").set_value(18).run()  # IR = 18/24
     at.slider(key="imb-n").set_value(12).run()
     assert not at.exception
     table = frame_with(at, "p_perfect")
     assert set(table["positives"]) == set(range(13))
+    assert at.select_slider(key="imb-ir-12").value == 6  # a new n restarts at IR = 1/2, not 18/12
 
 
 def test_smoothing_page_runs_the_exact_curves_with_progress():
