@@ -207,11 +207,13 @@ class MetricDistribution:
         return self.values[np.minimum(np.searchsorted(c, q - 1e-12), self.values.size - 1)]
 
 
-def _reference_probs(reference: ConfusionMatrix | npt.ArrayLike) -> FloatArray:
+def reference_probs(reference: ConfusionMatrix | npt.ArrayLike) -> FloatArray:
+    """Cell probabilities of a reference: a ConfusionMatrix, or four counts or probabilities
+    [tp, fn, fp, tn] (finite, non-negative, positive sum), normalized to sum to 1."""
     p = reference.as_array() if isinstance(reference, ConfusionMatrix) else np.asarray(reference, dtype=float)
-    if p.shape != (4,) or np.any(p < 0) or not np.isfinite(p).all() or p.sum() <= 0:
-        raise ValueError("reference must be a ConfusionMatrix or four non-negative numbers [tp, fn, fp, tn] "
-                         "with a positive sum")
+    if p.shape != (4,) or not np.isfinite(p).all() or (p < 0).any() or p.sum() <= 0:
+        raise ValueError("the reference must be a non-empty ConfusionMatrix or four non-negative numbers "
+                         "[tp, fn, fp, tn] with a positive sum")
     return p / p.sum()
 
 
@@ -246,7 +248,7 @@ def metric_distribution(metric: str, n: int, reference: ConfusionMatrix | npt.Ar
         weights = np.full(values.size, 1.0 / values.size)
         weighting = "uniform over M(n)"
     else:
-        weights = multinomial_pmf(*cells, _reference_probs(reference))
+        weights = multinomial_pmf(*cells, reference_probs(reference))
         weighting = "multinomial from the reference"
     ok = ~np.isnan(values)
     _, first, inverse = np.unique(np.round(values[ok], 12), return_index=True, return_inverse=True)
@@ -296,7 +298,7 @@ def monte_carlo(metric: str, population: ConfusionMatrix | npt.ArrayLike, ns: Se
     Returns a long table (n, value) with NaN where the sample's score is undefined.
     """
     m.info(metric)
-    p = _reference_probs(population)
+    p = reference_probs(population)
     rng = np.random.default_rng(seed)
     sizes = np.repeat(np.asarray([_check_n(n) for n in ns], dtype=np.int64), draws)
     cells = rng.multinomial(sizes, p)  # one row per draw, all sizes at once
@@ -343,7 +345,7 @@ def exact_pmf(metric: str, n: int, reference: ConfusionMatrix | npt.ArrayLike) -
     """
     from .match import marginal_benefit_distribution
 
-    p = _reference_probs(reference)
+    p = reference_probs(reference)
     n = _check_n(n)
     if metric == "ACC":
         k = np.arange(n + 1)
@@ -359,7 +361,7 @@ def normality(metric: str, ns: Sequence[int], reference: ConfusionMatrix | npt.A
     """How far ACC or B is from normal at each n: skewness, excess kurtosis, the exact
     Kolmogorov distance of the plain and the continuity-corrected normal CDF, and the
     Berry–Esseen bound C0·ρ/(σ³·√n) on the plain one."""
-    p = _reference_probs(reference)
+    p = reference_probs(reference)
     x, w = _summand(metric, p)
     mu = float(w @ x)
     sigma = float(np.sqrt(w @ (x - mu) ** 2))

@@ -29,7 +29,7 @@ import pandas as pd
 
 from . import metrics as m
 from .confusion import ConfusionMatrix
-from .sample_size import MAX_DISTRIBUTION_N, enumerate_matrices, multinomial_pmf
+from .sample_size import MAX_DISTRIBUTION_N, enumerate_matrices, multinomial_pmf, reference_probs
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -81,15 +81,6 @@ class Smoother:
 #: The seeds' six: raw, bashful, add-one, CPS λ = 5, 10, 20 (002 §F.1).
 SEED_SMOOTHERS: tuple[Smoother, ...] = (Smoother("none"), Smoother("additive", 1e-10), Smoother("additive", 1.0),
                                         Smoother("cps", 5.0), Smoother("cps", 10.0), Smoother("cps", 20.0))
-
-
-def reference_probs(reference: ConfusionMatrix | npt.ArrayLike) -> FloatArray:
-    """The normalized reference CM r (counts or probabilities, four non-negative numbers, sum > 0)."""
-    r = reference.as_array() if isinstance(reference, ConfusionMatrix) else np.asarray(reference, dtype=float)
-    if r.shape != (4,) or not np.isfinite(r).all() or (r < 0).any() or r.sum() <= 0:
-        raise ValueError("the reference must be a non-empty ConfusionMatrix or four non-negative numbers "
-                         "[tp, fn, fp, tn] with a positive sum")
-    return r / r.sum()
 
 
 def _cells(cm: ConfusionMatrix | npt.ArrayLike) -> FloatArray:

@@ -7,7 +7,7 @@ import streamlit as st
 
 from fairness_core import imbalance, match, metrics, plots, sample_size
 from ui.state import data_banner, page_setup
-from ui.widgets import P_FORMATS, csv_download, html_download, styled
+from ui.widgets import P_FORMATS, csv_download, html_download, require, styled
 
 audit = page_setup("Sample-Size Explorer")
 REST = "the rest of the data"
@@ -61,9 +61,7 @@ def reference_choice(key: str, label: str = "Reference") -> str | None:
 
 def ns_choice(key: str, default: tuple[int, ...], label: str = "Sample sizes n") -> tuple[int, ...]:
     ns = st.multiselect(label, N_CHOICES, default=list(default), key=key)
-    if not ns:
-        st.warning("Pick at least one sample size.", icon=":material/warning:")
-        st.stop()
+    require(ns, "sample size")
     return tuple(sorted(ns))
 
 
@@ -91,9 +89,7 @@ if tab_match.open:
         adjust = c4.toggle("Holm", value=True, key="match-holm",
                            help="Holm–Bonferroni controls the chance of any false “differs” in the whole table "
                                 "at α. Off: each test alone at α.")
-        if not chosen:
-            st.warning("Pick at least one metric.", icon=":material/warning:")
-            st.stop()
+        require(chosen, "metric")
         table = audit.match_table(chosen, reference=reference, alpha=alpha, adjust=adjust)
         st.plotly_chart(plots.match_overview(table, alpha), width="stretch", key="match-overview")
         differs = table["verdict"].eq("differs from the reference")
@@ -149,9 +145,7 @@ if tab_cdf.open:
         weighting = c3.selectbox("Every matrix of size n weighted", ["equally (000 Fig. 4.2)", *audit.groups],
                                  key="cdf-weighting",
                                  format_func=lambda w: w if w.startswith("equally") else f"as drawn from {w}")
-        if not names:
-            st.warning("Pick at least one metric.", icon=":material/warning:")
-            st.stop()
+        require(names, "metric")
         ref = None if weighting.startswith("equally") else tuple(int(c) for c in audit.cms[weighting].as_array())
         with st.spinner("Enumerating every confusion matrix…"):
             cdfs = cdf_table(tuple(names), ns, ref)
@@ -187,9 +181,7 @@ if tab_holes.open:
         names = c1.multiselect("Metrics", [k for k in metrics.NAMES if k not in metrics.BINOMIAL and k != "B"],
                                default=["TPR", "F1", "MCC", "PT", "F1_ORIG"], key="holes-metrics")
         lo, hi = c2.slider("n from … to", 3, 120, (3, 60), key="holes-range")
-        if not names:
-            st.warning("Pick at least one metric.", icon=":material/warning:")
-            st.stop()
+        require(names, "metric")
         ns = tuple(sorted(set(np.unique(np.linspace(lo, hi, 30).round().astype(int)).tolist())))
         holes = hole_table(tuple(names), ns)
         fig = plots.hole_counts(holes)

@@ -6,7 +6,7 @@ import streamlit as st
 
 from fairness_core import metrics, plots, smoothing
 from ui.state import data_banner, page_setup
-from ui.widgets import csv_download, html_download, styled
+from ui.widgets import csv_download, html_download, require, styled
 
 audit = page_setup("Smoothing")
 
@@ -40,9 +40,7 @@ else:
                            format_func=lambda e: f"{e:g}")
     smoother = smoothing.Smoother("additive", eps)
 chosen = c3.multiselect("Metrics", metrics.NAMES, default=["TPR", "FPR", "PPV", "MCC", "PT"], key="sm-metrics")
-if not chosen:
-    st.warning("Pick at least one metric.", icon=":material/warning:")
-    st.stop()
+require(chosen, "metric")
 
 table = smoothing.smooth_groups(audit.cms, smoother, chosen)
 small_ref = sorted({g for g, r in zip(table["group"], table["reference_n"]) if r < smoothing.MIN_REFERENCE_N})
@@ -94,9 +92,7 @@ ns = tuple(range(lo, hi + 1, step))
 params = (group, tuple(err_metrics), ns, mode, draws, tuple(audit.cms[group].as_array()),
           tuple(audit.rest_of(group).as_array()))
 
-if not err_metrics:
-    st.warning("Pick at least one metric.", icon=":material/warning:")
-    st.stop()
+require(err_metrics, "metric")
 results = st.session_state.setdefault("err-results", {})
 if params not in results:
     if st.button("Compute the error curves", type="primary", icon=":material/play_arrow:", key="err-run"):

@@ -143,3 +143,10 @@ def test_smoothing_page_with_additive_smoothing():
     assert not at.exception
     table = frame_with(at, "became_defined")
     assert (table["reference_n"] > 0).all()
+
+
+def test_an_empty_metric_choice_asks_for_one():
+    at = on_tab("MATCH for your data")
+    at.multiselect(key="match-metrics").set_value([]).run()
+    assert not at.exception
+    assert [w.value for w in at.warning] == ["Pick at least one metric."]

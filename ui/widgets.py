@@ -51,6 +51,13 @@ P_FORMATS = {c: "{:.3g}" for c in ("p-value", "adjusted p-value", "percentile", 
                                    "percentile_error")}
 
 
+def require(selection: object, what: str) -> None:
+    """Stop the page with a warning when a multiselect came back empty ("Pick at least one {what}.")."""
+    if not selection:
+        st.warning(f"Pick at least one {what}.", icon=":material/warning:")
+        st.stop()
+
+
 def csv_download(df: pd.DataFrame, file_name: str, label: str = "Download CSV", key: str | None = None,
                  index: bool = True) -> None:
     """A CSV download of ``df`` with spreadsheet-formula cells neutralized; built on click."""
