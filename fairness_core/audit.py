@@ -18,6 +18,7 @@ import pandas as pd
 from . import bias, match
 from . import metrics as m
 from .confusion import CELLS, ConfusionMatrix
+from .stability import RowData
 
 #: Default |OFI| below which the two groups' marginal benefits count as equal.
 DEFAULT_OFI_TOLERANCE = 0.05
@@ -39,6 +40,11 @@ class Audit:
         Caveats to show with the data (e.g. "labels flipped so positive = beneficial").
     positive_outcome : str
         What a positive prediction means here, in words.
+    group_columns : sequence of str
+        The columns the groups came from (row-level uploads).
+    rows : RowData, optional
+        The individuals behind the CMs (row-level uploads and demos): labels, predictions,
+        group per row, and an ensemble's probabilities or features where available.
     """
 
     cms: Mapping[str, ConfusionMatrix]
@@ -46,6 +52,7 @@ class Audit:
     notes: tuple[str, ...] = ()
     positive_outcome: str = "the beneficial outcome"
     group_columns: tuple[str, ...] = field(default=())
+    rows: RowData | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         cms = dict(self.cms)
@@ -60,6 +67,12 @@ class Audit:
                 raise ValueError(f"group {name!r} is empty (TP = FN = FP = TN = 0)")
         object.__setattr__(self, "cms", cms)
         object.__setattr__(self, "notes", tuple(self.notes))
+        if self.rows is not None:
+            if not isinstance(self.rows, RowData):
+                raise ValueError(f"rows must be RowData, got {type(self.rows).__name__}")
+            unknown = set(self.rows.groups.tolist()) - set(cms)
+            if unknown:
+                raise ValueError(f"rows name groups the CMs lack: {', '.join(map(repr, sorted(unknown, key=str)))}")
 
     @property
     def groups(self) -> list[str]:

@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
 import pandas as pd
 
 from . import bias
@@ -23,6 +24,13 @@ ASSETS_DIR = Path(__file__).resolve().parents[1] / "assets"
 
 RICCI_RACE = {"B": "Black", "H": "Hispanic", "W": "White"}
 RICCI_PASS_MARK = 70.0
+
+#: Feature columns each demo keeps for the app's own bootstrap ensemble (Virny stability).
+#: Race and sex are left out, as in the Adult predictions' model.
+COMPAS_FEATURES = ["age", "priors_count", "juv_fel_count", "juv_misd_count", "juv_other_count", "c_charge_degree"]
+ADULT_FEATURES = ["age", "education-num", "capital-gain", "capital-loss", "hours-per-week",
+                  "workclass", "marital-status", "occupation", "relationship"]
+RICCI_FEATURES = ["Position", "Oral", "Written"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,7 @@ def _compas(by: str) -> Callable[[Path], Audit]:
         df = compas_frame(assets)
         return cms_from_predictions(
             df, "two_year_recid", "predicted_high_risk", [by], positive_label=1, flip=True,
+            features=df[COMPAS_FEATURES],
             source=f"COMPAS (ProPublica, Broward County, n = {len(df):,}) by {by}",
             positive_outcome="not a recidivist / low risk",
         )
@@ -61,8 +70,10 @@ def _compas(by: str) -> Callable[[Path], Audit]:
 def _adult(by: str) -> Callable[[Path], Audit]:
     def load(assets: Path) -> Audit:
         df = _read(assets / "adult_predictions.csv.gz")
+        features = df[ADULT_FEATURES].copy()
+        features[["capital-gain", "capital-loss"]] = np.log1p(features[["capital-gain", "capital-loss"]])
         return cms_from_predictions(
-            df, "income_over_50k", "predicted_over_50k", [by], positive_label=1,
+            df, "income_over_50k", "predicted_over_50k", [by], positive_label=1, features=features,
             source=f"UCI Adult (1994 census, n = {len(df):,}) by {by}; predictions from a cross-fitted "
                    "logistic regression without race or sex",
             positive_outcome="income over $50K",
@@ -86,7 +97,7 @@ def _ricci(scenario: str) -> Callable[[Path], Audit]:
         df["promoted"] = df["passed"] if scenario == "A" else 0
         what = "results certified" if scenario == "A" else "results discarded, nobody promoted"
         return cms_from_predictions(
-            df, "passed", "promoted", ["race"], positive_label=1,
+            df, "passed", "promoted", ["race"], positive_label=1, features=df[RICCI_FEATURES],
             source=f"Ricci v. DeStefano, New Haven firefighter exams (n = {len(df)}), scenario {scenario}: {what}",
             positive_outcome="promoted / passed the exam (combined score >= 70)",
         )

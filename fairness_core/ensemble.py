@@ -1,10 +1,10 @@
 """A seeded bootstrap ensemble of small logistic regressions, for Virny's stability metrics.
 
-003 measures stability on an unseen test set with m models, each trained on a bootstrap
-sample of the training set. :func:`bootstrap_ensemble` does exactly that with NumPy:
-a seeded train/test split, ``n_models`` bootstrap samples (with replacement) of
-``fraction`` × the training rows, an L2-regularized logistic regression fitted by Newton's
-method (IRLS) on each, and every model's probability for every test row.
+003 measures stability on unseen rows with m models, each trained on a bootstrap sample
+of the training data. :func:`bootstrap_ensemble` does that with NumPy: seeded folds,
+``n_models`` bootstrap samples (with replacement) of ``fraction`` × the training rows,
+an L2-regularized logistic regression fitted by Newton's
+method (IRLS) on each, cross-fitted so every row is predicted by models that never saw it.
 
 >>> import numpy as np, pandas as pd
 >>> rng = np.random.default_rng(0)
@@ -12,7 +12,7 @@ method (IRLS) on each, and every model's probability for every test row.
 >>> y = (x["a"] + rng.normal(size=400) > 0).to_numpy()
 >>> fit = bootstrap_ensemble(x, y, n_models=5, seed=1)
 >>> fit.probabilities.shape
-(120, 5)
+(400, 5)
 """
 
 from __future__ import annotations
@@ -106,20 +106,25 @@ def fit_logistic(x: np.ndarray, y: npt.ArrayLike, l2: float = 1.0, max_iter: int
 
 @dataclass(frozen=True)
 class EnsembleFit:
-    """Probabilities of every model for every held-out row, and which rows those are."""
+    """Every row's probabilities from ``n_models`` models that never saw it (cross-fitted)."""
 
-    test_index: np.ndarray
-    probabilities: np.ndarray  # (len(test_index), n_models)
-    train_size: int
-    test_accuracy: float  # of the ensemble's mean probability at 0.5, on the held-out rows
+    probabilities: np.ndarray  # (n, n_models)
+    folds: np.ndarray  # each row's fold, 0 .. k − 1
+    accuracy: float  # of the ensemble's mean probability at 0.5, out of fold
     feature_names: list[str]
 
 
 def bootstrap_ensemble(features: pd.DataFrame, y: npt.ArrayLike, n_models: int = 20, fraction: float = 0.8,
-                       test_size: float = 0.3, seed: int = 0, l2: float = 1.0,
+                       folds: int = 5, seed: int = 0, l2: float = 1.0,
                        progress: Callable[[int, int], None] | None = None,
                        should_stop: Callable[[], bool] | None = None) -> EnsembleFit:
-    """Train ``n_models`` logistic regressions on bootstrap samples; predict the held-out rows.
+    """Train bootstrap logistic regressions and predict every row out of fold.
+
+    003 measures stability on unseen rows. So that every individual of the audit gets
+    unseen-data probabilities (and the groups keep their sizes), the rows are split into
+    ``folds`` seeded folds; for each fold, ``n_models`` models are trained on bootstrap
+    samples of the other folds and predict that fold. Row i's m probabilities thus come
+    from m models trained without row i.
 
     Parameters
     ----------
@@ -128,12 +133,14 @@ def bootstrap_ensemble(features: pd.DataFrame, y: npt.ArrayLike, n_models: int =
     y : array of 0/1
         The label to predict (positive = beneficial).
     n_models, fraction : int, float
-        m models, each on ``fraction`` × n_train rows drawn with replacement (003 / Virny).
-    test_size : float
-        Share of rows held out (seeded); the stability metrics are measured on these.
+        m models per fold, each on ``fraction`` × the training rows drawn with replacement
+        (003 / Virny's bootstrap).
+    folds : int
+        Cross-fitting folds (>= 2).
     progress : callable(done, total), optional
+        Called after each model; total = folds × n_models.
     should_stop : callable() -> bool, optional
-        Polled between models; True raises :class:`Cancelled`.
+        Polled before each model; True raises :class:`Cancelled`.
     """
     y = np.asarray(y, dtype=float)
     n = len(y)
@@ -141,27 +148,33 @@ def bootstrap_ensemble(features: pd.DataFrame, y: npt.ArrayLike, n_models: int =
         raise ValueError(f"{len(features)} feature rows but {n} labels")
     if not 2 <= n_models <= 500:
         raise ValueError(f"n_models must be between 2 and 500, got {n_models}")
-    if not 0 < fraction <= 1 or not 0 < test_size < 1:
-        raise ValueError("fraction must lie in (0, 1] and test_size in (0, 1)")
+    if not 0 < fraction <= 1:
+        raise ValueError(f"fraction must lie in (0, 1], got {fraction}")
+    if not 2 <= folds <= 20:
+        raise ValueError(f"folds must be between 2 and 20, got {folds}")
+    if n < 5 * folds:
+        raise ValueError(f"{n} rows are too few for {folds}-fold cross-fitting")
     rng = np.random.default_rng(seed)
-    order = rng.permutation(n)
-    n_test = int(round(test_size * n))
-    if n_test < 1 or n - n_test < 10:
-        raise ValueError(f"{n} rows are too few for a train/test split")
-    test, train = np.sort(order[:n_test]), order[n_test:]
+    fold = rng.permutation(np.arange(n) % folds)
     features = features.reset_index(drop=True)
-    design = make_design(features.iloc[train])
-    x_train, x_test = design.transform(features.iloc[train]), design.transform(features.iloc[test])
-    y_train = y[train]
-    size = max(2, int(round(fraction * len(train))))
-    probs = np.empty((n_test, n_models))
-    for j in range(n_models):
-        if should_stop is not None and should_stop():
-            raise Cancelled(f"stopped after {j} of {n_models} models")
-        boot = rng.integers(0, len(train), size=size)
-        w = fit_logistic(x_train[boot], y_train[boot], l2)
-        probs[:, j] = expit(x_test @ w)
-        if progress is not None:
-            progress(j + 1, n_models)
-    accuracy = float(np.mean((probs.mean(axis=1) >= 0.5) == (y[test] == 1)))
-    return EnsembleFit(test, probs, len(train), accuracy, design.names)
+    probs = np.empty((n, n_models))
+    total, done = folds * n_models, 0
+    names: list[str] = []
+    for k in range(folds):
+        train, test = np.flatnonzero(fold != k), np.flatnonzero(fold == k)
+        design = make_design(features.iloc[train])
+        names = design.names
+        x_train, x_test = design.transform(features.iloc[train]), design.transform(features.iloc[test])
+        y_train = y[train]
+        size = max(2, int(round(fraction * len(train))))
+        for j in range(n_models):
+            if should_stop is not None and should_stop():
+                raise Cancelled(f"stopped after {done} of {total} models")
+            boot = rng.integers(0, len(train), size=size)
+            w = fit_logistic(x_train[boot], y_train[boot], l2)
+            probs[test, j] = expit(x_test @ w)
+            done += 1
+            if progress is not None:
+                progress(done, total)
+    accuracy = float(np.mean((probs.mean(axis=1) >= 0.5) == (y == 1)))
+    return EnsembleFit(probs, fold, accuracy, names)

@@ -21,6 +21,7 @@ import pandas as pd
 
 from .audit import Audit
 from .confusion import CELLS, ConfusionMatrix
+from .stability import RowData
 
 #: Most rows accepted from a row-level predictions file.
 MAX_ROWS = 5_000_000
@@ -291,7 +292,8 @@ def _same(a: Any, b: Any) -> bool:
 def cms_from_predictions(df: pd.DataFrame, label_column: str, prediction_column: str,
                          group_columns: Sequence[str], positive_label: Any, positive_prediction: Any = None,
                          *, flip: bool = False, threshold: float | None = None,
-                         source: str = "uploaded predictions", positive_outcome: str | None = None) -> Audit:
+                         source: str = "uploaded predictions", positive_outcome: str | None = None,
+                         probability_columns: Sequence[str] = (), features: pd.DataFrame | None = None) -> Audit:
     """Aggregate row-level labels and predictions into one CM per group (or intersection).
 
     Parameters
@@ -310,6 +312,14 @@ def cms_from_predictions(df: pd.DataFrame, label_column: str, prediction_column:
     flip : bool
         Set when the positive value is *harmful* (COMPAS's "will reoffend"):
         label and prediction are both negated so positive = beneficial.
+    probability_columns : sequence of str
+        Optional: an ensemble's probabilities of the positive value, one column per model
+        (at least two), for Virny's stability metrics. Each value must lie in [0, 1]; with
+        ``flip`` they become 1 − p, the probability of the beneficial outcome.
+    features : DataFrame, optional
+        Feature columns to keep with the rows, from which an ensemble can be trained.
+
+    The returned audit carries the rows (:class:`~fairness_core.stability.RowData`).
     """
     for col in [label_column, prediction_column, *group_columns]:
         if col not in df.columns:
@@ -319,6 +329,16 @@ def cms_from_predictions(df: pd.DataFrame, label_column: str, prediction_column:
         raise DataValidationError("choose at least one group column")
     if len({label_column, prediction_column, *group_columns}) != 2 + len(group_columns):
         raise DataValidationError("the label, prediction and group columns must all be different")
+    probability_columns = list(probability_columns)
+    for col in probability_columns:
+        if col not in df.columns:
+            raise DataValidationError(Problem(f"no such column; columns are {', '.join(map(repr, df.columns))}",
+                                              column=col))
+        if col in (label_column, *group_columns):
+            raise DataValidationError(Problem("a probability column cannot also be the label or a group column",
+                                              column=col))
+    if len(probability_columns) == 1:
+        raise DataValidationError("an ensemble needs at least two probability columns (one per model)")
     if len(df) > MAX_ROWS:
         raise DataValidationError(f"{len(df):,} rows; the limit is {MAX_ROWS:,}")
     if positive_prediction is None:
@@ -353,6 +373,12 @@ def cms_from_predictions(df: pd.DataFrame, label_column: str, prediction_column:
     if len(set(names)) != len(names):
         raise DataValidationError("two group values become the same name after trimming spaces")
     cms = {name: ConfusionMatrix(*row) for name, row in zip(names, counts.tolist())}
+    probs = _probabilities(df, probability_columns) if probability_columns else None
+    if probs is not None and flip:
+        probs = 1.0 - probs
+    rows = RowData(y, yhat, np.asarray(names, dtype=object)[inverse.ravel()], probs,
+                   tuple(map(str, probability_columns)),
+                   None if features is None else features.reset_index(drop=True))
     notes = []
     if flip:
         notes.append(f"{label_column} = {positive_label!r} is harmful, so labels and predictions were flipped: "
@@ -360,7 +386,27 @@ def cms_from_predictions(df: pd.DataFrame, label_column: str, prediction_column:
     if threshold is not None:
         notes.append(f"Prediction = {prediction_column} >= {threshold:g}.")
     return Audit(cms, source=source, notes=tuple(notes), group_columns=tuple(group_columns),
-                 positive_outcome=positive_outcome or (f"not {positive_label}" if flip else str(positive_label)))
+                 positive_outcome=positive_outcome or (f"not {positive_label}" if flip else str(positive_label)),
+                 rows=rows)
+
+
+def _probabilities(df: pd.DataFrame, columns: list[str]) -> np.ndarray:
+    """The probability columns as an (n, m) float array; every problem named by row and column."""
+    problems: list[Problem] = []
+    out = np.empty((len(df), len(columns)))
+    for k, col in enumerate(columns):
+        values = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float)
+        bad = ~np.isfinite(values) | (values < 0) | (values > 1)
+        if bad.any():
+            r = int(np.flatnonzero(bad)[0])
+            raw = df[col].iloc[r]
+            what = "missing" if pd.isna(raw) else f"{raw!r} is not a probability in [0, 1]"
+            extra = f" ({int(bad.sum()):,} such rows)" if bad.sum() > 1 else ""
+            problems.append(Problem(what + extra, r + 1, col))
+        out[:, k] = values
+    if problems:
+        raise DataValidationError(problems)
+    return out
 
 
 # --- safe CSV export -----------------------------------------------------------------------

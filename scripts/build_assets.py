@@ -21,6 +21,10 @@ import pandas as pd
 from scipy.optimize import minimize
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
+#: Features kept for the app's own bootstrap ensembles (Virny stability); no race or sex.
+COMPAS_FEATURES = ["age", "priors_count", "juv_fel_count", "juv_misd_count", "juv_other_count", "c_charge_degree"]
+ADULT_NUMERIC = ["age", "education-num", "capital-gain", "capital-loss", "hours-per-week"]
+ADULT_CATEGORICAL = ["workclass", "marital-status", "occupation", "relationship"]
 
 
 def build_compas(src: Path) -> None:
@@ -31,7 +35,8 @@ def build_compas(src: Path) -> None:
         & (df["c_charge_degree"] != "O")
         & (df["score_text"] != "N/A")
     )
-    out = df.loc[keep, ["race", "sex", "age_cat", "decile_score", "score_text", "two_year_recid"]]
+    out = df.loc[keep, ["race", "sex", "age_cat", "decile_score", "score_text", "two_year_recid",
+                        *COMPAS_FEATURES]]
     assert len(out) == 6172, len(out)
     out.to_csv(ASSETS / "compas_propublica.csv.gz", index=False, compression={"method": "gzip", "mtime": 0})
 
@@ -52,8 +57,7 @@ def _logistic_fit(x: np.ndarray, y: np.ndarray, l2: float = 1.0) -> np.ndarray:
 def build_adult(src: Path) -> None:
     df = pd.read_csv(src / "adult.csv")
     y = (df["income-per-year"].str.strip() == ">50K").to_numpy(dtype=float)
-    numeric = ["age", "education-num", "capital-gain", "capital-loss", "hours-per-week"]
-    categorical = ["workclass", "marital-status", "occupation", "relationship"]
+    numeric, categorical = ADULT_NUMERIC, ADULT_CATEGORICAL
     num = df[numeric].astype(float)
     num["capital-gain"] = np.log1p(num["capital-gain"])
     num["capital-loss"] = np.log1p(num["capital-loss"])
@@ -72,6 +76,10 @@ def build_adult(src: Path) -> None:
         "race": df["race"].str.strip(), "sex": df["sex"].str.strip(),
         "income_over_50k": y.astype(int), "predicted_over_50k": pred,
     })
+    for col in numeric:
+        out[col] = df[col].astype(int)
+    for col in categorical:
+        out[col] = df[col].str.strip()
     out.to_csv(ASSETS / "adult_predictions.csv.gz", index=False, compression={"method": "gzip", "mtime": 0})
 
 

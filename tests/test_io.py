@@ -173,3 +173,37 @@ def test_safe_csv_neutralizes_text_keeps_numbers_and_writes_undefined():
     assert "undefined" in text
     back = pd.read_csv(io.StringIO(text), index_col=0)
     assert back.loc["b", "value"] == "undefined"
+
+
+def test_rows_travel_with_the_audit_and_agree_with_the_cms():
+    df = rows_frame()
+    audit = cms_from_predictions(df, "y", "pred", ["race", "sex"], positive_label="yes")
+    rows = audit.rows
+    assert len(rows) == len(df) and rows.probabilities is None
+    for g, cm in audit.cms.items():
+        mask = rows.groups == g
+        assert ConfusionMatrix.from_predictions(rows.y[mask].astype(int), rows.y_pred[mask].astype(int)) == cm
+
+
+def test_probability_columns_are_validated_and_flipped():
+    df = rows_frame(50)
+    rng = np.random.default_rng(2)
+    df["m1"], df["m2"], df["m3"] = rng.uniform(size=(3, 50))
+    audit = cms_from_predictions(df, "y", "pred", ["race"], positive_label="yes", probability_columns=["m1", "m2", "m3"])
+    assert audit.rows.probabilities.shape == (50, 3) and audit.rows.model_names == ("m1", "m2", "m3")
+    flipped = cms_from_predictions(df, "y", "pred", ["race"], positive_label="yes", flip=True,
+                                   probability_columns=["m1", "m2", "m3"])
+    assert np.allclose(flipped.rows.probabilities, 1 - audit.rows.probabilities)
+
+    bad = df.astype({"m2": object, "m3": object})
+    bad.loc[6, "m2"] = "high"
+    bad.loc[9, "m3"] = 1.2
+    bad.loc[10, "m3"] = None
+    with pytest.raises(DataValidationError) as exc:
+        cms_from_predictions(bad, "y", "pred", ["race"], positive_label="yes", probability_columns=["m1", "m2", "m3"])
+    assert problems(exc) == ["row 7 (file line 8), column 'm2': 'high' is not a probability in [0, 1]",
+                             "row 10 (file line 11), column 'm3': 1.2 is not a probability in [0, 1] (2 such rows)"]
+    with pytest.raises(DataValidationError, match="at least two probability columns"):
+        cms_from_predictions(df, "y", "pred", ["race"], positive_label="yes", probability_columns=["m1"])
+    with pytest.raises(DataValidationError, match="cannot also be the label or a group"):
+        cms_from_predictions(df, "y", "pred", ["race"], positive_label="yes", probability_columns=["m1", "race"])

@@ -124,10 +124,16 @@ def test_bootstrap_ensemble_is_seeded_and_sensible():
     calls = []
     a = ensemble.bootstrap_ensemble(feats, y, n_models=6, seed=3, progress=lambda d, t: calls.append((d, t)))
     b = ensemble.bootstrap_ensemble(feats, y, n_models=6, seed=3)
-    assert np.array_equal(a.probabilities, b.probabilities) and np.array_equal(a.test_index, b.test_index)
-    assert a.probabilities.shape == (180, 6) and a.train_size == 420
-    assert calls[-1] == (6, 6) and len(calls) == 6
-    assert a.test_accuracy > 0.75  # a learnable signal is learned
+    assert np.array_equal(a.probabilities, b.probabilities) and np.array_equal(a.folds, b.folds)
+    assert a.probabilities.shape == (600, 6) and np.bincount(a.folds).tolist() == [120] * 5
+    assert calls[-1] == (30, 30) and len(calls) == 30
+    assert a.accuracy > 0.75  # a learnable signal is learned
+    # Out of fold: flipping fold 0's labels changes every other fold's models, but not the
+    # probabilities of fold 0's own rows, whose models never saw them.
+    flipped = np.where(a.folds == 0, ~y, y)
+    c = ensemble.bootstrap_ensemble(feats, flipped, n_models=6, seed=3)
+    assert np.array_equal(c.probabilities[a.folds == 0], a.probabilities[a.folds == 0])
+    assert not np.allclose(c.probabilities[a.folds == 1], a.probabilities[a.folds == 1])
     assert not np.allclose(a.probabilities[:, 0], a.probabilities[:, 1])  # the bootstraps differ
     assert a.feature_names == ["x1", "x2", "c=v", "c=w"]
 
