@@ -323,3 +323,47 @@ def blackstone_benefit(b_plus: float, kappa: float, p: float, avoid: str = "FN")
     if avoid == "FN":
         return {"TP": 1.0, "FN": float(b_minus), "FP": 1.0, "TN": float(b_plus)}
     return {"TP": float(b_plus), "FN": 1.0, "FP": float(b_minus), "TN": 1.0}
+
+
+def decomposition_over_alpha(cms_by_group: Mapping[str, ConfusionMatrix], benefit: Benefit = SPEICHER,
+                             alphas: npt.ArrayLike = (-1.0, 0.0, 0.5, 1.0, 2.0, 3.0)) -> pd.DataFrame:
+    """``decompose`` for several α: columns alpha, total, within, between, between share, note.
+
+    Where an α is not allowed (α <= 0 with someone at benefit 0) the values are NaN and
+    ``note`` says why, so one bad α never hides the others.
+    """
+    rows = []
+    for a in np.asarray(alphas, dtype=float).tolist():
+        try:
+            parts = decompose(cms_by_group, benefit, a)
+            share = parts["between"] / parts["total"] if parts["total"] > 0 else float("nan")
+            rows.append({"alpha": a, **parts, "between share": share, "note": ""})
+        except ValueError as exc:
+            rows.append({"alpha": a, "total": np.nan, "within": np.nan, "between": np.nan,
+                         "between share": np.nan, "note": str(exc)})
+    return pd.DataFrame(rows)
+
+
+def landscape(benefit: Benefit, alpha: float, size: int = 121, mu_range: tuple[float, float] | None = None,
+              lam_range: tuple[float, float] = (0.0, 1.0)) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The index over a (μ, λ) grid for a {b−, b+, 1}-form benefit (004 Fig. 1/4): (mu, lam, I[λ, μ]).
+
+    μ is in units of the unit reward (the whole domain [min(b−, 1), max(b+, 1)] by default);
+    I is NaN outside 004 eq. 6's domain.
+    """
+    form = unit_form(benefit)
+    lam = np.linspace(*lam_range, size)
+    lo, hi = mu_range if mu_range is not None else (min(form.b_minus, 1.0), max(form.b_plus, 1.0))
+    mu = np.linspace(lo, hi, size)
+    grid = index_mu_lambda(mu[None, :], lam[:, None], form.b_minus, form.b_plus, alpha)
+    return mu, lam, grid
+
+
+def ofi_link(benefit: Benefit) -> tuple[float, float] | None:
+    """(u, d) when TP = TN = u and FP = u + d, FN = u − d with d > 0; then a group's mean benefit is
+    μ_g = u + d·B_g, so μ_i − μ_j = d·OFI (Speicher: u = d = 1). None for other benefit matrices."""
+    b = dict(zip(CELLS, check_benefit(benefit).tolist()))
+    u, d = b["TP"], b["FP"] - b["TP"]
+    if b["TN"] == u and d > 0 and np.isclose(u - b["FN"], d, rtol=1e-12, atol=1e-12):
+        return u, d
+    return None

@@ -21,6 +21,7 @@ import pandas as pd
 
 from .audit import Audit
 from .confusion import CELLS, ConfusionMatrix
+from .ensemble import make_design
 from .stability import RowData
 
 #: Most rows accepted from a row-level predictions file.
@@ -339,6 +340,15 @@ def cms_from_predictions(df: pd.DataFrame, label_column: str, prediction_column:
                                               column=col))
     if len(probability_columns) == 1:
         raise DataValidationError("an ensemble needs at least two probability columns (one per model)")
+    if features is not None:
+        clash = set(map(str, features.columns)) & {str(label_column), str(prediction_column), *map(str, group_columns)}
+        if clash:
+            raise DataValidationError(f"feature column(s) {', '.join(map(repr, sorted(clash)))} cannot also be the "
+                                      "label, prediction or a group column")
+        try:
+            make_design(features)
+        except ValueError as exc:
+            raise DataValidationError(str(exc)) from None
     if len(df) > MAX_ROWS:
         raise DataValidationError(f"{len(df):,} rows; the limit is {MAX_ROWS:,}")
     if positive_prediction is None:

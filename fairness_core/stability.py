@@ -219,4 +219,6 @@ def distribution_table(rows: RowData, threshold: float = 0.5,
     mean.columns = ["group", "metric", "mean"]
     wide = long.pivot_table(index=["group", "metric"], columns="quantile", values="value")
     wide.columns = [f"q{round(100 * c):02d}" for c in wide.columns]
-    return wide.reset_index().merge(mean, on=["group", "metric"])
+    out = wide.reset_index().merge(mean, on=["group", "metric"])
+    out["metric"] = pd.Categorical(out["metric"], categories=list(INDIVIDUAL_METRICS), ordered=True)
+    return out.sort_values(["metric", "group"]).reset_index(drop=True).astype({"metric": str})

@@ -93,10 +93,20 @@ with rows_tab:
                                         key="pos-pred")
             flip = st.toggle("The positive value is **harmful** (e.g. 'will reoffend'): flip label and prediction "
                              "so positive = beneficial", key="flip")
+            with st.expander("Optional: an ensemble's probabilities or features (stability and uncertainty)"):
+                st.caption("For Virny's stability and uncertainty metrics on the Bias Audit page: map one column "
+                           "per model holding that model's probability of the positive value, or pick feature "
+                           "columns and the app trains its own bootstrap ensemble on them.")
+                free = [c for c in cols if c not in (label_col, *group_cols)]
+                prob_cols = st.multiselect("Probability columns (one per model, at least two)", free, key="prob-cols")
+                feature_cols = st.multiselect("Feature columns", [c for c in free if c not in (pred_col, *prob_cols)],
+                                              key="feature-cols")
             if st.button("Aggregate and use", type="primary", key="use-rows"):
                 try:
                     parsed = cms_from_predictions(rows, label_col, pred_col, group_cols, pos_label, pos_pred,
-                                                  flip=flip, threshold=threshold, source=f"{upload.name}")
+                                                  flip=flip, threshold=threshold, source=f"{upload.name}",
+                                                  probability_columns=prob_cols,
+                                                  features=rows[feature_cols] if feature_cols else None)
                 except DataValidationError as exc:
                     show_problems(exc)
                 else:

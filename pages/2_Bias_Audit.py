@@ -1,9 +1,11 @@
-"""Bias Audit: OFI beside disparate impact for every pair of groups, then the details."""
+"""Bias Audit: OFI beside disparate impact for every pair of groups, inequality across
+individuals (generalized entropy index), and stability and uncertainty (Virny)."""
 
 import streamlit as st
 
 from fairness_core import bias, metrics, plots
 from fairness_core.audit import DEFAULT_OFI_TOLERANCE
+from ui.audit_sections import inequality_section, stability_section
 from ui.state import data_banner, page_setup
 from ui.widgets import P_FORMATS, csv_download, html_download, reasons_frame, styled, verdict_summary
 
@@ -26,68 +28,82 @@ st.markdown("**OFI** (Objective Fairness Index) = B_i − B_j, the difference of
             "**OFI ≠ 0: the algorithm is at fault. OFI ≈ 0 with DI ≠ 1: a systemic disparity** "
             "(different base rates) that disparate impact alone cannot tell apart.")
 
-left, right = st.columns(2)
-ofi_fig = plots.pairwise_heatmap(audit, "OFI")
-di_fig = plots.disparate_impact_heatmap(audit)
-with left:
-    st.plotly_chart(ofi_fig, width="stretch", key="ofi-heatmap")
-    html_download(ofi_fig, "ofi_heatmap.html", key="ofi-html")
-with right:
-    st.plotly_chart(di_fig, width="stretch", key="di-heatmap")
-    html_download(di_fig, "di_heatmap.html", key="di-html")
+#: Tab labels double as the ``?view=`` query parameter, so a link can open any tab.
+TABS = ("Group fairness", "Inequality across individuals", "Stability and uncertainty")
+tab_groups, tab_gei, tab_virny = st.tabs(TABS, key="view", bind="query-params")
 
-st.subheader("Verdict per pair")
-verdicts = audit.verdicts(tolerance)
-verdict_summary(verdicts)
-st.dataframe(styled(verdicts, 3, P_FORMATS), width="stretch", hide_index=True, key="verdicts",
-             height="content" if len(verdicts) <= 30 else "auto",
-             column_config={"explanation": st.column_config.TextColumn(width="large")})
-csv_download(verdicts, "pair_verdicts.csv", "Download verdicts (CSV)", index=False)
+if tab_groups.open:
+    with tab_groups:
+        left, right = st.columns(2)
+        ofi_fig = plots.pairwise_heatmap(audit, "OFI")
+        di_fig = plots.disparate_impact_heatmap(audit)
+        with left:
+            st.plotly_chart(ofi_fig, width="stretch", key="ofi-heatmap")
+            html_download(ofi_fig, "ofi_heatmap.html", key="ofi-html")
+        with right:
+            st.plotly_chart(di_fig, width="stretch", key="di-heatmap")
+            html_download(di_fig, "di_heatmap.html", key="di-html")
 
-benefit_fig = plots.benefit_chart(audit)
-st.plotly_chart(benefit_fig, width="stretch", key="benefit-chart")
-html_download(benefit_fig, "benefit_chart.html", key="benefit-html")
+        st.subheader("Verdict per pair")
+        verdicts = audit.verdicts(tolerance)
+        verdict_summary(verdicts)
+        st.dataframe(styled(verdicts, 3, P_FORMATS), width="stretch", hide_index=True, key="verdicts",
+                     height="content" if len(verdicts) <= 30 else "auto",
+                     column_config={"explanation": st.column_config.TextColumn(width="large")})
+        csv_download(verdicts, "pair_verdicts.csv", "Download verdicts (CSV)", index=False)
 
-st.subheader("Single-group metrics")
-st.caption("All 19 metrics of SCIENCE.md §1 per group. “undefined” means a zero denominator; the reasons are listed "
-           "below the table.")
-table = audit.group_table()
-st.dataframe(styled(table), width="stretch", key="group-table")
-csv_download(table, "group_metrics.csv", "Download group metrics (CSV)")
-reasons = reasons_frame(audit.undefined_reasons())
-if len(reasons):
-    with st.expander(f"Why {len(reasons)} values are undefined"):
-        st.dataframe(reasons, width="stretch", hide_index=True)
-        csv_download(reasons, "undefined_reasons.csv", "Download reasons (CSV)", index=False)
-shown = st.selectbox("Plot a metric across groups", metrics.NAMES, index=metrics.NAMES.index("B"),
-                     key="group-metric", format_func=lambda k: f"{k} — {metrics.info(k).long_name}")
-metric_fig = plots.group_metric_chart(audit, shown)
-st.plotly_chart(metric_fig, width="stretch", key="group-metric-chart")
-html_download(metric_fig, f"{shown.lower()}_by_group.html", key="group-metric-html")
-with st.expander("Metric definitions"):
-    st.dataframe([{"metric": k, "name": metrics.info(k).long_name, "family": metrics.info(k).family,
-                   "formula": metrics.info(k).formula} for k in metrics.NAMES], hide_index=True, width="stretch")
+        benefit_fig = plots.benefit_chart(audit)
+        st.plotly_chart(benefit_fig, width="stretch", key="benefit-chart")
+        html_download(benefit_fig, "benefit_chart.html", key="benefit-html")
 
-st.subheader("Every Table 3.2 comparison")
-name = st.selectbox("Comparison", bias.NAMES, index=bias.NAMES.index("OFI"), key="comparison",
-                    format_func=lambda k: f"{k} — {bias.info(k).long_name}")
-c1, c2 = st.columns([3, 2])
-with c1:
-    fig = plots.pairwise_heatmap(audit, name)
-    st.plotly_chart(fig, width="stretch", key="metric-heatmap")
-    html_download(fig, f"{name.lower()}_heatmap.html", key="metric-html")
-    pair = audit.pairwise(name)
-    csv_download(pair, f"{name.lower()}_pairwise.csv", f"Download {name} matrix (CSV)")
-with c2:
-    st.markdown(f"**{name}** = {bias.info(name).formula}; pivot {bias.info(name).pivot:g}. "
-                "A greater score means more bias toward group i.")
-    vs_ref = audit.versus_reference(reference)
-    st.markdown(f"**Each group vs {reference}** (all comparisons)")
-    st.dataframe(styled(vs_ref, 3), width="stretch", key="vs-reference")
-    csv_download(vs_ref, f"vs_{reference}.csv", "Download one-vs-reference (CSV)")
+        st.subheader("Single-group metrics")
+        st.caption("All 19 metrics of SCIENCE.md §1 per group. “undefined” means a zero denominator; the reasons are listed "
+                   "below the table.")
+        table = audit.group_table()
+        st.dataframe(styled(table), width="stretch", key="group-table")
+        csv_download(table, "group_metrics.csv", "Download group metrics (CSV)")
+        reasons = reasons_frame(audit.undefined_reasons())
+        if len(reasons):
+            with st.expander(f"Why {len(reasons)} values are undefined"):
+                st.dataframe(reasons, width="stretch", hide_index=True)
+                csv_download(reasons, "undefined_reasons.csv", "Download reasons (CSV)", index=False)
+        shown = st.selectbox("Plot a metric across groups", metrics.NAMES, index=metrics.NAMES.index("B"),
+                             key="group-metric", format_func=lambda k: f"{k} — {metrics.info(k).long_name}")
+        metric_fig = plots.group_metric_chart(audit, shown)
+        st.plotly_chart(metric_fig, width="stretch", key="group-metric-chart")
+        html_download(metric_fig, f"{shown.lower()}_by_group.html", key="group-metric-html")
+        with st.expander("Metric definitions"):
+            st.dataframe([{"metric": k, "name": metrics.info(k).long_name, "family": metrics.info(k).family,
+                           "formula": metrics.info(k).formula} for k in metrics.NAMES], hide_index=True, width="stretch")
 
-st.markdown("**Properties** (000 Table 3.2): OBJ objective testing · R real-valued · DIR directed · "
-            "SYM symmetric · BND bounded · ALL defined everywhere. Only OFI has all six.")
-props = bias.properties_table()
-st.dataframe(props.replace({True: "✓", False: "✗"}), width="stretch", height="content", key="properties")
-csv_download(props, "metric_properties.csv", "Download properties (CSV)")
+        st.subheader("Every Table 3.2 comparison")
+        name = st.selectbox("Comparison", bias.NAMES, index=bias.NAMES.index("OFI"), key="comparison",
+                            format_func=lambda k: f"{k} — {bias.info(k).long_name}")
+        c1, c2 = st.columns([3, 2])
+        with c1:
+            fig = plots.pairwise_heatmap(audit, name)
+            st.plotly_chart(fig, width="stretch", key="metric-heatmap")
+            html_download(fig, f"{name.lower()}_heatmap.html", key="metric-html")
+            pair = audit.pairwise(name)
+            csv_download(pair, f"{name.lower()}_pairwise.csv", f"Download {name} matrix (CSV)")
+        with c2:
+            st.markdown(f"**{name}** = {bias.info(name).formula}; pivot {bias.info(name).pivot:g}. "
+                        "A greater score means more bias toward group i.")
+            vs_ref = audit.versus_reference(reference)
+            st.markdown(f"**Each group vs {reference}** (all comparisons)")
+            st.dataframe(styled(vs_ref, 3), width="stretch", key="vs-reference")
+            csv_download(vs_ref, f"vs_{reference}.csv", "Download one-vs-reference (CSV)")
+
+        st.markdown("**Properties** (000 Table 3.2): OBJ objective testing · R real-valued · DIR directed · "
+                    "SYM symmetric · BND bounded · ALL defined everywhere. Only OFI has all six.")
+        props = bias.properties_table()
+        st.dataframe(props.replace({True: "✓", False: "✗"}), width="stretch", height="content", key="properties")
+        csv_download(props, "metric_properties.csv", "Download properties (CSV)")
+
+if tab_gei.open:
+    with tab_gei:
+        inequality_section(audit, reference)
+
+if tab_virny.open:
+    with tab_virny:
+        stability_section(audit, reference)

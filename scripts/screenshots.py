@@ -13,6 +13,8 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 PAGES = {"home": "", "upload": "Upload", "bias_audit": "Bias_Audit",
+         "bias_audit_gei": "Bias_Audit?view=Inequality+across+individuals",
+         "bias_audit_virny": "Bias_Audit?view=Stability+and+uncertainty",
          "sample_size_match": "Sample_Size_Explorer",
          "sample_size_cdf": "Sample_Size_Explorer?tab=Distributions+as+n+grows",
          "sample_size_holes": "Sample_Size_Explorer?tab=Holes",

@@ -150,3 +150,75 @@ def test_an_empty_metric_choice_asks_for_one():
     at.multiselect(key="match-metrics").set_value([]).run()
     assert not at.exception
     assert [w.value for w in at.warning] == ["Pick at least one metric."]
+
+
+AUDIT_PAGE = "pages/2_Bias_Audit.py"
+
+
+def on_view(view: str, demo: str | None = None) -> AppTest:
+    at = fresh()
+    if demo:
+        at.switch_page("pages/1_Upload.py")
+        at.run()
+        at.selectbox[0].set_value(demo).run()
+        at.button(key="load-demo").click().run()
+    at.switch_page(AUDIT_PAGE)
+    at.session_state["view"] = view  # the tabs are bound to ?view=
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_inequality_tab_shows_the_decomposition_of_the_loaded_data():
+    from fairness_core import datasets, entropy
+
+    at = on_view("Inequality across individuals")
+    parts = entropy.decompose(datasets.load_demo("compas_race").cms)
+    tiles = {m.label: m.value for m in at.metric}
+    assert tiles["Index, everyone pooled"] == f"{parts['total']:.4g}"
+    assert tiles["Between groups"] == f"{parts['between']:.4g}"
+    assert any("μ_i − μ_j = 1·OFI" in m.value for m in at.markdown)
+    assert any("tracks accuracy" in m.value for m in at.markdown)
+    table = frame_with(at, "index within group")
+    assert len(table) == 6
+    # alpha = 0 meets Speicher's zero benefit for false negatives: a clear message, no crash.
+    at.number_input(key="gei-alpha-" + entropy.PRESETS["speicher"].label).set_value(0.0).run()
+    assert not at.exception
+    assert "needs every benefit > 0" in at.error[0].value and "FN" in at.error[0].value
+
+
+def test_inequality_tab_with_004_design_and_custom_benefits():
+    at = on_view("Inequality across individuals")
+    at.selectbox(key="gei-preset").set_value("004 design: avoid wrongly withholding the benefit (FN)").run()
+    assert not at.exception and not at.error
+    assert any("λ is the share in TP and FP" in m.value for m in at.markdown)
+    at.selectbox(key="gei-preset").set_value("Custom benefit matrix").run()
+    at.number_input(key="gei-b-TN").set_value(3.0).run()  # four distinct benefits: no (μ, λ) view
+    assert not at.exception
+    assert any("needs benefits of the form" in i.value for i in at.info)
+
+
+def test_stability_tab_trains_an_ensemble_for_the_demo():
+    from fairness_core import datasets, ensemble, stability
+
+    at = on_view("Stability and uncertainty", demo="ricci_a")
+    assert not at.error
+    audit = datasets.load_demo("ricci_a")
+    fit = ensemble.bootstrap_ensemble(audit.rows.features, audit.rows.y, n_models=20, seed=0)
+    expected = stability.group_table(audit.rows.subset(range(len(audit.rows)), fit.probabilities))
+    table = frame_with(at, "label stability")
+    assert np.allclose(table.loc["all", "label stability"], expected.loc["all", "label stability"])
+    assert table.loc["Black", "n"] == audit.cms["Black"].n  # cross-fitted: every individual is scored
+    disp = frame_with(at, "Δjitter")
+    assert set(disp.index) == {"Black", "Hispanic"}  # priv defaults to the largest group, White
+
+
+def test_stability_tab_explains_what_cm_tables_cannot_show():
+    at = fresh("pages/1_Upload.py")
+    at.text_area(key="cm-paste").set_value("group,TP,FN,FP,TN\nA,1,0,0,5\nB,7,0,1,10").run()
+    at.button(key="use-typed").click().run()
+    at.switch_page(AUDIT_PAGE)
+    at.session_state["view"] = "Stability and uncertainty"
+    at.run()
+    assert not at.exception
+    assert "row-level data" in at.info[0].value

@@ -182,3 +182,22 @@ def test_blackstone_designs():
 def test_presets_are_valid():
     for preset in entropy.PRESETS.values():
         assert entropy.generalized_entropy_index(CM(5, 2, 3, 10), preset.benefit, preset.alpha) > 0
+
+
+def test_ofi_link_for_symmetric_benefits():
+    a, b = CM(5, 2, 3, 10), CM(1, 4, 0, 7)
+    for benefit in (entropy.SPEICHER, entropy.PRESETS["jin"].benefit):
+        u, d = entropy.ofi_link(benefit)
+        assert entropy.mean_benefit(a, benefit) - entropy.mean_benefit(b, benefit) == pytest.approx(
+            d * bias.compare("OFI", a, b))
+        assert entropy.mean_benefit(a, benefit) == pytest.approx(u + d * metrics.compute("B", a))
+    assert entropy.ofi_link(entropy.PRESETS["heidari"].benefit) is None
+
+
+def test_decomposition_over_alpha_marks_disallowed_alphas():
+    groups = {"a": CM(3, 2, 1, 4), "b": CM(6, 1, 2, 5)}
+    table = entropy.decomposition_over_alpha(groups, entropy.SPEICHER, [0.0, 2.0])
+    assert math.isnan(table.loc[0, "total"]) and "needs every benefit > 0" in table.loc[0, "note"]
+    assert table.loc[1, "total"] == pytest.approx(entropy.generalized_entropy_index(groups, alpha=2.0))
+    mu, lam, grid = entropy.landscape(entropy.SPEICHER, 2.0, size=11)
+    assert grid.shape == (11, 11) and np.isnan(grid).any() and np.nanmin(grid) >= -1e-12

@@ -207,3 +207,15 @@ def test_probability_columns_are_validated_and_flipped():
         cms_from_predictions(df, "y", "pred", ["race"], positive_label="yes", probability_columns=["m1"])
     with pytest.raises(DataValidationError, match="cannot also be the label or a group"):
         cms_from_predictions(df, "y", "pred", ["race"], positive_label="yes", probability_columns=["m1", "race"])
+
+
+def test_feature_columns_are_checked_at_upload():
+    df = rows_frame(60)
+    df["age"] = np.arange(60.0)
+    df.loc[4, "age"] = np.nan
+    with pytest.raises(DataValidationError, match=r"row 5, column 'age': missing value"):
+        cms_from_predictions(df, "y", "pred", ["race"], positive_label="yes", features=df[["age", "sex"]])
+    with pytest.raises(DataValidationError, match="cannot also be the label"):
+        cms_from_predictions(df, "y", "pred", ["race"], positive_label="yes", features=df[["y"]])
+    ok = cms_from_predictions(df.fillna(0), "y", "pred", ["race"], positive_label="yes", features=df.fillna(0)[["age"]])
+    assert list(ok.rows.features.columns) == ["age"]

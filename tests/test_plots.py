@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+import pandas as pd
 
 from fairness_core import ConfusionMatrix, plots
 from fairness_core.audit import Audit
@@ -56,3 +57,39 @@ def test_group_metric_chart_labels_undefined_instead_of_zero():
     assert math.isnan(bars.y[0]) and bars.y[1] == 2 / 3
     assert bars.text[0] == "undefined"
     assert fig.data[1].x == ("a",) and fig.data[1].text == ("undefined",)
+
+
+def test_gei_figures_carry_the_decomposition_and_mark_disallowed_alphas():
+    from fairness_core import entropy
+
+    audit = Audit({"a": CM(3, 2, 1, 4), "b": CM(6, 1, 2, 5)})
+    table = entropy.decomposition_over_alpha(audit.cms, entropy.SPEICHER, [0.0, 1.0, 2.0])
+    fig = plots.gei_decomposition(table, 2.0)
+    within, between, undefined = fig.data
+    assert math.isnan(within.y[0]) and undefined.text == ("undefined",) and undefined.x == ("α = 0",)
+    parts = entropy.decompose(audit.cms, entropy.SPEICHER, 2.0)
+    assert within.y[2] == parts["within"] and between.y[2] == parts["between"]
+    assert within.x[2] == "α = 2 (chosen)"
+    mu, lam, grid = entropy.landscape(entropy.SPEICHER, 2.0, size=21)
+
+    pts = pd.DataFrame([{"group": g, "n": cm.n, "index": 0.1, "mu": entropy.mu_lambda(cm, entropy.SPEICHER)[0],
+                         "lambda": entropy.mu_lambda(cm, entropy.SPEICHER)[1]} for g, cm in audit.cms.items()])
+    fig = plots.gei_landscape(mu, lam, grid, pts, 2.0, ("TP", "TN"))
+    assert list(fig.data[1].text) == ["a", "b"] and fig.data[1].y[0] == 7 / 10  # λ = accuracy of a
+
+
+def test_stability_figures():
+    from fairness_core import stability
+
+    rng = np.random.default_rng(0)
+    rows = stability.RowData(rng.integers(0, 2, 60), rng.integers(0, 2, 60), np.repeat(["x", "y", "z"], 20),
+                             rng.uniform(size=(60, 5)))
+    dist = stability.distribution_table(rows)
+    fig = plots.stability_boxes(dist)
+    assert [t.name for t in fig.data] == list(stability.INDIVIDUAL_METRICS)
+    ls = dist[dist["metric"] == "label stability"].set_index("group")
+    assert list(fig.data[0].median) == ls.loc[["x", "y", "z"], "q50"].tolist()
+    disp = stability.disparities(stability.group_table(rows), "x")
+    fig = plots.stability_disparities(disp)
+    assert [t.name for t in fig.data] == ["y", "z"] and "DI" not in fig.data[0].y
+    assert fig.data[0].x[0] == disp.loc["y", "ΔFPR"]
