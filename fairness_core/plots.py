@@ -573,7 +573,8 @@ def gei_decomposition(table: pd.DataFrame, chosen: float | None = None) -> go.Fi
                                  hoverinfo="skip", showlegend=False, textfont=dict(color=UNDEFINED_BAR)))
     for lab, total, share in zip(labels, table["total"], table["between share"]):
         if np.isfinite(total):
-            fig.add_annotation(x=lab, y=total, text=f"{total:.3g}<br><sup>{share:.0%} between</sup>",
+            fig.add_annotation(x=lab, y=total, text=f"{total:.3g}" + (f"<br><sup>{share:.0%} between</sup>"
+                                                                      if np.isfinite(share) else ""),
                                showarrow=False, yshift=18, font=dict(size=11))
     fig.update_layout(barmode="stack", yaxis_title="generalized entropy index")
     return _plain(fig, "Inequality of benefits across individuals, split into within- and between-group parts",
