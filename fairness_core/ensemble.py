@@ -25,11 +25,9 @@ import numpy.typing as npt
 import pandas as pd
 from scipy.special import expit
 
+from .jobs import Cancelled
+
 MAX_LEVELS = 50  # a categorical column with more distinct values is refused (likely an ID)
-
-
-class Cancelled(Exception):
-    """Raised when ``should_stop`` asks the training to stop."""
 
 
 @dataclass(frozen=True)
