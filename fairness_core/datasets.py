@@ -177,3 +177,25 @@ def load_demo(key: str, assets: Path = ASSETS_DIR) -> Audit:
     if key not in DEMOS:
         raise ValueError(f"unknown demo {key!r}; expected one of {', '.join(DEMOS)}")
     return DEMOS[key].load(assets)
+
+
+#: Row-level demo tables for the synthetic-data page: protected attributes, a 0/1 label whose
+#: 1 is the beneficial outcome, and the features (capital gain/loss as log1p, as the ensemble uses).
+ROW_DEMOS = {"adult": "UCI Adult (income over $50K)", "compas": "COMPAS (not a recidivist, flipped)"}
+
+
+def demo_table(key: str, assets: Path = ASSETS_DIR) -> tuple[pd.DataFrame, str, list[str]]:
+    """(rows, label column, protected columns) for ``key`` in :data:`ROW_DEMOS`."""
+    if key == "adult":
+        df = _read(assets / "adult_predictions.csv.gz")
+        out = df[["race", "sex"]].copy()
+        out["income_over_50k"] = df["income_over_50k"].astype(int)
+        features = df[ADULT_FEATURES].copy()
+        features[["capital-gain", "capital-loss"]] = np.log1p(features[["capital-gain", "capital-loss"]])
+        return pd.concat([out, features], axis=1), "income_over_50k", ["race", "sex"]
+    if key == "compas":
+        df = compas_frame(assets)
+        out = df[["race", "sex"]].copy()
+        out["not_recidivist"] = 1 - df["two_year_recid"].astype(int)
+        return pd.concat([out, df[COMPAS_FEATURES]], axis=1).reset_index(drop=True), "not_recidivist", ["race", "sex"]
+    raise ValueError(f"unknown row demo {key!r}; expected one of {', '.join(ROW_DEMOS)}")

@@ -1,0 +1,117 @@
+"""Judging synthetic data: distances to a target distribution (000 Table 3.5) and the bias of a
+classifier trained with and without it (000 Table 3.4), per group against the rest.
+
+>>> import pandas as pd
+>>> d = distances(pd.Series(["a", "a", "b", "b"]), {"a": 0.5, "b": 0.5})
+>>> d["KS statistic"], d["KL divergence"], d["JS distance"]
+(0.0, 0.0, 0.0)
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+from scipy.spatial.distance import jensenshannon
+from scipy.stats import entropy
+
+from . import bias
+from .confusion import ConfusionMatrix
+
+#: 000 Table 3.4's metrics.
+TABLE_3_4 = ("OFI", "DI", "DCA", "DPPL")
+
+
+def shares(values: pd.Series, categories: Sequence[str]) -> np.ndarray:
+    """Share of each category (in the given order) among ``values``."""
+    counts = values.astype(str).value_counts()
+    v = np.array([counts.get(c, 0) for c in categories], dtype=float)
+    return v / v.sum() if v.sum() else v
+
+
+def distances(values: pd.Series, target: Mapping[str, float], categories: Sequence[str] | None = None
+              ) -> dict[str, float]:
+    """KS statistic, KL divergence D(observed ‖ target) and JS distance (natural log) of the
+    categorical ``values`` against ``target`` proportions (000 Table 3.5; SciPy's ``entropy``
+    and ``jensenshannon``). KS compares the two CDFs over the categories in ``categories``
+    order (default: the target's); KL is inf where the target gives 0 to an observed category."""
+    cats = list(categories) if categories is not None else list(target)
+    q = np.array([float(target.get(c, 0.0)) for c in cats])
+    if q.sum() <= 0 or np.any(q < 0):
+        raise ValueError("target proportions must be >= 0 and not all 0")
+    q = q / q.sum()
+    p = shares(values, cats)
+    return {"KS statistic": float(np.max(np.abs(np.cumsum(p) - np.cumsum(q)))),
+            "KL divergence": float(entropy(p, q)), "JS distance": float(jensenshannon(p, q))}
+
+
+def distance_table(real: pd.Series, synthetic: pd.Series, target: Mapping[str, float],
+                   categories: Sequence[str] | None = None) -> pd.DataFrame:
+    """000 Table 3.5 for one column: rows KS / KL / JS; columns synthetic, real, improvement
+    (1 − synthetic/real, as a share; NaN where real is already 0)."""
+    s, r = distances(synthetic, target, categories), distances(real, target, categories)
+    rows = []
+    for k in s:
+        imp = 1 - s[k] / r[k] if r[k] > 0 and np.isfinite(r[k]) else np.nan
+        rows.append({"metric": k, "synthetic": s[k], "real": r[k], "improvement": imp})
+    return pd.DataFrame(rows).set_index("metric")
+
+
+def share_table(real: pd.Series, synthetic: pd.Series, target: Mapping[str, float]) -> pd.DataFrame:
+    """Per category: real, synthetic and target shares (what the bar chart draws)."""
+    cats = list(target)
+    q = np.array([float(target[c]) for c in cats])
+    return pd.DataFrame({"real": shares(real, cats), "synthetic": shares(synthetic, cats), "target": q / q.sum()},
+                        index=pd.Index(cats, name="category"))
+
+
+def bias_by_group(y_true: npt.ArrayLike, y_pred: npt.ArrayLike, groups: npt.ArrayLike,
+                  names: Iterable[str] = TABLE_3_4) -> pd.DataFrame:
+    """Each group i against the rest of the data j, for each comparison in ``names`` (NaN where
+    undefined). Rows: groups; columns: metrics; plus n."""
+    y, yp = np.asarray(y_true).astype(int), np.asarray(y_pred).astype(int)
+    g = np.asarray(groups, dtype=object)
+    names = list(names)
+    total = ConfusionMatrix.from_predictions(y, yp)
+    rows = {}
+    for name in sorted(set(g.tolist()), key=str):
+        mask = g == name
+        cm = ConfusionMatrix.from_predictions(y[mask], yp[mask])
+        rest = total - cm
+        rows[name] = {"n": int(mask.sum()),
+                      **{k: (bias.compare(k, cm, rest) if rest.n else np.nan) for k in names}}
+    out = pd.DataFrame.from_dict(rows, orient="index")
+    out.index.name = "group (vs the rest)"
+    return out
+
+
+def summarize(runs: pd.DataFrame, names: Iterable[str] = TABLE_3_4) -> pd.DataFrame:
+    """Mean and spread over seeds, before (``real``) and after (``augmented``), with the
+    improvement |before − pivot| − |after − pivot| (> 0: closer to no bias).
+
+    ``runs`` is long: columns seed, data ("real" / "augmented"), group, and one column per metric.
+    """
+    out = []
+    for name in names:
+        pivot = bias.info(name).pivot
+        for g, part in runs.groupby("group", sort=False):
+            before = part.loc[part["data"] == "real", name].to_numpy(dtype=float)
+            after = part.loc[part["data"] == "augmented", name].to_numpy(dtype=float)
+            mb, ma = _mean(before), _mean(after)
+            imp = abs(mb - pivot) - abs(ma - pivot) if np.isfinite(mb) and np.isfinite(ma) else np.nan
+            out.append({"metric": name, "group": g, "real": mb, "real sd": _sd(before), "augmented": ma,
+                        "augmented sd": _sd(after), "improvement": imp,
+                        "improves": "yes" if imp > 0 else ("no" if imp <= 0 else "undefined")})
+    return pd.DataFrame(out)
+
+
+def _mean(v: np.ndarray) -> float:
+    v = v[np.isfinite(v)]
+    return float(v.mean()) if v.size else np.nan
+
+
+def _sd(v: np.ndarray) -> float:
+    v = v[np.isfinite(v)]
+    return float(v.std(ddof=1)) if v.size > 1 else np.nan

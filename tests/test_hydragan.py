@@ -1,0 +1,181 @@
+"""Conditional HydraGAN: shapes, conditions, the gradient penalty, a short seeded run, checkpoints,
+cancel, and the experiment's evaluation helpers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from scipy.stats import wasserstein_distance
+
+from fairness_core import augmentation, bias, jobs
+from fairness_core.confusion import ConfusionMatrix
+from models import experiment as E
+from models import hydragan as H
+
+
+def toy(n: int = 200, seed: int = 0) -> pd.DataFrame:
+    """Two groups far apart in x; label mostly 1 in A, mostly 0 in B; a text column."""
+    rng = np.random.default_rng(seed)
+    g = np.repeat(["A", "B"], n)
+    x = np.where(g == "A", rng.normal(5, 1, 2 * n), rng.normal(-5, 1, 2 * n))
+    y = (rng.uniform(size=2 * n) < np.where(g == "A", 0.8, 0.3)).astype(int)
+    sex = rng.choice(["F", "M"], 2 * n)
+    return pd.DataFrame({"group": g, "sex": sex, "x": x, "count": rng.integers(0, 5, 2 * n), "y": y})
+
+
+def config(**kw) -> H.HydraConfig:
+    base = dict(condition_columns=["group"], diversity_column="y", steps=300, batch_size=64, hidden=32,
+                noise_dim=8, n_critic=2, lr=1e-3, quality_every=0)
+    return H.HydraConfig(**{**base, **kw})
+
+
+def test_schema_shapes_and_condition_handling():
+    df = toy(50)
+    cfg = config(condition_columns=["group", "sex"])
+    schema = H.fit_schema(df, cfg)
+    assert schema.conditions == ["A & F", "A & M", "B & F", "B & M"]
+    assert [c["name"] for c in schema.numeric] == ["x", "count"] and schema.numeric[1]["integer"]
+    assert [c["name"] for c in schema.categorical] == ["y"] and schema.data_dim == 4
+    x, cond = H.encode(df, schema)
+    assert x.shape == (100, 4) and set(cond.tolist()) == {0, 1, 2, 3}
+    gen = H.Generator(cfg.noise_dim, 4, schema.data_dim, cfg.hidden)
+    model = H.HydraGAN(cfg, schema, gen)
+    out = model.sample(103, {"A & F": 1, "B & M": 2}, seed=3)
+    assert list(out.columns) == ["group", "sex", "x", "count", "y"]
+    assert out.groupby(["group", "sex"]).size().to_dict() == {("A", "F"): 34, ("B", "M"): 69}
+    assert out["count"].dtype == np.int64 and out["count"].between(0, 4).all()
+    assert set(out["y"]) <= {"0", "1"}
+    with pytest.raises(ValueError, match="unknown condition"):
+        model.sample(10, {"C & F": 1})
+    with pytest.raises(ValueError, match="row 3, column 'x': missing value"):
+        H.fit_schema(df.assign(x=df["x"].where(df.index != 2)), cfg)
+    with pytest.raises(ValueError, match="cannot also be a protected attribute"):
+        H.fit_schema(df, config(diversity_column="group"))
+
+
+def test_gradient_penalty_on_a_linear_critic():
+    class Linear(torch.nn.Module):
+        def __init__(self, w):
+            super().__init__()
+            self.w = torch.as_tensor(w, dtype=torch.float32)
+
+        def forward(self, x, c):
+            return x @ self.w + c.sum(1)
+
+    real, fake = torch.randn(16, 3), torch.randn(16, 3)
+    cond = torch.ones(16, 2)
+    # D(x) = w·x has gradient w everywhere: GP = λ (‖w‖ − 1)².
+    w = [3.0, 0.0, 4.0]
+    assert H.gradient_penalty(Linear(w), real, fake, cond, 10.0).item() == pytest.approx(10 * (5 - 1) ** 2)
+    assert H.gradient_penalty(Linear([0.6, 0.8, 0.0]), real, fake, cond, 10.0).item() == pytest.approx(0, abs=1e-10)
+
+
+def test_diversity_loss_is_the_mse_of_per_condition_proportions():
+    probs = torch.tensor([[0.2, 0.8], [0.4, 0.6], [0.9, 0.1]])
+    cond = torch.tensor([0, 0, 1])
+    target = torch.tensor([0.5, 0.5])
+    # condition 0: mean (0.3, 0.7); condition 1: (0.9, 0.1); MSE over 2 conditions × 2 categories.
+    expected = ((0.3 - 0.5) ** 2 + (0.7 - 0.5) ** 2 + (0.9 - 0.5) ** 2 + (0.1 - 0.5) ** 2) / 4
+    assert H.diversity_loss(probs, cond, 3, target).item() == pytest.approx(expected)
+
+
+def test_short_seeded_run_learns_realism_and_diversity():
+    df = toy(200)
+    cfg = config(diversity_target={"0": 0.1, "1": 0.9}, diversity_weight=20.0)
+    untrained = H.HydraGAN(cfg, H.fit_schema(df, cfg),
+                           H.Generator(cfg.noise_dim, 2, H.fit_schema(df, cfg).data_dim, cfg.hidden))
+    records: list[dict] = []
+    model = H.train(cfg, df, on_progress=lambda **r: records.append(r))
+    assert len(records) == 300 and records[-1]["done"] == 300
+    assert {"critic", "gp", "generator", "diversity"} <= set(records[0])
+    before, after = untrained.sample(2000, seed=1), model.sample(2000, seed=1)
+    for g, centre in (("A", 5.0), ("B", -5.0)):
+        real = df.loc[df["group"] == g, "x"]
+        w_before = wasserstein_distance(real, before.loc[before["group"] == g, "x"])
+        w_after = wasserstein_distance(real, after.loc[after["group"] == g, "x"])
+        assert w_after < 0.5 * w_before, (g, w_before, w_after)
+        assert abs(after.loc[after["group"] == g, "x"].mean() - centre) < 1.5
+    shares_after = H.condition_label_shares(after, model.schema)["1"]
+    shares_before = H.condition_label_shares(before, model.schema)["1"]
+    assert (abs(shares_after - 0.9) < abs(shares_before - 0.9)).all()
+    assert (shares_after > 0.75).all()
+    # Seeded: the same config trains the same generator.
+    again = H.train(cfg, df)
+    pd.testing.assert_frame_equal(again.sample(500, seed=7), model.sample(500, seed=7))
+
+
+def test_checkpoint_round_trip_with_weights_only(tmp_path):
+    df = toy(40)
+    model = H.train(config(steps=5), df)
+    path = tmp_path / "gan.pt"
+    model.save(path)
+    blob = torch.load(path, weights_only=True)  # nothing but tensors and text inside
+    assert isinstance(blob["config"], str) and isinstance(blob["schema"], str)
+    loaded = H.HydraGAN.load(path)
+    pd.testing.assert_frame_equal(loaded.sample(300, seed=2), model.sample(300, seed=2))
+    assert loaded.steps_done == 5
+
+
+def test_cancel_stops_within_one_step():
+    calls = []
+
+    def stop_after_seven():
+        calls.append(1)
+        return len(calls) > 7
+
+    model = H.train(config(steps=1000), toy(40), should_stop=stop_after_seven)
+    assert model.steps_done == 7
+
+
+def test_failing_job_reports_its_error():
+    runner = jobs.JobRunner()
+    cfg = E.ExperimentConfig(gan=config(condition_columns=["nope"]), label="y")
+    job = runner.submit("bad", lambda on_progress, should_stop: E.run(cfg, toy(40), on_progress, should_stop))
+    assert job.wait(30)
+    snap = job.snapshot()
+    assert snap.status == jobs.FAILED and "no column 'nope'" in snap.error
+
+
+def test_experiment_end_to_end_small():
+    df = toy(150)
+    cfg = E.ExperimentConfig(gan=config(steps=40), label="y", quota={"A": 1, "B": 3}, n_synthetic=400,
+                             eval_seeds=[0, 1], epochs=2)
+    records = []
+    res = E.run(cfg, df, on_progress=lambda **r: records.append(r))
+    assert records[-1]["done"] == records[-1]["total"] == 40 + 4 * E.FIT_UNITS
+    assert res.condition_shares.loc["B", "synthetic"] == 0.75 and res.condition_shares.loc["B", "target"] == 0.75
+    assert res.condition_distances.loc["KS statistic", "synthetic"] == 0.0  # the condition is exact
+    assert set(res.runs["data"]) == {"real", "augmented"} and len(res.runs) == 2 * 2 * 2
+    assert set(res.summary["metric"]) == set(augmentation.TABLE_3_4)
+    assert res.train_rows + res.test_rows == 300
+
+
+def test_bias_by_group_is_each_group_against_the_rest():
+    y = np.array([1, 0, 1, 1, 0, 0, 1, 0])
+    p = np.array([1, 1, 0, 1, 0, 1, 1, 0])
+    g = np.array(["a", "a", "a", "b", "b", "b", "b", "b"])
+    table = augmentation.bias_by_group(y, p, g)
+    cm_a = ConfusionMatrix.from_predictions(y[:3], p[:3])
+    cm_b = ConfusionMatrix.from_predictions(y[3:], p[3:])
+    assert table.loc["a", "OFI"] == pytest.approx(bias.compare("OFI", cm_a, cm_b))
+    assert table.loc["b", "DI"] == pytest.approx(bias.compare("DI", cm_b, cm_a))
+
+
+def test_distances_against_scipy_definitions():
+    values = pd.Series(["a"] * 6 + ["b"] * 3 + ["c"])
+    target = {"a": 1 / 3, "b": 1 / 3, "c": 1 / 3}
+    d = augmentation.distances(values, target)
+    p, q = np.array([0.6, 0.3, 0.1]), np.full(3, 1 / 3)
+    assert d["KS statistic"] == pytest.approx(0.6 - 1 / 3)  # CDFs: 0.6 vs 1/3 first
+    assert d["KL divergence"] == pytest.approx(np.sum(p * np.log(p / q)))
+    m = (p + q) / 2
+    assert d["JS distance"] == pytest.approx(np.sqrt((np.sum(p * np.log(p / m)) + np.sum(q * np.log(q / m))) / 2))
+    summary = augmentation.summarize(pd.DataFrame({
+        "seed": [0, 1, 0, 1], "data": ["real", "real", "augmented", "augmented"], "group": ["a"] * 4,
+        "OFI": [0.10, 0.12, 0.02, 0.04], "DI": [0.5, 0.7, 0.9, 0.9], "DCA": [0.0] * 4, "DPPL": [0.1, 0.1, -0.3, -0.3]}))
+    s = summary.set_index("metric")
+    assert s.loc["OFI", "improvement"] == pytest.approx(0.11 - 0.03) and s.loc["OFI", "improves"] == "yes"
+    assert s.loc["DI", "improvement"] == pytest.approx(0.4 - 0.1)
+    assert s.loc["DPPL", "improves"] == "no" and s.loc["OFI", "real sd"] == pytest.approx(np.std([0.1, 0.12], ddof=1))
