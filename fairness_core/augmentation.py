@@ -47,16 +47,49 @@ def distances(values: pd.Series, target: Mapping[str, float], categories: Sequen
             "KL divergence": float(entropy(p, q)), "JS distance": float(jensenshannon(p, q))}
 
 
+#: Below this the real data already matches the target, and "improvement" is not reported.
+MATCHED = 1e-3
+
+
+def _table(s: Mapping[str, float], r: Mapping[str, float]) -> pd.DataFrame:
+    rows = []
+    for k in s:
+        imp = 1 - s[k] / r[k] if r[k] > MATCHED and np.isfinite(r[k]) else np.nan
+        rows.append({"metric": k, "synthetic": s[k], "real": r[k], "improvement": imp})
+    return pd.DataFrame(rows).set_index("metric")
+
+
 def distance_table(real: pd.Series, synthetic: pd.Series, target: Mapping[str, float],
                    categories: Sequence[str] | None = None) -> pd.DataFrame:
     """000 Table 3.5 for one column: rows KS / KL / JS; columns synthetic, real, improvement
-    (1 − synthetic/real, as a share; NaN where real is already 0)."""
-    s, r = distances(synthetic, target, categories), distances(real, target, categories)
-    rows = []
-    for k in s:
-        imp = 1 - s[k] / r[k] if r[k] > 0 and np.isfinite(r[k]) else np.nan
-        rows.append({"metric": k, "synthetic": s[k], "real": r[k], "improvement": imp})
-    return pd.DataFrame(rows).set_index("metric")
+    (1 − synthetic/real, as a share; NaN where real is already within 0.001 of the target)."""
+    return _table(distances(synthetic, target, categories), distances(real, target, categories))
+
+
+def per_group_distance_table(real: pd.Series, real_groups: pd.Series, synthetic: pd.Series,
+                             synthetic_groups: pd.Series, target: Mapping[str, float]) -> pd.DataFrame:
+    """Like :func:`distance_table`, but each distance is the mean over groups of the distance of
+    that group's category mix to the target (the diversity objective acts within every group)."""
+    def mean_distances(values: pd.Series, groups: pd.Series) -> dict[str, float]:
+        per = [distances(values[groups.to_numpy() == g], target) for g in pd.unique(groups)]
+        return {k: float(np.mean([d[k] for d in per])) for k in per[0]}
+
+    return _table(mean_distances(synthetic.reset_index(drop=True), synthetic_groups.reset_index(drop=True)),
+                  mean_distances(real.reset_index(drop=True), real_groups.reset_index(drop=True)))
+
+
+def group_share_table(real: pd.Series, real_groups: pd.Series, synthetic: pd.Series, synthetic_groups: pd.Series,
+                      category: str, target: float) -> pd.DataFrame:
+    """Per group: the share of ``category`` among real and synthetic rows, and its target."""
+    def share(values: pd.Series, groups: pd.Series) -> pd.Series:
+        hit = (values.astype(str).to_numpy() == category).astype(float)
+        return pd.Series(hit, index=groups.to_numpy()).groupby(level=0).mean()
+
+    out = pd.DataFrame({"real": share(real, real_groups), "synthetic": share(synthetic, synthetic_groups)})
+    out["target"] = target
+    out.index.name = "group"
+    out.attrs["category"] = category
+    return out
 
 
 def share_table(real: pd.Series, synthetic: pd.Series, target: Mapping[str, float]) -> pd.DataFrame:
@@ -101,7 +134,8 @@ def summarize(runs: pd.DataFrame, names: Iterable[str] = TABLE_3_4) -> pd.DataFr
             after = part.loc[part["data"] == "augmented", name].to_numpy(dtype=float)
             mb, ma = _mean(before), _mean(after)
             imp = abs(mb - pivot) - abs(ma - pivot) if np.isfinite(mb) and np.isfinite(ma) else np.nan
-            out.append({"metric": name, "group": g, "real": mb, "real sd": _sd(before), "augmented": ma,
+            n = int(part["n"].iloc[0]) if "n" in part else None
+            out.append({"metric": name, "group": g, **({"n": n} if n is not None else {}), "real": mb, "real sd": _sd(before), "augmented": ma,
                         "augmented sd": _sd(after), "improvement": imp,
                         "improves": "yes" if imp > 0 else ("no" if imp <= 0 else "undefined")})
     return pd.DataFrame(out)

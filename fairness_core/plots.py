@@ -656,3 +656,84 @@ def stability_disparities(disp: pd.DataFrame) -> go.Figure:
     fig.update_xaxes(title=f"dis − priv ({disp.index.name.split('= ')[-1].rstrip(')')} is priv)")
     return _plain(fig, "Disparities against the privileged group (0 = parity)", height=max(320, 90 + 34 * len(cols)),
                   legend_below=len(disp) > 4)
+
+
+# --- Synthetic data (Conditional HydraGAN) -------------------------------------------------
+
+GAN_CURVES = (("wasserstein", "Wasserstein estimate E D(real) − E D(fake)"), ("gp", "gradient penalty"),
+              ("generator", "generator adversarial loss −E D(fake)"), ("diversity", "diversity MSE"))
+
+
+def _thin(df: pd.DataFrame, max_points: int) -> pd.DataFrame:
+    step = max(1, len(df) // max_points)
+    return df.iloc[::step]
+
+
+def gan_training_curves(records: pd.DataFrame, max_points: int = 400) -> go.Figure:
+    """Per-step losses of every objective (faint) with a running mean (bold), one panel each.
+
+    ``records`` has columns step, critic, gp, generator, diversity (the GAN's progress records).
+    """
+    from plotly.subplots import make_subplots
+
+    df = records.dropna(subset=["step"]).copy()
+    df["wasserstein"] = -df["critic"]
+    fig = make_subplots(rows=2, cols=2, subplot_titles=[t for _, t in GAN_CURVES], horizontal_spacing=0.08,
+                        vertical_spacing=0.16)
+    window = max(1, len(df) // 40)
+    for k, (col, title) in enumerate(GAN_CURVES):
+        r, c = divmod(k, 2)
+        raw = _thin(df, max_points)
+        smooth = _thin(df.assign(m=df[col].rolling(window, min_periods=1).mean()), max_points)
+        fig.add_trace(go.Scatter(x=raw["step"], y=raw[col], mode="lines", line=dict(color="#c5d3e8", width=1),
+                                 name="per step", legendgroup="raw", showlegend=k == 0,
+                                 hovertemplate=f"step %{{x}}<br>{col} %{{y:.4g}}<extra></extra>"), row=r + 1, col=c + 1)
+        fig.add_trace(go.Scatter(x=smooth["step"], y=smooth["m"], mode="lines", line=dict(color=PALETTE[k], width=2.5),
+                                 name=f"running mean ({window} steps)", legendgroup="mean", showlegend=k == 0,
+                                 hovertemplate=f"step %{{x}}<br>mean {col} %{{y:.4g}}<extra></extra>"),
+                      row=r + 1, col=c + 1)
+    fig.update_xaxes(title_text="generator step", row=2)
+    return _plain(fig, "Training: one curve per objective", height=520)
+
+
+def share_bars(table: pd.DataFrame, title: str) -> go.Figure:
+    """Real, synthetic and target shares per category (from :func:`fairness_core.augmentation.share_table`)."""
+    fig = go.Figure()
+    for col, color in (("real", "#9db4d3"), ("synthetic", "#2a9d8f"), ("target", "#222")):
+        if col == "target":
+            fig.add_trace(go.Scatter(x=table.index.astype(str), y=table[col], mode="markers", name="target",
+                                     marker=dict(symbol="line-ew-open", size=28, line=dict(width=3, color=color)),
+                                     hovertemplate="%{x}: target %{y:.1%}<extra></extra>"))
+        else:
+            fig.add_trace(go.Bar(x=table.index.astype(str), y=table[col], name=col, marker_color=color,
+                                 hovertemplate=f"%{{x}}: {col} %{{y:.1%}}<extra></extra>"))
+    fig.update_layout(barmode="group", yaxis=dict(tickformat=".0%", title="share"))
+    fig.update_xaxes(tickangle=-25, type="category")
+    return _plain(fig, title, height=360)
+
+
+def before_after(summary: pd.DataFrame) -> go.Figure:
+    """000 Table 3.4 as a picture: per metric and group, the classifier trained on real data vs
+    augmented data (mean ± sd over seeds), with the no-bias pivot as a line."""
+    from plotly.subplots import make_subplots
+
+    metrics_ = list(dict.fromkeys(summary["metric"]))
+    fig = make_subplots(rows=-(-len(metrics_) // 2), cols=2, subplot_titles=metrics_, horizontal_spacing=0.08,
+                        vertical_spacing=0.2)
+    for k, name in enumerate(metrics_):
+        r, c = divmod(k, 2)
+        s = summary[summary["metric"] == name]
+        for col, color, shift in (("real", "#8c8c8c", -0.12), ("augmented", "#2a9d8f", 0.12)):
+            fig.add_trace(go.Scatter(
+                x=s["group"], y=s[col], mode="markers", name=f"trained on {col} data", legendgroup=col,
+                showlegend=k == 0, marker=dict(size=11, color=color),
+                error_y=dict(type="data", array=s[f"{col} sd"].fillna(0), color=color, thickness=1.5, width=5),
+                customdata=np.column_stack([s[f"{col} sd"].fillna(np.nan), s["improvement"]]),
+                hovertemplate=f"%{{x}}<br>{name} ({col}) = %{{y:.4f}} ± %{{customdata[0]:.4f}}<br>"
+                              "improvement %{customdata[1]:+.4f}<extra></extra>",
+            ), row=r + 1, col=c + 1)
+        fig.add_hline(y=bias.info(name).pivot, line=dict(color="#c0392b", width=1, dash="dot"), row=r + 1, col=c + 1)
+    fig.update_xaxes(tickangle=-25)
+    return _plain(fig, "Bias of a classifier tested on held-out real rows: trained on real vs augmented data"
+                       "<br><sup>each group against the rest; dots: mean over seeds, bars: ± 1 sd; red: no bias</sup>",
+                  height=330 * -(-len(metrics_) // 2) + 60)

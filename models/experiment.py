@@ -41,6 +41,7 @@ class ExperimentConfig:
     hidden: int = 64
     test_size: float = 0.3
     classifier_sees_protected: bool = True
+    threads: int | None = None  # torch intra-op threads for this run (1 avoids oversubscription in a server)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -52,8 +53,9 @@ class ExperimentResult:
     synthetic: pd.DataFrame
     condition_shares: pd.DataFrame
     condition_distances: pd.DataFrame
-    label_shares: pd.DataFrame
-    label_distances: pd.DataFrame
+    label_shares: pd.DataFrame  # pooled
+    label_distances: pd.DataFrame  # mean over groups of each group's distance to the target
+    label_group_shares: pd.DataFrame  # per group, the share of the last category
     runs: pd.DataFrame  # seed, data, group, n, OFI, DI, DCA, DPPL
     summary: pd.DataFrame
     train_rows: int
@@ -113,6 +115,8 @@ def run(config: ExperimentConfig, data: pd.DataFrame, on_progress: Callable[...,
         raise ValueError(f"mode must be one of {MODES}, got {config.mode!r}")
     if not config.eval_seeds:
         raise ValueError("give at least one evaluation seed")
+    if config.threads is not None:
+        torch.set_num_threads(config.threads)
     data = data.reset_index(drop=True)
     H.fit_schema(data, gan)  # every column and value checked before anything is split or trained
     _as_binary(data[config.label], config.label)
@@ -171,5 +175,7 @@ def run(config: ExperimentConfig, data: pd.DataFrame, on_progress: Callable[...,
         condition_shares=augmentation.share_table(real_cond, syn_cond, quota),
         condition_distances=augmentation.distance_table(real_cond, syn_cond, quota),
         label_shares=augmentation.share_table(real_label, syn_label, target),
-        label_distances=augmentation.distance_table(real_label, syn_label, target),
+        label_distances=augmentation.per_group_distance_table(real_label, real_cond, syn_label, syn_cond, target),
+        label_group_shares=augmentation.group_share_table(real_label, real_cond, syn_label, syn_cond,
+                                                          list(target)[-1], list(target.values())[-1]),
         runs=runs_df, summary=augmentation.summarize(runs_df), train_rows=len(train_df), test_rows=len(test_df))

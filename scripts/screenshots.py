@@ -20,7 +20,9 @@ PAGES = {"home": "", "upload": "Upload", "bias_audit": "Bias_Audit",
          "sample_size_holes": "Sample_Size_Explorer?tab=Holes",
          "sample_size_normal": "Sample_Size_Explorer?tab=Normal+approximation",
          "sample_size_imbalance": "Sample_Size_Explorer?tab=Class+and+group+imbalance",
-         "smoothing": "Smoothing"}
+         "smoothing": "Smoothing", "synthetic": "Synthetic_Data"}
+#: Pages where a button starts background training: (button text, text that means it finished).
+TRAIN = {"synthetic": ("Train and evaluate", "Results")}
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 
@@ -37,6 +39,13 @@ def main(base: str, out: str, width: int = 1400, only: str = "") -> None:
             page.wait_for_timeout(1500)
             page.wait_for_function("!document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60000)
             page.wait_for_timeout(2500)
+            if name in TRAIN:
+                button, finished = TRAIN[name]
+                page.get_by_role("button", name=button).click()
+                page.wait_for_timeout(8000)  # mid-training: the live curves
+                shoot(page, width, f"{out}/{name}_live.png")
+                page.get_by_role("heading", name=finished).wait_for(timeout=600_000)
+                page.wait_for_timeout(3000)
             # Streamlit scrolls inside its main container, so grow the viewport to its height.
             height = page.evaluate("Math.max(...[...document.querySelectorAll('*')].map(e => e.scrollHeight))")
             page.set_viewport_size({"width": width, "height": min(int(height) + 50, 12000)})
@@ -44,7 +53,14 @@ def main(base: str, out: str, width: int = 1400, only: str = "") -> None:
             page.screenshot(path=f"{out}/{name}.png", full_page=True)
             page.set_viewport_size({"width": width, "height": 900})
             print(f"{out}/{name}.png")
+
         browser.close()
+
+
+def shoot(page, width: int, path: str) -> None:  # type: ignore[no-untyped-def]
+    """The visible page at its full height."""
+    page.screenshot(path=path, full_page=True)
+    print(path)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGES = ["app.py", "pages/1_Upload.py", "pages/2_Bias_Audit.py", "pages/3_Sample_Size_Explorer.py",
-         "pages/4_Smoothing.py"]
+         "pages/4_Smoothing.py", "pages/5_Synthetic_Data.py"]
 
 
 def fresh(page: str | None = None) -> AppTest:
@@ -222,3 +222,27 @@ def test_stability_tab_explains_what_cm_tables_cannot_show():
     at.run()
     assert not at.exception
     assert "row-level data" in at.info[0].value
+
+
+def test_synthetic_data_page_trains_in_the_background_and_shows_the_audit():
+    from fairness_core.jobs import RUNNER
+
+    at = fresh("pages/5_Synthetic_Data.py")
+    assert not at.error
+    assert "Train and evaluate" in at.info[0].value
+    at.selectbox(key="gan-source").set_value("compas").run()
+    at.number_input(key="gan-steps").set_value(30).run()
+    at.number_input(key="gan-epochs").set_value(1).run()
+    at.number_input(key="gan-evalseeds").set_value(2).run()
+    at.button(key="gan-train").click().run()
+    assert not at.exception, at.exception
+    job = RUNNER.get(at.session_state["gan-job"])
+    assert job.wait(120), "the background job did not finish"
+    assert job.snapshot().status == "done", job.snapshot().error
+    at.run()
+    assert not at.exception, at.exception
+    tiles = {m.label: m.value for m in at.metric}
+    assert tiles["Condition quota met (KS to target)"] == "0.000"
+    assert tiles["Groups whose OFI moved toward 0"].endswith("of 6")  # six COMPAS race groups
+    summary = frame_with(at, "improves")
+    assert set(summary["metric"]) == {"OFI", "DI", "DCA", "DPPL"} and len(summary) == 24

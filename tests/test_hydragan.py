@@ -179,3 +179,19 @@ def test_distances_against_scipy_definitions():
     assert s.loc["OFI", "improvement"] == pytest.approx(0.11 - 0.03) and s.loc["OFI", "improves"] == "yes"
     assert s.loc["DI", "improvement"] == pytest.approx(0.4 - 0.1)
     assert s.loc["DPPL", "improves"] == "no" and s.loc["OFI", "real sd"] == pytest.approx(np.std([0.1, 0.12], ddof=1))
+
+
+def test_per_group_label_distances_and_shares():
+    real = pd.Series(["1", "1", "0", "0", "0", "0"])
+    real_g = pd.Series(["a", "a", "a", "b", "b", "b"])
+    syn = pd.Series(["1", "0", "1", "0"])
+    syn_g = pd.Series(["a", "a", "b", "b"])
+    target = {"0": 0.5, "1": 0.5}
+    table = augmentation.per_group_distance_table(real, real_g, syn, syn_g, target)
+    # real: group a has 1/3 zeros (KS |1/3 − 1/2|), b all zeros (KS 1/2); synthetic matches exactly.
+    assert table.loc["KS statistic", "real"] == pytest.approx((1 / 6 + 1 / 2) / 2)
+    assert table.loc["KS statistic", "synthetic"] == 0 and table.loc["KS statistic", "improvement"] == 1
+    shares = augmentation.group_share_table(real, real_g, syn, syn_g, "1", 0.5)
+    assert shares.loc["a", "real"] == pytest.approx(2 / 3) and shares.loc["b", "synthetic"] == 0.5
+    matched = augmentation.distance_table(pd.Series(["0", "1"]), pd.Series(["0", "0", "1"]), target)
+    assert np.isnan(matched.loc["KS statistic", "improvement"])  # real already on target: no ratio

@@ -1,0 +1,77 @@
+"""Page side of the background job runner: start a job, poll it live, cancel it.
+
+Worker threads never call Streamlit; this module only reads their snapshots, from a fragment
+that reruns every ``interval`` seconds while the job runs and stops once it has ended.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import streamlit as st
+
+from fairness_core.jobs import RUNNER, Job, Snapshot, TooManyJobs
+
+
+def _eta(snap: Snapshot) -> str:
+    if snap.ended:
+        return f"{snap.elapsed:,.0f} s"
+    if snap.eta is None:
+        return "estimating…"
+    return f"{snap.elapsed:,.0f} s elapsed, about {snap.eta:,.0f} s left"
+
+
+def current(key: str) -> Job | None:
+    """The job this session started under ``key`` (None if none, or forgotten by the runner)."""
+    return RUNNER.get(st.session_state.get(f"{key}-job"))
+
+
+def start(key: str, name: str, fn: Callable[..., Any]) -> Job | None:
+    """Submit ``fn(on_progress, should_stop)``; shows an error instead when the runner is full."""
+    try:
+        job = RUNNER.submit(name, fn)
+    except TooManyJobs as exc:
+        st.error(str(exc), icon=":material/hourglass_top:")
+        return None
+    st.session_state[f"{key}-job"] = job.id
+    st.session_state.pop(f"{key}-shown", None)
+    return job
+
+
+def running(key: str) -> bool:
+    job = current(key)
+    return job is not None and not job.snapshot().ended
+
+
+def live_panel(key: str, draw: Callable[[Snapshot], None], interval: float = 1.0) -> None:
+    """Progress bar with ETA, a Cancel button and ``draw(snapshot)``, refreshed every ``interval``
+    seconds while the job runs; one full rerun when it ends, so the page can show its result."""
+    job = current(key)
+    if job is None:
+        return
+
+    @st.fragment(run_every=interval if not job.snapshot().ended else None)
+    def panel() -> None:
+        snap = job.snapshot()
+        label = {"running": "Running", "pending": "Starting", "done": "Finished", "cancelled": "Cancelled",
+                 "failed": "Failed"}[snap.status]
+        text = f"{label} · {snap.message or snap.name} · {_eta(snap)}"
+        if snap.ended:
+            st.progress(snap.fraction, text=text)
+        else:
+            c1, c2 = st.columns([5, 1])
+            c1.progress(snap.fraction, text=text)
+            if c2.button("Cancel", key=f"{key}-cancel", icon=":material/stop_circle:", width="stretch"):
+                job.cancel()
+                st.toast("Cancelling at the next step…", icon=":material/stop_circle:")
+        if snap.status == "failed":
+            st.error(f"The job failed: {snap.error}", icon=":material/error:")
+        elif snap.status == "cancelled":
+            st.warning("Cancelled. Nothing from this run is used; change the settings and train again.",
+                       icon=":material/stop_circle:")
+        draw(snap)
+        if snap.ended and st.session_state.get(f"{key}-shown") != job.id:
+            st.session_state[f"{key}-shown"] = job.id
+            st.rerun()
+
+    panel()
