@@ -298,7 +298,7 @@ class HydraGAN:
 
     @torch.no_grad()
     def sample(self, n: int, quota: dict[str, float] | None = None, seed: int = 0,
-               batch: int = 65536) -> pd.DataFrame:
+               batch: int = 8192) -> pd.DataFrame:
         """``n`` synthetic rows with condition shares given by ``quota`` (uniform by default)."""
         if not isinstance(n, (int, np.integer)) or n < 1:
             raise ValueError(f"n must be a positive integer, got {n!r}")

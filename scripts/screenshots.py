@@ -46,20 +46,19 @@ def main(base: str, out: str, width: int = 1400, only: str = "") -> None:
                 shoot(page, width, f"{out}/{name}_live.png")
                 page.get_by_role("heading", name=finished).wait_for(timeout=600_000)
                 page.wait_for_timeout(3000)
-            # Streamlit scrolls inside its main container, so grow the viewport to its height.
-            height = page.evaluate("Math.max(...[...document.querySelectorAll('*')].map(e => e.scrollHeight))")
-            page.set_viewport_size({"width": width, "height": min(int(height) + 50, 12000)})
-            page.wait_for_timeout(1500)
-            page.screenshot(path=f"{out}/{name}.png", full_page=True)
-            page.set_viewport_size({"width": width, "height": 900})
-            print(f"{out}/{name}.png")
+            shoot(page, width, f"{out}/{name}.png")
 
         browser.close()
 
 
 def shoot(page, width: int, path: str) -> None:  # type: ignore[no-untyped-def]
-    """The visible page at its full height."""
+    """The page at its full height: Streamlit scrolls inside its main container, so grow the
+    viewport to that container's height first."""
+    height = page.evaluate("Math.max(...[...document.querySelectorAll('*')].map(e => e.scrollHeight))")
+    page.set_viewport_size({"width": width, "height": min(int(height) + 50, 12000)})
+    page.wait_for_timeout(1500)
     page.screenshot(path=path, full_page=True)
+    page.set_viewport_size({"width": width, "height": 900})
     print(path)
 
 
