@@ -88,12 +88,28 @@ def build_ricci(src: Path) -> None:
     df[["Position", "Oral", "Written", "Race", "Combine"]].to_csv(ASSETS / "ricci.csv", index=False)
 
 
+WEATHER_COLUMNS = ["Date (MM/DD/YYYY)", "Time (HH:MM)", "Dry-bulb (C)", "Dew-point (C)", "Pressure (mbar)",
+                   "Wspd (m/s)", "GHI (W/m^2)"]
+
+
+def build_weather(src: Path) -> None:
+    """The two TMY3 sites: the station line as is, then only the columns the forecaster uses."""
+    import gzip
+
+    for path in sorted((src / "weather").glob("tmy3_*.csv")):
+        station = path.read_text().splitlines()[0]
+        df = pd.read_csv(path, skiprows=1)[WEATHER_COLUMNS]
+        with gzip.GzipFile(ASSETS / f"{path.name}.gz", "wb", mtime=0) as f:
+            f.write((station + "\n" + df.to_csv(index=False)).encode())
+
+
 def main(src: str) -> None:
     path = Path(src)
     ASSETS.mkdir(exist_ok=True)
     build_compas(path)
     build_adult(path)
     build_ricci(path)
+    build_weather(path)
 
 
 if __name__ == "__main__":

@@ -62,6 +62,7 @@ PAGES: tuple[tuple[str, str, str], ...] = (
     ("pages/3_Sample_Size_Explorer.py", "Sample-Size Explorer", ":material/scatter_plot:"),
     ("pages/4_Smoothing.py", "Smoothing", ":material/blur_linear:"),
     ("pages/5_Synthetic_Data.py", "Synthetic Data", ":material/auto_awesome:"),
+    ("pages/6_Forecasting.py", "Forecasting", ":material/ssid_chart:"),
 )
 
 

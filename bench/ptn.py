@@ -1,0 +1,50 @@
+"""Benchmark: PTN's demo budget end to end on CPU, and the skill it reaches.
+
+Runs models.ptn.train with the demo budget (data, NVAR-MLP forecaster, genetic search with
+DARTS, the best agent retrained, both baselines trained in the same process) and prints the
+wall time and the skill-score table: the ratios 1 − CRPS_PTN / CRPS_baseline at the quartiles.
+Goals (issue 7): wall time <= 3 min on 2 cores; median skill > 0 against both baselines on
+Lorenz. Prints a JSON last line.
+
+    python bench/ptn.py [--dataset lorenz|weather]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from models import ptn  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dataset", default="lorenz", choices=["lorenz", "weather"])
+    args = ap.parse_args()
+    config = ptn.PTNConfig(dataset=args.dataset)
+    start = time.perf_counter()
+    result = ptn.train(config)
+    wall = time.perf_counter() - start
+    skill = result.skill
+    print(f"{args.dataset}: demo budget ({config.population} agents x {config.generations} generations x "
+          f"{config.epochs} epochs, final {config.final_epochs} x {config.final_weight_steps} steps) on "
+          f"{torch.get_num_threads()} threads: {wall:.0f} s (goal <= 180 s)")
+    print(skill.round(3).to_string())
+    print(result.crps.describe().round(4).to_string())
+    medians = {c: float(skill.loc["second quartile", c]) for c in skill.columns}
+    print(json.dumps({"bench": "ptn", "dataset": args.dataset, "wall_s": round(wall, 1),
+                      "median_skill": {k: round(v, 4) for k, v in medians.items()},
+                      "share_improved": {c: round(float(skill.loc["share of forecasts PTN improves", c]), 4)
+                                         for c in skill.columns},
+                      "wall_goal_met": wall <= 180, "skill_goal_met": all(v > 0 for v in medians.values())}))
+
+
+if __name__ == "__main__":
+    main()

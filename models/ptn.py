@@ -1,0 +1,661 @@
+"""Probabilistic Parallel Time Network (000 ch. 5): a DARTS hypermodel searched by a genetic
+algorithm, trained on the ordered CRPS, judged against two baselines by skill scores.
+
+- :func:`crps` / :func:`ordering_penalty` / :func:`loss`: eqs. 5.5–5.9 (ω = 0.0075); T2 over
+  all c² quantile pairs, computed exactly from the sorted quantiles in O(c log c).
+- :class:`PTN`: the three embedding blocks of §5.4.1 with DARTS mixed operations
+  (history and forecasts: multi-head attention | causal 1-D CNN | bidirectional GRU;
+  forecast collapse: Conv2D | dense), learnable scalars on the embeddings before fusion by
+  summation, and an unbounded output of c_t quantiles × τ_t steps.
+- :func:`train_darts`: weights and architecture parameters on separate splits with their own
+  AdamW and reduce-on-plateau schedulers (10 weight steps and 5 architecture steps of batch 64
+  per epoch); :func:`genetic_search`: Algorithm 2 over Table 5.1 (proportional crossover,
+  fitness-scaled mutation in [0.05, 0.6], elitism, patience).
+- :func:`train`: the whole run as a plain function with progress and cancel.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+import torch
+from scipy.stats import norm
+from torch import nn
+from torch.nn import functional as F
+
+from fairness_core.jobs import Cancelled
+
+from . import forecast_data as FD
+
+OMEGA = 0.0075
+FAN_LEVELS = (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
+#: 000 Table 5.2, for the page to print beside ours.
+SEED_TABLE_5_2 = pd.DataFrame(
+    {"Chaos vs Det.": [0.40, 0.57, 0.68, 0.943], "Chaos vs TiDE": [0.82, 0.73, 0.56, 0.998],
+     "Microclimate vs NBM": [0.42, 0.59, 0.70, 0.964], "Microclimate vs TiDE": [0.21, 0.18, 0.16, 0.775]},
+    index=["first quartile", "second quartile", "third quartile", "share of forecasts PTN improves"])
+
+
+# --- loss -------------------------------------------------------------------------------------
+
+def crps(q: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Per-forecast CRPS (eqs. 5.5–5.7) of quantiles ``q`` (B, τ, c) against ``y`` (B, τ): T1 − T2/2
+    averaged over τ. T2 = (1/c²) Σ_j Σ_k |q_j − q_k| = (2/c²) Σ_j (2j − c − 1) q_(j) on sorted q."""
+    c = q.shape[-1]
+    t1 = (q - y.unsqueeze(-1)).abs().mean(-1)
+    ranks = torch.arange(1, c + 1, dtype=q.dtype, device=q.device)
+    t2 = 2.0 * (torch.sort(q, dim=-1).values * (2 * ranks - c - 1)).sum(-1) / c**2
+    return (t1 - 0.5 * t2).mean(-1)
+
+
+def ordering_penalty(q: torch.Tensor) -> torch.Tensor:
+    """Eq. 5.8 per forecast: mean of max(0, q_j − q_{j+1}) over steps and adjacent quantile pairs."""
+    return F.relu(q[..., :-1] - q[..., 1:]).mean(dim=(-1, -2))
+
+
+def loss(q: torch.Tensor, y: torch.Tensor, omega: float = OMEGA) -> torch.Tensor:
+    """Eq. 5.9, averaged over the batch."""
+    return (crps(q, y) + omega * ordering_penalty(q)).mean()
+
+
+def crps_numpy(q: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """:func:`crps` on arrays (no gradient), in batches."""
+    out = []
+    with torch.no_grad():
+        for s in range(0, len(q), 2048):
+            out.append(crps(torch.as_tensor(q[s:s + 2048]), torch.as_tensor(y[s:s + 2048])).numpy())
+    return np.concatenate(out) if out else np.empty(0)
+
+
+# --- hyperparameter space (Table 5.1) -----------------------------------------------------------
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: str  # "choice" | "range"
+    values: tuple[Any, ...] = ()
+    low: float = 0.0
+    high: float = 0.0
+    log: bool = False
+    ordered: bool = True
+
+    def sample(self, rng: np.random.Generator) -> Any:
+        if self.kind == "choice":
+            return self.values[int(rng.integers(len(self.values)))]
+        if self.log:
+            return float(math.exp(rng.uniform(math.log(self.low), math.log(self.high))))
+        return float(rng.uniform(self.low, self.high))
+
+    def contains(self, v: Any) -> bool:
+        return v in self.values if self.kind == "choice" else self.low - 1e-12 <= v <= self.high + 1e-12
+
+
+ODD15 = tuple(range(1, 16, 2))
+HEADS = (2, 3, 4, 6, 8, 12)
+
+
+def space(hidden_sizes: tuple[int, ...] = tuple(range(72, 241, 24))) -> list[Param]:
+    """000 Table 5.1 (hidden sizes d are multiples of 24 so that every head count divides them)."""
+    return [
+        Param("hidden", "choice", hidden_sizes),
+        Param("dropout", "range", low=0.0, high=0.5),
+        Param("first_dropout", "range", low=0.0, high=0.5),
+        Param("slope", "range", low=0.0, high=0.3),
+        Param("history_heads", "choice", HEADS),
+        Param("forecast_heads", "choice", HEADS),
+        Param("noise", "range", low=0.0, high=0.25),
+        Param("arch_lr", "range", low=1e-5, high=1e-3, log=True),
+        Param("arch_beta1", "range", low=0.5, high=0.99),
+        Param("arch_beta2", "range", low=0.95, high=0.999),
+        Param("lr", "range", low=1e-5, high=1e-3, log=True),
+        Param("beta1", "range", low=0.5, high=0.99),
+        Param("beta2", "range", low=0.95, high=0.999),
+        Param("norm", "choice", ("layer", "batch", "none"), ordered=False),
+        Param("history_embed_kernel", "choice", ODD15),
+        Param("history_kernel", "choice", ODD15),
+        Param("collapse_kernel_w", "choice", ODD15),
+        Param("collapse_kernel_h", "choice", ODD15),
+        Param("forecast_embed_kernel", "choice", tuple(range(1, 10, 2))),
+        Param("forecast_kernel", "choice", ODD15),
+        Param("output_kernel_t", "choice", ODD15),
+        Param("output_kernel_f", "choice", ODD15),
+    ]
+
+
+def random_hparams(params: list[Param], rng: np.random.Generator) -> dict[str, Any]:
+    return {p.name: p.sample(rng) for p in params}
+
+
+def crossover(a: dict[str, Any], b: dict[str, Any], fa: float, fb: float, params: list[Param],
+              rng: np.random.Generator) -> dict[str, Any]:
+    """Proportional crossover: parent weights ∝ 1/fitness (CRPS, lower is better). Unordered
+    choices: one parent's value, picked with that weight; ordered choices: the weighted
+    interpolation of the two indices, rounded; ranges: weighted interpolation (in log space
+    for logarithmic ranges)."""
+    wa = (1 / fa) / (1 / fa + 1 / fb) if fa > 0 and fb > 0 else 0.5
+    child = {}
+    for p in params:
+        va, vb = a[p.name], b[p.name]
+        if p.kind == "choice" and not p.ordered:
+            child[p.name] = va if rng.uniform() < wa else vb
+        elif p.kind == "choice":
+            ia, ib = p.values.index(va), p.values.index(vb)
+            child[p.name] = p.values[int(round(wa * ia + (1 - wa) * ib))]
+        elif p.log:
+            child[p.name] = float(math.exp(wa * math.log(va) + (1 - wa) * math.log(vb)))
+        else:
+            child[p.name] = float(wa * va + (1 - wa) * vb)
+    return child
+
+
+def mutate(h: dict[str, Any], rate: float, params: list[Param], rng: np.random.Generator) -> dict[str, Any]:
+    """Resample each gene with probability ``rate``."""
+    return {p.name: (p.sample(rng) if rng.uniform() < rate else h[p.name]) for p in params}
+
+
+def mutation_rate(expected: float, best: float, worst: float, low: float = 0.05, high: float = 0.6) -> float:
+    """∝ expected fitness within [0.05, 0.6]: the worse a child's expected CRPS, the more it mutates."""
+    if not worst > best:
+        return low
+    return low + (high - low) * min(1.0, max(0.0, (expected - best) / (worst - best)))
+
+
+# --- the network --------------------------------------------------------------------------------
+
+class GaussianNoise(nn.Module):
+    def __init__(self, std: float):
+        super().__init__()
+        self.std = std
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.std * torch.randn_like(x) if self.training and self.std > 0 else x
+
+
+class CausalConv(nn.Module):
+    """1-D CNN over time on (B, T, d) with causal padding, then LReLU."""
+
+    def __init__(self, d: int, kernel: int, slope: float):
+        super().__init__()
+        self.pad, self.conv, self.slope = kernel - 1, nn.Conv1d(d, d, kernel), slope
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.conv(F.pad(x.transpose(1, 2), (self.pad, 0)))
+        return F.leaky_relu(h, self.slope).transpose(1, 2)
+
+
+class Attention(nn.Module):
+    def __init__(self, d: int, heads: int, dropout: float):
+        super().__init__()
+        self.mha = nn.MultiheadAttention(d, heads, dropout=dropout, batch_first=True)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.mha(x, x, x, need_weights=False)[0]
+
+
+class BiGRU(nn.Module):
+    def __init__(self, d: int):
+        super().__init__()
+        self.gru = nn.GRU(d, d // 2, batch_first=True, bidirectional=True)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.gru(x)[0]
+
+
+class MixedOp(nn.Module):
+    """DARTS: Σ softmax(α)_i · op_i(x) with one architecture parameter per candidate layer."""
+
+    def __init__(self, ops: dict[str, nn.Module]):
+        super().__init__()
+        self.names = list(ops)
+        self.ops = nn.ModuleList(ops.values())
+        self.alpha = nn.Parameter(torch.zeros(len(self.ops)))
+
+    def weights(self) -> torch.Tensor:
+        return F.softmax(self.alpha, dim=0)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        w = self.weights()
+        return sum(w[i] * op(x) for i, op in enumerate(self.ops))
+
+
+class Collapse2D(nn.Module):
+    """(B, f, τ, c) → (B, f, τ) by a 2-D CNN over (forecast, time) with the c channels in."""
+
+    def __init__(self, c: int, kh: int, kw: int):
+        super().__init__()
+        self.conv = nn.Conv2d(c, 1, (kh, kw), padding=(kh // 2, kw // 2))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv(x.permute(0, 3, 1, 2)).squeeze(1)
+
+
+class CollapseDense(nn.Module):
+    def __init__(self, c: int):
+        super().__init__()
+        self.dense = nn.Linear(c, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.dense(x).squeeze(-1)
+
+
+class PTN(nn.Module):
+    """000 §5.4.1's hypermodel for one hyperparameter set ``h``."""
+
+    def __init__(self, h: dict[str, Any], c_s: int, tau_h: int, c_h: int, f_f: int, tau_f: int, c_f: int,
+                 tau_t: int, c_t: int, forecast_skip: bool = True):
+        super().__init__()
+        # Our addition (not in 000): add the latest deterministic forecast to every output quantile,
+        # so the network learns corrections and spread around it from the first step (TiDE has a
+        # global skip of the same kind). Needs τ_f = τ_t and the target among the forecast channels.
+        self.forecast_skip = forecast_skip and tau_f == tau_t
+        d, s, p = int(h["hidden"]), float(h["slope"]), float(h["dropout"])
+        self.slope = s
+        # static block
+        self.s_noise = GaussianNoise(float(h["noise"]))
+        self.s_dense1, self.s_bn = nn.Linear(c_s, d), nn.BatchNorm1d(d)
+        self.s_drop, self.s_dense2 = nn.Dropout(float(h["first_dropout"])), nn.Linear(d, d)
+        # history block
+        self.h_dense, self.h_drop = nn.Linear(c_h, d), nn.Dropout(p)
+        k = int(h["history_embed_kernel"])
+        self.h_time = nn.Conv1d(tau_h, d, k, padding=k // 2)
+        self.h_mixed = MixedOp({"attention": Attention(d, int(h["history_heads"]), p),
+                                "conv1d": CausalConv(d, int(h["history_kernel"]), s), "bigru": BiGRU(d)})
+        # forecast block
+        self.f_collapse = MixedOp({"conv2d collapse": Collapse2D(c_f, int(h["collapse_kernel_h"]),
+                                                                 int(h["collapse_kernel_w"])),
+                                   "dense collapse": CollapseDense(c_f)})
+        self.f_dense = nn.Linear(tau_f, d)
+        k = int(h["forecast_embed_kernel"])
+        self.f_time = nn.Conv1d(f_f, d, k, padding=k // 2)
+        self.f_mixed = MixedOp({"attention": Attention(d, int(h["forecast_heads"]), p),
+                                "conv1d": CausalConv(d, int(h["forecast_kernel"]), s), "bigru": BiGRU(d)})
+        # fusion and output
+        self.scales = nn.Parameter(torch.ones(3))
+        self.norm_kind = h["norm"]
+        self.norm = nn.LayerNorm(d) if h["norm"] == "layer" else (nn.BatchNorm1d(d) if h["norm"] == "batch" else None)
+        k = int(h["output_kernel_t"])
+        self.o_time, self.o_ln = nn.Conv1d(d, tau_t, k, padding=k // 2), nn.LayerNorm(d)
+        k = int(h["output_kernel_f"])
+        self.o_feat, self.o_dense = nn.Conv1d(d, c_t, k, padding=k // 2), nn.Linear(c_t, c_t)
+        if self.forecast_skip:  # start at the deterministic forecast, with a per-step, per-quantile offset
+            nn.init.normal_(self.o_dense.weight, std=1e-3)  # small, not zero: every layer gets gradient
+            nn.init.zeros_(self.o_dense.bias)
+            self.o_bias = nn.Parameter(torch.zeros(tau_t, c_t))
+        self.d = d
+
+    def arch_parameters(self) -> list[nn.Parameter]:
+        return [self.h_mixed.alpha, self.f_collapse.alpha, self.f_mixed.alpha]
+
+    def weight_parameters(self) -> list[nn.Parameter]:
+        arch = {id(a) for a in self.arch_parameters()}
+        return [p for p in self.parameters() if id(p) not in arch]
+
+    def architecture(self) -> dict[str, dict[str, float]]:
+        """The softmax architecture weights of every mixed operation."""
+        return {name: dict(zip(op.names, op.weights().detach().tolist())) for name, op in
+                (("history", self.h_mixed), ("forecast collapse", self.f_collapse), ("forecasts", self.f_mixed))}
+
+    def forward(self, static: torch.Tensor, history: torch.Tensor, forecasts: torch.Tensor) -> torch.Tensor:
+        lrelu = lambda x: F.leaky_relu(x, self.slope)  # noqa: E731
+        s = lrelu(self.s_bn(self.s_dense1(self.s_noise(static))))
+        s = s.unsqueeze(1).expand(-1, self.d, -1)  # repeat along time: (B, d, d)
+        s = lrelu(self.s_dense2(self.s_drop(s)))
+        h = self.h_drop(lrelu(self.h_dense(history)))  # (B, τ_h, d)
+        h = self.h_mixed(lrelu(self.h_time(h)))  # time as channels: (B, d, d)
+        f = self.f_collapse(forecasts)  # (B, f_f, τ_f)
+        f = lrelu(self.f_dense(f))  # (B, f_f, d)
+        f = self.f_mixed(lrelu(self.f_time(f)))  # (B, d, d)
+        x = self.scales[0] * s + self.scales[1] * h + self.scales[2] * f
+        if self.norm_kind == "layer":
+            x = self.norm(x)
+        elif self.norm_kind == "batch":
+            x = self.norm(x.transpose(1, 2)).transpose(1, 2)
+        x = lrelu(self.o_ln(self.o_time(x)))  # (B, τ_t, d)
+        x = lrelu(self.o_feat(x.transpose(1, 2))).transpose(1, 2)  # (B, τ_t, c_t)
+        out = self.o_dense(x)
+        if self.forecast_skip:
+            out = out + self.o_bias + forecasts[:, -1, :, :1]  # (B, τ_t, 1) broadcast over the quantiles
+        return out
+
+
+class TiDE(nn.Module):
+    """A TiDE-style baseline (Das et al. 2023): residual MLP encoder–decoder on the flattened
+    static data, history and forecasts, with a per-step residual decoder to c_t quantiles."""
+
+    def __init__(self, n_in: int, tau_t: int, c_t: int, hidden: int = 256, dropout: float = 0.1):
+        super().__init__()
+
+        def block(a: int, b: int) -> nn.Module:
+            return nn.Sequential(nn.Linear(a, hidden), nn.ReLU(), nn.Linear(hidden, b), nn.Dropout(dropout))
+
+        self.enc1, self.skip1 = block(n_in, hidden), nn.Linear(n_in, hidden)
+        self.enc2 = block(hidden, hidden)
+        self.dec = block(hidden, tau_t * 16)
+        self.temporal = block(16, c_t)
+        self.global_skip = nn.Linear(n_in, tau_t * c_t)
+        self.tau_t, self.c_t = tau_t, c_t
+
+    def forward(self, static: torch.Tensor, history: torch.Tensor, forecasts: torch.Tensor) -> torch.Tensor:
+        x = torch.cat([static, history.flatten(1), forecasts.flatten(1)], dim=1)
+        e = self.enc1(x) + self.skip1(x)
+        e = e + self.enc2(e)
+        d = self.dec(e).view(-1, self.tau_t, 16)
+        return self.temporal(d) + self.global_skip(x).view(-1, self.tau_t, self.c_t)
+
+
+# --- training -----------------------------------------------------------------------------------
+
+def tensors(s: FD.Samples) -> tuple[torch.Tensor, ...]:
+    return tuple(torch.as_tensor(a, dtype=torch.float32) for a in (s.static, s.history, s.forecasts, s.target))
+
+
+def build(h: dict[str, Any], ds: FD.Dataset, c_t: int, forecast_skip: bool = True) -> PTN:
+    s = ds.parts["darts_train"]
+    return PTN(h, s.static.shape[1], s.history.shape[1], s.history.shape[2], s.forecasts.shape[1],
+               s.forecasts.shape[2], s.forecasts.shape[3], s.target.shape[1], c_t, forecast_skip)
+
+
+@torch.no_grad()
+def predict(model: nn.Module, s: FD.Samples, batch: int = 512) -> np.ndarray:
+    model.eval()
+    st, hi, fo, _ = tensors(s)
+    return np.concatenate([model(st[i:i + batch], hi[i:i + batch], fo[i:i + batch]).numpy()
+                           for i in range(0, len(s), batch)])
+
+
+def fan(q: np.ndarray) -> np.ndarray:
+    """Quantiles at :data:`FAN_LEVELS` of each step's c_t outputs (sorted): (len(FAN_LEVELS), τ)."""
+    qs = np.sort(q, axis=-1)
+    levels = (np.arange(qs.shape[-1]) + 0.5) / qs.shape[-1]
+    return np.stack([[np.interp(a, levels, row) for row in qs] for a in FAN_LEVELS])
+
+
+def train_darts(model: PTN, h: dict[str, Any], train: FD.Samples, val: FD.Samples, epochs: int, seed: int,
+                weight_steps: int = 10, arch_steps: int = 5, batch: int = 64,
+                on_epoch: Callable[[int, float, float], None] | None = None,
+                should_stop: Callable[[], bool] | None = None, plateau_samples: int = 256) -> PTN:
+    """First-order DARTS: per epoch, ``weight_steps`` AdamW steps of the weights on ``train`` and
+    ``arch_steps`` AdamW steps of the architecture parameters on ``val``; each optimizer has a
+    reduce-on-plateau scheduler with patience 1 (000 §5.4.1). The schedulers watch the loss on a
+    fixed set of ``plateau_samples`` rows of each split (not the noisy mean of a few batches,
+    which would cut the learning rate tenfold every other epoch by chance)."""
+    gen = torch.Generator().manual_seed(seed)
+    opt_w = torch.optim.AdamW(model.weight_parameters(), lr=h["lr"], betas=(h["beta1"], h["beta2"]))
+    opt_a = torch.optim.AdamW(model.arch_parameters(), lr=h["arch_lr"], betas=(h["arch_beta1"], h["arch_beta2"]))
+    sched_w = torch.optim.lr_scheduler.ReduceLROnPlateau(opt_w, patience=1, threshold=0.0)
+    sched_a = torch.optim.lr_scheduler.ReduceLROnPlateau(opt_a, patience=1, threshold=0.0)
+    tr, va = tensors(train), tensors(val)
+    fixed_tr = tensors(subsample(train, plateau_samples, seed))
+    fixed_va = tensors(subsample(val, plateau_samples, seed + 1))
+    for epoch in range(1, epochs + 1):
+        model.train()
+        losses = []
+        for _ in range(weight_steps):
+            if should_stop is not None and should_stop():
+                raise Cancelled("stopped during training")
+            idx = torch.randint(0, len(tr[3]), (min(batch, len(tr[3])),), generator=gen)
+            out = model(tr[0][idx], tr[1][idx], tr[2][idx])
+            ell = loss(out, tr[3][idx])
+            opt_w.zero_grad(set_to_none=True)
+            ell.backward()
+            opt_w.step()
+            losses.append(ell.item())
+        arch_losses = []
+        for _ in range(arch_steps):
+            idx = torch.randint(0, len(va[3]), (min(batch, len(va[3])),), generator=gen)
+            ell = loss(model(va[0][idx], va[1][idx], va[2][idx]), va[3][idx])
+            opt_a.zero_grad(set_to_none=True)
+            ell.backward()
+            opt_a.step()
+            arch_losses.append(ell.item())
+        model.eval()
+        with torch.no_grad():
+            epoch_train = loss(model(*fixed_tr[:3]), fixed_tr[3]).item()
+            epoch_val = loss(model(*fixed_va[:3]), fixed_va[3]).item()
+        sched_w.step(epoch_train)
+        sched_a.step(epoch_val)
+        if on_epoch is not None:
+            on_epoch(epoch, epoch_train, epoch_val)
+    return model
+
+
+def train_plain(model: nn.Module, train: FD.Samples, epochs: int, seed: int, steps: int = 15, batch: int = 64,
+                lr: float = 1e-3, on_epoch: Callable[[int, float], None] | None = None,
+                should_stop: Callable[[], bool] | None = None) -> nn.Module:
+    """Plain AdamW on the ordered CRPS (the TiDE baseline, same number of steps per epoch as PTN)."""
+    gen = torch.Generator().manual_seed(seed)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr)
+    tr = tensors(train)
+    for epoch in range(1, epochs + 1):
+        model.train()
+        losses = []
+        for _ in range(steps):
+            if should_stop is not None and should_stop():
+                raise Cancelled("stopped during training")
+            idx = torch.randint(0, len(tr[3]), (min(batch, len(tr[3])),), generator=gen)
+            ell = loss(model(tr[0][idx], tr[1][idx], tr[2][idx]), tr[3][idx])
+            opt.zero_grad(set_to_none=True)
+            ell.backward()
+            opt.step()
+            losses.append(ell.item())
+        if on_epoch is not None:
+            on_epoch(epoch, float(np.mean(losses)))
+    return model
+
+
+# --- the run ------------------------------------------------------------------------------------
+
+@dataclass
+class PTNConfig:
+    """A budget and a data set (JSON-serializable)."""
+
+    dataset: str = "lorenz"  # "lorenz" | "weather"
+    population: int = 4
+    generations: int = 3
+    epochs: int = 4  # DARTS epochs per agent in the search (the paper: 30)
+    final_epochs: int = 30  # the best agent, retrained; also the TiDE baseline's epochs
+    final_weight_steps: int = 10  # weight steps per final epoch (the paper: 10)
+    quantiles: int = 111
+    hidden_sizes: tuple[int, ...] = (48, 72)  # demo; the paper's Table 5.1: 72, 96, ..., 240
+    elite_every: int = 2
+    elites: int = 1
+    patience: int = 2
+    fitness_samples: int = 512
+    systems_per_part: int = 4  # Lorenz
+    inits_per_system: int = 2
+    forecast_skip: bool = True  # our addition; False is 000's architecture exactly
+    seed: int = 0
+
+    def total_units(self) -> int:
+        return self.population * self.generations * self.epochs + 2 * self.final_epochs
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+DEMO = PTNConfig()
+PAPER = PTNConfig(population=12, generations=10, epochs=30, final_epochs=30, final_weight_steps=10,
+                  hidden_sizes=tuple(range(72, 241, 24)),
+                  elite_every=2, elites=2, patience=3, fitness_samples=4096, systems_per_part=50, inits_per_system=5)
+
+
+@dataclass
+class Agent:
+    hparams: dict[str, Any]
+    generation: int
+    fitness: float = float("nan")  # CRPS on GA train (lower is better)
+    val_fitness: float = float("nan")  # CRPS on GA validation
+
+
+@dataclass
+class PTNResult:
+    config: PTNConfig
+    best: Agent
+    agents: list[Agent]
+    model: PTN
+    architecture: dict[str, dict[str, float]]
+    skill: pd.DataFrame
+    crps: pd.DataFrame  # per test forecast: PTN, deterministic, TiDE
+    examples: dict[str, Any]  # a browser of test forecasts
+    description: str
+    scaler: FD.Scaler = field(repr=False)
+
+
+def subsample(s: FD.Samples, n: int, seed: int) -> FD.Samples:
+    if len(s) <= n:
+        return s
+    return s.take(np.sort(np.random.default_rng(seed).choice(len(s), n, replace=False)))
+
+
+def normal_quantiles(mean: np.ndarray, sigma: np.ndarray, c: int) -> np.ndarray:
+    """Baseline 1: the deterministic forecast as N(mean, σ = its MAE), at the same c quantile levels."""
+    z = norm.ppf((np.arange(c) + 0.5) / c)
+    return mean[..., None] + sigma[None, :, None] * z
+
+
+def skill_table(ptn: np.ndarray, baselines: dict[str, np.ndarray]) -> pd.DataFrame:
+    """Skill = 1 − CRPS_PTN / CRPS_baseline at the quartiles of each per-forecast CRPS set, and the
+    share of forecasts whose own skill is >= 0 (000 §5.5, eq. 5.10)."""
+    out = {}
+    for name, base in baselines.items():
+        q_ptn, q_base = np.quantile(ptn, [0.25, 0.5, 0.75]), np.quantile(base, [0.25, 0.5, 0.75])
+        per = 1 - ptn / np.where(base > 0, base, np.nan)
+        out[f"vs {name}"] = [*(1 - q_ptn / q_base), float(np.nanmean(per >= 0))]
+    return pd.DataFrame(out, index=SEED_TABLE_5_2.index)
+
+
+def examples(q: np.ndarray, s: FD.Samples, crps_ptn: np.ndarray, k: int = 12) -> dict[str, Any]:
+    """Test forecasts to browse: the most confident (narrowest 90 % band), the most multi-modal
+    (largest gap inside the central 90 % of sorted quantiles, relative to its width) and a random few."""
+    qs = np.sort(q, axis=-1)
+    c = qs.shape[-1]
+    lo, hi = int(0.05 * c), int(0.95 * c) - 1
+    width = (qs[..., hi] - qs[..., lo]).mean(-1)
+    gaps = np.diff(qs[..., lo:hi + 1], axis=-1).max(-1) / np.maximum(qs[..., hi] - qs[..., lo], 1e-9)
+    modal = gaps.max(-1)
+    rng = np.random.default_rng(0)
+    picks = {"confident": np.argsort(width)[:k], "multi-modal": np.argsort(-modal)[:k],
+             "random": rng.choice(len(q), min(k, len(q)), replace=False)}
+    out: dict[str, Any] = {"kinds": {}, "fan_levels": FAN_LEVELS}
+    for kind, idx in picks.items():
+        out["kinds"][kind] = [{"index": int(i), "fan": fan(q[i]), "truth": s.target[i],
+                               "deterministic": s.forecasts[i, -1, :, 0], "crps": float(crps_ptn[i]),
+                               "width": float(width[i]), "gap": float(modal[i])} for i in idx]
+    return out
+
+
+def train(config: PTNConfig, on_progress: Callable[..., None] | None = None,
+          should_stop: Callable[[], bool] | None = None) -> PTNResult:
+    """Data, deterministic forecaster, genetic search with DARTS, the best agent retrained, both
+    baselines, skill scores on the test part. Progress records carry ``phase``: "data",
+    "search" (per epoch: losses, architecture weights, a validation fan; per agent: fitness),
+    "final", "tide", "done"."""
+    report = on_progress or (lambda **r: None)
+    total, done = config.total_units(), 0
+    rng = np.random.default_rng(config.seed)
+    torch.manual_seed(config.seed)
+
+    def data_note(text: str) -> None:
+        report(phase="data", message=text, done=0, total=total)
+
+    if config.dataset == "lorenz":
+        ds, _ = FD.lorenz_dataset(config.systems_per_part, config.inits_per_system, config.seed, progress=data_note)
+    elif config.dataset == "weather":
+        ds, _ = FD.weather_dataset(seed=config.seed, progress=data_note)
+    else:
+        raise ValueError(f"unknown data set {config.dataset!r}; use 'lorenz' or 'weather'")
+    P = ds.parts
+    ga_train = subsample(P["ga_train"], config.fitness_samples, 1)
+    ga_val = subsample(P["ga_val"], config.fitness_samples, 2)
+    probe = ga_val.take(np.array([0]))
+    report(phase="data", message="data ready", done=0, total=total, probe_truth=probe.target[0].tolist(),
+           probe_deterministic=probe.forecasts[0, -1, :, 0].tolist())
+    params = space(tuple(config.hidden_sizes))
+    population = [Agent(random_hparams(params, rng), 1) for _ in range(config.population)]
+    everyone: list[Agent] = []
+    best_by_gen: list[float] = []
+    for generation in range(1, config.generations + 1):
+        for k, agent in enumerate(population):
+            agent.generation = generation
+            model = build(agent.hparams, ds, config.quantiles, config.forecast_skip)
+
+            def on_epoch(epoch: int, tr: float, va: float, model: PTN = model, k: int = k) -> None:
+                nonlocal done
+                done += 1
+                report(phase="search", generation=generation, agent=k + 1, epoch=epoch, train_loss=tr, val_loss=va,
+                       architecture=model.architecture(), fan=fan(predict(model, probe)[0]).tolist(), done=done,
+                       total=total, message=f"generation {generation}, agent {k + 1} of {len(population)}, "
+                                            f"epoch {epoch}")
+
+            train_darts(model, agent.hparams, P["darts_train"], P["darts_val"], config.epochs,
+                        seed=config.seed + 1000 * generation + k, on_epoch=on_epoch, should_stop=should_stop)
+            agent.fitness = float(crps_numpy(predict(model, ga_train), ga_train.target).mean())
+            agent.val_fitness = float(crps_numpy(predict(model, ga_val), ga_val.target).mean())
+            report(phase="search", generation=generation, agent=k + 1, fitness=agent.fitness,
+                   val_fitness=agent.val_fitness, hidden=agent.hparams["hidden"], done=done, total=total)
+        everyone.extend(copy.deepcopy(population))
+        best_by_gen.append(min(a.val_fitness for a in everyone))
+        if len(best_by_gen) > config.patience and best_by_gen[-1] >= best_by_gen[-1 - config.patience]:
+            break  # no improvement of the best validation fitness for `patience` generations
+        if generation == config.generations:
+            break
+        if config.elite_every and generation % config.elite_every == 0 and config.elites:
+            keep = sorted(population, key=lambda a: a.val_fitness)[: config.population - config.elites]
+            seen = {id(a) for a in keep}
+            outside = [a for a in sorted(everyone, key=lambda a: a.val_fitness) if a.hparams not in
+                       [b.hparams for b in keep] and id(a) not in seen]
+            population = keep + outside[: config.elites]
+        fits = [a.val_fitness for a in population]
+        children = []
+        for _ in range(config.population):
+            pa, pb = (min(rng.choice(len(population), 2, replace=False), key=lambda i: fits[i]) for _ in range(2))
+            child = crossover(population[pa].hparams, population[pb].hparams, fits[pa], fits[pb], params, rng)
+            expected = (fits[pa] + fits[pb]) / 2
+            child = mutate(child, mutation_rate(expected, min(fits), max(fits)), params, rng)
+            children.append(Agent(child, generation + 1))
+        population = children
+
+    best = min(everyone, key=lambda a: a.fitness**2 + a.val_fitness**2)
+    model = build(best.hparams, ds, config.quantiles, config.forecast_skip)
+
+    def final_epoch(epoch: int, tr: float, va: float) -> None:
+        nonlocal done
+        done += 1
+        report(phase="final", epoch=epoch, train_loss=tr, val_loss=va, architecture=model.architecture(),
+               fan=fan(predict(model, probe)[0]).tolist(), done=done, total=total,
+               message=f"retraining the best agent, epoch {epoch} of {config.final_epochs}")
+
+    train_darts(model, best.hparams, P["darts_train"], P["darts_val"], config.final_epochs, seed=config.seed + 7,
+                weight_steps=config.final_weight_steps, on_epoch=final_epoch, should_stop=should_stop)
+    test = P["test"]
+    q_ptn = predict(model, test)
+    # Baseline 1: N(deterministic forecast, σ = its MAE per lead on the GA-train part).
+    sigma = np.abs(P["ga_train"].forecasts[:, -1, :, 0] - P["ga_train"].target).mean(0)
+    q_det = normal_quantiles(test.forecasts[:, -1, :, 0], sigma, config.quantiles)
+    # Baseline 2: TiDE-style MLP on the same inputs and loss, as many epochs as PTN's final run.
+    s0 = P["darts_train"]
+    n_in = s0.static.shape[1] + s0.history[0].size + s0.forecasts[0].size
+    torch.manual_seed(config.seed)
+    tide = TiDE(n_in, s0.target.shape[1], config.quantiles)
+
+    def tide_epoch(epoch: int, tr: float) -> None:
+        nonlocal done
+        done += 1
+        report(phase="tide", epoch=epoch, train_loss=tr, done=done, total=total,
+               message=f"training the TiDE baseline, epoch {epoch} of {config.final_epochs}")
+
+    train_plain(tide, P["darts_train"], config.final_epochs, seed=config.seed + 11, steps=config.final_weight_steps,
+                on_epoch=tide_epoch, should_stop=should_stop)
+    q_tide = predict(tide, test)
+    c_ptn, c_det, c_tide = (crps_numpy(q, test.target) for q in (q_ptn, q_det, q_tide))
+    skill = skill_table(c_ptn, {"deterministic (normal, σ = MAE)": c_det, "TiDE": c_tide})
+    report(phase="done", done=total, total=total, message="finished")
+    return PTNResult(config, best, everyone, model, model.architecture(), skill,
+                     pd.DataFrame({"PTN": c_ptn, "deterministic": c_det, "TiDE": c_tide}),
+                     examples(q_ptn, test, c_ptn), ds.description, ds.scaler)

@@ -1,0 +1,167 @@
+"""PTN: CRPS and the ordering penalty, the Lorenz generator, DARTS weights, the genetic operators,
+a tiny seeded training run, cancel, and the skill-score table."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+from scipy.integrate import solve_ivp
+
+from fairness_core.jobs import Cancelled
+from models import forecast_data as FD
+from models import ptn
+
+
+def t(values) -> torch.Tensor:
+    return torch.as_tensor(values, dtype=torch.float32)
+
+
+def test_crps_known_ensemble_values():
+    # y = 0, members [0, 1]: T1 = 1/2, T2 = 2/4, CRPS = 1/2 − 1/4.
+    assert ptn.crps(t([[[0.0, 1.0]]]), t([[0.0]])).item() == pytest.approx(0.25)
+    # y = 0, members [0, 0, 1]: T1 = 1/3, T2 = 4/9, CRPS = 1/3 − 2/9 = 1/9.
+    assert ptn.crps(t([[[0.0, 0.0, 1.0]]]), t([[0.0]])).item() == pytest.approx(1 / 9)
+    # A point forecast: CRPS = absolute error.
+    assert ptn.crps(t([[[2.5, 2.5, 2.5]]]), t([[1.0]])).item() == pytest.approx(1.5)
+
+
+def test_crps_sorted_formula_equals_all_pairs_brute_force():
+    rng = np.random.default_rng(0)
+    q, y = rng.normal(size=(3, 4, 9)), rng.normal(size=(3, 4))
+    brute = np.zeros(3)
+    for b, s in itertools.product(range(3), range(4)):
+        t1 = np.mean(np.abs(q[b, s] - y[b, s]))
+        t2 = np.mean([abs(a - c) for a in q[b, s] for c in q[b, s]])
+        brute[b] += (t1 - 0.5 * t2) / 4
+    assert ptn.crps(t(q), t(y)).numpy() == pytest.approx(brute, abs=1e-5)
+    assert ptn.crps_numpy(q.astype(np.float32), y.astype(np.float32)) == pytest.approx(brute, abs=1e-5)
+
+
+def test_ordering_penalty():
+    assert ptn.ordering_penalty(t([[[0.0, 1.0, 2.0], [1.0, 1.0, 3.0]]])).item() == 0.0
+    # one violation of 0.5 among τ(c − 1) = 1·2 adjacent pairs
+    assert ptn.ordering_penalty(t([[[0.0, 1.0, 0.5]]])).item() == pytest.approx(0.25)
+    q = t([[[0.0, 1.0, 0.5]]])
+    assert ptn.loss(q, t([[0.0]])).item() == pytest.approx(ptn.crps(q, t([[0.0]])).item() + 0.0075 * 0.25)
+
+
+def test_lorenz_matches_solve_ivp_and_rk4():
+    params, init = (10.0, 28.0, 8 / 3), np.array([1.0, 1.0, 1.0])
+    ours = FD.lorenz_trajectory(params, init, n_times=101, t_end=10.0)
+    direct = solve_ivp(FD.lorenz_rhs, (0, 10), init, t_eval=np.linspace(0, 10, 101), args=params,
+                       method="RK45", rtol=1e-11, atol=1e-11).y.T
+    assert np.abs(ours - direct).max() < 1e-4
+    # An independent fixed-step RK4 up to t = 1.
+    s, h = init.copy(), 1e-4
+    for _ in range(10_000):
+        k1 = np.array(FD.lorenz_rhs(0, s, *params))
+        k2 = np.array(FD.lorenz_rhs(0, s + h / 2 * k1, *params))
+        k3 = np.array(FD.lorenz_rhs(0, s + h / 2 * k2, *params))
+        k4 = np.array(FD.lorenz_rhs(0, s + h * k3, *params))
+        s = s + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    assert np.abs(ours[10] - s).max() < 1e-6
+    # Stacked systems integrate like separate ones.
+    two = FD.lorenz_trajectories(np.array([params, (9.0, 28.05, 2.7)]), np.array([init, [-5.0, 3.0, 20.0]]),
+                                 n_times=51, t_end=5.0)
+    assert np.abs(two[0] - FD.lorenz_trajectory(params, init, 51, 5.0)).max() < 1e-6
+
+
+def test_seed_distributions():
+    rng = np.random.default_rng(1)
+    draws = np.array([FD.lorenz_parameters(rng) for _ in range(500)])
+    assert draws[:, 0].min() >= 8 and draws[:, 0].max() <= 12
+    assert draws[:, 1].min() >= 27.9 and draws[:, 1].max() <= 28.1
+    assert draws[:, 2].min() >= 7.9 / 3 and draws[:, 2].max() <= 8.1 / 3
+    inits = np.array([FD.lorenz_initial(rng) for _ in range(500)])
+    assert inits[:, :2].min() >= -20 and inits[:, :2].max() <= 20 and inits[:, 2].min() >= 0 and inits[:, 2].max() <= 40
+
+
+def tiny_dataset() -> FD.Dataset:
+    rng = np.random.default_rng(0)
+
+    def part(n: int) -> FD.Samples:
+        fc = rng.uniform(size=(n, FD.N_FORECASTS, FD.HORIZON, 1))
+        target = fc[:, -1, :, 0] + 0.05 * rng.normal(size=(n, FD.HORIZON))
+        return FD.Samples(rng.uniform(size=(n, 3)), rng.uniform(size=(n, FD.HISTORY, 3)), fc, target)
+
+    return FD.Dataset("tiny", {p: part(128) for p in FD.PARTS}, FD.Scaler(), "tiny", ["x", "y", "z"])
+
+
+def hparams(**kw):
+    h = ptn.random_hparams(ptn.space((24,)), np.random.default_rng(0))
+    h.update(lr=3e-3, arch_lr=3e-3, dropout=0.0, first_dropout=0.0, noise=0.0, beta1=0.9, beta2=0.99)
+    return {**h, **kw}
+
+
+def test_shapes_and_darts_weights_receive_gradients():
+    ds = tiny_dataset()
+    model = ptn.build(hparams(), ds, c_t=11)
+    s = ds.parts["darts_train"].take(np.arange(8))
+    out = model(*ptn.tensors(s)[:3])
+    assert out.shape == (8, FD.HORIZON, 11)
+    for name, weights in model.architecture().items():
+        assert sum(weights.values()) == pytest.approx(1.0), name
+    ptn.loss(out, ptn.tensors(s)[3]).backward()
+    for alpha in model.arch_parameters():
+        assert alpha.grad is not None and torch.any(alpha.grad != 0)
+
+
+def test_tiny_seeded_run_lowers_the_loss_and_cancel_stops():
+    ds = tiny_dataset()
+    h = hparams()
+    torch.manual_seed(0)
+    model = ptn.build(h, ds, c_t=11)
+    test = ds.parts["test"]
+    before = ptn.crps_numpy(ptn.predict(model, test), test.target).mean()
+    losses = []
+    ptn.train_darts(model, h, ds.parts["darts_train"], ds.parts["darts_val"], epochs=8, seed=0,
+                    on_epoch=lambda e, tr, va: losses.append(tr))
+    after = ptn.crps_numpy(ptn.predict(model, test), test.target).mean()
+    assert after < before and losses[-1] < losses[0]
+    calls = []
+
+    def stop() -> bool:
+        calls.append(1)
+        return len(calls) > 3
+
+    with pytest.raises(Cancelled):
+        ptn.train_darts(ptn.build(h, ds, c_t=11), h, ds.parts["darts_train"], ds.parts["darts_val"], epochs=50,
+                        seed=0, should_stop=stop)
+    assert len(calls) == 4  # checked before every weight step: it stopped within the first epoch
+
+
+def test_genetic_operators_stay_in_the_space():
+    params = ptn.space()
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        a, b = ptn.random_hparams(params, rng), ptn.random_hparams(params, rng)
+        child = ptn.mutate(ptn.crossover(a, b, rng.uniform(0.01, 1), rng.uniform(0.01, 1), params, rng), 0.3,
+                           params, rng)
+        for p in params:
+            assert p.contains(child[p.name]), (p.name, child[p.name])
+    # Proportional: the fitter parent (lower CRPS) pulls a range toward itself; log ranges interpolate in logs.
+    a = {p.name: p.sample(rng) for p in params} | {"dropout": 0.0, "lr": 1e-5, "hidden": 72}
+    b = a | {"dropout": 0.4, "lr": 1e-3, "hidden": 240}
+    child = ptn.crossover(a, b, 0.1, 0.3, params, rng)  # a is 3x fitter: weight 3/4
+    assert child["dropout"] == pytest.approx(0.1)
+    assert child["lr"] == pytest.approx(np.exp(0.75 * np.log(1e-5) + 0.25 * np.log(1e-3)))
+    assert child["hidden"] == 72 + 24 * round(0.25 * 7)
+    assert ptn.mutation_rate(0.2, 0.1, 0.3) == pytest.approx(0.325)
+    assert ptn.mutation_rate(0.1, 0.1, 0.3) == 0.05 and ptn.mutation_rate(0.3, 0.1, 0.3) == 0.6
+
+
+def test_skill_table_and_normal_baseline():
+    ptn_c = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    base = 2 * ptn_c
+    table = ptn.skill_table(ptn_c, {"b": base})
+    assert table["vs b"].iloc[:3].tolist() == pytest.approx([0.5, 0.5, 0.5])
+    assert table["vs b"].iloc[3] == 1.0
+    q = ptn.normal_quantiles(np.zeros((1, 2)), np.array([1.0, 2.0]), 1001)
+    assert q[0, 0, 500] == pytest.approx(0) and q[0, 1, 841] == pytest.approx(2 * 1.0, abs=0.02)
+    # The normal's exact CRPS, σ[z(2Φ(z) − 1) + 2φ(z) − 1/√π] at y = mean: σ(2φ(0) − 1/√π).
+    exact = 2.0 * (2 * np.exp(0) / np.sqrt(2 * np.pi) - 1 / np.sqrt(np.pi))
+    assert ptn.crps_numpy(q[:, 1:2, :].astype(np.float32), np.zeros((1, 1), np.float32))[0] == pytest.approx(exact,
+                                                                                                             rel=0.01)
