@@ -3,7 +3,7 @@ individuals (generalized entropy index), and stability and uncertainty (Virny)."
 
 import streamlit as st
 
-from fairness_core import bias, metrics, plots
+from fairness_core import bias, metrics, plots, report
 from fairness_core.audit import DEFAULT_OFI_TOLERANCE
 from ui.audit_sections import inequality_section, stability_section
 from ui.state import data_banner, page_setup
@@ -27,6 +27,25 @@ st.markdown("**OFI** (Objective Fairness Index) = B_i − B_j, the difference of
             "B = (FP − FN)/n: how much more benefit a group gets than its actual labels warrant. "
             "**OFI ≠ 0: the algorithm is at fault. OFI ≈ 0 with DI ≠ 1: a systemic disparity** "
             "(different base rates) that disparate impact alone cannot tell apart.")
+
+@st.cache_data(show_spinner="Building the report…", max_entries=4)
+def audit_report(_audit, key: tuple, reference: str, tolerance: float):  # type: ignore[no-untyped-def]
+    return report.build(_audit, reference=reference, tolerance=tolerance)
+
+
+with st.expander("Download the audit report", icon=":material/description:"):
+    st.caption("One self-contained HTML file (interactive figures, opens offline): provenance, groups and sizes, the "
+               "OFI and DI heatmaps, verdicts, every metric table, MATCH tests, the settings used, the date and the "
+               "tool version. The same numbers as JSON, and every table as CSV in a zip.")
+    rep = audit_report(audit, (audit.source, tuple(audit.groups), tuple(map(tuple, audit.cells().to_numpy()))),
+                       reference, tolerance)
+    r1, r2, r3 = st.columns(3)
+    r1.download_button("Audit report (HTML)", data=rep.html, file_name="fairness_audit_report.html",
+                       mime="text/html", icon=":material/download:", key="report-html", on_click="ignore")
+    r2.download_button("Numbers (JSON)", data=rep.to_json, file_name="fairness_audit_report.json",
+                       mime="application/json", icon=":material/download:", key="report-json", on_click="ignore")
+    r3.download_button("Tables (CSV, zip)", data=rep.csv_zip, file_name="fairness_audit_tables.zip",
+                       mime="application/zip", icon=":material/download:", key="report-zip", on_click="ignore")
 
 #: Tab labels double as the ``?view=`` query parameter, so a link can open any tab.
 TABS = ("Group fairness", "Inequality across individuals", "Stability and uncertainty")

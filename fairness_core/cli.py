@@ -1,0 +1,96 @@
+"""Command line: ``python -m fairness_core audit DATA.csv --group COL [...]``.
+
+Writes the same report the Bias Audit page downloads (HTML, or JSON with ``--json``) and
+exits non-zero when a chosen threshold is crossed, so a scheduled job or CI pipeline can gate
+on it. Exit codes: 0 no threshold crossed, 1 a threshold crossed, 2 bad input or usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from . import report as report_mod
+from .audit import DEFAULT_OFI_TOLERANCE
+from .io import DataValidationError, cms_from_predictions, cms_from_table, find_count_columns, read_table
+
+EXIT_OK, EXIT_THRESHOLD, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m fairness_core", description="Fairness audits from a terminal.")
+    sub = p.add_subparsers(dest="command", required=True)
+    a = sub.add_parser("audit", help="audit a CSV/TSV/XLSX of per-group confusion matrices or row-level predictions")
+    a.add_argument("data", type=Path, help="the file: columns TP, FN, FP, TN per group, or one row per individual")
+    a.add_argument("--group", action="append", required=True, metavar="COL",
+                   help="group column (repeat for intersections)")
+    a.add_argument("--label", help="row-level data: the actual outcome column")
+    a.add_argument("--prediction", help="row-level data: the prediction column")
+    a.add_argument("--positive", default="1", help="row-level data: the positive value (default 1)")
+    a.add_argument("--threshold", type=float, help="row-level data: the prediction is a score; positive when >= this")
+    a.add_argument("--flip", action="store_true", help="the positive value is harmful: flip label and prediction")
+    a.add_argument("--reference", help="reference group for the one-vs-reference table (default: the largest)")
+    a.add_argument("--tolerance", type=float, default=DEFAULT_OFI_TOLERANCE, help="|OFI| counted as 0 (default 0.05)")
+    a.add_argument("--out", type=Path, help="write the report here (default: print a summary only)")
+    a.add_argument("--json", action="store_true", help="write JSON instead of HTML")
+    a.add_argument("--fail-ofi", type=float, metavar="T", help="exit 1 when any pair has |OFI| > T")
+    a.add_argument("--fail-four-fifths", action="store_true", help="exit 1 when any pair violates the four-fifths rule")
+    return p
+
+
+def _coerce(value: str):  # type: ignore[no-untyped-def]
+    try:
+        return int(value)
+    except ValueError:
+        try:
+            return float(value)
+        except ValueError:
+            return value
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        data = args.data.read_bytes()
+    except OSError as exc:
+        print(f"error: cannot read {args.data}: {exc.strerror}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        table = read_table(data, args.data.name)
+        if len(find_count_columns(table.columns)) == 4 and not args.label:
+            audit = cms_from_table(table, args.group, source=args.data.name)
+        else:
+            if not (args.label and args.prediction):
+                print("error: no TP/FN/FP/TN columns, so give --label and --prediction for row-level data",
+                      file=sys.stderr)
+                return EXIT_BAD_INPUT
+            audit = cms_from_predictions(table, args.label, args.prediction, args.group, _coerce(args.positive),
+                                         flip=args.flip, threshold=args.threshold, source=args.data.name)
+        rep = report_mod.build(audit, reference=args.reference, tolerance=args.tolerance)
+    except DataValidationError as exc:
+        print("error: the data was rejected:", file=sys.stderr)
+        for problem in exc.problems[:20]:
+            print(f"  - {problem}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    summary = rep.summary()
+    print(f"{audit.source}: {len(audit.groups)} groups, n = {audit.total().n:,}, {summary['pairs']} pairs; "
+          + ", ".join(f"{k} {v}" for k, v in summary["readings"].items())
+          + f"; max |OFI| = {summary['max |OFI|']}; four-fifths violations {summary['four-fifths violations']}")
+    if args.out:
+        args.out.write_text(rep.to_json() if args.json else rep.html(), encoding="utf-8")
+        print(f"wrote {args.out}")
+    crossed = []
+    max_ofi = summary["max |OFI|"]
+    if args.fail_ofi is not None and max_ofi is not None and max_ofi > args.fail_ofi:
+        crossed.append(f"|OFI| = {max_ofi:.4f} > {args.fail_ofi}")
+    if args.fail_four_fifths and summary["four-fifths violations"]:
+        crossed.append(f"four-fifths rule violated in {summary['four-fifths violations']} pairs")
+    if crossed:
+        print("threshold crossed: " + "; ".join(crossed), file=sys.stderr)
+        return EXIT_THRESHOLD
+    return EXIT_OK

@@ -1,0 +1,163 @@
+"""The shareable audit report: one self-contained HTML file, plus the same numbers as JSON and CSV.
+
+The HTML inlines plotly.js once (so it opens offline), embeds the interactive figures, and
+escapes every piece of text that came from the data. Numbers that are undefined read
+"undefined", never 0 or 1.
+
+>>> from fairness_core import datasets, report
+>>> r = report.build(datasets.load_demo("ricci_a"))
+>>> sorted(r.tables)[:3]
+['cells', 'group metrics', 'match']
+>>> "<html" in r.html() and "Ricci" in r.html()
+True
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import math
+import zipfile
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from . import __version__, plots
+from .audit import DEFAULT_OFI_TOLERANCE, Audit
+from .io import to_safe_csv
+
+
+@dataclass
+class Report:
+    """Everything the report shows: settings, tables and figures."""
+
+    audit: Audit
+    settings: dict[str, Any]
+    tables: dict[str, pd.DataFrame]
+    figures: dict[str, go.Figure]
+    created: str
+    extra_notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        v = self.tables["verdicts"]
+        return {"pairs": int(len(v)), "readings": {k: int(c) for k, c in v["reading"].value_counts().items()},
+                "max |OFI|": _num(v["OFI"].abs().max()),
+                "four-fifths violations": int((~v["four-fifths"].isin(["no bias", "undefined"])).sum())}
+
+    def to_json(self) -> str:
+        """Settings, summary and every table as records; NaN as null with the word in ``undefined``."""
+        doc = {"tool": "fairness-audit-workbench", "version": __version__, "created": self.created,
+               "source": self.audit.source, "positive outcome": self.audit.positive_outcome,
+               "notes": list(self.audit.notes) + self.extra_notes, "settings": self.settings,
+               "summary": self.summary(),
+               "tables": {k: _records(t) for k, t in self.tables.items()}}
+        return json.dumps(doc, indent=2, allow_nan=False, default=str)
+
+    def csv_zip(self) -> bytes:
+        """Every table as a formula-safe CSV, in one zip."""
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+            for name, table in self.tables.items():
+                z.writestr(f"{name.replace(' ', '_')}.csv", to_safe_csv(table, index=_keep_index(table)))
+        return buf.getvalue()
+
+    def html(self) -> str:
+        esc = html.escape
+        parts = [f"<h1>Fairness audit report</h1><p class='meta'>{esc(self.audit.source)} · "
+                 f"{len(self.audit.groups)} groups · n = {self.audit.total().n:,} · positive = "
+                 f"{esc(self.audit.positive_outcome)}<br>Created {esc(self.created)} by fairness-audit-workbench "
+                 f"{esc(__version__)}</p>"]
+        for note in [*self.audit.notes, *self.extra_notes]:
+            parts.append(f"<p class='note'>{esc(note)}</p>")
+        parts.append("<h2>Settings</h2>" + _table(pd.DataFrame(
+            {"setting": list(self.settings), "value": [str(v) for v in self.settings.values()]}), index=False))
+        s = self.summary()
+        readings = ", ".join(f"{esc(k)}: {v}" for k, v in s["readings"].items())
+        parts.append(f"<h2>Summary</h2><p>{s['pairs']} group pairs — {readings}. Largest |OFI| = "
+                     f"{_fmt(s['max |OFI|'])}; four-fifths rule violated in {s['four-fifths violations']} pairs. "
+                     "OFI ≠ 0: the algorithm is at fault; OFI ≈ 0 with DI ≠ 1: a systemic disparity.</p>")
+        first = True
+        for name, fig in self.figures.items():
+            parts.append(f"<h3>{esc(name)}</h3>" + fig.to_html(full_html=False, include_plotlyjs="inline" if first
+                                                               else False, config={"displaylogo": False}))
+            first = False
+        titles = {"verdicts": "Verdict per pair", "cells": "Groups and sizes", "group metrics": "Single-group metrics",
+                  "versus reference": "Every comparison against the reference group",
+                  "match": "MATCH: is each group's score plausible under the rest of the data?",
+                  "undefined": "Why values are undefined"}
+        for name, table in self.tables.items():
+            parts.append(f"<h2>{esc(titles.get(name, name))}</h2>" + _table(table, index=_keep_index(table)))
+        body = "\n".join(parts)
+        return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>Fairness audit report</title>"
+                f"<style>{_CSS}</style></head><body>{body}</body></html>")
+
+
+_CSS = ("body{font-family:Inter,Segoe UI,Helvetica,Arial,sans-serif;margin:2rem auto;max-width:1200px;color:#222}"
+        "table{border-collapse:collapse;font-size:13px;margin:.5rem 0 1.5rem}td,th{border:1px solid #ddd;"
+        "padding:3px 8px;text-align:right}th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}"
+        ".meta{color:#666}.note{background:#eef4fb;padding:.5rem 1rem;border-radius:6px}h2{margin-top:2rem}")
+
+
+def _keep_index(table: pd.DataFrame) -> bool:
+    return not isinstance(table.index, pd.RangeIndex)
+
+
+def _num(v: Any) -> Any:
+    if isinstance(v, (float, np.floating)):
+        return None if not math.isfinite(float(v)) else float(v)
+    if isinstance(v, np.integer):
+        return int(v)
+    if isinstance(v, np.bool_):
+        return bool(v)
+    return v
+
+
+def _records(table: pd.DataFrame) -> list[dict[str, Any]]:
+    t = table.reset_index() if _keep_index(table) else table
+    return [{str(k): _num(v) for k, v in row.items()} for row in t.to_dict(orient="records")]
+
+
+def _fmt(v: Any) -> str:
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "undefined"
+    if isinstance(v, float):
+        return f"{v:.4g}" if abs(v) < 1e-3 and v != 0 else f"{v:.4f}"
+    return f"{v:,}" if isinstance(v, int) else str(v)
+
+
+def _table(table: pd.DataFrame, index: bool) -> str:
+    t = table.copy()
+    for c in t.columns:
+        if pd.api.types.is_float_dtype(t[c]):
+            t[c] = t[c].map(lambda x: _fmt(float(x)))
+    return t.to_html(index=index, escape=True, border=0, na_rep="undefined")
+
+
+def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT_OFI_TOLERANCE,
+          match_metrics: tuple[str, ...] = ("PPR", "TPR", "FPR", "B"), alpha: float = 0.05,
+          extra_tables: dict[str, pd.DataFrame] | None = None, notes: list[str] | None = None) -> Report:
+    """Compute everything the report shows for ``audit`` (reference: the largest group by default)."""
+    reference = reference or max(audit.groups, key=lambda g: audit.cms[g].n)
+    if reference not in audit.cms:
+        raise ValueError(f"unknown reference group {reference!r}; groups are {', '.join(audit.groups)}")
+    verdicts = audit.verdicts(tolerance)
+    reasons = [{"group": g, "metric": k, "undefined because": r}
+               for g, rs in audit.undefined_reasons().items() for k, r in rs.items()]
+    tables = {"verdicts": verdicts, "cells": audit.cells(), "group metrics": audit.group_table(),
+              "versus reference": audit.versus_reference(reference),
+              "match": audit.match_table(list(match_metrics), alpha=alpha),
+              "undefined": pd.DataFrame(reasons, columns=["group", "metric", "undefined because"])}
+    tables.update(extra_tables or {})
+    figures = {"OFI for every pair": plots.pairwise_heatmap(audit, "OFI"),
+               "Disparate impact and the four-fifths rule": plots.disparate_impact_heatmap(audit),
+               "Benefit vs expected benefit": plots.benefit_chart(audit),
+               "MATCH p-values": plots.match_overview(tables["match"], alpha)}
+    settings = {"reference group": reference, "OFI tolerance": tolerance, "MATCH metrics": ", ".join(match_metrics),
+                "MATCH α (Holm-adjusted)": alpha}
+    return Report(audit, settings, tables, figures, datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                  list(notes or []))
