@@ -28,6 +28,8 @@ from .stability import RowData
 MAX_ROWS = 5_000_000
 #: Most groups (rows of a CM table, or distinct group combinations).
 MAX_GROUPS = 500
+#: The largest count per cell: sums of four stay exact in float64 (< 2^53) and in int64.
+MAX_COUNT = 10**15
 #: Separator between the parts of an intersectional group name.
 INTERSECTION_SEP = " & "
 
@@ -191,12 +193,19 @@ def cms_from_table(df: pd.DataFrame, group_columns: Sequence[str] | None = None,
         for r in np.flatnonzero((values.isna() & df[col].notna()).to_numpy()):
             problems.append(Problem(f"{df[col].iloc[r]!r} is not a number", int(r) + 1, col))
         v = values.to_numpy(dtype=float)
+        for r in np.flatnonzero(np.isinf(v)):
+            problems.append(Problem(f"{df[col].iloc[r]!r} is not a finite count", int(r) + 1, col))
         ok = np.isfinite(v)
+        frac = np.where(ok, np.mod(np.where(ok, v, 0.0), 1.0), 0.0)
         for r in np.flatnonzero(ok & (v < 0)):
             problems.append(Problem(f"negative count {v[r]:g}", int(r) + 1, col))
-        for r in np.flatnonzero(ok & (v >= 0) & (v % 1 != 0)):
+        for r in np.flatnonzero(ok & (v >= 0) & (frac != 0)):
             problems.append(Problem(f"fractional count {v[r]:g}; counts must be whole numbers", int(r) + 1, col))
-        cells[:, k] = np.where(ok & (v >= 0) & (v % 1 == 0), v, 0).astype(np.int64)
+        for r in np.flatnonzero(ok & (v > MAX_COUNT)):
+            problems.append(Problem(f"count {v[r]:.3g} is too large; the limit is {MAX_COUNT:.0e} per cell",
+                                    int(r) + 1, col))
+        good = ok & (v >= 0) & (frac == 0) & (v <= MAX_COUNT)
+        cells[:, k] = np.where(good, v, 0).astype(np.int64)
 
     names = _group_names(df, list(group_columns), problems)
     for r in np.flatnonzero(cells.sum(axis=1) == 0):
@@ -368,6 +377,10 @@ def cms_from_predictions(df: pd.DataFrame, label_column: str, prediction_column:
         codes = codes * len(u) + c
         level_names.append(np.asarray([str(v).strip() for v in u], dtype=object))
     joint, inverse = np.unique(codes, return_inverse=True)
+    if joint.size < 2:
+        raise DataValidationError(f"all {len(df):,} rows fall in one group"
+                                  + (f" ({', '.join(group_columns)})" if group_columns else "")
+                                  + "; an audit compares at least two groups")
     if joint.size > MAX_GROUPS:
         raise DataValidationError(f"{joint.size} groups from {', '.join(group_columns)}; the limit is {MAX_GROUPS}")
     cell = np.where(y, np.where(yhat, 0, 1), np.where(yhat, 2, 3))  # index into CELLS

@@ -86,6 +86,10 @@ class Job:
     _stop: threading.Event = field(default_factory=threading.Event)
     _ended: threading.Event = field(default_factory=threading.Event)
     max_records: int = 20_000
+    #: Seconds without a :meth:`heartbeat` after which the job counts as orphaned and stops
+    #: (its page's session ended). None: never (library use).
+    orphan_after: float | None = None
+    _last_beat: float | None = None
 
     # -- called from the worker thread ----------------------------------------------------
     def on_progress(self, **record: Any) -> None:
@@ -103,7 +107,18 @@ class Job:
                 del self._records[: len(self._records) - self.max_records]
 
     def should_stop(self) -> bool:
-        return self._stop.is_set()
+        if self._stop.is_set():
+            return True
+        beat = self._last_beat
+        if self.orphan_after is not None and beat is not None and time.monotonic() - beat > self.orphan_after:
+            self._message = "stopped: nobody has looked at this job for a while (its session ended)"
+            self._stop.set()
+            return True
+        return False
+
+    def heartbeat(self) -> None:
+        """Called by whoever watches the job (a page's polling panel); see ``orphan_after``."""
+        self._last_beat = time.monotonic()
 
     def _run(self) -> None:
         with self._lock:
@@ -157,14 +172,17 @@ class JobRunner:
         with self._lock:
             return [j for j in self._jobs.values() if j.status in (PENDING, RUNNING)]
 
-    def submit(self, name: str, fn: Callable[..., Any]) -> Job:
-        """Start ``fn(on_progress=..., should_stop=...)`` in a thread; TooManyJobs at the cap."""
+    def submit(self, name: str, fn: Callable[..., Any], orphan_after: float | None = None) -> Job:
+        """Start ``fn(on_progress=..., should_stop=...)`` in a thread; TooManyJobs at the cap.
+
+        With ``orphan_after``, the job stops itself once nobody has called :meth:`Job.heartbeat`
+        for that many seconds (the first heartbeat arms it)."""
         with self._lock:
             active = sum(j.status in (PENDING, RUNNING) for j in self._jobs.values())
             if active >= self.max_running:
                 raise TooManyJobs(f"{active} jobs are already running (the limit is {self.max_running}); "
                                   "wait for one to finish or cancel it")
-            job = Job(id=f"job-{next(self._ids)}", name=name, fn=fn)
+            job = Job(id=f"job-{next(self._ids)}", name=name, fn=fn, orphan_after=orphan_after)
             self._jobs[job.id] = job
             ended = [k for k, j in self._jobs.items() if j.status in ENDED]
             for k in ended[: max(0, len(self._jobs) - self.keep)]:

@@ -168,8 +168,9 @@ if job is not None and job.snapshot().status == "done":
     st.session_state["gan-result"] = (job.id, job.snapshot().result, st.session_state.get("gan-description", ""))
 stored = st.session_state.get("gan-result")
 if stored is None:
-    st.info("Set the quotas and press **Train and evaluate**. The default budget trains in about half a minute "
-            "on two CPU cores; the page updates live and you can cancel at any time.", icon=":material/info:")
+    if not jobs.running(KEY):
+        st.info("Set the quotas and press **Train and evaluate**. The default budget trains and evaluates in about a minute "
+                "on two CPU cores; the page updates live and you can cancel at any time.", icon=":material/info:")
     st.stop()
 
 _, result, description = stored

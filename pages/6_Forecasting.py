@@ -105,9 +105,10 @@ if job is not None and job.snapshot().status == "done":
     st.session_state["ptn-result"] = (job.snapshot().result, st.session_state.get("ptn-description", ""))
 stored = st.session_state.get("ptn-result")
 if stored is None:
-    st.info("Choose the data and budget and press **Train PTN**. The demo budget finishes in a few minutes on two "
-            "CPU cores; loss curves, the population's fitness, the architecture weights and a quantile fan update "
-            "live, and you can cancel at any time.", icon=":material/info:")
+    if not jobs.running(KEY):
+        st.info("Choose the data and budget and press **Train PTN**. The demo budget finishes in a few minutes on two "
+                "CPU cores; loss curves, the population's fitness, the architecture weights and a quantile fan update "
+                "live, and you can cancel at any time.", icon=":material/info:")
     st.stop()
 
 result, description = stored

@@ -156,6 +156,16 @@ def test_an_empty_metric_choice_asks_for_one():
 AUDIT_PAGE = "pages/2_Bias_Audit.py"
 
 
+def wait_watching(job, timeout: float) -> bool:  # type: ignore[no-untyped-def]
+    """Wait for a background job while beating its heartbeat, as the page's polling panel would
+    (a job nobody watches for a minute stops itself)."""
+    for _ in range(int(timeout)):
+        job.heartbeat()
+        if job.wait(1.0):
+            return True
+    return False
+
+
 def on_view(view: str, demo: str | None = None) -> AppTest:
     at = fresh()
     if demo:
@@ -238,7 +248,7 @@ def test_synthetic_data_page_trains_in_the_background_and_shows_the_audit():
     at.button(key="gan-train").click().run()
     assert not at.exception, at.exception
     job = RUNNER.get(at.session_state["gan-job"])
-    assert job.wait(120), "the background job did not finish"
+    assert wait_watching(job, 300), "the background job did not finish"
     assert job.snapshot().status == "done", job.snapshot().error
     at.run()
     assert not at.exception, at.exception
@@ -266,7 +276,7 @@ def test_forecasting_page_trains_ptn_in_the_background_and_reports_skill(monkeyp
     at.button(key="ptn-train").click().run()
     assert not at.exception, at.exception
     job = RUNNER.get(at.session_state["ptn-job"])
-    assert job.wait(300), "the background job did not finish"
+    assert wait_watching(job, 600), "the background job did not finish"
     assert job.snapshot().status == "done", job.snapshot().error
     at.run()
     assert not at.exception, at.exception

@@ -85,3 +85,24 @@ def test_snapshot_since_and_eta():
     gate.set()
     job.wait(5)
     assert [r["message"] for r in job.snapshot(since=1).records] == ["second half"]
+
+
+def test_a_job_nobody_polls_stops_itself():
+    runner = jobs.JobRunner()
+
+    def loop(on_progress, should_stop):
+        while not should_stop():
+            threading.Event().wait(0.01)
+        return "stopped"
+
+    job = runner.submit("orphan", loop, orphan_after=0.2)
+    job.heartbeat()  # a page looked once, then its session ended
+    assert job.wait(5)
+    assert job.snapshot().status == jobs.CANCELLED and "session ended" in job.snapshot().message
+    watched = runner.submit("watched", loop, orphan_after=0.2)
+    for _ in range(10):  # polled every 0.05 s: keeps running
+        watched.heartbeat()
+        threading.Event().wait(0.05)
+    assert not watched.snapshot().ended
+    watched.cancel()
+    assert watched.wait(5)

@@ -26,10 +26,15 @@ def current(key: str) -> Job | None:
     return RUNNER.get(st.session_state.get(f"{key}-job"))
 
 
+#: A job nobody has polled for this long belongs to a closed session and stops itself.
+ORPHAN_AFTER_S = 60.0
+
+
 def start(key: str, name: str, fn: Callable[..., Any]) -> Job | None:
-    """Submit ``fn(on_progress, should_stop)``; shows an error instead when the runner is full."""
+    """Submit ``fn(on_progress, should_stop)``; shows an error instead when the runner is full.
+    The job stops itself when this session stops polling it (tab closed) for a minute."""
     try:
-        job = RUNNER.submit(name, fn)
+        job = RUNNER.submit(name, fn, orphan_after=ORPHAN_AFTER_S)
     except TooManyJobs as exc:
         st.error(str(exc), icon=":material/hourglass_top:")
         return None
@@ -52,6 +57,7 @@ def live_panel(key: str, draw: Callable[[Snapshot], None], interval: float = 1.0
 
     @st.fragment(run_every=interval if not job.snapshot().ended else None)
     def panel() -> None:
+        job.heartbeat()
         snap = job.snapshot()
         label = {"running": "Running", "pending": "Starting", "done": "Finished", "cancelled": "Cancelled",
                  "failed": "Failed"}[snap.status]

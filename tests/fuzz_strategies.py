@@ -1,0 +1,119 @@
+"""Generated upload files for fuzzing the parsers (tests/test_fuzz.py and scripts/fuzz.py).
+
+Every generated file goes through the same path as an upload: :func:`read_table`, then
+:func:`cms_from_table` or :func:`cms_from_predictions`. The contract checked: the result is
+an :class:`Audit` or a :class:`DataValidationError` whose problems are non-empty text (with a
+1-based row and a column name where one applies); nothing else escapes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import strategies as st
+
+from fairness_core.audit import Audit
+from fairness_core.io import DataValidationError, cms_from_predictions, cms_from_table, read_table
+
+CELL_VALUES = st.one_of(
+    st.integers(min_value=-10, max_value=10**6).map(str),
+    st.integers(min_value=10**12, max_value=10**40).map(str),  # huge counts
+    st.sampled_from(["", "NaN", "nan", "inf", "-inf", "1.5", "-0", "1e3", "2.0", "=1+1", "@SUM(A1)", " 7 ", "abc",
+                     "1,5", "0x10", "None", "true", "\u00e9", "\u4e2d"]),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.text(max_size=6),
+)
+HEADERS = st.one_of(
+    st.just(["group", "TP", "FN", "FP", "TN"]),
+    st.just(["Group", "true positives", "False_Negatives", "fp", "TN"]),
+    st.just(["group", "TP", "FN", "FP"]),  # a missing column
+    st.just(["group", "TP", "TP", "FP", "TN"]),  # duplicated
+    st.just(["", "TP", "FN", "FP", "TN"]),  # empty header
+    st.just(["race", "sex", "TP", "FN", "FP", "TN"]),
+    st.lists(st.text(max_size=5), min_size=1, max_size=7),
+)
+ENCODINGS = st.sampled_from(["utf-8", "utf-8-sig", "latin-1", "utf-16", "cp1252"])
+SEPARATORS = st.sampled_from([",", ";", "\t", "|"])
+
+
+@st.composite
+def cm_files(draw: Any) -> tuple[bytes, str]:
+    """A confusion-matrix table as bytes, often almost valid."""
+    header = draw(HEADERS)
+    sep = draw(SEPARATORS)
+    n_rows = draw(st.integers(min_value=0, max_value=12))
+    rows = []
+    for r in range(n_rows):
+        width = len(header) + draw(st.sampled_from([0, 0, 0, -1, 1]))
+        cells = [draw(st.sampled_from(["A", "B", "C", "A", "", "=HYPERLINK()", "x" * 50])) if k == 0
+                 else draw(CELL_VALUES) for k in range(max(width, 0))]
+        rows.append(sep.join(cells))
+    text = "\n".join([sep.join(header), *rows]) + draw(st.sampled_from(["", "\n", "\r\n"]))
+    encoding = draw(ENCODINGS)
+    try:
+        data = text.encode(encoding)
+    except UnicodeEncodeError:
+        data = text.encode("utf-8", errors="replace")
+    return data, draw(st.sampled_from(["t.csv", "t.tsv", "t.txt", "t", "t.CSV"]))
+
+
+@st.composite
+def row_files(draw: Any) -> tuple[bytes, str]:
+    """Row-level predictions: label, prediction, group, sometimes broken."""
+    n = draw(st.integers(min_value=0, max_value=40))
+    values = st.sampled_from(["0", "1", "1", "0", "yes", "no", "", "2", "nan", "0.7"])
+    lines = ["label,prediction,group,score"]
+    for _ in range(n):
+        lines.append(",".join([draw(values), draw(values), draw(st.sampled_from(["a", "b", "c", "", " a "])),
+                               draw(CELL_VALUES).replace(",", "")]))
+    return "\n".join(lines).encode(), "rows.csv"
+
+
+@dataclass
+class Tally:
+    """What a fuzz run tried and how each try ended."""
+
+    tried: int = 0
+    accepted: int = 0
+    rejected: int = 0
+    messages: dict[str, int] = field(default_factory=dict)
+
+    def record(self, outcome: Audit | DataValidationError) -> None:
+        self.tried += 1
+        if isinstance(outcome, Audit):
+            self.accepted += 1
+        else:
+            self.rejected += 1
+            key = str(outcome.problems[0].message)[:60]
+            self.messages[key] = self.messages.get(key, 0) + 1
+
+
+def check_problems(exc: DataValidationError) -> None:
+    """Every problem is non-empty text; rows are 1-based ints; columns are strings."""
+    assert exc.problems, "a rejection must say why"
+    for p in exc.problems:
+        assert isinstance(p.message, str) and p.message.strip()
+        assert p.row is None or (isinstance(p.row, int) and p.row >= 1)
+        assert p.column is None or isinstance(p.column, str)
+        assert str(p)
+
+
+def parse_cm_file(data: bytes, name: str) -> Audit | DataValidationError:
+    """The Upload page's confusion-matrix path. Anything but an Audit or a DataValidationError propagates."""
+    try:
+        return cms_from_table(read_table(data, name), source=name)
+    except DataValidationError as exc:
+        check_problems(exc)
+        return exc
+
+
+def parse_row_file(data: bytes, name: str) -> Audit | DataValidationError:
+    """The Upload page's row-level path (label 1 positive; score thresholded in every other try)."""
+    try:
+        df = read_table(data, name)
+        return cms_from_predictions(df, "label", "prediction", ["group"], 1,
+                                    threshold=None if len(df) % 2 else 0.5)
+    except DataValidationError as exc:
+        check_problems(exc)
+        return exc
