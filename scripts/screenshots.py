@@ -45,7 +45,7 @@ def main(base: str, out: str, width: int = 1400, only: str = "") -> None:
                 page.get_by_role("button", name=button).click()
                 page.wait_for_timeout(8000)  # mid-training: the live curves
                 shoot(page, width, f"{out}/{name}_live.png")
-                page.get_by_role("heading", name=finished).wait_for(timeout=600_000)
+                page.get_by_role("heading", name=finished).wait_for(timeout=1_200_000)
                 page.wait_for_timeout(3000)
             shoot(page, width, f"{out}/{name}.png")
 

@@ -73,11 +73,44 @@ def browser_at(url: str):
         assert not errors, errors
 
 
+ARTIFACTS = ROOT / "test-artifacts"
+
+
+def save_on_failure(request, pg) -> None:  # type: ignore[no-untyped-def]
+    """On a failed test, keep a full-page screenshot in test-artifacts/ (CI uploads that folder)."""
+    rep = getattr(request.node, "rep_call", None)
+    if rep is not None and rep.failed:
+        ARTIFACTS.mkdir(exist_ok=True)
+        pg.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
+
+
 @pytest.fixture()
-def page(server):
+def page(server, request):
     with browser_at(f"{server}/Upload") as pg:
         pg.wait_for_selector("text=Load data", timeout=60000)
         yield pg
+        save_on_failure(request, pg)
+
+
+@pytest.fixture()
+def open_page(server, request):
+    """``open_page(path)``: a fresh browser at ``server/path``, screenshotted if the test fails."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        pg = browser.new_page(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+        errors: list[str] = []
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+
+        def go(path: str):  # type: ignore[no-untyped-def]
+            pg.goto(f"{server}/{path}")
+            return pg
+
+        yield go
+        save_on_failure(request, pg)
+        browser.close()
+        assert not errors, errors
 
 
 def upload_cm_file(page, path, text: str) -> None:
@@ -132,3 +165,64 @@ def test_deep_link_to_a_sample_size_tab(server, tmp_path):
         pg.get_by_role("tab", name="MATCH for your data").click()
         pg.get_by_text("At n = 11, Native American").wait_for(timeout=60000)
         pg.screenshot(path=str(tmp_path / "sample_size.png"))
+
+
+IDLE = "!document.querySelector('[data-testid=\"stStatusWidget\"]')"  # the script has stopped running
+PAGES = {"": "Fairness audit workbench", "Upload": "Load data", "Bias_Audit": "Bias audit",
+         "Sample_Size_Explorer": "Sample-size explorer", "Smoothing": "Smoothing",
+         "Synthetic_Data": "Synthetic data: Conditional HydraGAN",
+         "Forecasting": "Forecasting: Probabilistic Parallel Time Networks"}
+
+
+@pytest.mark.parametrize("path", list(PAGES))
+def test_every_page_opens_without_an_exception(open_page, path):
+    pg = open_page(path)
+    pg.get_by_role("heading", name=PAGES[path]).first.wait_for(timeout=60000)
+    pg.wait_for_function(IDLE, timeout=120000)
+    assert pg.locator("[data-testid='stException']").count() == 0
+    links = pg.get_by_test_id("stSidebar").get_by_role("link")
+    links.nth(len(PAGES) - 1).wait_for(timeout=30000)
+    assert links.count() == len(PAGES)
+
+
+def test_smoothing_slider_moves_and_the_page_follows(open_page):
+    pg = open_page("Smoothing")
+    pg.get_by_role("heading", name="Smoothing").first.wait_for(timeout=60000)
+    slider = pg.get_by_role("slider").first
+    value = pg.get_by_test_id("stSliderThumbValue").first
+    before = value.inner_text()
+    slider.focus()
+    pg.keyboard.press("ArrowRight")
+    pg.keyboard.press("ArrowRight")
+    pg.wait_for_timeout(1500)
+    pg.wait_for_function(IDLE, timeout=120000)
+    assert value.inner_text() != before, before
+    assert pg.locator("[data-testid='stException']").count() == 0
+
+
+@pytest.mark.parametrize("path,button", [("Synthetic_Data", "Train and evaluate"), ("Forecasting", "Train PTN")])
+def test_training_starts_live_and_cancels(open_page, path, button):
+    pg = open_page(path)
+    pg.get_by_role("button", name=button).wait_for(timeout=60000)
+    pg.get_by_role("button", name=button).click()
+    pg.get_by_text("Running ·").first.wait_for(timeout=60000)
+    pg.get_by_role("button", name="Cancel").click()
+    pg.get_by_text("Cancelled. Nothing from this run is used").wait_for(timeout=120000)
+    assert pg.locator("[data-testid='stException']").count() == 0
+
+
+def test_report_downloads_and_holds_the_numbers(open_page, tmp_path):
+    pg = open_page("Bias_Audit")
+    pg.get_by_role("heading", name="Bias audit").wait_for(timeout=60000)
+    pg.get_by_text("Download the audit report").click()
+    with pg.expect_download(timeout=120000) as info:
+        pg.get_by_role("button", name="Audit report (HTML)").click()
+    path = tmp_path / "report.html"
+    info.value.save_as(path)
+    html = path.read_text(encoding="utf-8")
+    assert html.startswith("<!DOCTYPE html>") and "Fairness audit report" in html
+    assert "COMPAS" in html and "African-American" in html and "algorithmic bias" in html
+    report_page = pg.context.browser.new_page()  # the file opens offline and draws its figures
+    report_page.goto(path.as_uri())
+    report_page.wait_for_selector(".js-plotly-plot", timeout=30000)
+    assert report_page.locator(".js-plotly-plot").count() >= 3
