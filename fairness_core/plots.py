@@ -768,7 +768,7 @@ def quantile_fan(fan: np.ndarray, levels: tuple[float, ...], truth: np.ndarray |
                                  marker=dict(size=5), name="truth", hovertemplate="step %{x}: %{y:.4f}<extra></extra>"))
     fig.update_xaxes(title="steps ahead", dtick=1 if len(steps) <= 20 else None)
     fig.update_yaxes(title=y_title)
-    return _plain(fig, title, height=400)
+    return _plain(fig, title, height=400, legend_below=True)
 
 
 def ptn_losses(records: pd.DataFrame) -> go.Figure:
@@ -811,7 +811,7 @@ def ga_fitness(agents: pd.DataFrame) -> go.Figure:
                              name="best validation fitness", hoverinfo="skip"))
     fig.update_xaxes(title="generation", dtick=1)
     fig.update_yaxes(title="CRPS (lower is fitter)")
-    return _plain(fig, "Genetic search: the population's fitness per generation", height=360)
+    return _plain(fig, "Genetic search: the population's fitness per generation", height=360, legend_below=True)
 
 
 def architecture_bars(architecture: dict[str, dict[str, float]]) -> go.Figure:
@@ -825,7 +825,8 @@ def architecture_bars(architecture: dict[str, dict[str, float]]) -> go.Figure:
         fig.add_trace(go.Bar(x=list(ops), y=list(ops.values()), marker_color=PALETTE[k % len(PALETTE)],
                              text=[f"{v:.3f}" for v in ops.values()], textposition="outside", showlegend=False,
                              hovertemplate="%{x}: %{y:.4f}<extra></extra>"), row=1, col=k + 1)
-    fig.update_yaxes(range=[0, 1.05], title_text="softmax weight", row=1, col=1)
+    fig.update_yaxes(range=[0, 1.05])
+    fig.update_yaxes(title_text="softmax weight", row=1, col=1)
     return _plain(fig, "DARTS architecture weights (equal = undecided)", height=330)
 
 

@@ -655,7 +655,7 @@ def train(config: PTNConfig, on_progress: Callable[..., None] | None = None,
     q_tide = predict(tide, test)
     c_ptn, c_det, c_tide = (crps_numpy(q, test.target) for q in (q_ptn, q_det, q_tide))
     skill = skill_table(c_ptn, {"deterministic (normal, σ = MAE)": c_det, "TiDE": c_tide})
-    report(phase="done", done=total, total=total, message="finished")
+    report(phase="done", done=total, total=total, message="skill scores computed on the test part")
     return PTNResult(config, best, everyone, model, model.architecture(), skill,
                      pd.DataFrame({"PTN": c_ptn, "deterministic": c_det, "TiDE": c_tide}),
                      examples(q_ptn, test, c_ptn), ds.description, ds.scaler)

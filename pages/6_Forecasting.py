@@ -98,7 +98,7 @@ def draw(snap) -> None:  # type: ignore[no-untyped-def]
                             key=f"ptn-arch-{len(records)}")
 
 
-jobs.live_panel(KEY, draw, interval=1.5)
+jobs.live_panel(KEY, draw, interval=2.0)
 
 job = jobs.current(KEY)
 if job is not None and job.snapshot().status == "done":
