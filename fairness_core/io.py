@@ -182,6 +182,8 @@ def cms_from_table(df: pd.DataFrame, group_columns: Sequence[str] | None = None,
             f"found {len(group_columns)}: {', '.join(map(repr, group_columns)) or 'none'}"))
     if len(df) > MAX_GROUPS:
         raise DataValidationError(f"{len(df)} groups; the limit is {MAX_GROUPS}")
+    if len(df) < 2:
+        raise DataValidationError(f"{len(df)} group row; an audit compares at least two groups")
 
     problems: list[Problem] = []
     cells = np.zeros((len(df), 4), dtype=np.int64)
@@ -215,7 +217,10 @@ def cms_from_table(df: pd.DataFrame, group_columns: Sequence[str] | None = None,
     if problems:
         raise DataValidationError(sorted(problems, key=lambda p: (p.row or 0, p.column or "")))
     cms = {name: ConfusionMatrix(*row) for name, row in zip(names, cells.tolist())}
-    return Audit(cms, source=source, group_columns=tuple(group_columns))
+    try:
+        return Audit(cms, source=source, group_columns=tuple(group_columns))
+    except ValueError as exc:  # belt and braces: the checks above should have caught it
+        raise DataValidationError(str(exc)) from None
 
 
 def _group_names(df: pd.DataFrame, group_columns: list[str], problems: list[Problem]) -> list[str]:

@@ -226,3 +226,44 @@ def test_report_downloads_and_holds_the_numbers(open_page, tmp_path):
     report_page.goto(path.as_uri())
     report_page.wait_for_selector(".js-plotly-plot", timeout=30000)
     assert report_page.locator(".js-plotly-plot").count() >= 3
+
+
+def test_three_sessions_at_once_do_not_cross_talk(server, tmp_path):
+    """Two sessions train (HydraGAN, PTN) while a third uploads its own data and audits it."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        gan, fc, auditor = (browser.new_context(viewport={"width": 1400, "height": 1000}).new_page() for _ in range(3))
+        try:
+            gan.goto(f"{server}/Synthetic_Data")
+            fc.goto(f"{server}/Forecasting")
+            for pg, button in ((gan, "Train and evaluate"), (fc, "Train PTN")):
+                pg.get_by_role("button", name=button).click()
+            for pg in (gan, fc):
+                pg.get_by_text("Running ·").first.wait_for(timeout=60000)
+            auditor.goto(f"{server}/Upload")
+            upload_cm_file(auditor, tmp_path / "mine.csv", "group,TP,FN,FP,TN\nX,1,0,0,5\nY,7,0,1,10\n")
+            auditor.get_by_role("button", name="Use these groups").click()
+            auditor.get_by_text("Data: mine.csv").wait_for(timeout=60000)
+            auditor.goto(f"{server}/Bias_Audit")
+            auditor.get_by_text("Data: mine.csv").wait_for(timeout=60000)
+            # Each training session still shows its own job, and its data is still the demo.
+            gan_status = gan.get_by_text("Running ·").first.inner_text()
+            fc_status = fc.get_by_text("Running ·").first.inner_text()
+            assert "step" in gan_status and "generation" not in gan_status, gan_status  # the GAN's own job
+            assert "step" not in fc_status, fc_status  # PTN reports data, generations and agents
+            assert gan.get_by_text("Data: mine.csv").count() == 0
+            for pg, button in ((gan, "Train and evaluate"), (fc, "Train PTN")):
+                pg.get_by_role("button", name="Cancel").click()
+                pg.get_by_text("Cancelled. Nothing from this run is used").wait_for(timeout=120000)
+            gan.goto(f"{server}/Bias_Audit")
+            gan.get_by_text("Data: COMPAS").wait_for(timeout=60000)
+            assert gan.get_by_text("mine.csv").count() == 0
+        except Exception:
+            ARTIFACTS.mkdir(exist_ok=True)
+            for name, pg in (("gan", gan), ("forecasting", fc), ("auditor", auditor)):
+                pg.screenshot(path=str(ARTIFACTS / f"three_sessions_{name}.png"), full_page=True)
+            raise
+        finally:
+            browser.close()

@@ -54,3 +54,12 @@ def test_counts_beyond_the_limit_are_named_not_wrapped():
             assert any(p.row == 1 and p.column == "TP" and "too large" in p.message for p in exc.problems), exc
         else:
             raise AssertionError(f"{huge} should be refused")
+
+
+def test_a_one_group_table_is_a_clear_rejection():
+    try:
+        cms_from_table(read_table(b"group,TP,FN,FP,TN\nA,0,0,0,1", "t.csv"))
+    except DataValidationError as exc:
+        assert "at least two groups" in str(exc)
+    else:
+        raise AssertionError("one group cannot be audited")
