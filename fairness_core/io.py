@@ -114,6 +114,11 @@ def read_table(data: bytes, filename: str, max_rows: int = MAX_ROWS) -> pd.DataF
 
 
 def _read_delimited(data: bytes, filename: str) -> pd.DataFrame:
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16 with a byte-order mark (Excel's "Unicode text")
+        try:
+            data = data.decode("utf-16").encode("utf-8")
+        except UnicodeDecodeError:
+            raise DataValidationError(f"{filename} starts like UTF-16 text but does not decode as UTF-16") from None
     if b"\x00" in data[:4096]:
         raise DataValidationError(f"{filename} looks binary, not like a text table")
     for encoding in ("utf-8-sig", "latin-1"):

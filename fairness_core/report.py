@@ -6,8 +6,8 @@ escapes every piece of text that came from the data. Numbers that are undefined 
 
 >>> from fairness_core import datasets, report
 >>> r = report.build(datasets.load_demo("ricci_a"))
->>> sorted(r.tables)[:3]
-['cells', 'group metrics', 'match']
+>>> sorted(r.tables)[:4]
+['cells', 'group metrics', 'match', 'smoothing']
 >>> "<html" in r.html() and "Ricci" in r.html()
 True
 """
@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from . import __version__, plots
+from . import __version__, plots, smoothing
 from .audit import DEFAULT_OFI_TOLERANCE, Audit
 from .io import to_safe_csv
 
@@ -89,6 +89,7 @@ class Report:
         titles = {"verdicts": "Verdict per pair", "cells": "Groups and sizes", "group metrics": "Single-group metrics",
                   "versus reference": "Every comparison against the reference group",
                   "match": "MATCH: is each group's score plausible under the rest of the data?",
+                  "smoothing": "Cross-Prior Smoothing: raw and smoothed scores (000 §4.6)",
                   "undefined": "Why values are undefined"}
         for name, table in self.tables.items():
             parts.append(f"<h2>{esc(titles.get(name, name))}</h2>" + _table(table, index=_keep_index(table)))
@@ -139,7 +140,7 @@ def _table(table: pd.DataFrame, index: bool) -> str:
 
 
 def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT_OFI_TOLERANCE,
-          match_metrics: tuple[str, ...] = ("PPR", "TPR", "FPR", "B"), alpha: float = 0.05,
+          match_metrics: tuple[str, ...] = ("PPR", "TPR", "FPR", "B"), alpha: float = 0.05, cps_lambda: float = 10.0,
           extra_tables: dict[str, pd.DataFrame] | None = None, notes: list[str] | None = None) -> Report:
     """Compute everything the report shows for ``audit`` (reference: the largest group by default)."""
     reference = reference or max(audit.groups, key=lambda g: audit.cms[g].n)
@@ -151,6 +152,8 @@ def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT
     tables = {"verdicts": verdicts, "cells": audit.cells(), "group metrics": audit.group_table(),
               "versus reference": audit.versus_reference(reference),
               "match": audit.match_table(list(match_metrics), alpha=alpha),
+              "smoothing": smoothing.smooth_groups(audit.cms, smoothing.Smoother("cps", cps_lambda),
+                                                   list(match_metrics)),
               "undefined": pd.DataFrame(reasons, columns=["group", "metric", "undefined because"])}
     tables.update(extra_tables or {})
     figures = {"OFI for every pair": plots.pairwise_heatmap(audit, "OFI"),
@@ -158,6 +161,6 @@ def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT
                "Benefit vs expected benefit": plots.benefit_chart(audit),
                "MATCH p-values": plots.match_overview(tables["match"], alpha)}
     settings = {"reference group": reference, "OFI tolerance": tolerance, "MATCH metrics": ", ".join(match_metrics),
-                "MATCH α (Holm-adjusted)": alpha}
+                "MATCH α (Holm-adjusted)": alpha, "Cross-Prior Smoothing λ (each group against the rest)": cps_lambda}
     return Report(audit, settings, tables, figures, datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                   list(notes or []))

@@ -16,7 +16,9 @@ from hypothesis import strategies as st
 from fairness_core.audit import Audit
 from fairness_core.io import DataValidationError, cms_from_predictions, cms_from_table, read_table
 
+SMALL = st.integers(min_value=0, max_value=50).map(str)
 CELL_VALUES = st.one_of(
+    SMALL, SMALL, SMALL, SMALL, SMALL, SMALL, SMALL, SMALL,  # mostly valid, so deeper checks run too
     st.integers(min_value=-10, max_value=10**6).map(str),
     st.integers(min_value=10**12, max_value=10**40).map(str),  # huge counts
     st.sampled_from(["", "NaN", "nan", "inf", "-inf", "1.5", "-0", "1e3", "2.0", "=1+1", "@SUM(A1)", " 7 ", "abc",
@@ -39,16 +41,25 @@ SEPARATORS = st.sampled_from([",", ";", "\t", "|"])
 
 @st.composite
 def cm_files(draw: Any) -> tuple[bytes, str]:
-    """A confusion-matrix table as bytes, often almost valid."""
-    header = draw(HEADERS)
+    """A confusion-matrix table as bytes: half are valid apart from at most one cell, half are wild."""
+    clean = draw(st.booleans())
+    header = ["group", "TP", "FN", "FP", "TN"] if clean else draw(HEADERS)
     sep = draw(SEPARATORS)
-    n_rows = draw(st.integers(min_value=0, max_value=12))
+    n_rows = draw(st.integers(min_value=0 if not clean else 2, max_value=12))
     rows = []
     for r in range(n_rows):
-        width = len(header) + draw(st.sampled_from([0, 0, 0, -1, 1]))
-        cells = [draw(st.sampled_from(["A", "B", "C", "A", "", "=HYPERLINK()", "x" * 50])) if k == 0
-                 else draw(CELL_VALUES) for k in range(max(width, 0))]
+        width = len(header) + (0 if clean else draw(st.sampled_from([0, 0, 0, 0, 0, 0, 0, -1, 1])))
+        if clean:
+            cells = [f"G{r}"] + [draw(SMALL) for _ in range(width - 1)]
+        else:
+            cells = [draw(st.sampled_from(["A", "B", "C", "A", "", "=HYPERLINK()", "x" * 50])) if k == 0
+                     else draw(CELL_VALUES) for k in range(max(width, 0))]
         rows.append(sep.join(cells))
+    if clean and rows and draw(st.booleans()):  # one bad cell somewhere
+        r = draw(st.integers(0, len(rows) - 1))
+        cells = rows[r].split(sep)
+        cells[draw(st.integers(1, len(cells) - 1))] = draw(CELL_VALUES).replace(sep, "")
+        rows[r] = sep.join(cells)
     text = "\n".join([sep.join(header), *rows]) + draw(st.sampled_from(["", "\n", "\r\n"]))
     encoding = draw(ENCODINGS)
     try:
@@ -62,10 +73,12 @@ def cm_files(draw: Any) -> tuple[bytes, str]:
 def row_files(draw: Any) -> tuple[bytes, str]:
     """Row-level predictions: label, prediction, group, sometimes broken."""
     n = draw(st.integers(min_value=0, max_value=40))
-    values = st.sampled_from(["0", "1", "1", "0", "yes", "no", "", "2", "nan", "0.7"])
+    clean = draw(st.booleans())  # half the files are valid apart from what the other columns do
+    values = st.sampled_from(["0", "1"] if clean else ["0", "1", "1", "0", "yes", "no", "", "2", "nan", "0.7"])
     lines = ["label,prediction,group,score"]
     for _ in range(n):
-        lines.append(",".join([draw(values), draw(values), draw(st.sampled_from(["a", "b", "c", "", " a "])),
+        groups = ["a", "b"] if clean else ["a", "b", "c", "", " a "]
+        lines.append(",".join([draw(values), draw(values), draw(st.sampled_from(groups)),
                                draw(CELL_VALUES).replace(",", "")]))
     return "\n".join(lines).encode(), "rows.csv"
 

@@ -246,7 +246,8 @@ def test_three_sessions_at_once_do_not_cross_talk(server, tmp_path):
             upload_cm_file(auditor, tmp_path / "mine.csv", "group,TP,FN,FP,TN\nX,1,0,0,5\nY,7,0,1,10\n")
             auditor.get_by_role("button", name="Use these groups").click()
             auditor.get_by_text("Data: mine.csv").wait_for(timeout=60000)
-            auditor.goto(f"{server}/Bias_Audit")
+            auditor.get_by_test_id("stSidebar").get_by_role("link", name="Bias Audit").click()  # same session
+            auditor.get_by_role("heading", name="Bias audit").wait_for(timeout=60000)
             auditor.get_by_text("Data: mine.csv").wait_for(timeout=60000)
             # Each training session still shows its own job, and its data is still the demo.
             gan_status = gan.get_by_text("Running ·").first.inner_text()
@@ -257,7 +258,7 @@ def test_three_sessions_at_once_do_not_cross_talk(server, tmp_path):
             for pg, button in ((gan, "Train and evaluate"), (fc, "Train PTN")):
                 pg.get_by_role("button", name="Cancel").click()
                 pg.get_by_text("Cancelled. Nothing from this run is used").wait_for(timeout=120000)
-            gan.goto(f"{server}/Bias_Audit")
+            gan.get_by_test_id("stSidebar").get_by_role("link", name="Bias Audit").click()  # same session
             gan.get_by_text("Data: COMPAS").wait_for(timeout=60000)
             assert gan.get_by_text("mine.csv").count() == 0
         except Exception:

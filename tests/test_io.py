@@ -219,3 +219,9 @@ def test_feature_columns_are_checked_at_upload():
         cms_from_predictions(df, "y", "pred", ["race"], positive_label="yes", features=df[["y"]])
     ok = cms_from_predictions(df.fillna(0), "y", "pred", ["race"], positive_label="yes", features=df.fillna(0)[["age"]])
     assert list(ok.rows.features.columns) == ["age"]
+
+
+def test_utf16_text_with_a_byte_order_mark_is_read():
+    text = "group\tTP\tFN\tFP\tTN\nÅsa\t1\t0\t0\t5\nBo\t7\t0\t1\t10\n"
+    audit = cms_from_table(read_table(text.encode("utf-16"), "export.txt"))
+    assert audit.groups == ["Åsa", "Bo"] and audit.cms["Bo"].fp == 1
