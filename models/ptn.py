@@ -376,6 +376,19 @@ def fan(q: np.ndarray) -> np.ndarray:
     return np.stack([[np.interp(a, levels, row) for row in qs] for a in FAN_LEVELS])
 
 
+def _step(model: nn.Module, opt: torch.optim.Optimizer, data: tuple[torch.Tensor, ...], batch: int,
+          gen: torch.Generator, should_stop: Callable[[], bool] | None = None) -> float:
+    """One optimizer step on a random batch of ``data``; checks ``should_stop`` first."""
+    if should_stop is not None and should_stop():
+        raise Cancelled("stopped during training")
+    idx = torch.randint(0, len(data[3]), (min(batch, len(data[3])),), generator=gen)
+    ell = loss(model(data[0][idx], data[1][idx], data[2][idx]), data[3][idx])
+    opt.zero_grad(set_to_none=True)
+    ell.backward()
+    opt.step()
+    return ell.item()
+
+
 def train_darts(model: PTN, h: dict[str, Any], train: FD.Samples, val: FD.Samples, epochs: int, seed: int,
                 weight_steps: int = 10, arch_steps: int = 5, batch: int = 64,
                 on_epoch: Callable[[int, float, float], None] | None = None,
@@ -395,25 +408,10 @@ def train_darts(model: PTN, h: dict[str, Any], train: FD.Samples, val: FD.Sample
     fixed_va = tensors(subsample(val, plateau_samples, seed + 1))
     for epoch in range(1, epochs + 1):
         model.train()
-        losses = []
         for _ in range(weight_steps):
-            if should_stop is not None and should_stop():
-                raise Cancelled("stopped during training")
-            idx = torch.randint(0, len(tr[3]), (min(batch, len(tr[3])),), generator=gen)
-            out = model(tr[0][idx], tr[1][idx], tr[2][idx])
-            ell = loss(out, tr[3][idx])
-            opt_w.zero_grad(set_to_none=True)
-            ell.backward()
-            opt_w.step()
-            losses.append(ell.item())
-        arch_losses = []
+            _step(model, opt_w, tr, batch, gen, should_stop)
         for _ in range(arch_steps):
-            idx = torch.randint(0, len(va[3]), (min(batch, len(va[3])),), generator=gen)
-            ell = loss(model(va[0][idx], va[1][idx], va[2][idx]), va[3][idx])
-            opt_a.zero_grad(set_to_none=True)
-            ell.backward()
-            opt_a.step()
-            arch_losses.append(ell.item())
+            _step(model, opt_a, va, batch, gen)
         model.eval()
         with torch.no_grad():
             epoch_train = loss(model(*fixed_tr[:3]), fixed_tr[3]).item()
@@ -434,16 +432,7 @@ def train_plain(model: nn.Module, train: FD.Samples, epochs: int, seed: int, ste
     tr = tensors(train)
     for epoch in range(1, epochs + 1):
         model.train()
-        losses = []
-        for _ in range(steps):
-            if should_stop is not None and should_stop():
-                raise Cancelled("stopped during training")
-            idx = torch.randint(0, len(tr[3]), (min(batch, len(tr[3])),), generator=gen)
-            ell = loss(model(tr[0][idx], tr[1][idx], tr[2][idx]), tr[3][idx])
-            opt.zero_grad(set_to_none=True)
-            ell.backward()
-            opt.step()
-            losses.append(ell.item())
+        losses = [_step(model, opt, tr, batch, gen, should_stop) for _ in range(steps)]
         if on_epoch is not None:
             on_epoch(epoch, float(np.mean(losses)))
     return model

@@ -156,6 +156,20 @@ def test_an_empty_metric_choice_asks_for_one():
 AUDIT_PAGE = "pages/2_Bias_Audit.py"
 
 
+def train_and_finish(at: AppTest, key: str, timeout: float) -> None:
+    """Press the page's train button, wait for its background job (as the page would watch it),
+    then rerun the page so it shows the result."""
+    from fairness_core.jobs import RUNNER
+
+    at.button(key=f"{key}-train").click().run()
+    assert not at.exception, at.exception
+    job = RUNNER.get(at.session_state[f"{key}-job"])
+    assert wait_watching(job, timeout), "the background job did not finish"
+    assert job.snapshot().status == "done", job.snapshot().error
+    at.run()
+    assert not at.exception, at.exception
+
+
 def wait_watching(job, timeout: float) -> bool:  # type: ignore[no-untyped-def]
     """Wait for a background job while beating its heartbeat, as the page's polling panel would
     (a job nobody watches for a minute stops itself)."""
@@ -236,8 +250,6 @@ def test_stability_tab_explains_what_cm_tables_cannot_show():
 
 
 def test_synthetic_data_page_trains_in_the_background_and_shows_the_audit():
-    from fairness_core.jobs import RUNNER
-
     at = fresh("pages/5_Synthetic_Data.py")
     assert not at.error
     assert "Train and evaluate" in at.info[0].value
@@ -245,13 +257,7 @@ def test_synthetic_data_page_trains_in_the_background_and_shows_the_audit():
     at.number_input(key="gan-steps").set_value(30).run()
     at.number_input(key="gan-epochs").set_value(1).run()
     at.number_input(key="gan-evalseeds").set_value(2).run()
-    at.button(key="gan-train").click().run()
-    assert not at.exception, at.exception
-    job = RUNNER.get(at.session_state["gan-job"])
-    assert wait_watching(job, 300), "the background job did not finish"
-    assert job.snapshot().status == "done", job.snapshot().error
-    at.run()
-    assert not at.exception, at.exception
+    train_and_finish(at, "gan", 300)
     tiles = {m.label: m.value for m in at.metric}
     assert tiles["Condition quota met (KS to target)"] == "0.000"
     assert tiles["Groups whose OFI moved toward 0"].endswith("of 6")  # six COMPAS race groups
@@ -260,7 +266,6 @@ def test_synthetic_data_page_trains_in_the_background_and_shows_the_audit():
 
 
 def test_forecasting_page_trains_ptn_in_the_background_and_reports_skill(monkeypatch):
-    from fairness_core.jobs import RUNNER
     from models import forecast_data
 
     # A small Lorenz set keeps this test quick; the page's own code path is unchanged.
@@ -273,13 +278,7 @@ def test_forecasting_page_trains_ptn_in_the_background_and_reports_skill(monkeyp
     for key, value in (("ptn-pop-custom", 2), ("ptn-gen-custom", 1), ("ptn-ep-custom", 1), ("ptn-final-custom", 1)):
         at.number_input(key=key).set_value(value).run()
     at.multiselect(key="ptn-hidden-custom").set_value([24]).run()
-    at.button(key="ptn-train").click().run()
-    assert not at.exception, at.exception
-    job = RUNNER.get(at.session_state["ptn-job"])
-    assert wait_watching(job, 600), "the background job did not finish"
-    assert job.snapshot().status == "done", job.snapshot().error
-    at.run()
-    assert not at.exception, at.exception
+    train_and_finish(at, "ptn", 600)
     skill = frame_with(at, "000 Table 5.2: Chaos vs Det.")
     assert list(skill.index) == ["first quartile", "second quartile", "third quartile",
                                  "share of forecasts PTN improves"]

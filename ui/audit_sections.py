@@ -12,7 +12,7 @@ import streamlit as st
 from fairness_core import entropy, ensemble, metrics, plots, stability
 from fairness_core.audit import Audit
 from fairness_core.confusion import CELLS
-from ui.widgets import csv_download, html_download, styled
+from ui.widgets import csv_download, figure_with_downloads, html_download, styled
 
 ALPHAS = (-1.0, 0.0, 0.5, 1.0, 2.0, 3.0)
 AVOID_FN = "004 design: avoid wrongly withholding the benefit (FN)"
@@ -89,13 +89,8 @@ def inequality_section(audit: Audit, reference: str) -> None:
     m4.metric("Between share", f"{between / total:.1%}" if total > 0 else "undefined")
 
     over_alpha = entropy.decomposition_over_alpha(audit.cms, benefit, sorted({*ALPHAS, alpha}))
-    fig = plots.gei_decomposition(over_alpha, alpha)
-    st.plotly_chart(fig, width="stretch", key="gei-decomposition")
-    b1, b2 = st.columns(2)
-    with b1:
-        html_download(fig, "gei_decomposition.html", key="gei-decomposition-html")
-    with b2:
-        csv_download(over_alpha, "gei_by_alpha.csv", "Download index by α (CSV)", index=False)
+    figure_with_downloads(plots.gei_decomposition(over_alpha, alpha), "gei-decomposition", over_alpha,
+                          "gei_by_alpha.csv", "Download index by α (CSV)")
 
     st.subheader("Per group")
     shown = table.copy()
@@ -246,13 +241,8 @@ def stability_section(audit: Audit, reference: str) -> None:
     st.dataframe(styled(table, 3, formats), width="stretch", key="virny-groups")
     csv_download(table, "stability_by_group.csv", "Download per-group stability (CSV)")
     dist = stability.distribution_table(rows, threshold)
-    fig = plots.stability_boxes(dist)
-    st.plotly_chart(fig, width="stretch", key="virny-boxes")
-    c1, c2 = st.columns(2)
-    with c1:
-        html_download(fig, "stability_boxes.html", key="virny-boxes-html")
-    with c2:
-        csv_download(dist, "stability_quantiles.csv", "Download quantiles (CSV)", index=False)
+    figure_with_downloads(plots.stability_boxes(dist), "virny-boxes", dist, "stability_quantiles.csv",
+                          "Download quantiles (CSV)")
 
     st.subheader(f"Disparities: each group vs {priv}")
     disp = stability.disparities(table, priv)

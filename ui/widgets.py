@@ -86,3 +86,14 @@ def verdict_summary(verdicts: pd.DataFrame) -> None:
     counts = verdicts["reading"].value_counts()
     for col, reading in zip(st.columns(len(VERDICT_READINGS)), VERDICT_READINGS):
         col.metric(reading.capitalize(), f"{counts.get(reading, 0)} of {len(verdicts)} pairs")
+
+
+def figure_with_downloads(fig: go.Figure, key: str, table: pd.DataFrame, csv_name: str, csv_label: str,
+                          index: bool = False) -> None:
+    """A figure, then its HTML download and its table's CSV download side by side."""
+    st.plotly_chart(fig, width="stretch", key=key)
+    left, right = st.columns(2)
+    with left:
+        html_download(fig, f"{key}.html", key=f"{key}-html")
+    with right:
+        csv_download(table, csv_name, csv_label, index=index)
