@@ -447,7 +447,7 @@ class PTNConfig:
     dataset: str = "lorenz"  # "lorenz" | "weather"
     population: int = 4
     generations: int = 3
-    epochs: int = 4  # DARTS epochs per agent in the search (the paper: 30)
+    epochs: int = 3  # DARTS epochs per agent in the search (the paper: 30)
     final_epochs: int = 30  # the best agent, retrained; also the TiDE baseline's epochs
     final_weight_steps: int = 10  # weight steps per final epoch (the paper: 10)
     quantiles: int = 111
@@ -455,7 +455,7 @@ class PTNConfig:
     elite_every: int = 2
     elites: int = 1
     patience: int = 2
-    fitness_samples: int = 512
+    fitness_samples: int = 256
     systems_per_part: int = 4  # Lorenz
     inits_per_system: int = 2
     forecast_skip: bool = True  # our addition; False is 000's architecture exactly

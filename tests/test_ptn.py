@@ -165,3 +165,16 @@ def test_skill_table_and_normal_baseline():
     exact = 2.0 * (2 * np.exp(0) / np.sqrt(2 * np.pi) - 1 / np.sqrt(np.pi))
     assert ptn.crps_numpy(q[:, 1:2, :].astype(np.float32), np.zeros((1, 1), np.float32))[0] == pytest.approx(exact,
                                                                                                              rel=0.01)
+
+
+def test_weather_dataset_from_the_shipped_tmy3_files():
+    ds, forecaster = FD.weather_dataset(nvar_steps=50)
+    train = ds.parts["darts_train"]
+    assert train.static.shape[1] == 3 and train.history.shape[1:] == (FD.HISTORY, 9)
+    assert train.forecasts.shape[1:] == (FD.N_FORECASTS, FD.HORIZON, 1) and train.target.shape[1] == FD.HORIZON
+    assert set(ds.parts) == set(FD.PARTS) and all(len(p) > 1000 for p in ds.parts.values())
+    # Cyclic time features lie in [0, 1]; scaled training inputs span [0, 1].
+    assert train.history[..., 5:].min() >= 0 and train.history[..., 5:].max() <= 1
+    assert train.history.min() >= -1e-9 and train.history.max() <= 1 + 1e-9
+    static, frame = FD.read_tmy3(FD.ASSETS_DIR / FD.WEATHER_FILES[0])
+    assert static.tolist() == [55.317, -160.517, 7.0] and len(frame) == 8760
