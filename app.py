@@ -29,6 +29,15 @@ verdict_summary(audit.verdicts())
 
 st.page_link("pages/1_Upload.py", label="Load your own data (CSV, Excel, row-level predictions, typed)",
              icon=":material/upload_file:")
-st.page_link("pages/2_Bias_Audit.py", label="Open the bias audit: OFI and DI heatmaps, verdicts, all metrics",
+st.page_link("pages/2_Bias_Audit.py", label="Open the bias audit: OFI and DI heatmaps, verdicts, all metrics, "
+             "inequality across individuals, stability and uncertainty, the shareable report",
              icon=":material/balance:")
+st.page_link("pages/3_Sample_Size_Explorer.py", label="Can the numbers be trusted at these group sizes? MATCH, exact "
+             "distributions, holes", icon=":material/scatter_plot:")
+st.page_link("pages/4_Smoothing.py", label="Smooth small groups' scores (Cross-Prior Smoothing) and see the error it "
+             "removes", icon=":material/blur_linear:")
+st.page_link("pages/5_Synthetic_Data.py", label="Generate synthetic rows with group quotas (Conditional HydraGAN) and "
+             "check with OFI whether they reduce bias", icon=":material/auto_awesome:")
+st.page_link("pages/6_Forecasting.py", label="Probabilistic forecasts with quantile fans (PTN) against two baselines",
+             icon=":material/ssid_chart:")
 st.caption("Formulas: SCIENCE.md (corrected from the seed papers). Demo data provenance: assets/PROVENANCE.md.")
