@@ -286,3 +286,49 @@ def test_forecasting_page_trains_ptn_in_the_background_and_reports_skill(monkeyp
     assert any(m.label.startswith("Median skill vs TiDE") for m in at.metric)
     at.radio(key="ptn-kind").set_value("multi-modal").run()
     assert not at.exception
+
+
+def uploaded_rows_audit(with_probabilities: bool):  # type: ignore[no-untyped-def]
+    """A row-level upload with features (and optionally three models' probabilities)."""
+    import pandas as pd
+
+    from fairness_core.io import cms_from_predictions
+
+    rng = np.random.default_rng(0)
+    n = 600
+    df = pd.DataFrame({"y": rng.integers(0, 2, n), "yhat": rng.integers(0, 2, n),
+                       "site": rng.choice(["north", "south"], n), "age": rng.integers(18, 80, n),
+                       "plan": rng.choice(["basic", "plus"], n)})
+    probs = {f"m{k}": rng.uniform(size=n) for k in range(3)} if with_probabilities else {}
+    df = df.assign(**probs)
+    return cms_from_predictions(df, "y", "yhat", ["site"], 1, probability_columns=list(probs),
+                                features=df[["age", "plan"]], source="upload.csv")
+
+
+def test_stability_tab_uses_uploaded_probability_columns():
+    at = fresh()
+    at.session_state["audit"] = uploaded_rows_audit(True)
+    at.session_state["demo_key"] = None
+    at.switch_page(AUDIT_PAGE)
+    at.session_state["view"] = "Stability and uncertainty"
+    at.run()
+    assert not at.exception, at.exception
+    assert any("3 uploaded probability columns (m0, m1, m2)" in c.value for c in at.caption)
+    table = frame_with(at, "label stability")
+    assert set(table.index) == {"north", "south", "all"} and table.loc["all", "n"] == 600
+
+
+def test_synthetic_data_page_trains_on_uploaded_rows():
+    at = fresh()
+    at.session_state["audit"] = uploaded_rows_audit(False)
+    at.session_state["demo_key"] = None
+    at.switch_page("pages/5_Synthetic_Data.py")
+    at.run()
+    at.selectbox(key="gan-source").set_value("uploaded").run()
+    assert not at.exception, at.exception
+    at.number_input(key="gan-steps").set_value(20).run()
+    at.number_input(key="gan-epochs").set_value(1).run()
+    at.number_input(key="gan-evalseeds").set_value(1).run()
+    train_and_finish(at, "gan", 300)
+    summary = frame_with(at, "improves")
+    assert set(summary["group"]) == {"north", "south"}
