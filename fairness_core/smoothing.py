@@ -29,6 +29,7 @@ import pandas as pd
 
 from . import metrics as m
 from .confusion import ConfusionMatrix
+from .jobs import Cancelled
 from .sample_size import MAX_DISTRIBUTION_N, enumerate_matrices, multinomial_pmf, reference_probs
 
 FloatArray = npt.NDArray[np.float64]
@@ -191,7 +192,8 @@ def _bulk(w: FloatArray) -> npt.NDArray[np.bool_]:
 def error_curves(group: ConfusionMatrix, reference: ConfusionMatrix, ns: Sequence[int],
                  names: Sequence[str] = EXPERIMENT_METRICS, smoothers: Sequence[Smoother] = SEED_SMOOTHERS,
                  mode: str = "exact", draws: int = 10_000, seed: int | None = 0,
-                 progress: Callable[[float], None] | None = None) -> pd.DataFrame:
+                 progress: Callable[[float], None] | None = None,
+                 should_stop: Callable[[], bool] | None = None) -> pd.DataFrame:
     """MSE of each metric of a size-n subsample of ``group`` against the whole group's score.
 
     Subsamples are drawn with replacement from the group's normalized CM (as the seeds'
@@ -206,6 +208,7 @@ def error_curves(group: ConfusionMatrix, reference: ConfusionMatrix, ns: Sequenc
         sum to at most :data:`TAIL` = 1e-14 (an MSE error below 4e-14 / P(defined)). "monte_carlo" draws ``draws`` seeded subsamples per n
         and adds ``se``, the standard error of its MSE.
     progress : called with the fraction done after each n.
+    should_stop : polled before each n; True raises :class:`fairness_core.jobs.Cancelled`.
 
     Returns
     -------
@@ -232,6 +235,8 @@ def error_curves(group: ConfusionMatrix, reference: ConfusionMatrix, ns: Sequenc
     rng = np.random.default_rng(seed)
     rows = []
     for k, n in enumerate(ns):
+        if should_stop is not None and should_stop():
+            raise Cancelled(f"stopped after {k} of {len(ns)} sample sizes")
         if mode == "exact":
             cells = np.column_stack(enumerate_matrices(n)).astype(float)
             w = multinomial_pmf(*cells.T, p)

@@ -5,9 +5,11 @@ import numpy as np
 import streamlit as st
 
 from fairness_core import metrics, plots, smoothing
+from ui import jobs
 from ui.state import data_banner, page_setup
 from ui.widgets import csv_download, html_download, require, styled
 
+ERR_KEY = "err"
 audit = page_setup("Smoothing")
 
 st.title("Smoothing")
@@ -94,16 +96,28 @@ params = (group, tuple(err_metrics), ns, mode, draws, tuple(audit.cms[group].as_
 
 require(err_metrics, "metric")
 results = st.session_state.setdefault("err-results", {})
+job = jobs.current(ERR_KEY)
+if job is not None and job.snapshot().status == "done" and st.session_state.get("err-job-params") not in results:
+    results[st.session_state["err-job-params"]] = job.snapshot().result
 if params not in results:
-    if st.button("Compute the error curves", type="primary", icon=":material/play_arrow:", key="err-run"):
-        bar = st.progress(0.0, text="Starting…")
-        results[params] = smoothing.error_curves(
-            audit.cms[group], audit.rest_of(group), ns, names=err_metrics, mode=mode, draws=draws, seed=0,
-            progress=lambda f: bar.progress(f, text=f"{f:.0%} of {len(ns)} sample sizes"))
-        bar.empty()
-    else:
+    if st.button("Compute the error curves", type="primary", icon=":material/play_arrow:", key="err-train",
+                 disabled=jobs.running(ERR_KEY)):
+        cm, ref = audit.cms[group], audit.rest_of(group)
+        run_ns, run_metrics, run_mode, run_draws = ns, list(err_metrics), mode, draws
+
+        def curves(on_progress, should_stop):  # type: ignore[no-untyped-def]
+            return smoothing.error_curves(
+                cm, ref, run_ns, names=run_metrics, mode=run_mode, draws=run_draws, seed=0, should_stop=should_stop,
+                progress=lambda f: on_progress(done=round(1000 * f), total=1000,
+                                               message=f"{f:.0%} of {len(run_ns)} sample sizes"))
+
+        if jobs.start(ERR_KEY, f"error curves for {group}", curves) is not None:
+            st.session_state["err-job-params"] = params
+            st.rerun()
+    elif not jobs.running(ERR_KEY):
         st.caption(f"{len(ns)} sample sizes × {len(err_metrics)} metrics × 6 smoothers. Exact mode takes a few "
-                   "seconds for the default range; changing any setting above stops a run in progress.")
+                   "seconds for the default range; it runs in the background with a Cancel button.")
+    jobs.live_panel(ERR_KEY, lambda snap: None, interval=0.5)
 if params in results:
     curves = results[params]
     fig = plots.smoothing_curves(curves)

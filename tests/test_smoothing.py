@@ -167,3 +167,15 @@ def test_api_md_names_are_importable():
 
     assert callable(sm.cps) and callable(sm.additive)
     np.testing.assert_allclose(sm.cps(CM(1, 0, 0, 5), CM(1, 1, 1, 1), lam=5.0).sum(), 6)
+
+
+def test_error_curves_stop_when_asked():
+    import pytest
+
+    from fairness_core import ConfusionMatrix, smoothing
+    from fairness_core.jobs import Cancelled
+
+    calls = []
+    with pytest.raises(Cancelled, match="after 2 of 10"):
+        smoothing.error_curves(ConfusionMatrix(5, 3, 2, 9), ConfusionMatrix(50, 20, 30, 80), range(5, 15),
+                               should_stop=lambda: calls.append(1) or len(calls) > 2)
