@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import special, stats
 
 from . import metrics as m
 from .confusion import ConfusionMatrix
@@ -105,9 +105,29 @@ def _support(n: int, p: float, start: int) -> tuple[np.ndarray, np.ndarray]:
     lo = max(start, int(np.floor(n * p - 40 * sd - 800)))
     hi = min(n, int(np.ceil(n * p + 40 * sd + 800)))
     k = np.arange(lo, hi + 1)
-    w = stats.binom.pmf(k, n, p)
+    w = np.exp(special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1)
+               + special.xlogy(k, p) + special.xlog1py(n - k, -p))  # the binomial pmf, in logs
     keep = w > 0
     return k[keep], w[keep]
+
+
+def _binom_cdf(k: np.ndarray, n: np.ndarray, p: float) -> np.ndarray:
+    """P(X <= k) for X ~ Binomial(n, p), any integer k (scipy.special.bdtr without the frozen-
+    distribution overhead of stats.binom, which dominated audits with many groups)."""
+    k, n = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(n, dtype=float))
+    inside = (k >= 0) & (k < n)
+    out = np.where(k >= n, 1.0, 0.0)
+    out[inside] = special.bdtr(k[inside].astype(np.int64), n[inside].astype(np.int64), p)
+    return out
+
+
+def _binom_sf(k: np.ndarray, n: np.ndarray, p: float) -> np.ndarray:
+    """P(X > k) for X ~ Binomial(n, p), any integer k."""
+    k, n = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(n, dtype=float))
+    inside = (k >= 0) & (k < n)
+    out = np.where(k < 0, 1.0, 0.0)
+    out[inside] = special.bdtrc(k[inside].astype(np.int64), n[inside].astype(np.int64), p)
+    return out
 
 
 def marginal_benefit_distribution(s: int | np.ndarray, n: int, p_plus: float, p_minus: float) -> tuple[np.ndarray, np.ndarray]:
@@ -124,8 +144,8 @@ def marginal_benefit_distribution(s: int | np.ndarray, n: int, p_plus: float, p_
     mm, w = _support(n, pm, start=0)
     lo = np.floor((s[:, None] + mm[None, :]) / 2)  # FP <= (s + M)/2
     hi = np.ceil((s[:, None] + mm[None, :]) / 2)  # FP >= (s + M)/2
-    cdf = (w * stats.binom.cdf(lo, mm, theta)).sum(axis=1)
-    sf = (w * stats.binom.sf(hi - 1, mm, theta)).sum(axis=1)
+    cdf = (w * _binom_cdf(lo, mm[None, :], theta)).sum(axis=1)
+    sf = (w * _binom_sf(hi - 1, mm[None, :], theta)).sum(axis=1)
     return cdf, sf
 
 
@@ -156,8 +176,8 @@ def jrm_distribution(s: float | np.ndarray, n: int, p: float, theta: float) -> t
     k, w = _support(n, p, start=1)
     defined = -np.expm1(n * np.log1p(-p)) if p < 1 else 1.0  # 1 − (1 − p)^n
     sk = s[:, None] * k[None, :]
-    cdf = (w * stats.binom.cdf(np.floor(sk + _EPS), k, theta)).sum(axis=1) / defined
-    sf = (w * stats.binom.sf(np.ceil(sk - _EPS) - 1, k, theta)).sum(axis=1) / defined
+    cdf = (w * _binom_cdf(np.floor(sk + _EPS), k[None, :], theta)).sum(axis=1) / defined
+    sf = (w * _binom_sf(np.ceil(sk - _EPS) - 1, k[None, :], theta)).sum(axis=1) / defined
     return cdf, sf
 
 
