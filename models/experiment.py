@@ -136,10 +136,10 @@ def run(config: ExperimentConfig, data: pd.DataFrame, on_progress: Callable[...,
     synthetic = model.sample(n_syn, config.quota, seed=gan.seed + 1)
 
     conds = model.schema.conditions
-    quota = dict(zip(conds, model.quota_counts(10**6, config.quota) / 10**6))
+    quota = dict(zip(conds, model.quota_shares(config.quota)))
     real_cond = H.condition_labels(train_df, gan.condition_columns)
     syn_cond = H.condition_labels(synthetic, gan.condition_columns)
-    target = dict(zip(next(c["categories"] for c in model.schema.categorical if c["name"] == gan.diversity_column),
+    target = dict(zip(model.schema.categories(gan.diversity_column),
                       H.diversity_target(model.schema, gan.diversity_target)))
     real_label, syn_label = train_df[gan.diversity_column].astype(str), synthetic[gan.diversity_column].astype(str)
 

@@ -106,9 +106,13 @@ class Schema:
             start += len(c["categories"])
         return out
 
-    def diversity_block(self) -> tuple[int, int]:
-        k = [c["name"] for c in self.categorical].index(self.diversity_column)
-        return self.blocks()[k]
+    def categories(self, name: str) -> list[str]:
+        """The categories of categorical column ``name``, in encoding order."""
+        return next(c["categories"] for c in self.categorical if c["name"] == name)
+
+    def diversity_position(self) -> int:
+        """Which categorical block (and softmax output of :func:`activate`) is the diversity column."""
+        return [c["name"] for c in self.categorical].index(self.diversity_column)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -257,7 +261,7 @@ def diversity_loss(probs: torch.Tensor, cond_index: torch.Tensor, n_conditions: 
 
 def diversity_target(schema: Schema, target: dict[str, float] | None) -> np.ndarray:
     """The desired proportions over the diversity column's categories (uniform by default)."""
-    cats = next(c["categories"] for c in schema.categorical if c["name"] == schema.diversity_column)
+    cats = schema.categories(schema.diversity_column)
     if target is None:
         return np.full(len(cats), 1 / len(cats))
     unknown = set(map(str, target)) - set(cats)
@@ -277,21 +281,23 @@ class HydraGAN:
         self.config, self.schema, self.generator, self.critic = config, schema, generator, critic
         self.steps_done = steps_done
 
-    def quota_counts(self, n: int, quota: dict[str, float] | None = None) -> np.ndarray:
-        """Rows per condition for ``n`` rows: the quota's shares rounded by largest remainder."""
+    def quota_shares(self, quota: dict[str, float] | None = None) -> np.ndarray:
+        """Each condition's share of the synthetic rows (``quota`` normalized; uniform by default)."""
         conds = self.schema.conditions
         if quota is None:
-            shares = np.full(len(conds), 1 / len(conds))
-        else:
-            unknown = set(quota) - set(conds)
-            if unknown:
-                raise ValueError(f"unknown condition(s) {', '.join(map(repr, sorted(unknown)))}; "
-                                 f"conditions are {', '.join(conds)}")
-            shares = np.array([float(quota.get(c, 0.0)) for c in conds])
-            if np.any(~np.isfinite(shares)) or np.any(shares < 0) or shares.sum() <= 0:
-                raise ValueError("quota shares must be finite, >= 0 and not all 0")
-            shares = shares / shares.sum()
-        exact = shares * n
+            return np.full(len(conds), 1 / len(conds))
+        unknown = set(quota) - set(conds)
+        if unknown:
+            raise ValueError(f"unknown condition(s) {', '.join(map(repr, sorted(unknown)))}; "
+                             f"conditions are {', '.join(conds)}")
+        shares = np.array([float(quota.get(c, 0.0)) for c in conds])
+        if np.any(~np.isfinite(shares)) or np.any(shares < 0) or shares.sum() <= 0:
+            raise ValueError("quota shares must be finite, >= 0 and not all 0")
+        return shares / shares.sum()
+
+    def quota_counts(self, n: int, quota: dict[str, float] | None = None) -> np.ndarray:
+        """Rows per condition for ``n`` rows: the quota's shares rounded by largest remainder."""
+        exact = self.quota_shares(quota) * n
         counts = np.floor(exact).astype(int)
         counts[np.argsort(-(exact - counts), kind="stable")[: n - counts.sum()]] += 1
         return counts
@@ -355,7 +361,7 @@ class HydraGAN:
 def condition_label_shares(frame: pd.DataFrame, schema: Schema) -> pd.DataFrame:
     """Share of each diversity-column category within each condition (rows: conditions)."""
     cond = condition_labels(frame, schema.condition_columns)
-    cats = next(c["categories"] for c in schema.categorical if c["name"] == schema.diversity_column)
+    cats = schema.categories(schema.diversity_column)
     table = pd.crosstab(cond, frame[schema.diversity_column].astype(str), normalize="index")
     return table.reindex(index=schema.conditions, columns=cats, fill_value=0.0)
 
@@ -387,8 +393,7 @@ def train(config: HydraConfig, data: pd.DataFrame, on_progress: Callable[..., No
     weights = counts[c_np] ** -config.balance
     weights /= weights.sum()
     batch = min(config.batch_size, len(data))
-    dblock = schema.diversity_block()
-    dpos = [s for s, _ in schema.blocks()].index(dblock[0])
+    dpos = schema.diversity_position()
     started = time.perf_counter()
     step = 0
     for step in range(1, config.steps + 1):
