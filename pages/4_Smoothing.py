@@ -96,9 +96,9 @@ params = (group, tuple(err_metrics), ns, mode, draws, tuple(audit.cms[group].as_
 
 require(err_metrics, "metric")
 results = st.session_state.setdefault("err-results", {})
-job = jobs.current(ERR_KEY)
-if job is not None and job.snapshot().status == "done" and st.session_state.get("err-job-params") not in results:
-    results[st.session_state["err-job-params"]] = job.snapshot().result
+job = jobs.finished(ERR_KEY)
+if job is not None and st.session_state.get("err-job-params") not in results:
+    results[st.session_state["err-job-params"]] = job.result
 if params not in results:
     if st.button("Compute the error curves", type="primary", icon=":material/play_arrow:", key="err-train",
                  disabled=jobs.running(ERR_KEY)):

@@ -163,9 +163,9 @@ def draw(snap) -> None:  # type: ignore[no-untyped-def]
 
 jobs.live_panel(KEY, draw)
 
-job = jobs.current(KEY)
-if job is not None and job.snapshot().status == "done":
-    st.session_state["gan-result"] = (job.id, job.snapshot().result, st.session_state.get("gan-description", ""))
+job = jobs.finished(KEY)
+if job is not None:
+    st.session_state["gan-result"] = (job.id, job.result, st.session_state.get("gan-description", ""))
 stored = st.session_state.get("gan-result")
 if stored is None:
     if not jobs.running(KEY):

@@ -100,9 +100,9 @@ def draw(snap) -> None:  # type: ignore[no-untyped-def]
 
 jobs.live_panel(KEY, draw, interval=2.0)
 
-job = jobs.current(KEY)
-if job is not None and job.snapshot().status == "done":
-    st.session_state["ptn-result"] = (job.snapshot().result, st.session_state.get("ptn-description", ""))
+job = jobs.finished(KEY)
+if job is not None:
+    st.session_state["ptn-result"] = (job.result, st.session_state.get("ptn-description", ""))
 stored = st.session_state.get("ptn-result")
 if stored is None:
     if not jobs.running(KEY):

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from fairness_core.jobs import RUNNER, Job, Snapshot, TooManyJobs
+from fairness_core.jobs import DONE, ENDED, RUNNER, Job, Snapshot, TooManyJobs
 
 
 def _eta(snap: Snapshot) -> str:
@@ -45,7 +45,13 @@ def start(key: str, name: str, fn: Callable[..., Any]) -> Job | None:
 
 def running(key: str) -> bool:
     job = current(key)
-    return job is not None and not job.snapshot().ended
+    return job is not None and job.status not in ENDED
+
+
+def finished(key: str) -> Job | None:
+    """This session's job under ``key`` if it ended successfully (its ``result`` is ready)."""
+    job = current(key)
+    return job if job is not None and job.status == DONE else None
 
 
 def live_panel(key: str, draw: Callable[[Snapshot], None], interval: float = 1.0) -> None:
@@ -55,7 +61,7 @@ def live_panel(key: str, draw: Callable[[Snapshot], None], interval: float = 1.0
     if job is None:
         return
 
-    @st.fragment(run_every=interval if not job.snapshot().ended else None)
+    @st.fragment(run_every=interval if job.status not in ENDED else None)
     def panel() -> None:
         job.heartbeat()
         snap = job.snapshot()
