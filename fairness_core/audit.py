@@ -9,13 +9,13 @@ one :class:`Audit` in its session state; every page reads it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import combinations
 from typing import Iterable, Mapping
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
-from . import bias, match
+from . import bias, inference, match
 from . import metrics as m
 from .confusion import CELLS, ConfusionMatrix
 from .stability import RowData
@@ -23,7 +23,11 @@ from .stability import RowData
 #: Default |OFI| below which the two groups' marginal benefits count as equal.
 DEFAULT_OFI_TOLERANCE = 0.05
 
-READINGS = ("algorithmic bias", "systemic disparity", "no bias detected", "undefined")
+#: Default significance level of the verdicts.
+DEFAULT_ALPHA = 0.05
+
+#: What the verdict columns can say, in the order the app counts them.
+VERDICTS = ("algorithmic bias", "systemic disparity", "no bias detected", "inconclusive")
 
 
 @dataclass(frozen=True)
@@ -172,81 +176,164 @@ class Audit:
         return df[["group", "n", "metric", "observed", "reference score", "percentile", "p-value",
                    "adjusted p-value", "verdict", "note"]]
 
-    def verdicts(self, ofi_tolerance: float = DEFAULT_OFI_TOLERANCE) -> pd.DataFrame:
-        """Per unordered pair: OFI, DI, the four-fifths verdict and their joint reading.
+    def verdicts(self, tolerance: float = DEFAULT_OFI_TOLERANCE, alpha: float = DEFAULT_ALPHA,
+                 adjust: str = "holm", ofi_method: str = "auto", di_method: str = "auto") -> pd.DataFrame:
+        """A statistically qualified verdict for every unordered pair of groups (SCIENCE.md §2, §8).
 
-        The reading follows SCIENCE.md §2: |OFI| > tolerance means the
-        algorithm is at fault (it gives one group more benefit than its labels
-        warrant, relative to the other); |OFI| <= tolerance with DI outside
-        [4/5, 5/4] means a systemic disparity outside the algorithm (different
-        base rates); otherwise no bias is detected.
+        Both groups are treated as samples. OFI and DI each get an interval at level
+        1 − α and a two-sided p-value (:mod:`fairness_core.inference`), adjusted across
+        all pairs by ``adjust`` ("holm": family-wise error; "bh": false discovery rate;
+        "none"). The verdict is
 
-        "MATCH p (B)" is the exact two-sided MATCH p-value of the smaller group's
-        marginal benefit under the larger group's cell rates (SCIENCE.md §3): a
-        large p means the OFI could be a small-sample accident, and an
-        "algorithmic bias" explanation then says so.
+        - **algorithmic bias** (favouring one group) only when OFI's adjusted p < α;
+        - **systemic disparity** when OFI is shown equivalent to 0 (its 1 − 2α interval
+          lies inside ±``tolerance``: two one-sided tests) and DI differs from 1 (adjusted
+          p < α) with its 1 − α interval entirely beyond the four-fifths line;
+        - **no bias detected** when OFI is equivalent to 0 and DI's 1 − 2α interval lies
+          inside [4/5, 5/4] (or nobody is selected in either group);
+        - **inconclusive** otherwise, with the rows per group that would settle it at the
+          same rates (``rows_needed_i``, ``rows_needed_j``).
+
+        ``ofi_mde`` is the smallest |OFI| the pair's sizes detect with 80 % power at its
+        adjusted level. Settings are kept in ``DataFrame.attrs``.
+
+        Examples
+        --------
+        >>> from fairness_core import ConfusionMatrix as CM
+        >>> v = Audit({"a": CM(300, 20, 90, 590), "b": CM(250, 120, 40, 590)}).verdicts(0.05)
+        >>> v.loc[0, ["group_i", "group_j", "verdict", "favours"]].tolist()
+        ['a', 'b', 'algorithmic bias', 'a']
+        >>> bool(v.loc[0, "ofi_ci_low"] < v.loc[0, "ofi"] < v.loc[0, "ofi_ci_high"])
+        True
         """
-        if not (0 <= ofi_tolerance <= 2):
-            raise ValueError(f"ofi_tolerance must be in [0, 2], got {ofi_tolerance}")
-        rows = []
-        for gi, gj in combinations(self.groups, 2):
-            ci, cj = self.cms[gi], self.cms[gj]
-            ofi = bias.compare("OFI", ci, cj)
-            di = bias.compare("DI", ci, cj)
-            ff = bias.four_fifths_verdict(di)
-            reading, explanation = _reading(gi, gj, ci, cj, ofi, di, ff, ofi_tolerance)
-            small, large = (gi, gj) if ci.n <= cj.n else (gj, gi)
-            noise = match.test("B", self.cms[small], self.cms[large]).p_value
-            if reading == "algorithmic bias" and noise >= 0.05:
-                explanation += (f" Caution: at n = {self.cms[small].n:,}, {small}'s marginal benefit is within "
-                                f"small-sample noise of {large}'s (MATCH p = {noise:.3g}); see the "
-                                "Sample-Size Explorer.")
-            rows.append({
-                "group i": gi, "group j": gj, "n_i": ci.n, "n_j": cj.n,
-                "B_i": m.compute("B", ci), "B_j": m.compute("B", cj),
-                "OFI": ofi, "OFI favours": _favours(ofi, gi, gj, ofi_tolerance),
-                "DI": di, "four-fifths": ff.replace("for i", f"for {gi}").replace("for j", f"for {gj}"),
-                "reading": reading, "MATCH p (B)": noise, "explanation": explanation,
-            })
-        return pd.DataFrame(rows)
+        if not (0 <= tolerance <= 2):
+            raise ValueError(f"tolerance must be in [0, 2], got {tolerance}")
+        if not (0 < alpha < 0.5):
+            raise ValueError(f"alpha must be in (0, 0.5), got {alpha}")
+        inference.adjust_p_values([], adjust)  # validates the name
+        groups = self.groups
+        cells = np.array([self.cms[g].as_array() for g in groups], dtype=float)
+        tp, fn, fp, tn = cells.T
+        n = cells.sum(axis=1)
+        i, j = np.triu_indices(len(groups), 1)
+        level, tost_level = 1 - alpha, 1 - 2 * alpha
+        o = inference.ofi_arrays(fp[i], fn[i], n[i], fp[j], fn[j], n[j], (level, tost_level), ofi_method)
+        d = inference.di_arrays((tp + fp)[i], n[i], (tp + fp)[j], n[j], (level, tost_level), di_method)
+        ofi_p_adj = inference.adjust_p_values(o["p_value"], adjust)
+        di_p_adj = inference.adjust_p_values(d["p_value"], adjust)
+        lo, hi = o[f"ci_low_{level:g}"], o[f"ci_high_{level:g}"]
+        t_lo, t_hi = o[f"ci_low_{tost_level:g}"], o[f"ci_high_{tost_level:g}"]
+        d_lo, d_hi = d[f"ci_low_{level:g}"], d[f"ci_high_{level:g}"]
+        dt_lo, dt_hi = d[f"ci_low_{tost_level:g}"], d[f"ci_high_{tost_level:g}"]
+        significant = ofi_p_adj < alpha
+        equivalent = (t_lo > -tolerance) & (t_hi < tolerance)
+        with np.errstate(invalid="ignore"):
+            di_beyond = (di_p_adj < alpha) & ((d_hi < bias.FOUR_FIFTHS_LOW) | (d_lo > bias.FOUR_FIFTHS_HIGH))
+            nobody = np.isnan(d["p_value"])
+            di_within = nobody | ((dt_lo >= bias.FOUR_FIFTHS_LOW) & (dt_hi <= bias.FOUR_FIFTHS_HIGH))
+        verdict = np.select([significant, equivalent & di_beyond, equivalent & di_within],
+                            ["algorithmic bias", "systemic disparity", "no bias detected"], "inconclusive")
+        # Power and sample size at the level each pair faces after adjustment.
+        alpha_pair = alpha / inference.multiplier(o["p_value"], adjust)
+        mde = inference.minimum_detectable_ofi(o["se"], alpha_pair)
+        k = inference.scale_to_settle(o["centre"], o["se"], tolerance, alpha_pair, o["df"])
+        k = np.where(equivalent & ~di_within & ~di_beyond, _di_scale(d["estimate"], d_lo, d_hi, alpha), k)
+        # Inconclusive pairs need at least one more row, whatever the projection says.
+        k = np.where(verdict == "inconclusive", np.maximum(k, 1 + 1e-6), 1.0)
+        with np.errstate(invalid="ignore", over="ignore"):
+            more_i = np.where(np.isfinite(k), np.ceil((k - 1) * n[i] - 1e-9), np.inf)
+            more_j = np.where(np.isfinite(k), np.ceil((k - 1) * n[j] - 1e-9), np.inf)
+        b = (fp - fn) / n
+        favours = np.where(verdict == "algorithmic bias",
+                           np.where(o["estimate"] > 0, np.array(groups, dtype=object)[i],
+                                    np.array(groups, dtype=object)[j]), "")
+        df = pd.DataFrame({
+            "group_i": np.array(groups, dtype=object)[i], "group_j": np.array(groups, dtype=object)[j],
+            "n_i": n[i].astype(np.int64), "n_j": n[j].astype(np.int64),
+            "ofi": o["estimate"], "ofi_ci_low": lo, "ofi_ci_high": hi,
+            "ofi_p": o["p_value"], "ofi_p_adjusted": ofi_p_adj,
+            "di": d["estimate"], "di_ci_low": d_lo, "di_ci_high": d_hi,
+            "di_p": d["p_value"], "di_p_adjusted": di_p_adj,
+            "verdict": verdict, "favours": favours,
+            "ofi_tost_low": t_lo, "ofi_tost_high": t_hi, "ofi_equivalent": equivalent,
+            "di_tost_low": dt_lo, "di_tost_high": dt_hi, "di_within_band": di_within & ~nobody,
+            "four_fifths": np.select([np.isnan(d["estimate"]), d["estimate"] < bias.FOUR_FIFTHS_LOW,
+                       d["estimate"] > bias.FOUR_FIFTHS_HIGH], ["undefined", "bias for j", "bias for i"], "no bias"),
+            "ofi_mde": mde, "rows_needed_i": more_i, "rows_needed_j": more_j,
+            "B_i": b[i], "B_j": b[j], "ofi_method": o["method"], "di_method": d["method"],
+        })
+        df.insert(list(df.columns).index("favours") + 1, "explanation",
+                  _explanations(df, tolerance, alpha, adjust))
+        df.attrs.update({"alpha": alpha, "adjust": adjust, "tolerance": tolerance, "level": level,
+                         "tost_level": tost_level, "ofi_method": ofi_method, "di_method": di_method})
+        return df
 
 
-def _favours(ofi: float, gi: str, gj: str, tol: float) -> str:
-    if np.isnan(ofi):
-        return "undefined"
-    if abs(ofi) <= tol:
-        return "neither (|OFI| ≤ tolerance)"
-    return gi if ofi > 0 else gj
+
+def _di_scale(di: np.ndarray, low: np.ndarray, high: np.ndarray, alpha: float) -> np.ndarray:
+    """Growth factor that would settle DI against the four-fifths band, from the log-scale spread
+    of its interval (NaN-safe; inf when DI sits exactly on a band edge or is undefined)."""
+    z = stats.norm.ppf(1 - alpha / 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        se = (np.log(high) - np.log(np.maximum(low, 1e-300))) / (2 * z)
+        log_di = np.log(di)
+        lo_edge, hi_edge = np.log(bias.FOUR_FIFTHS_LOW), np.log(bias.FOUR_FIFTHS_HIGH)
+        outside = np.maximum(lo_edge - log_di, log_di - hi_edge)  # > 0 beyond the band
+        inside = np.minimum(log_di - lo_edge, hi_edge - log_di)   # > 0 within it
+        k_out = (z * se / outside) ** 2
+        k_in = (stats.norm.ppf(1 - alpha) * se / inside) ** 2
+        k = np.where(outside > 0, k_out, np.where(inside > 0, k_in, np.inf))
+    return np.where(np.isfinite(k), np.maximum(k, 1.0), np.inf)
 
 
-def _reading(gi: str, gj: str, ci: ConfusionMatrix, cj: ConfusionMatrix, ofi: float, di: float,
-             ff: str, tol: float) -> tuple[str, str]:
-    """The plain-words joint reading of OFI and DI for one pair."""
-    if np.isnan(ofi):
-        return "undefined", "OFI is undefined because a group is empty."
-    di_text = (f"DI = {di:.3f}" if np.isfinite(di)
-               else f"DI is undefined ({bias.undefined_reason('DI', ci, cj)})")
-    if abs(ofi) > tol:
-        winner, loser = (gi, gj) if ofi > 0 else (gj, gi)
-        bw, bl = (m.compute("B", ci), m.compute("B", cj)) if ofi > 0 else (m.compute("B", cj), m.compute("B", ci))
-        return "algorithmic bias", (
-            f"The model is at fault: measured against what their actual labels warrant, {winner} fares "
-            f"better than {loser} (marginal benefit {bw:+.3f} vs {bl:+.3f}; OFI = {ofi:+.3f}, beyond ±{tol:g}). "
-            f"{di_text}."
-        )
-    if ff in ("bias for i", "bias for j"):
-        high, low = (gi, gj) if ff == "bias for i" else (gj, gi)
-        return "systemic disparity", (
-            f"The model treats both groups alike relative to their labels (|OFI| = {abs(ofi):.3f} ≤ {tol:g}), "
-            f"but {high} is selected far more often than {low} ({di_text}, outside 4/5–5/4): the gap "
-            f"comes from different base rates, outside the algorithm."
-        )
-    if ff == "undefined":
-        return "no bias detected", (
-            f"No algorithmic bias (|OFI| = {abs(ofi):.3f} ≤ {tol:g}); {di_text}, so the four-fifths rule "
-            f"cannot be applied."
-        )
-    return "no bias detected", (
-        f"No algorithmic bias (|OFI| = {abs(ofi):.3f} ≤ {tol:g}) and selection rates within the "
-        f"four-fifths band ({di_text})."
-    )
+def _interval(lo: float, hi: float, signed: bool) -> str:
+    f = (lambda v: f"{v:+.3f}") if signed else (lambda v: "∞" if v == np.inf else f"{v:.3g}")
+    return f"[{f(lo)}, {f(hi)}]"
+
+
+def _rows(k: float) -> str:
+    return f"{int(k):,}" if np.isfinite(k) else "no finite number of"
+
+
+def _explanations(df: pd.DataFrame, tol: float, alpha: float, adjust: str) -> list[str]:
+    """The plain-words reading of each pair's verdict, with its numbers."""
+    adj = {"holm": "Holm-adjusted ", "bh": "BH-adjusted ", "none": ""}[adjust]
+    conf, tost = f"{1 - alpha:.0%}", f"{1 - 2 * alpha:.0%}"
+    out = []
+    for r in df.itertuples(index=False):
+        ofi_txt = f"OFI = {r.ofi:+.3f}, {conf} interval {_interval(r.ofi_ci_low, r.ofi_ci_high, True)}"
+        if np.isfinite(r.di):
+            di_txt = f"DI = {r.di:.3f}, {conf} interval {_interval(r.di_ci_low, r.di_ci_high, False)}"
+        elif np.isnan(r.di_p):
+            di_txt = "DI is undefined (neither group has predicted positives)"
+        else:
+            di_txt = (f"DI is undefined ({r.group_j} has no predicted positives); {conf} interval "
+                      f"{_interval(r.di_ci_low, r.di_ci_high, False)}")
+        if r.verdict == "algorithmic bias":
+            loser = r.group_j if r.favours == r.group_i else r.group_i
+            out.append(f"The model is at fault: measured against what their actual labels warrant, {r.favours} fares "
+                       f"better than {loser} ({ofi_txt}; {adj}p = {r.ofi_p_adjusted:.2g} < {alpha:g}). {di_txt}.")
+        elif r.verdict == "systemic disparity":
+            high, low = (r.group_i, r.group_j) if r.di_ci_low > 1 else (r.group_j, r.group_i)
+            out.append(f"The model treats both groups alike relative to their labels ({tost} interval of OFI "
+                       f"{_interval(r.ofi_tost_low, r.ofi_tost_high, True)} inside ±{tol:g}), but {high} is selected "
+                       f"far more often than {low} ({di_txt}, beyond the four-fifths line; {adj}p = "
+                       f"{r.di_p_adjusted:.2g}): the gap comes from different base rates, outside the algorithm.")
+        elif r.verdict == "no bias detected":
+            di_part = ("nobody is selected in either group, so the four-fifths rule does not apply"
+                       if np.isnan(r.di_p) else
+                       f"DI's {tost} interval {_interval(r.di_tost_low, r.di_tost_high, False)} lies inside 4/5–5/4")
+            out.append(f"No algorithmic bias: OFI's {tost} interval {_interval(r.ofi_tost_low, r.ofi_tost_high, True)} "
+                       f"lies inside ±{tol:g}; {di_part}.")
+        else:
+            settle = (f"About {_rows(r.rows_needed_i)} more rows of {r.group_i} and {_rows(r.rows_needed_j)} of "
+                      f"{r.group_j}, at the same rates, would settle it.")
+            if r.ofi_equivalent:
+                out.append(f"Cannot tell yet: the model treats both groups alike relative to their labels ({tost} "
+                           f"interval of OFI inside ±{tol:g}), but {di_txt} is not clearly on either side of the "
+                           f"four-fifths line. {settle}")
+            else:
+                out.append(f"Cannot tell yet: {ofi_txt} is neither significant ({adj}p = {r.ofi_p_adjusted:.2g}) "
+                           f"nor shown to lie within ±{tol:g}; the smallest |OFI| these sizes detect is about "
+                           f"{r.ofi_mde:.3f}. {settle}")
+    return out

@@ -16,7 +16,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from . import bias
+from . import bias, inference
 from .audit import Audit
 from .io import cms_from_predictions
 
@@ -105,11 +105,12 @@ def _ricci(scenario: str) -> Callable[[Path], Audit]:
 
 
 def _pair_text(audit: Audit, i: str, j: str) -> str:
+    """"i vs j: OFI = x [lo, hi], DI = y [lo, hi]" with 95 % intervals (both groups as samples)."""
     ci, cj = audit.cms[i], audit.cms[j]
-    ofi = bias.compare("OFI", ci, cj)
-    di = bias.compare("DI", ci, cj)
-    di_text = f"DI = {di:.2f}" if di == di else "DI is undefined (0/0)"
-    return f"{i} vs {j}: OFI = {ofi:+.3f}, {di_text}"
+    o, d = inference.ofi_test(ci, cj), inference.di_interval(ci, cj)
+    di_text = (f"DI = {d.estimate:.2f} [{d.ci_low:.2f}, {d.ci_high:.2f}]" if d.estimate == d.estimate
+               else "DI is undefined (0/0)")
+    return f"{i} vs {j}: OFI = {o.estimate:+.3f} [{o.ci_low:+.3f}, {o.ci_high:+.3f}], {di_text}"
 
 
 def _explain_ricci_a(audit: Audit) -> str:
@@ -117,8 +118,11 @@ def _explain_ricci_a(audit: Audit) -> str:
         f"{_pair_text(audit, 'Black', 'White')}; {_pair_text(audit, 'Hispanic', 'White')}. "
         "Promotion follows the objective test exactly, so no group gets more or less than its results "
         "warrant: OFI = 0 for every pair. DI is far below 4/5, so the four-fifths rule flags bias — but "
-        "with OFI = 0 that gap is a systemic disparity in pass rates, not the fault of the test. "
-        "The Supreme Court found certifying the results lawful (likely no bias), agreeing with OFI."
+        "with OFI = 0 that gap is a systemic disparity in pass rates, not the fault of the test, as the "
+        "Supreme Court found. How sure can we be? With 27 Black and 23 Hispanic candidates the 95 % "
+        "intervals (square brackets) are wide: the data cannot rule out an |OFI| of 0.05 for the underlying "
+        "population, and after Holm's adjustment for three pairs the DI gap is only borderline significant, "
+        "so the verdict table reads these pairs as inconclusive."
     )
 
 
@@ -128,8 +132,8 @@ def _explain_ricci_b(audit: Audit) -> str:
         "Discarding the results denies promotion to everyone who passed. Each group's marginal benefit "
         "is minus its pass rate, so OFI is positive for Black and Hispanic against White: the candidates "
         "who passed — most of them White — lost what the test said they earned. DI is 0/0 (undefined; "
-        "the seed shows 1 by convention, 'no bias'). The Court ruled this discriminatory, agreeing with "
-        "OFI, not DI."
+        "the original paper shows 1 by convention, 'no bias'). The Court ruled this discriminatory, agreeing "
+        "with OFI, not DI; both groups' OFI against White is significant even at these sizes."
     )
 
 
@@ -139,7 +143,9 @@ def _explain_compas(audit: Audit) -> str:
             f"{_pair_text(audit, 'African-American', 'Caucasian')}. Positive here means 'not a "
             "recidivist / low risk' (labels and predictions flipped). OFI < 0: relative to who actually "
             "did not reoffend, African-American defendants are rated low risk less often than Caucasian "
-            "defendants — the algorithm is at fault, beyond any difference in base rates."
+            "defendants — the algorithm is at fault, beyond any difference in base rates, and the interval "
+            "excludes 0 by a wide margin. Pairs involving the small groups (Native American, n = 11; Asian, "
+            "n = 31) are inconclusive: their intervals are too wide to tell."
         )
     return "Positive here means 'not a recidivist / low risk' (labels and predictions flipped)."
 

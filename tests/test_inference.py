@@ -1,0 +1,291 @@
+"""Intervals and tests for OFI and DI with both groups as samples: coverage, size, exactness, cross-checks."""
+
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from fairness_core import ConfusionMatrix, datasets, inference
+from fairness_core.audit import Audit
+
+CM = ConfusionMatrix
+RNG_SEED = 20261122
+
+
+def _demo_rates() -> list[tuple[float, float, float]]:
+    """(π_TP, π_FN, π_FP) of every demo group with at least 30 rows: real 4-cell multinomials."""
+    rates = []
+    for key in ("compas_race", "adult_race", "adult_sex"):
+        for cm in datasets.load_demo(key).cms.values():
+            if cm.n >= 30:
+                tp, fn, fp, _ = cm.as_array() / cm.n
+                rates.append((tp, fn, fp))
+    return rates
+
+
+#: Hard cases beside the real ones: no errors, many errors of both kinds, one kind only, rare selection.
+EXTREMES = [(0.5, 0.0, 0.0), (0.1, 0.25, 0.25), (0.2, 0.02, 0.3), (0.3, 0.3, 0.02), (0.02, 0.05, 0.01)]
+SIZES = [(5, 5), (5, 3000), (11, 31), (31, 2103), (11, 3000)]
+
+
+def _draw(rng: np.random.Generator, n: int, rates: tuple[float, float, float], size: int) -> np.ndarray:
+    tp, fn, fp = rates
+    return rng.multinomial(n, [tp, fn, fp, 1 - tp - fn - fp], size=size)  # columns TP, FN, FP, TN
+
+
+def _configs() -> list[tuple[tuple[float, float, float], tuple[float, float, float]]]:
+    real = _demo_rates()
+    rng = np.random.default_rng(1)
+    pairs = [(real[a], real[b]) for a, b in rng.choice(len(real), size=(8, 2))]
+    return pairs + [(e, real[0]) for e in EXTREMES] + [(real[1], e) for e in EXTREMES] + [(EXTREMES[1], EXTREMES[2])]
+
+
+def _ofi_cover(method: str, ni: int, nj: int, ri, rj, draws: int, rng) -> tuple[float, float]:
+    ci, cj = _draw(rng, ni, ri, draws), _draw(rng, nj, rj, draws)
+    r = inference.ofi_arrays(ci[:, 2], ci[:, 1], ni, cj[:, 2], cj[:, 1], nj, (0.95,), method)
+    delta = (ri[2] - ri[1]) - (rj[2] - rj[1])
+    covered = (r["ci_low_0.95"] <= delta + 1e-12) & (r["ci_high_0.95"] >= delta - 1e-12)
+    return covered.mean(), (r["p_value"] < 0.05).mean()
+
+
+@pytest.mark.parametrize("ni,nj", SIZES)
+def test_ofi_interval_covers_at_least_93_percent_down_to_five_rows(ni, nj):
+    rng = np.random.default_rng(RNG_SEED + ni * 7 + nj)
+    worst = min(_ofi_cover("auto", ni, nj, ri, rj, 6000, rng)[0] for ri, rj in _configs())
+    assert worst >= 0.93, f"coverage {worst:.3f} at n = {ni} vs {nj}"
+
+
+def test_plain_wald_undercovers_where_the_adjusted_interval_does_not():
+    """The reason for the small-sample method: Wald collapses when the small group happens to show no
+    errors (probability 0.9^5 = 0.59 here), although its true marginal benefit is 0.1."""
+    rng = np.random.default_rng(RNG_SEED)
+    rare, common = (0.5, 0.0, 0.1), (0.5, 0.1, 0.1)
+    wald, _ = _ofi_cover("wald", 5, 3000, rare, common, 20000, rng)
+    adjusted, _ = _ofi_cover("adjusted", 5, 3000, rare, common, 20000, rng)
+    assert wald < 0.75 and adjusted >= 0.95
+
+
+@pytest.mark.parametrize("ni,nj", SIZES)
+def test_ofi_test_size_stays_within_alpha_plus_1_5_points(ni, nj):
+    """Under H0 (Δ = 0): the same distribution in both groups (strong null) and equal benefit with
+    different spreads (weak null)."""
+    rng = np.random.default_rng(RNG_SEED + 31 * ni + nj)
+    nulls = [(r, r) for r in _demo_rates()[:6]] + [
+        ((0.4, 0.1, 0.1), (0.45, 0.0, 0.0)), ((0.1, 0.3, 0.3), (0.5, 0.05, 0.05)),
+        ((0.45, 0.0, 0.0), (0.2, 0.2, 0.2)), ((0.3, 0.1, 0.2), (0.4, 0.05, 0.15))]
+    sizes = [_ofi_cover("auto", ni, nj, ri, rj, 6000, rng)[1] for ri, rj in nulls]
+    assert max(sizes) <= 0.065, f"size {max(sizes):.3f} at n = {ni} vs {nj}"
+
+
+def _brute_force_permutation_p(cm_i: CM, cm_j: CM) -> float:
+    """Every way of choosing group i's members from the pooled individuals, counted one by one."""
+    d = np.array([0] * (cm_i.tp + cm_i.tn + cm_j.tp + cm_j.tn) + [1] * (cm_i.fp + cm_j.fp)
+                 + [-1] * (cm_i.fn + cm_j.fn))
+    observed = (cm_i.fp - cm_i.fn) / cm_i.n - (cm_j.fp - cm_j.fn) / cm_j.n
+    stats_ = []
+    total = d.sum()
+    for members in combinations(range(len(d)), cm_i.n):
+        s = d[list(members)].sum()
+        stats_.append(s / cm_i.n - (total - s) / cm_j.n)
+    stats_ = np.array(stats_)
+    lower = np.mean(stats_ <= observed + 1e-12)
+    upper = np.mean(stats_ >= observed - 1e-12)
+    return min(1.0, 2 * min(lower, upper))
+
+
+@pytest.mark.parametrize("cm_i,cm_j", [
+    (CM(1, 0, 2, 1), CM(2, 2, 0, 4)), (CM(0, 3, 0, 1), CM(3, 0, 1, 2)), (CM(2, 1, 1, 1), CM(1, 1, 1, 1)),
+    (CM(0, 0, 0, 3), CM(1, 2, 3, 0)), (CM(4, 0, 0, 0), CM(0, 4, 4, 0))])
+def test_permutation_p_value_equals_brute_force_enumeration(cm_i, cm_j):
+    exact = inference.ofi_test(cm_i, cm_j, method="permutation").p_value
+    assert exact == pytest.approx(_brute_force_permutation_p(cm_i, cm_j), abs=1e-12)
+    assert inference.ofi_test(cm_j, cm_i, method="permutation").p_value == pytest.approx(exact, abs=1e-12)
+
+
+def test_p_value_is_the_dual_of_the_interval():
+    rng = np.random.default_rng(3)
+    cells = rng.integers(0, 40, size=(400, 2, 4)) + np.array([1, 0, 0, 1])
+    for level in (0.9, 0.95):
+        r = inference.ofi_arrays(cells[:, 0, 2], cells[:, 0, 1], cells[:, 0].sum(1),
+                                 cells[:, 1, 2], cells[:, 1, 1], cells[:, 1].sum(1), (level,), "auto")
+        excludes = (r[f"ci_low_{level:g}"] > 0) | (r[f"ci_high_{level:g}"] < 0)
+        assert np.array_equal(excludes, r["p_value"] < 1 - level)
+
+
+def test_auto_says_which_method_it_chose():
+    assert inference.ofi_test(CM(5, 1, 1, 4), CM(500, 100, 80, 400)).method == "adjusted"
+    assert inference.ofi_test(CM(500, 100, 80, 400), CM(600, 90, 120, 300)).method == "wald"
+    # a large group with no errors is not left to the Wald interval, whose variance would be 0
+    assert inference.ofi_test(CM(500, 0, 0, 700), CM(600, 90, 120, 300)).method == "adjusted"
+    with pytest.raises(ValueError, match="unknown OFI method"):
+        inference.ofi_test(CM(1, 1, 1, 1), CM(1, 1, 1, 1), method="bootstrap")
+    with pytest.raises(ValueError, match="empty"):
+        inference.ofi_test(CM(0, 0, 0, 0), CM(1, 1, 1, 1))
+
+
+def test_wald_interval_matches_the_textbook_formula():
+    ci, cj = CM(500, 100, 80, 400), CM(600, 90, 120, 300)
+    r = inference.ofi_test(ci, cj, method="wald")
+
+    def part(cm):
+        pp, pm = cm.fp / cm.n, cm.fn / cm.n
+        return pp - pm, (pp + pm - (pp - pm) ** 2) / cm.n
+
+    (bi, vi), (bj, vj) = part(ci), part(cj)
+    se = np.sqrt(vi + vj)
+    assert r.estimate == pytest.approx(bi - bj)
+    assert (r.ci_low, r.ci_high) == pytest.approx((bi - bj - 1.959964 * se, bi - bj + 1.959964 * se))
+    assert r.p_value == pytest.approx(2 * stats.norm.sf(abs(bi - bj) / se))
+
+
+# ------------------------------------------------------------------------------------------ DI
+
+def _di_exact_coverage(ni: int, pi: float, nj: int, pj: float) -> float:
+    """Exact coverage: every pair of selection counts, weighted by its binomial probability."""
+    xi, xj = np.arange(ni + 1), np.arange(nj + 1)
+    wi, wj = stats.binom.pmf(xi, ni, pi), stats.binom.pmf(xj, nj, pj)
+    ki, kj = wi > 1e-12, wj > 1e-12
+    xi, wi, xj, wj = xi[ki], wi[ki], xj[kj], wj[kj]
+    r = inference.di_arrays(xi[:, None], ni, xj[None], nj, (0.95,), "auto")
+    theta = pi / pj
+    lo, hi = r["ci_low_0.95"], r["ci_high_0.95"]
+    covered = np.where(np.isnan(lo), True, (lo <= theta * (1 + 1e-9)) & (hi >= theta * (1 - 1e-9)))
+    return float((wi[:, None] * wj[None] * covered).sum() / (wi.sum() * wj.sum()))
+
+
+@pytest.mark.parametrize("ni,nj", SIZES + [(3000, 5), (40, 60)])
+def test_di_interval_covers_at_least_93_percent_exactly(ni, nj):
+    rates = sorted({round(tp + fp, 4) for tp, _, fp in _demo_rates()}) + [0.02, 0.95]
+    ps = rates[:: max(1, len(rates) // 6)] + [0.02, 0.95]
+    worst = min(_di_exact_coverage(ni, pi, nj, pj) for pi in ps for pj in ps)
+    assert worst >= 0.93, f"coverage {worst:.3f} at n = {ni} vs {nj}"
+
+
+def test_di_score_interval_and_test_match_statsmodels():
+    sm = pytest.importorskip("statsmodels.stats.proportion")
+    for x1, n1, x2, n2 in [(14, 35, 34, 106), (3, 40, 20, 50), (40, 40, 30, 60), (100, 1000, 130, 1200),
+                           (0, 40, 5, 60)]:
+        r = inference.di_arrays(x1, n1, x2, n2, (0.95,), "score")
+        low, high = sm.confint_proportions_2indep(x1, n1, x2, n2, method="score", compare="ratio")
+        assert float(r["ci_low_0.95"]) == pytest.approx(max(low, 0.0), abs=1e-9)
+        assert float(r["ci_high_0.95"]) == pytest.approx(high, rel=1e-9)
+        p = sm.test_proportions_2indep(x1, n1, x2, n2, method="score", compare="ratio").pvalue
+        assert float(r["p_value"]) == pytest.approx(p, rel=1e-9)
+
+
+def test_di_exact_test_is_fishers_doubled_smaller_tail():
+    for x1, n1, x2, n2 in [(1, 5, 40, 100), (5, 5, 3, 20), (0, 7, 9, 12)]:
+        table = [[x1, n1 - x1], [x2, n2 - x2]]
+        less = stats.fisher_exact(table, alternative="less").pvalue
+        greater = stats.fisher_exact(table, alternative="greater").pvalue
+        r = inference.di_arrays(x1, n1, x2, n2, (0.95,), "exact")
+        assert float(r["p_value"]) == pytest.approx(min(1, 2 * min(less, greater)), rel=1e-9)
+
+
+def test_undefined_di_stays_undefined_with_its_reason():
+    d = inference.di_interval(CM(0, 1, 0, 5), CM(0, 7, 0, 11))
+    assert np.isnan(d.estimate) and np.isnan(d.ci_low) and np.isnan(d.p_value)
+    assert "neither group" in d.note
+    d = inference.di_interval(CM(30, 1, 10, 50), CM(0, 7, 0, 80))
+    assert np.isnan(d.estimate) and d.ci_high == np.inf and d.ci_low > 1.25 and d.p_value < 1e-6
+    assert "no predicted positives" in d.note
+
+
+# ------------------------------------------------------------------------------ many pairs
+
+def test_holm_and_bh_agree_with_statsmodels():
+    multitest = pytest.importorskip("statsmodels.stats.multitest")
+    p = np.random.default_rng(5).uniform(0, 0.2, 60) ** 2
+    for ours, theirs in (("holm", "holm"), ("bh", "fdr_bh")):
+        expected = multitest.multipletests(p, method=theirs)[1]
+        assert np.allclose(inference.adjust_p_values(p, ours), expected, atol=1e-12)
+    assert np.array_equal(inference.adjust_p_values(p, "none"), p)
+    with pytest.raises(ValueError, match="adjustment"):
+        inference.adjust_p_values(p, "bonferroni-ish")
+
+
+def test_minimum_detectable_ofi_is_detected_with_80_percent_power():
+    rng = np.random.default_rng(11)
+    n = 4000
+    ri = (0.3, 0.1, 0.1)
+    base = inference.ofi_test(CM(1200, 400, 400, 2000), CM(1200, 400, 400, 2000), method="wald")
+    mde = float(inference.minimum_detectable_ofi(base.se, 0.05))
+    rj = (0.3, 0.1 + mde / 2, 0.1 - mde / 2)   # B_j = B_i − mde
+    _, power = _ofi_cover("wald", n, n, ri, rj, 8000, rng)
+    assert power == pytest.approx(0.8, abs=0.03)
+
+
+# ------------------------------------------------------------------------------- verdicts
+
+def test_verdicts_call_significant_bias_and_favour_the_right_group():
+    audit = Audit({"a": CM(300, 20, 90, 590), "b": CM(250, 120, 40, 590)})
+    v = audit.verdicts(0.05).iloc[0]
+    assert v["verdict"] == "algorithmic bias" and v["favours"] == "a"
+    assert v["ofi_p_adjusted"] < 0.05 and v["ofi_ci_low"] > 0
+
+
+def test_small_groups_are_inconclusive_not_biased_and_say_how_many_rows_would_settle_it():
+    audit = Audit({"a": CM(3, 0, 2, 2), "b": CM(3, 2, 0, 4)})
+    v = audit.verdicts(0.05).iloc[0]
+    assert v["ofi"] > 0.3 and v["verdict"] == "inconclusive"
+    assert v["rows_needed_i"] > 0 and v["rows_needed_j"] > 0
+    k = (v["rows_needed_i"] + 7) / 7
+    grown = Audit({"a": CM(*np.ceil(np.array([3, 0, 2, 2]) * k).astype(int)),
+                   "b": CM(*np.ceil(np.array([3, 2, 0, 4]) * k).astype(int))})
+    assert grown.verdicts(0.05).iloc[0]["verdict"] == "algorithmic bias"
+
+
+def test_systemic_disparity_needs_ofi_equivalent_to_zero_and_di_beyond_four_fifths():
+    audit = Audit({"a": CM(1000, 0, 0, 9000), "b": CM(5000, 0, 0, 5000)})
+    v = audit.verdicts(0.05).iloc[0]
+    assert v["ofi"] == 0 and v["ofi_equivalent"] and v["di_ci_high"] < 0.8
+    assert v["verdict"] == "systemic disparity"
+    small = Audit({"a": CM(1, 0, 0, 9), "b": CM(5, 0, 0, 5)}).verdicts(0.05).iloc[0]
+    assert small["verdict"] == "inconclusive"  # the same rates at n = 10 prove nothing
+
+
+def test_no_bias_needs_both_equivalences():
+    v = Audit({"a": CM(5000, 500, 500, 4000), "b": CM(5050, 500, 500, 3950)}).verdicts(0.05).iloc[0]
+    assert v["verdict"] == "no bias detected" and v["di_within_band"]
+    assert -0.05 < v["ofi_tost_low"] and v["ofi_tost_high"] < 0.05
+
+
+def test_never_algorithmic_bias_without_an_adjusted_significant_ofi():
+    rng = np.random.default_rng(8)
+    for adjust in ("holm", "bh", "none"):
+        for _ in range(20):
+            k = int(rng.integers(2, 9))
+            cms = {f"g{g}": CM(*(rng.integers(0, 60, 4) + 1)) for g in range(k)}
+            v = Audit(cms).verdicts(0.05, alpha=0.05, adjust=adjust)
+            bias = v["verdict"] == "algorithmic bias"
+            assert (v.loc[bias, "ofi_p_adjusted"] < 0.05).all()
+            assert (v.loc[bias, "ofi_ci_low"] > 0).sum() + (v.loc[bias, "ofi_ci_high"] < 0).sum() == bias.sum()
+            fine = v["verdict"] == "no bias detected"
+            assert (v.loc[fine, "ofi_tost_high"] < 0.05).all() and (v.loc[fine, "ofi_tost_low"] > -0.05).all()
+            assert set(v["verdict"]) <= {"algorithmic bias", "systemic disparity", "no bias detected", "inconclusive"}
+
+
+def test_verdicts_vectorized_equal_the_scalar_functions():
+    audit = datasets.load_demo("compas_race")
+    v = audit.verdicts(0.05).set_index(["group_i", "group_j"])
+    for gi, gj in [("African-American", "Caucasian"), ("Asian", "Native American"), ("Hispanic", "Other")]:
+        o = inference.ofi_test(audit.cms[gi], audit.cms[gj])
+        d = inference.di_interval(audit.cms[gi], audit.cms[gj])
+        row = v.loc[(gi, gj)]
+        assert (row["ofi"], row["ofi_ci_low"], row["ofi_ci_high"], row["ofi_p"]) == pytest.approx(
+            (o.estimate, o.ci_low, o.ci_high, o.p_value))
+        assert (row["di"], row["di_ci_low"], row["di_ci_high"], row["di_p"]) == pytest.approx(
+            (d.estimate, d.ci_low, d.ci_high, d.p_value))
+
+
+def test_compas_by_race_reads_honestly():
+    v = datasets.load_demo("compas_race").verdicts(0.05)
+    counts = v["verdict"].value_counts().to_dict()
+    assert counts.get("algorithmic bias", 0) < 8  # was 13 of 15 before intervals
+    small = v[(v["n_i"] <= 31) | (v["n_j"] <= 31)]
+    assert set(small["verdict"]) == {"inconclusive"}  # Native American (11) and Asian (31)
+    row = v.set_index(["group_i", "group_j"]).loc[("African-American", "Caucasian")]
+    assert row["verdict"] == "algorithmic bias" and row["favours"] == "Caucasian"
+    assert isinstance(v, pd.DataFrame) and v.attrs["adjust"] == "holm"
