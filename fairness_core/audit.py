@@ -218,19 +218,20 @@ class Audit:
         i, j = np.triu_indices(len(groups), 1)
         level, tost_level = 1 - alpha, 1 - 2 * alpha
         o = inference.ofi_arrays(fp[i], fn[i], n[i], fp[j], fn[j], n[j], (level, tost_level), ofi_method)
-        d = inference.di_arrays((tp + fp)[i], n[i], (tp + fp)[j], n[j], (level, tost_level), di_method)
+        d = inference.di_arrays((tp + fp)[i], n[i], (tp + fp)[j], n[j], (level,), di_method)
+        band = (bias.FOUR_FIFTHS_LOW, bias.FOUR_FIFTHS_HIGH)
+        di_in_band = inference.di_within((tp + fp)[i], n[i], (tp + fp)[j], n[j], tost_level, band, di_method)
         ofi_p_adj = inference.adjust_p_values(o["p_value"], adjust)
         di_p_adj = inference.adjust_p_values(d["p_value"], adjust)
         lo, hi = o[f"ci_low_{level:g}"], o[f"ci_high_{level:g}"]
         t_lo, t_hi = o[f"ci_low_{tost_level:g}"], o[f"ci_high_{tost_level:g}"]
         d_lo, d_hi = d[f"ci_low_{level:g}"], d[f"ci_high_{level:g}"]
-        dt_lo, dt_hi = d[f"ci_low_{tost_level:g}"], d[f"ci_high_{tost_level:g}"]
         significant = ofi_p_adj < alpha
         equivalent = (t_lo > -tolerance) & (t_hi < tolerance)
         with np.errstate(invalid="ignore"):
             di_beyond = (di_p_adj < alpha) & ((d_hi < bias.FOUR_FIFTHS_LOW) | (d_lo > bias.FOUR_FIFTHS_HIGH))
             nobody = np.isnan(d["p_value"])
-            di_within = nobody | ((dt_lo >= bias.FOUR_FIFTHS_LOW) & (dt_hi <= bias.FOUR_FIFTHS_HIGH))
+            di_within = nobody | di_in_band
         verdict = np.select([significant, equivalent & di_beyond, equivalent & di_within],
                             ["algorithmic bias", "systemic disparity", "no bias detected"], "inconclusive")
         # Power and sample size at the level each pair faces after adjustment.
@@ -256,14 +257,15 @@ class Audit:
             "di_p": d["p_value"], "di_p_adjusted": di_p_adj,
             "verdict": verdict, "favours": favours,
             "ofi_tost_low": t_lo, "ofi_tost_high": t_hi, "ofi_equivalent": equivalent,
-            "di_tost_low": dt_lo, "di_tost_high": dt_hi, "di_within_band": di_within & ~nobody,
+            "di_within_band": di_within & ~nobody,
             "four_fifths": np.select([np.isnan(d["estimate"]), d["estimate"] < bias.FOUR_FIFTHS_LOW,
                        d["estimate"] > bias.FOUR_FIFTHS_HIGH], ["undefined", "bias for j", "bias for i"], "no bias"),
             "ofi_mde": mde, "rows_needed_i": more_i, "rows_needed_j": more_j,
             "B_i": b[i], "B_j": b[j], "ofi_method": o["method"], "di_method": d["method"],
         })
+        names = np.array(groups, dtype=_STR)
         df.insert(list(df.columns).index("favours") + 1, "explanation",
-                  _explanations(df, tolerance, alpha, adjust))
+                  _explanations(df, names, i, j, tolerance, alpha, adjust))
         df.attrs.update({"alpha": alpha, "adjust": adjust, "tolerance": tolerance, "level": level,
                          "tost_level": tost_level, "ofi_method": ofi_method, "di_method": di_method})
         return df
@@ -286,54 +288,81 @@ def _di_scale(di: np.ndarray, low: np.ndarray, high: np.ndarray, alpha: float) -
     return np.where(np.isfinite(k), np.maximum(k, 1.0), np.inf)
 
 
-def _interval(lo: float, hi: float, signed: bool) -> str:
-    f = (lambda v: f"{v:+.3f}") if signed else (lambda v: "∞" if v == np.inf else f"{v:.3g}")
-    return f"[{f(lo)}, {f(hi)}]"
+_STR = np.dtypes.StringDType()
 
 
-def _rows(k: float) -> str:
-    return f"{int(k):,}" if np.isfinite(k) else "no finite number of"
+def _fixed(x: np.ndarray, decimals: int = 3) -> np.ndarray:
+    """Numbers as text with ``decimals`` places, vectorized (NumPy string ufuncs, no Python loop)."""
+    scale = 10 ** decimals
+    r = np.round(np.abs(np.nan_to_num(x, nan=0.0, posinf=0.0, neginf=0.0)) * scale).astype(np.int64)
+    whole = (r // scale).astype(_STR)
+    frac = np.strings.zfill((r % scale).astype(_STR), decimals)
+    sign = np.where((x < 0) & (r > 0), "−", "").astype(_STR)
+    return sign + whole + "." + frac
 
 
-def _explanations(df: pd.DataFrame, tol: float, alpha: float, adjust: str) -> list[str]:
-    """The plain-words reading of each pair's verdict, with its numbers."""
-    adj = {"holm": "Holm-adjusted ", "bh": "BH-adjusted ", "none": ""}[adjust]
-    conf, tost = f"{1 - alpha:.0%}", f"{1 - 2 * alpha:.0%}"
-    out = []
-    for r in df.itertuples(index=False):
-        ofi_txt = f"OFI = {r.ofi:+.3f}, {conf} interval {_interval(r.ofi_ci_low, r.ofi_ci_high, True)}"
-        if np.isfinite(r.di):
-            di_txt = f"DI = {r.di:.3f}, {conf} interval {_interval(r.di_ci_low, r.di_ci_high, False)}"
-        elif np.isnan(r.di_p):
-            di_txt = "DI is undefined (neither group has predicted positives)"
-        else:
-            di_txt = (f"DI is undefined ({r.group_j} has no predicted positives); {conf} interval "
-                      f"{_interval(r.di_ci_low, r.di_ci_high, False)}")
-        if r.verdict == "algorithmic bias":
-            loser = r.group_j if r.favours == r.group_i else r.group_i
-            out.append(f"The model is at fault: measured against what their actual labels warrant, {r.favours} fares "
-                       f"better than {loser} ({ofi_txt}; {adj}p = {r.ofi_p_adjusted:.2g} < {alpha:g}). {di_txt}.")
-        elif r.verdict == "systemic disparity":
-            high, low = (r.group_i, r.group_j) if r.di_ci_low > 1 else (r.group_j, r.group_i)
-            out.append(f"The model treats both groups alike relative to their labels ({tost} interval of OFI "
-                       f"{_interval(r.ofi_tost_low, r.ofi_tost_high, True)} inside ±{tol:g}), but {high} is selected "
-                       f"far more often than {low} ({di_txt}, beyond the four-fifths line; {adj}p = "
-                       f"{r.di_p_adjusted:.2g}): the gap comes from different base rates, outside the algorithm.")
-        elif r.verdict == "no bias detected":
-            di_part = ("nobody is selected in either group, so the four-fifths rule does not apply"
-                       if np.isnan(r.di_p) else
-                       f"DI's {tost} interval {_interval(r.di_tost_low, r.di_tost_high, False)} lies inside 4/5–5/4")
-            out.append(f"No algorithmic bias: OFI's {tost} interval {_interval(r.ofi_tost_low, r.ofi_tost_high, True)} "
-                       f"lies inside ±{tol:g}; {di_part}.")
-        else:
-            settle = (f"About {_rows(r.rows_needed_i)} more rows of {r.group_i} and {_rows(r.rows_needed_j)} of "
-                      f"{r.group_j}, at the same rates, would settle it.")
-            if r.ofi_equivalent:
-                out.append(f"Cannot tell yet: the model treats both groups alike relative to their labels ({tost} "
-                           f"interval of OFI inside ±{tol:g}), but {di_txt} is not clearly on either side of the "
-                           f"four-fifths line. {settle}")
-            else:
-                out.append(f"Cannot tell yet: {ofi_txt} is neither significant ({adj}p = {r.ofi_p_adjusted:.2g}) "
-                           f"nor shown to lie within ±{tol:g}; the smallest |OFI| these sizes detect is about "
-                           f"{r.ofi_mde:.3f}. {settle}")
+def _p_text(p: np.ndarray) -> np.ndarray:
+    """'p = 0.012' or 'p < 0.001'."""
+    out = "p = " + _fixed(np.minimum(p, 1.0))
+    out[p < 0.001] = "p < 0.001"
     return out
+
+
+def _count_text(k: np.ndarray) -> np.ndarray:
+    """Whole counts as text; inf as "an unbounded number of"."""
+    finite = np.isfinite(k)
+    out = np.where(finite, k, 0).astype(np.int64).astype(_STR)
+    out[~finite] = "an unbounded number of"
+    return out
+
+
+def _explanations(df: pd.DataFrame, names: np.ndarray, i: np.ndarray, j: np.ndarray, tol: float, alpha: float,
+                  adjust: str) -> np.ndarray:
+    """The plain-words reading of each pair's verdict (the numbers themselves sit in the row's columns).
+
+    Built with NumPy string ufuncs on each verdict's rows only, so 124,750 pairs take a fraction of a second.
+    """
+    adj = {"holm": "Holm-adjusted ", "bh": "BH-adjusted ", "none": ""}[adjust]
+    tost = f"{1 - 2 * alpha:.0%}"
+    verdict = df["verdict"].to_numpy()
+    out = np.full(len(df), "", dtype=_STR)
+
+    rows = np.flatnonzero(verdict == "algorithmic bias")
+    i_favoured = df["ofi"].to_numpy()[rows] > 0
+    winner, loser = names[np.where(i_favoured, i[rows], j[rows])], names[np.where(i_favoured, j[rows], i[rows])]
+    out[rows] = ("The model is at fault: measured against what their actual labels warrant, " + winner
+                 + " fares better than " + loser + "; the OFI interval excludes 0 (" + adj
+                 + _p_text(df["ofi_p_adjusted"].to_numpy()[rows]) + ").")
+
+    rows = np.flatnonzero(verdict == "systemic disparity")
+    i_more = df["di_ci_low"].to_numpy()[rows] > 1
+    high, low = names[np.where(i_more, i[rows], j[rows])], names[np.where(i_more, j[rows], i[rows])]
+    out[rows] = (f"The model treats both groups alike relative to their labels (OFI's {tost} interval lies inside "
+                 f"±{tol:g}), but " + high + " is selected far more often than " + low
+                 + " (DI beyond the four-fifths line, " + adj + _p_text(df["di_p_adjusted"].to_numpy()[rows])
+                 + "): the gap comes from different base rates, outside the algorithm.")
+
+    nobody = np.isnan(df["di_p"].to_numpy())
+    out[(verdict == "no bias detected") & nobody] = (
+        f"No algorithmic bias: OFI's {tost} interval lies inside ±{tol:g}; nobody is selected in either group, "
+        "so the four-fifths rule does not apply.")
+    out[(verdict == "no bias detected") & ~nobody] = (
+        f"No algorithmic bias and no four-fifths violation: OFI's {tost} interval lies inside ±{tol:g} and DI's "
+        "inside 4/5–5/4.")
+
+    inconclusive = verdict == "inconclusive"
+    equivalent = df["ofi_equivalent"].to_numpy()
+    for rows, di_open in ((np.flatnonzero(inconclusive & equivalent), True),
+                          (np.flatnonzero(inconclusive & ~equivalent), False)):
+        settle = (" About " + _count_text(df["rows_needed_i"].to_numpy()[rows]) + " more rows of " + names[i[rows]]
+                  + " and " + _count_text(df["rows_needed_j"].to_numpy()[rows]) + " of " + names[j[rows]]
+                  + ", at the same rates, would settle it.")
+        if di_open:
+            out[rows] = (f"Cannot tell yet: the model treats both groups alike relative to their labels (OFI's {tost} "
+                         f"interval inside ±{tol:g}), but DI's interval reaches across the four-fifths line." + settle)
+        else:
+            out[rows] = ("Cannot tell yet: OFI is neither significant (" + adj
+                         + _p_text(df["ofi_p_adjusted"].to_numpy()[rows]) + f") nor shown to lie within ±{tol:g}; "
+                         "the smallest |OFI| these sizes detect is about " + _fixed(df["ofi_mde"].to_numpy()[rows])
+                         + "." + settle)
+    return out.astype(object)
