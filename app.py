@@ -7,9 +7,10 @@ Audit, ...) as a multipage app. Every page reads the session's one
 
 import streamlit as st
 
-from ui.state import current_demo, data_banner, page_setup
-from ui.widgets import verdict_summary
+from ui.state import current_demo, data_banner, page_setup, verdict_settings
+from ui.widgets import md_escape, verdict_summary
 from fairness_core import datasets
+from fairness_core.audit import DEFAULT_OFI_TOLERANCE, verdict_findings
 
 audit = page_setup("Home")
 
@@ -21,11 +22,14 @@ st.markdown(
     "selection rates differ. Read together: OFI ≠ 0 means the algorithm is at fault; OFI ≈ 0 with DI ≠ 1 a "
     "systemic disparity outside it."
 )
+with st.sidebar:
+    alpha, adjust = verdict_settings()
 data_banner(audit)
+verdicts = audit.verdicts(st.session_state.get("ofi-tol", DEFAULT_OFI_TOLERANCE), alpha=alpha, adjust=adjust)
+verdict_summary(verdicts)
+st.markdown(f"**What the numbers say.** {md_escape(verdict_findings(verdicts))}")
 if current_demo():
-    st.markdown(f"**What the numbers say.** {datasets.DEMOS[current_demo()].explain(audit)}")
-
-verdict_summary(audit.verdicts())
+    st.markdown(f"**About this demo.** {datasets.DEMOS[current_demo()].explain(audit)}")
 
 st.page_link("pages/1_Upload.py", label="Load your own data (CSV, Excel, row-level predictions, typed)",
              icon=":material/upload_file:")

@@ -185,7 +185,8 @@ class Audit:
         all pairs by ``adjust`` ("holm": family-wise error; "bh": false discovery rate;
         "none"). The verdict is
 
-        - **algorithmic bias** (favouring one group) only when OFI's adjusted p < α;
+        - **algorithmic bias** (favouring one group) only when OFI's adjusted p < α and its
+          1 − 2α interval is not inside ±``tolerance`` (a significant but negligible OFI is ≈ 0);
         - **systemic disparity** when OFI is shown equivalent to 0 (its 1 − 2α interval
           lies inside ±``tolerance``: two one-sided tests) and DI differs from 1 (adjusted
           p < α) with its 1 − α interval entirely beyond the four-fifths line;
@@ -232,7 +233,9 @@ class Audit:
             di_beyond = (di_p_adj < alpha) & ((d_hi < bias.FOUR_FIFTHS_LOW) | (d_lo > bias.FOUR_FIFTHS_HIGH))
             nobody = np.isnan(d["p_value"])
             di_within = nobody | di_in_band
-        verdict = np.select([significant, equivalent & di_beyond, equivalent & di_within],
+        # A significant OFI whose 1 − 2α interval still lies inside ±tolerance is real but negligible:
+        # it is read as OFI ≈ 0, and the DI decides between systemic disparity and no bias.
+        verdict = np.select([significant & ~equivalent, equivalent & di_beyond, equivalent & di_within],
                             ["algorithmic bias", "systemic disparity", "no bias detected"], "inconclusive")
         # Power and sample size at the level each pair faces after adjustment.
         alpha_pair = alpha / inference.multiplier(o["p_value"], adjust)
@@ -286,6 +289,68 @@ def _di_scale(di: np.ndarray, low: np.ndarray, high: np.ndarray, alpha: float) -
         k_in = (stats.norm.ppf(1 - alpha) * se / inside) ** 2
         k = np.where(outside > 0, k_out, np.where(inside > 0, k_in, np.inf))
     return np.where(np.isfinite(k), np.maximum(k, 1.0), np.inf)
+
+
+def verdict_findings(verdicts: pd.DataFrame, max_items: int = 3) -> str:
+    """What the verdict table says, in plain words, for any data: the counts, the largest significant
+    OFI (who is disadvantaged, how sure), systemic disparities, and what keeps pairs inconclusive.
+
+    Group names are returned as given; escape them for wherever the text goes.
+
+    >>> from fairness_core import datasets
+    >>> text = verdict_findings(datasets.load_demo("ricci_b").verdicts())
+    >>> text.startswith("Of 3 group pairs: 2 algorithmic bias, 0 systemic disparity")
+    True
+    """
+    v = verdicts
+    if v.empty:
+        return "There are no group pairs to compare."
+    alpha, adjust = v.attrs.get("alpha", DEFAULT_ALPHA), v.attrs.get("adjust", "holm")
+    tol = v.attrs.get("tolerance", DEFAULT_OFI_TOLERANCE)
+    adj = {"holm": "Holm-adjusted", "bh": "Benjamini–Hochberg-adjusted", "none": "unadjusted"}[adjust]
+    level = f"{1 - alpha:.0%}"
+    counts = v["verdict"].value_counts()
+    parts = [f"Of {len(v):,} group pairs: " + ", ".join(f"{counts.get(k, 0):,} {k}" for k in VERDICTS)
+             + f" ({adj} p < {alpha:g}; OFI ≈ 0 means within ±{tol:g})."]
+    found = v[v["verdict"] == "algorithmic bias"]
+    if len(found):
+        top = found.loc[found["ofi"].abs().idxmax()]
+        loser = top["group_j"] if top["favours"] == top["group_i"] else top["group_i"]
+        lo, hi = sorted((abs(top["ofi_ci_low"]), abs(top["ofi_ci_high"])))
+        p_adj = top["ofi_p_adjusted"]
+        p_txt = "p < 0.001" if p_adj < 0.001 else f"p = {p_adj:.3f}"
+        parts.append(f"The largest significant difference: relative to their actual labels, {top['favours']} "
+                     f"(n = {_n_of(top, top['favours']):,}) fares better than {loser} (n = {_n_of(top, loser):,}), "
+                     f"OFI = {abs(top['ofi']):.3f} in {top['favours']}'s favour ({level} interval {lo:.3f} to {hi:.3f}; "
+                     f"{p_txt}).")
+        losers = pd.Series(np.where(found["favours"] == found["group_i"], found["group_j"], found["group_i"]))
+        worst = losers.value_counts().head(max_items)
+        parts.append("Disadvantaged most often: " + "; ".join(
+            f"{g} (in {c} of {len(found)} significant pair{'s' if len(found) > 1 else ''})"
+            for g, c in worst.items()) + ".")
+    systemic = v[v["verdict"] == "systemic disparity"]
+    if len(systemic):
+        s = systemic.loc[(np.log(systemic["di"]).abs()).idxmax()]
+        parts.append(f"{len(systemic)} pair(s) differ in selection rates without the model being at fault, e.g. "
+                     f"{s['group_i']} vs {s['group_j']}: DI = {s['di']:.2f} ({level} interval {s['di_ci_low']:.2f} "
+                     f"to {s['di_ci_high']:.2f}) with OFI shown to be within ±{tol:g}.")
+    open_ = v[v["verdict"] == "inconclusive"]
+    if len(open_):
+        sizes = pd.concat([open_[["group_i", "n_i"]].set_axis(["group", "n"], axis=1),
+                           open_[["group_j", "n_j"]].set_axis(["group", "n"], axis=1)])
+        small = sizes.drop_duplicates("group").nsmallest(max_items, "n")
+        parts.append(f"{len(open_):,} pair(s) are inconclusive: their intervals are too wide to call bias or its "
+                     "absence. The smallest groups involved: " + ", ".join(
+                         f"{g} (n = {n:,})" for g, n in zip(small["group"], small["n"]))
+                     + "; the table says how many more rows would settle each pair.")
+    if not len(found) and not len(systemic):
+        parts.append("No pair shows a significant difference in how the model treats the groups relative to "
+                     "their labels" + (" at these sample sizes." if len(open_) else "."))
+    return " ".join(parts)
+
+
+def _n_of(row: pd.Series, group: str) -> int:
+    return int(row["n_i"] if row["group_i"] == group else row["n_j"])
 
 
 _STR = np.dtypes.StringDType()

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Sequence
 
 from . import report as report_mod
-from .audit import DEFAULT_OFI_TOLERANCE
+from .audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE
+from .inference import ADJUSTMENTS
 from .io import DataValidationError, cms_from_predictions, cms_from_table, find_count_columns, read_table
 
 EXIT_OK, EXIT_THRESHOLD, EXIT_BAD_INPUT = 0, 1, 2
@@ -35,8 +36,17 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--tolerance", type=float, default=DEFAULT_OFI_TOLERANCE, help="|OFI| counted as 0 (default 0.05)")
     a.add_argument("--out", type=Path, help="write the report here (default: print a summary only)")
     a.add_argument("--json", action="store_true", help="write JSON instead of HTML")
-    a.add_argument("--fail-ofi", type=float, metavar="T", help="exit 1 when any pair has |OFI| > T")
-    a.add_argument("--fail-four-fifths", action="store_true", help="exit 1 when any pair violates the four-fifths rule")
+    a.add_argument("--alpha", type=float, default=DEFAULT_ALPHA,
+                   help="significance level of the verdicts (default 0.05); intervals are at 1 − alpha")
+    a.add_argument("--adjust", choices=list(ADJUSTMENTS), default="holm",
+                   help="multiplicity adjustment across pairs: holm (family-wise error, default), bh "
+                        "(Benjamini–Hochberg false discovery rate) or none")
+    a.add_argument("--fail-ofi", type=float, metavar="T",
+                   help="exit 1 when some pair's OFI interval lies entirely beyond ±T (a significant exceedance "
+                        "at level 1 − alpha, not a point estimate above T)")
+    a.add_argument("--fail-four-fifths", action="store_true",
+                   help="exit 1 when some pair's DI differs significantly from 1 (adjusted p < alpha) with its "
+                        "interval entirely outside [0.8, 1.25]")
     return p
 
 
@@ -68,7 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return EXIT_BAD_INPUT
             audit = cms_from_predictions(table, args.label, args.prediction, args.group, _coerce(args.positive),
                                          flip=args.flip, threshold=args.threshold, source=args.data.name)
-        rep = report_mod.build(audit, reference=args.reference, tolerance=args.tolerance)
+        rep = report_mod.build(audit, reference=args.reference, tolerance=args.tolerance, alpha=args.alpha,
+                               adjust=args.adjust)
     except DataValidationError as exc:
         print("error: the data was rejected:", file=sys.stderr)
         for problem in exc.problems[:20]:
@@ -79,17 +90,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     summary = rep.summary()
     print(f"{audit.source}: {len(audit.groups)} groups, n = {audit.total().n:,}, {summary['pairs']} pairs; "
-          + ", ".join(f"{k} {v}" for k, v in summary["readings"].items())
-          + f"; max |OFI| = {summary['max |OFI|']}; four-fifths violations {summary['four-fifths violations']}")
+          + ", ".join(f"{k} {v}" for k, v in summary["verdicts"].items())
+          + f"; max |OFI| = {summary['max |OFI|']}; four-fifths violations "
+            f"{summary['four-fifths violations (significant)']} significant "
+            f"({summary['four-fifths violations (point estimate)']} by point estimate)")
+    print(summary["findings"])
     if args.out:
         args.out.write_text(rep.to_json() if args.json else rep.html(), encoding="utf-8")
         print(f"wrote {args.out}")
     crossed = []
-    max_ofi = summary["max |OFI|"]
-    if args.fail_ofi is not None and max_ofi is not None and max_ofi > args.fail_ofi:
-        crossed.append(f"|OFI| = {max_ofi:.4f} > {args.fail_ofi}")
-    if args.fail_four_fifths and summary["four-fifths violations"]:
-        crossed.append(f"four-fifths rule violated in {summary['four-fifths violations']} pairs")
+    bound = summary["max |OFI| lower bound"]
+    if args.fail_ofi is not None and bound is not None and bound > args.fail_ofi:
+        crossed.append(f"some pair's OFI interval lies entirely beyond ±{args.fail_ofi} (|OFI| >= {bound:.4f} at "
+                       f"{1 - args.alpha:.0%} confidence)")
+    if args.fail_four_fifths and summary["four-fifths violations (significant)"]:
+        crossed.append(f"four-fifths rule significantly violated in {summary['four-fifths violations (significant)']} "
+                       "pairs")
     if crossed:
         print("threshold crossed: " + "; ".join(crossed), file=sys.stderr)
         return EXIT_THRESHOLD

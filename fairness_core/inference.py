@@ -52,7 +52,7 @@ DI methods (:data:`DI_METHODS`) for the ratio of selection rates PPR_i / PPR_j:
 (0.304, 'adjusted', True)
 >>> d = inference.di_interval(ConfusionMatrix(5, 1, 9, 20), ConfusionMatrix(30, 12, 4, 60))
 >>> round(d.estimate, 3), d.method
-(1.236, 'score')
+(1.247, 'score')
 """
 
 from __future__ import annotations

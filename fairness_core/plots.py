@@ -43,7 +43,7 @@ def _pair_hover(audit: Audit, name: str, values: np.ndarray) -> np.ndarray:
         ci = audit.cms[gi]
         for b, gj in enumerate(groups):
             cj = audit.cms[gj]
-            lines = [f"<b>i = {gi}</b> (n = {ci.n:,})", f"<b>j = {gj}</b> (n = {cj.n:,})"]
+            lines = [f"<b>i = {_hover_safe(gi)}</b> (n = {ci.n:,})", f"<b>j = {_hover_safe(gj)}</b> (n = {cj.n:,})"]
             lines += _terms(name, ci, cj)
             v = values[a, b]
             if np.isfinite(v):
@@ -83,42 +83,98 @@ def _cell_text(values: np.ndarray, digits: int = 3, signed: bool = True) -> np.n
     return np.vectorize(lambda v: fmt.format(v) if np.isfinite(v) else "undefined", otypes=[object])(values)
 
 
-def pairwise_heatmap(audit: Audit, name: str) -> go.Figure:
+def _pair_matrices(verdicts: pd.DataFrame, groups: list[str], name: str) -> dict[str, np.ndarray]:
+    """The verdict table's interval, adjusted p and verdict as (row i, column j) matrices for OFI or DI.
+
+    The table holds each unordered pair once (i before j); the mirrored cell gets −OFI with the
+    interval negated, or 1/DI with the interval inverted. The diagonal stays empty.
+    """
+    k = len(groups)
+    pos = {g: a for a, g in enumerate(groups)}
+    a = verdicts["group_i"].map(pos).to_numpy()
+    b = verdicts["group_j"].map(pos).to_numpy()
+    col = name.lower()
+    lo, hi = verdicts[f"{col}_ci_low"].to_numpy(float), verdicts[f"{col}_ci_high"].to_numpy(float)
+    out = {"low": np.full((k, k), np.nan), "high": np.full((k, k), np.nan),
+           "p": np.full((k, k), np.nan), "verdict": np.full((k, k), "", dtype=object)}
+    out["low"][a, b], out["high"][a, b] = lo, hi
+    with np.errstate(divide="ignore"):
+        out["low"][b, a], out["high"][b, a] = (-hi, -lo) if name == "OFI" else (1 / hi, 1 / lo)
+    p = verdicts[f"{col}_p_adjusted"].to_numpy(float)
+    out["p"][a, b] = out["p"][b, a] = p
+    out["verdict"][a, b] = out["verdict"][b, a] = verdicts["verdict"].to_numpy()
+    return out
+
+
+def _with_inference(hover: np.ndarray, text: np.ndarray, mats: dict[str, np.ndarray], name: str,
+                    alpha: float, adjust: str) -> tuple[np.ndarray, np.ndarray]:
+    """Hover lines with the interval and adjusted p; cell text in parentheses where not significant."""
+    level = f"{1 - alpha:.0%}"
+    adj = {"holm": "Holm-adjusted ", "bh": "BH-adjusted ", "none": ""}.get(adjust, "")
+    hover, text = hover.copy(), text.copy()
+    for (a, b), p in np.ndenumerate(mats["p"]):
+        if a == b:
+            continue
+        lo, hi = mats["low"][a, b], mats["high"][a, b]
+        if np.isnan(lo):
+            continue
+        fmt = (lambda v: f"{v:+.3f}") if name == "OFI" else (lambda v: "∞" if np.isinf(v) else f"{v:.3f}")
+        p_txt = "undefined" if np.isnan(p) else ("< 0.001" if p < 0.001 else f"{p:.3f}")
+        hover[a, b] += (f"<br>{level} interval [{fmt(lo)}, {fmt(hi)}] · {adj}p {p_txt}"
+                        f"<br>verdict: <b>{mats['verdict'][a, b]}</b>")
+        if not (p < alpha) and text[a, b] != "undefined":
+            text[a, b] = f"({text[a, b]})"
+    return hover, text
+
+
+def pairwise_heatmap(audit: Audit, name: str, verdicts: pd.DataFrame | None = None) -> go.Figure:
     """Heatmap of comparison ``name`` for every pair (rows i, columns j), diverging around its pivot.
 
     DI gets :func:`disparate_impact_heatmap` (banded by the four-fifths rule);
     every other metric a red-white-blue scale centred on its pivot, blue where
-    the score leans toward group i. Undefined cells are grey and say so.
+    the score leans toward group i. Undefined cells are grey and say so; the
+    diagonal (a group against itself) is left empty. With ``verdicts`` (from
+    :meth:`Audit.verdicts`), OFI cells hover with their interval, adjusted p and
+    verdict, and values that are not significant are shown in parentheses.
     """
     if name == "DI":
-        return disparate_impact_heatmap(audit)
+        return disparate_impact_heatmap(audit, verdicts)
     df = audit.pairwise(name)
-    values = df.to_numpy(dtype=float)
+    values = df.to_numpy(dtype=float).copy()
+    np.fill_diagonal(values, np.nan)
     info = bias.info(name)
     finite = np.abs(values[np.isfinite(values)] - info.pivot)
     span = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+    text, hover = _cell_text(values), _pair_hover(audit, name, values)
+    text[np.eye(len(df), dtype=bool)] = ""
+    note = ""
+    if verdicts is not None and name == "OFI":
+        hover, text = _with_inference(hover, text, _pair_matrices(verdicts, df.index.tolist(), "OFI"), "OFI",
+                                      verdicts.attrs.get("alpha", 0.05), verdicts.attrs.get("adjust", "holm"))
+        note = " · (in parentheses): not significant"
     fig = go.Figure(go.Heatmap(
         z=values, x=df.columns.tolist(), y=df.index.tolist(),
         zmin=info.pivot - span, zmax=info.pivot + span, zmid=info.pivot,
         colorscale=[[0, FAVOURS_J], [0.5, NEUTRAL], [1, FAVOURS_I]],
-        text=_cell_text(values), texttemplate="%{text}", textfont=dict(size=12),
-        hovertext=_pair_hover(audit, name, values), hoverinfo="text", xgap=2, ygap=2,
+        text=text, texttemplate="%{text}", textfont=dict(size=12),
+        hovertext=hover, hoverinfo="text", xgap=2, ygap=2,
         colorbar=dict(title=dict(text=name, side="right"), thickness=14),
     ))
     _add_undefined_labels(fig, df, values)
     title = (f"{name} = {info.formula}<br><sup>{info.long_name} · pivot {info.pivot:g} · "
              f"blue leans to row group i</sup>")
     if name == "OFI":
-        title = "OFI = B_i − B_j<br><sup>blue: favours row group i · red: favours column group j</sup>"
+        title = f"OFI = B_i − B_j<br><sup>blue: favours row group i · red: favours column group j{note}</sup>"
     return _layout(fig, title, len(df))
 
 
 def _add_undefined_labels(fig: go.Figure, df: pd.DataFrame, values: np.ndarray) -> None:
-    """NaN cells are transparent in a heatmap: paint them grey and label them "undefined"."""
-    rows, cols = np.nonzero(~np.isfinite(values))
+    """NaN cells are transparent in a heatmap: paint them grey and label them "undefined" (not the diagonal)."""
+    off_diagonal = ~np.eye(len(values), dtype=bool)
+    rows, cols = np.nonzero(~np.isfinite(values) & off_diagonal)
     if rows.size:
         fig.add_trace(go.Heatmap(
-            z=np.where(np.isfinite(values), np.nan, 1.0), x=df.columns.tolist(), y=df.index.tolist(),
+            z=np.where(np.isfinite(values) | ~off_diagonal, np.nan, 1.0), x=df.columns.tolist(), y=df.index.tolist(),
             colorscale=[[0, UNDEFINED_COLOR], [1, UNDEFINED_COLOR]], showscale=False, xgap=2, ygap=2,
             hoverinfo="skip",
         ))
@@ -129,11 +185,21 @@ def _add_undefined_labels(fig: go.Figure, df: pd.DataFrame, values: np.ndarray) 
         ))
 
 
-def disparate_impact_heatmap(audit: Audit) -> go.Figure:
+def disparate_impact_heatmap(audit: Audit, verdicts: pd.DataFrame | None = None) -> go.Figure:
     """DI for every pair, coloured by the four-fifths rule: DI < 4/5 bias for j (red),
-    DI > 5/4 bias for i (blue), between no bias (white); undefined grey."""
+    DI > 5/4 bias for i (blue), between no bias (white); undefined grey. With ``verdicts``,
+    cells hover with DI's interval and adjusted p, and values not significantly different
+    from 1 are shown in parentheses."""
     df = audit.pairwise("DI")
-    values = df.to_numpy(dtype=float)
+    values = df.to_numpy(dtype=float).copy()
+    np.fill_diagonal(values, np.nan)
+    text, hover = _cell_text(values, 2, signed=False), _pair_hover(audit, "DI", values)
+    text[np.eye(len(df), dtype=bool)] = ""
+    note = ""
+    if verdicts is not None:
+        hover, text = _with_inference(hover, text, _pair_matrices(verdicts, df.index.tolist(), "DI"), "DI",
+                                      verdicts.attrs.get("alpha", 0.05), verdicts.attrs.get("adjust", "holm"))
+        note = " · (in parentheses): not significantly ≠ 1"
     band = np.full(values.shape, np.nan)
     ok = np.isfinite(values)
     band[ok] = np.where(values[ok] < bias.FOUR_FIFTHS_LOW, -1.0,
@@ -142,14 +208,14 @@ def disparate_impact_heatmap(audit: Audit) -> go.Figure:
         z=band, x=df.columns.tolist(), y=df.index.tolist(), zmin=-1.5, zmax=1.5,
         colorscale=[[0, FAVOURS_J], [1 / 3, FAVOURS_J], [1 / 3, NEUTRAL], [2 / 3, NEUTRAL],
                     [2 / 3, FAVOURS_I], [1, FAVOURS_I]],
-        text=_cell_text(values, 2, signed=False), texttemplate="%{text}", textfont=dict(size=12),
-        hovertext=_pair_hover(audit, "DI", values), hoverinfo="text", xgap=2, ygap=2,
+        text=text, texttemplate="%{text}", textfont=dict(size=12),
+        hovertext=hover, hoverinfo="text", xgap=2, ygap=2,
         colorbar=dict(title=dict(text="four-fifths", side="right"), thickness=14,
                       tickvals=[-1, 0, 1], ticktext=["< 4/5: bias for j", "no bias", "> 5/4: bias for i"]),
     ))
     _add_undefined_labels(fig, df, values)
-    return _layout(fig, "DI = (P^_i/n_i) / (P^_j/n_j)<br><sup>four-fifths rule: blue > 5/4 · red < 4/5</sup>",
-                   len(df))
+    return _layout(fig, "DI = (P̂<sub>i</sub>/n<sub>i</sub>) / (P̂<sub>j</sub>/n<sub>j</sub>)<br><sup>four-fifths "
+                   f"rule: blue > 5/4 · red < 4/5{note}</sup>", len(df))
 
 
 def benefit_chart(audit: Audit) -> go.Figure:
@@ -205,6 +271,120 @@ def group_metric_chart(audit: Audit, name: str) -> go.Figure:
                       height=360, margin=dict(l=10, r=10, t=60, b=10), plot_bgcolor="white",
                       yaxis=dict(gridcolor="#eee"), showlegend=False)
     return fig
+
+
+VERDICT_COLORS = {"algorithmic bias": "#c0392b", "systemic disparity": "#e9a23b",
+                  "no bias detected": "#2a9d8f", "inconclusive": "#8c8c8c"}
+
+
+def ofi_di_scatter(verdicts: pd.DataFrame, max_points: int = 3000) -> go.Figure:
+    """Every pair as a point: x = DI (log scale) with its interval, y = OFI with its interval,
+    coloured by verdict, over the four-fifths band (x in [4/5, 5/4]) and the ±tolerance band of OFI.
+
+    Pairs with undefined DI cannot sit on a log axis and are counted in the subtitle. Above
+    ``max_points`` pairs, the most significant are drawn (the subtitle says how many).
+    """
+    alpha = verdicts.attrs.get("alpha", 0.05)
+    tol = verdicts.attrs.get("tolerance", 0.05)
+    ok = np.isfinite(verdicts["di"].to_numpy(float)) & (verdicts["di"].to_numpy(float) > 0)
+    shown = verdicts[ok]
+    dropped = ""
+    if len(shown) > max_points:
+        shown = shown.sort_values("ofi_p").head(max_points)
+        dropped = f" · {max_points:,} most significant of {int(ok.sum()):,} pairs shown"
+    fig = go.Figure()
+    fig.add_vrect(x0=bias.FOUR_FIFTHS_LOW, x1=bias.FOUR_FIFTHS_HIGH, fillcolor="#2a9d8f", opacity=0.10,
+                  line_width=0, layer="below")
+    fig.add_hrect(y0=-tol, y1=tol, fillcolor="#4a6fa5", opacity=0.10, line_width=0, layer="below")
+    fig.add_vline(x=1, line=dict(color="#999", width=1, dash="dot"))
+    fig.add_hline(y=0, line=dict(color="#999", width=1, dash="dot"))
+    level = f"{1 - alpha:.0%}"
+    for verdict, color in VERDICT_COLORS.items():
+        part = shown[shown["verdict"] == verdict]
+        if part.empty:
+            continue
+        di, lo, hi = (part[c].to_numpy(float) for c in ("di", "di_ci_low", "di_ci_high"))
+        lo_cap, hi_cap = np.maximum(lo, 1e-3), np.minimum(hi, 1e3)
+        custom = np.column_stack([part["group_i"].map(_hover_safe), part["n_i"], part["group_j"].map(_hover_safe),
+                                  part["n_j"],
+                                  part["ofi_ci_low"], part["ofi_ci_high"], lo, hi])
+        fig.add_trace(go.Scatter(
+            x=di, y=part["ofi"], mode="markers", name=verdict, marker=dict(color=color, size=9, line=dict(width=0)),
+            error_x=dict(type="data", symmetric=False, array=hi_cap - di, arrayminus=di - lo_cap, color=color,
+                         thickness=1, width=0),
+            error_y=dict(type="data", symmetric=False, array=part["ofi_ci_high"] - part["ofi"],
+                         arrayminus=part["ofi"] - part["ofi_ci_low"], color=color, thickness=1, width=0),
+            customdata=custom,
+            hovertemplate=("<b>%{customdata[0]}</b> (n = %{customdata[1]:,}) vs <b>%{customdata[2]}</b> "
+                           "(n = %{customdata[3]:,})<br>OFI = %{y:+.3f} [" + "%{customdata[4]:+.3f}, "
+                           "%{customdata[5]:+.3f}]<br>DI = %{x:.3f} [%{customdata[6]:.3f}, %{customdata[7]:.3f}]"
+                           f"<br>{level} intervals · " + verdict + "<extra></extra>"),
+        ))
+    undefined = int((~ok).sum())
+    sub = (f"{level} intervals · green band: four-fifths rule met · blue band: |OFI| ≤ {tol:g}"
+           + (f" · {undefined} pair(s) with undefined DI not shown" if undefined else "") + dropped)
+    fig.update_layout(
+        title=dict(text=f"OFI against DI for every pair<br><sup>{sub}</sup>", x=0, xanchor="left", font=dict(size=16)),
+        font=FONT, height=520, margin=dict(l=10, r=10, t=80, b=10), plot_bgcolor="white", paper_bgcolor="white",
+        xaxis=dict(type="log", title="DI = PPR<sub>i</sub> / PPR<sub>j</sub> (log scale)", gridcolor="#eee"),
+        yaxis=dict(title="OFI = B<sub>i</sub> − B<sub>j</sub>", gridcolor="#eee", zeroline=False),
+        legend=dict(orientation="h", yanchor="top", y=-0.14, xanchor="left", x=0),
+    )
+    return fig
+
+
+def ofi_forest(verdicts: pd.DataFrame, reference: str) -> go.Figure:
+    """Forest plot: every group's OFI against ``reference`` with its interval, sorted by OFI,
+    coloured by verdict; n beside each name."""
+    alpha = verdicts.attrs.get("alpha", 0.05)
+    tol = verdicts.attrs.get("tolerance", 0.05)
+    as_i = verdicts[verdicts["group_j"] == reference]
+    as_j = verdicts[verdicts["group_i"] == reference]
+    rows = pd.DataFrame({
+        "group": pd.concat([as_i["group_i"], as_j["group_j"]]).to_numpy(),
+        "n": pd.concat([as_i["n_i"], as_j["n_j"]]).to_numpy(),
+        "ofi": np.concatenate([as_i["ofi"], -as_j["ofi"]]),
+        "low": np.concatenate([as_i["ofi_ci_low"], -as_j["ofi_ci_high"]]),
+        "high": np.concatenate([as_i["ofi_ci_high"], -as_j["ofi_ci_low"]]),
+        "verdict": np.concatenate([as_i["verdict"], as_j["verdict"]]),
+        "p": np.concatenate([as_i["ofi_p_adjusted"], as_j["ofi_p_adjusted"]]),
+    }).sort_values("ofi")
+    labels = [f"{_hover_safe(g)} (n = {n:,})" for g, n in zip(rows["group"], rows["n"])]
+    fig = go.Figure()
+    fig.add_vrect(x0=-tol, x1=tol, fillcolor="#4a6fa5", opacity=0.10, line_width=0, layer="below")
+    fig.add_vline(x=0, line=dict(color="#666", width=1))
+    for verdict, color in VERDICT_COLORS.items():
+        pick = (rows["verdict"] == verdict).to_numpy()
+        if not pick.any():
+            continue
+        part = rows[pick]
+        fig.add_trace(go.Scatter(
+            x=part["ofi"], y=[lbl for lbl, k in zip(labels, pick) if k], mode="markers", name=verdict,
+            marker=dict(color=color, size=10, symbol="square"),
+            error_x=dict(type="data", symmetric=False, array=part["high"] - part["ofi"],
+                         arrayminus=part["ofi"] - part["low"], color=color, thickness=2, width=6),
+            customdata=np.column_stack([part["low"], part["high"], part["p"]]),
+            hovertemplate=("%{y}<br>OFI vs " + _hover_safe(reference) + " = %{x:+.3f} [%{customdata[0]:+.3f}, "
+                           "%{customdata[1]:+.3f}]<br>adjusted p = %{customdata[2]:.3g}<extra>" + verdict + "</extra>"),
+        ))
+    fig.update_layout(
+        title=dict(text=f"OFI of each group against {_hover_safe(reference)}<br><sup>{1 - alpha:.0%} intervals · "
+                        f"right of 0: the group fares better than {_hover_safe(reference)} relative to its labels · "
+                        f"band: |OFI| ≤ {tol:g}</sup>", x=0, xanchor="left", font=dict(size=16)),
+        font=FONT, height=max(300, 120 + 34 * len(rows)), margin=dict(l=10, r=10, t=80, b=10),
+        plot_bgcolor="white", paper_bgcolor="white",
+        xaxis=dict(title=f"OFI = B<sub>group</sub> − B<sub>{_hover_safe(reference)}</sub>", gridcolor="#eee",
+                   zeroline=False),
+        legend=dict(orientation="h", yanchor="top", y=-0.12 if len(rows) > 6 else -0.25, xanchor="left", x=0),
+    )
+    return fig
+
+
+def _hover_safe(text: str) -> str:
+    """User text for Plotly's HTML-like labels: escaped so a group name cannot inject markup."""
+    import html
+
+    return html.escape(str(text), quote=False)
 
 
 # --- Sample-Size Explorer -------------------------------------------------------------------

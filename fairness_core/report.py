@@ -28,7 +28,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from . import __version__, plots, smoothing
-from .audit import DEFAULT_OFI_TOLERANCE, Audit
+from .audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, VERDICTS, Audit, verdict_findings
 from .io import to_safe_csv
 
 
@@ -45,9 +45,17 @@ class Report:
 
     def summary(self) -> dict[str, Any]:
         v = self.tables["verdicts"]
-        return {"pairs": int(len(v)), "readings": {k: int(c) for k, c in v["reading"].value_counts().items()},
-                "max |OFI|": _num(v["OFI"].abs().max()),
-                "four-fifths violations": int((~v["four-fifths"].isin(["no bias", "undefined"])).sum())}
+        outside = np.maximum(v["ofi_ci_low"].to_numpy(float), -v["ofi_ci_high"].to_numpy(float))
+        return {"pairs": int(len(v)),
+                "verdicts": {k: int((v["verdict"] == k).sum()) for k in VERDICTS},
+                "max |OFI|": _num(v["ofi"].abs().max()),
+                # the largest distance from 0 that some pair's OFI interval keeps entirely (0 if none excludes 0)
+                "max |OFI| lower bound": _num(float(max(0.0, np.nanmax(outside))) if len(v) else None),
+                "four-fifths violations (point estimate)": int((~v["four_fifths"].isin(["no bias", "undefined"])).sum()),
+                "four-fifths violations (significant)": int(
+                    ((v["di_p_adjusted"] < self.settings["α (significance level)"])
+                     & ((v["di_ci_high"] < 0.8) | (v["di_ci_low"] > 1.25))).sum()),
+                "findings": verdict_findings(v)}
 
     def to_json(self) -> str:
         """Settings, summary and every table as records; NaN as null with the word in ``undefined``."""
@@ -77,10 +85,13 @@ class Report:
         parts.append("<h2>Settings</h2>" + _table(pd.DataFrame(
             {"setting": list(self.settings), "value": [str(v) for v in self.settings.values()]}), index=False))
         s = self.summary()
-        readings = ", ".join(f"{esc(k)}: {v}" for k, v in s["readings"].items())
-        parts.append(f"<h2>Summary</h2><p>{s['pairs']} group pairs — {readings}. Largest |OFI| = "
-                     f"{_fmt(s['max |OFI|'])}; four-fifths rule violated in {s['four-fifths violations']} pairs. "
-                     "OFI ≠ 0: the algorithm is at fault; OFI ≈ 0 with DI ≠ 1: a systemic disparity.</p>")
+        counts = ", ".join(f"{esc(k)}: {v}" for k, v in s["verdicts"].items())
+        parts.append(f"<h2>Summary</h2><p>{s['pairs']} group pairs — {counts}.</p><p>{esc(s['findings'])}</p>"
+                     f"<p>Largest |OFI| = {_fmt(s['max |OFI|'])}; four-fifths rule violated by the point estimate in "
+                     f"{s['four-fifths violations (point estimate)']} pairs, significantly in "
+                     f"{s['four-fifths violations (significant)']}. OFI ≠ 0: the algorithm is at fault; OFI ≈ 0 with "
+                     "DI ≠ 1: a systemic disparity. Every verdict rests on an interval and a multiplicity-adjusted "
+                     "test; see the settings above for the methods.</p>")
         first = True
         for name, fig in self.figures.items():
             parts.append(f"<h3>{esc(name)}</h3>" + fig.to_html(full_html=False, include_plotlyjs="inline" if first
@@ -140,13 +151,16 @@ def _table(table: pd.DataFrame, index: bool) -> str:
 
 
 def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT_OFI_TOLERANCE,
-          match_metrics: tuple[str, ...] = ("PPR", "TPR", "FPR", "B"), alpha: float = 0.05, cps_lambda: float = 10.0,
-          extra_tables: dict[str, pd.DataFrame] | None = None, notes: list[str] | None = None) -> Report:
-    """Compute everything the report shows for ``audit`` (reference: the largest group by default)."""
+          match_metrics: tuple[str, ...] = ("PPR", "TPR", "FPR", "B"), alpha: float = DEFAULT_ALPHA,
+          cps_lambda: float = 10.0, extra_tables: dict[str, pd.DataFrame] | None = None,
+          notes: list[str] | None = None, adjust: str = "holm") -> Report:
+    """Compute everything the report shows for ``audit`` (reference: the largest group by default).
+
+    ``alpha`` and ``adjust`` govern the verdicts (and the MATCH table's Holm control)."""
     reference = reference or max(audit.groups, key=lambda g: audit.cms[g].n)
     if reference not in audit.cms:
         raise ValueError(f"unknown reference group {reference!r}; groups are {', '.join(audit.groups)}")
-    verdicts = audit.verdicts(tolerance)
+    verdicts = audit.verdicts(tolerance, alpha=alpha, adjust=adjust)
     reasons = [{"group": g, "metric": k, "undefined because": r}
                for g, rs in audit.undefined_reasons().items() for k, r in rs.items()]
     tables = {"verdicts": verdicts, "cells": audit.cells(), "group metrics": audit.group_table(),
@@ -156,11 +170,20 @@ def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT
                                                    list(match_metrics)),
               "undefined": pd.DataFrame(reasons, columns=["group", "metric", "undefined because"])}
     tables.update(extra_tables or {})
-    figures = {"OFI for every pair": plots.pairwise_heatmap(audit, "OFI"),
-               "Disparate impact and the four-fifths rule": plots.disparate_impact_heatmap(audit),
+    figures = {"OFI against DI for every pair": plots.ofi_di_scatter(verdicts),
+               f"OFI of each group against {reference}": plots.ofi_forest(verdicts, reference),
+               "OFI for every pair": plots.pairwise_heatmap(audit, "OFI", verdicts),
+               "Disparate impact and the four-fifths rule": plots.disparate_impact_heatmap(audit, verdicts),
                "Benefit vs expected benefit": plots.benefit_chart(audit),
                "MATCH p-values": plots.match_overview(tables["match"], alpha)}
-    settings = {"reference group": reference, "OFI tolerance": tolerance, "MATCH metrics": ", ".join(match_metrics),
+    settings = {"reference group": reference, "OFI tolerance": tolerance, "α (significance level)": alpha,
+                "multiplicity adjustment": {"holm": "Holm", "bh": "Benjamini–Hochberg", "none": "none"}[adjust],
+                "OFI interval": "auto: pseudo-count Welch t (adjusted) below 1,000 rows or 10 individuals outside the "
+                                "most common outcome, Wald above; p-value dual to the interval",
+                "DI interval": "auto: Miettinen–Nurminen score when both groups have >= 30 rows, else MOVER-R from "
+                               "Clopper–Pearson limits with Fisher's exact test",
+                "equivalence": f"TOST: {1 - 2 * alpha:.0%} interval inside ±tolerance (OFI) or [0.8, 1.25] (DI)",
+                "MATCH metrics": ", ".join(match_metrics),
                 "MATCH α (Holm-adjusted)": alpha, "Cross-Prior Smoothing λ (each group against the rest)": cps_lambda}
     return Report(audit, settings, tables, figures, datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                   list(notes or []))

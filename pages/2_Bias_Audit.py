@@ -4,10 +4,11 @@ individuals (generalized entropy index), and stability and uncertainty (Virny)."
 import streamlit as st
 
 from fairness_core import bias, metrics, plots, report
-from fairness_core.audit import DEFAULT_OFI_TOLERANCE
+from fairness_core.audit import DEFAULT_OFI_TOLERANCE, verdict_findings
 from ui.audit_sections import inequality_section, stability_section
-from ui.state import data_banner, page_setup
-from ui.widgets import P_FORMATS, csv_download, html_download, reasons_frame, styled, verdict_summary
+from ui.state import data_banner, page_setup, verdict_settings
+from ui.widgets import (MAX_VERDICT_ROWS, P_FORMATS, csv_download, html_download, md_escape, reasons_frame, styled,
+                        verdict_display, verdict_summary)
 
 audit = page_setup("Bias Audit")
 
@@ -17,6 +18,7 @@ with st.sidebar:
                           DEFAULT_OFI_TOLERANCE, 0.005, format="%.3f", key="ofi-tol",
                           help="OFI is a difference of two rates in [−2, 2]. Below the tolerance the model is "
                                "read as treating both groups alike relative to their labels.")
+    alpha, adjust = verdict_settings()
     reference = st.selectbox("Reference group (one-vs-reference views)", audit.groups,
                              index=max(range(len(audit.groups)), key=lambda k: audit.cms[audit.groups[k]].n),
                              key="reference")
@@ -29,19 +31,20 @@ st.markdown("**OFI** (Objective Fairness Index) = B_i − B_j, the difference of
             "(different base rates) that disparate impact alone cannot tell apart.")
 
 @st.cache_data(show_spinner="Building the report…", max_entries=4)
-def audit_report(_audit, key: tuple, reference: str, tolerance: float):  # type: ignore[no-untyped-def]
-    return report.build(_audit, reference=reference, tolerance=tolerance)
+def audit_report(_audit, key: tuple, reference: str, tolerance: float, alpha: float,  # type: ignore[no-untyped-def]
+                 adjust: str):
+    return report.build(_audit, reference=reference, tolerance=tolerance, alpha=alpha, adjust=adjust)
 
 
 with st.expander("Download the audit report", icon=":material/description:"):
     st.caption("One self-contained HTML file (interactive figures, opens offline): provenance, groups and sizes, the "
-               "OFI and DI heatmaps, verdicts, every metric table, MATCH tests, Cross-Prior Smoothing of every group, the "
-               "settings used, the date and the "
-               "tool version. The same numbers as JSON, and every table as CSV in a zip.")
+               "verdicts with their intervals, p-values and methods, the OFI-vs-DI and forest charts, the OFI and DI "
+               "heatmaps, every metric table, MATCH tests, Cross-Prior Smoothing of every group, the settings used, the "
+               "date and the tool version. The same numbers as JSON, and every table as CSV in a zip.")
     cells_key = (audit.source, tuple(audit.groups), tuple(map(tuple, audit.cells().to_numpy())))
 
     def built():  # type: ignore[no-untyped-def]
-        return audit_report(audit, cells_key, reference, tolerance)  # built on the first click, then cached
+        return audit_report(audit, cells_key, reference, tolerance, alpha, adjust)  # built on first click, cached
 
     r1, r2, r3 = st.columns(3)
     r1.download_button("Audit report (HTML)", data=lambda: built().html(), file_name="fairness_audit_report.html",
@@ -57,23 +60,36 @@ tab_groups, tab_gei, tab_virny = st.tabs(TABS, key="view", bind="query-params")
 
 if tab_groups.open:
     with tab_groups:
+        verdicts = audit.verdicts(tolerance, alpha=alpha, adjust=adjust)
+        st.subheader("Verdict per pair")
+        verdict_summary(verdicts)
+        st.markdown(f"**What the numbers say.** {md_escape(verdict_findings(verdicts))}")
+
+        scatter_fig = plots.ofi_di_scatter(verdicts)
+        st.plotly_chart(scatter_fig, width="stretch", key="ofi-di-scatter")
+        html_download(scatter_fig, "ofi_vs_di.html", key="scatter-html")
+        forest_fig = plots.ofi_forest(verdicts, reference)
+        st.plotly_chart(forest_fig, width="stretch", key="ofi-forest")
+        html_download(forest_fig, f"ofi_vs_{reference}.html", key="forest-html")
+
+        shown = verdict_display(verdicts)
+        if len(verdicts) > MAX_VERDICT_ROWS:
+            st.caption(f"Showing the {MAX_VERDICT_ROWS:,} most significant of {len(verdicts):,} pairs; the CSV has all.")
+        st.dataframe(styled(shown, 3, P_FORMATS), width="stretch", hide_index=True, key="verdicts",
+                     height="content" if len(shown) <= 30 else "auto",
+                     column_config={"reading": st.column_config.TextColumn(width="large"),
+                                    "pair": st.column_config.TextColumn(pinned=True)})
+        csv_download(verdicts, "pair_verdicts.csv", "Download verdicts with every number (CSV)", index=False)
+
         left, right = st.columns(2)
-        ofi_fig = plots.pairwise_heatmap(audit, "OFI")
-        di_fig = plots.disparate_impact_heatmap(audit)
+        ofi_fig = plots.pairwise_heatmap(audit, "OFI", verdicts)
+        di_fig = plots.disparate_impact_heatmap(audit, verdicts)
         with left:
             st.plotly_chart(ofi_fig, width="stretch", key="ofi-heatmap")
             html_download(ofi_fig, "ofi_heatmap.html", key="ofi-html")
         with right:
             st.plotly_chart(di_fig, width="stretch", key="di-heatmap")
             html_download(di_fig, "di_heatmap.html", key="di-html")
-
-        st.subheader("Verdict per pair")
-        verdicts = audit.verdicts(tolerance)
-        verdict_summary(verdicts)
-        st.dataframe(styled(verdicts, 3, P_FORMATS), width="stretch", hide_index=True, key="verdicts",
-                     height="content" if len(verdicts) <= 30 else "auto",
-                     column_config={"explanation": st.column_config.TextColumn(width="large")})
-        csv_download(verdicts, "pair_verdicts.csv", "Download verdicts (CSV)", index=False)
 
         benefit_fig = plots.benefit_chart(audit)
         st.plotly_chart(benefit_fig, width="stretch", key="benefit-chart")
@@ -99,8 +115,9 @@ if tab_groups.open:
             st.dataframe([{"metric": k, "name": metrics.info(k).long_name, "family": metrics.info(k).family,
                            "formula": metrics.info(k).formula} for k in metrics.NAMES], hide_index=True, width="stretch")
 
-        st.subheader("Every Table 3.2 comparison")
-        name = st.selectbox("Comparison", bias.NAMES, index=bias.NAMES.index("OFI"), key="comparison",
+        st.subheader("Every other comparison of Table 3.2")
+        others = [k for k in bias.NAMES if k not in ("OFI", "DI")]  # both are drawn above
+        name = st.selectbox("Comparison", others, index=others.index("DPPL"), key="comparison",
                             format_func=lambda k: f"{k} — {bias.info(k).long_name}")
         c1, c2 = st.columns([3, 2])
         with c1:

@@ -11,40 +11,53 @@ CM = ConfusionMatrix
 
 
 def test_verdicts_read_ofi_beside_di():
-    audit = Audit({"i": CM(1, 1, 0, 5), "j": CM(1, 7, 0, 11)})
-    v = audit.verdicts(0.05).iloc[0]
-    assert v["reading"] == "algorithmic bias" and v["OFI favours"] == "i"
-    assert v["OFI"] == pytest.approx(bias.compare("OFI", CM(1, 1, 0, 5), CM(1, 7, 0, 11)))
+    ci, cj = CM(50, 50, 0, 250), CM(50, 350, 0, 550)  # SCIENCE.md's i=[1,1,0,5], j=[1,7,0,11], x50
+    v = Audit({"i": ci, "j": cj}).verdicts(0.05).iloc[0]
+    assert v["verdict"] == "algorithmic bias" and v["favours"] == "i"
+    assert v["ofi"] == pytest.approx(bias.compare("OFI", ci, cj))
+
+
+def test_the_worked_example_itself_is_too_small_to_call():
+    v = Audit({"i": CM(1, 1, 0, 5), "j": CM(1, 7, 0, 11)}).verdicts(0.05).iloc[0]
+    assert v["ofi"] == pytest.approx(0.226, abs=1e-3)
+    assert v["verdict"] == "inconclusive" and v["ofi_ci_low"] < 0 < v["ofi_ci_high"]
+    assert v["rows_needed_i"] > 0 and "more rows" in v["explanation"]
 
 
 def test_systemic_disparity_when_ofi_zero_and_di_outside_band():
     audit = Audit({"a": CM(10, 0, 0, 90), "b": CM(50, 0, 0, 50)})
     v = audit.verdicts().iloc[0]
-    assert v["OFI"] == 0 and v["DI"] == pytest.approx(0.2)
-    assert v["reading"] == "systemic disparity"
+    assert v["ofi"] == 0 and v["di"] == pytest.approx(0.2)
+    assert v["verdict"] == "systemic disparity"
 
 
 def test_no_bias_when_both_agree():
-    audit = Audit({"a": CM(10, 1, 1, 10), "b": CM(11, 1, 1, 11)})
-    assert audit.verdicts().iloc[0]["reading"] == "no bias detected"
+    audit = Audit({"a": CM(1000, 100, 100, 1000), "b": CM(1100, 100, 100, 1100)})
+    assert audit.verdicts().iloc[0]["verdict"] == "no bias detected"
 
 
-def test_ricci_scenario_a_is_a_systemic_disparity():
+def test_ricci_scenario_a_has_ofi_zero_but_too_few_candidates_to_prove_it():
     audit = datasets.load_demo("ricci_a")
     assert audit.cells()["n"].to_dict() == {"Black": 27, "Hispanic": 23, "White": 68}
     assert audit.cms["White"] == CM(41, 0, 0, 27)
-    v = audit.verdicts().set_index(["group i", "group j"])
-    assert v.loc[("Black", "White"), "OFI"] == 0
-    assert v.loc[("Black", "White"), "DI"] == pytest.approx((9 / 27) / (41 / 68))
-    assert v.loc[("Black", "White"), "reading"] == "systemic disparity"
+    v = audit.verdicts().set_index(["group_i", "group_j"])
+    row = v.loc[("Black", "White")]
+    assert row["ofi"] == 0 and row["ofi_ci_low"] < 0 < row["ofi_ci_high"]
+    assert row["di"] == pytest.approx((9 / 27) / (41 / 68)) and row["four_fifths"] == "bias for j"
+    # with 27 and 68 candidates neither "OFI within ±0.05" nor the DI gap (after Holm) can be shown
+    assert row["verdict"] == "inconclusive"
+    wider = audit.verdicts(0.10).set_index(["group_i", "group_j"]).loc[("Black", "White")]
+    assert wider["ofi_equivalent"] and wider["verdict"] == "inconclusive"  # OFI ≈ 0 shown; the DI gap is not
+    assert "four-fifths line" in wider["explanation"]
 
 
 def test_ricci_scenario_b_ofi_favours_black_and_di_is_undefined():
     audit = datasets.load_demo("ricci_b")
-    v = audit.verdicts().set_index(["group i", "group j"])
-    assert v.loc[("Black", "White"), "OFI"] == pytest.approx(-9 / 27 + 41 / 68)
-    assert math.isnan(v.loc[("Black", "White"), "DI"])
-    assert v.loc[("Black", "White"), "reading"] == "algorithmic bias"
+    v = audit.verdicts().set_index(["group_i", "group_j"])
+    assert v.loc[("Black", "White"), "ofi"] == pytest.approx(-9 / 27 + 41 / 68)
+    assert math.isnan(v.loc[("Black", "White"), "di"])
+    assert v.loc[("Black", "White"), "verdict"] == "algorithmic bias"
+    assert v.loc[("Black", "White"), "favours"] == "Black"
 
 
 def test_compas_demo_uses_propublica_filter_and_flips():
@@ -89,15 +102,11 @@ def test_audit_validation():
         Audit({"a": CM(1, 1, 1, 1), " ": CM(1, 0, 0, 0)})
 
 
-def test_verdicts_flag_an_ofi_that_small_sample_noise_explains():
-    from fairness_core import match
-
-    audit = datasets.load_demo("compas_race")
-    v = audit.verdicts()
-    row = v[(v["group i"] == "African-American") & (v["group j"] == "Native American")].iloc[0]
-    assert row["reading"] == "algorithmic bias"
-    expected = match.test("B", audit.cms["Native American"], audit.cms["African-American"]).p_value
-    assert row["MATCH p (B)"] == expected and expected >= 0.05
-    assert "within small-sample noise" in row["explanation"]
-    big = v[(v["group i"] == "African-American") & (v["group j"] == "Caucasian")].iloc[0]
-    assert big["MATCH p (B)"] < 1e-6 and "small-sample noise" not in big["explanation"]
+def test_an_ofi_within_small_sample_noise_is_inconclusive_not_bias():
+    """COMPAS Native American (n = 11): a large OFI against African-American, but an interval across 0."""
+    v = datasets.load_demo("compas_race").verdicts()
+    row = v[(v["group_i"] == "African-American") & (v["group_j"] == "Native American")].iloc[0]
+    assert row["ofi"] > 0.2 and row["ofi_ci_low"] < 0 < row["ofi_ci_high"]
+    assert row["verdict"] == "inconclusive" and "Cannot tell yet" in row["explanation"]
+    big = v[(v["group_i"] == "African-American") & (v["group_j"] == "Caucasian")].iloc[0]
+    assert big["verdict"] == "algorithmic bias" and big["ofi_p_adjusted"] < 1e-6

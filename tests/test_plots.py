@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from fairness_core import ConfusionMatrix, plots
 from fairness_core.audit import Audit
@@ -15,7 +16,9 @@ AUDIT = Audit({"i": CM(0, 1, 0, 5), "j": CM(0, 7, 0, 11), "k": CM(1, 1, 0, 5)})
 def test_ofi_heatmap_holds_the_pairwise_values_and_terms_in_hover():
     fig = plots.pairwise_heatmap(AUDIT, "OFI")
     z = np.array(fig.data[0].z, dtype=float)
-    np.testing.assert_allclose(z, AUDIT.pairwise("OFI").to_numpy())
+    expected = AUDIT.pairwise("OFI").to_numpy().copy()
+    np.fill_diagonal(expected, np.nan)  # no self-pairs
+    np.testing.assert_allclose(z, expected)
     hover = fig.data[0].hovertext[0][1]
     assert "n = 6" in hover and "n = 18" in hover and "(0 − 1)/6" in hover and "(0 − 7)/18" in hover
 
@@ -27,12 +30,44 @@ def test_di_heatmap_bands_by_four_fifths_and_marks_undefined():
     di = audit.pairwise("DI").to_numpy()
     assert di[0, 1] == 0.4 and band[0, 1] == -1.0  # low vs high: below 4/5, bias for j
     assert di[1, 0] == 2.5 and band[1, 0] == 1.0  # high vs low: above 5/4, bias for i
-    assert band[0, 0] == 0.0  # a group against itself: DI = 1
+    assert math.isnan(band[0, 0]) and fig.data[0].text[0][0] == ""  # no self-pairs on the diagonal
     assert math.isnan(di[0, 2]) and math.isnan(band[0, 2])  # P^_j = 0
     assert fig.data[0].text[0][2] == "undefined"
     labels = [t for t in fig.data if t.type == "scatter"]
     assert labels and set(labels[0].text) == {"undefined"}
-    assert len(labels[0].text) == int(np.isnan(di).sum())
+    off_diagonal = ~np.eye(3, dtype=bool)
+    assert len(labels[0].text) == int((np.isnan(di) & off_diagonal).sum())
+
+
+def test_heatmaps_with_verdicts_hover_the_interval_and_bracket_non_significant_cells():
+    audit = Audit({"a": CM(300, 20, 90, 590), "b": CM(250, 120, 40, 590), "c": CM(3, 1, 1, 2)})
+    v = audit.verdicts(0.05)
+    fig = plots.pairwise_heatmap(audit, "OFI", v)
+    text, hover = fig.data[0].text, fig.data[0].hovertext
+    ab = v[(v.group_i == "a") & (v.group_j == "b")].iloc[0]
+    assert ab["verdict"] == "algorithmic bias" and not text[0][1].startswith("(")
+    assert f"[{ab['ofi_ci_low']:+.3f}, {ab['ofi_ci_high']:+.3f}]" in hover[0][1]
+    assert f"[{-ab['ofi_ci_high']:+.3f}, {-ab['ofi_ci_low']:+.3f}]" in hover[1][0]  # mirrored cell
+    assert text[0][2].startswith("(") and "inconclusive" in hover[0][2]  # n = 7: not significant
+    di_fig = plots.disparate_impact_heatmap(audit, v)
+    assert "interval" in di_fig.data[0].hovertext[0][1]
+
+
+def test_ofi_di_scatter_and_forest_plot_every_pair_with_intervals():
+    audit = Audit({"a": CM(300, 20, 90, 590), "b": CM(250, 120, 40, 590), "c": CM(3, 1, 1, 2),
+                   "<b>d</b>": CM(0, 5, 0, 5)})
+    v = audit.verdicts(0.05)
+    fig = plots.ofi_di_scatter(v)
+    points = [t for t in fig.data if t.type == "scatter"]
+    assert sum(len(t.x) for t in points) == int(np.isfinite(v["di"]).sum())
+    assert {t.name for t in points} <= set(v["verdict"])
+    assert "undefined DI not shown" in fig.layout.title.text  # d selects nobody: DI undefined against it
+    forest = plots.ofi_forest(v, "a")
+    ys = [y for t in forest.data for y in t.y]
+    assert len(ys) == 3 and any("&lt;b&gt;d&lt;/b&gt;" in y for y in ys)  # names escaped for Plotly
+    row = v[(v.group_i == "a") & (v.group_j == "b")].iloc[0]
+    xb = [x for t in forest.data for x, y in zip(t.x, t.y) if y.startswith("b ")]
+    assert xb == [pytest.approx(-row["ofi"])]  # b against a: the sign flips
 
 
 def test_benefit_chart_shows_b_and_expected_b():

@@ -22,8 +22,11 @@ def test_report_carries_the_numbers_and_escapes_group_names():
     assert "Created" in page and "worked example" in page and page.count("plotly.js") >= 1
     doc = json.loads(rep.to_json())
     v = doc["tables"]["verdicts"][0]
-    assert v["OFI"] == pytest.approx(bias.compare("OFI", CM(1, 0, 0, 5), CM(7, 0, 1, 10)))
-    assert v["DI"] == pytest.approx(0.375)
+    assert v["ofi"] == pytest.approx(bias.compare("OFI", CM(1, 0, 0, 5), CM(7, 0, 1, 10)))
+    assert v["di"] == pytest.approx(0.375)
+    assert v["ofi_ci_low"] < v["ofi"] < v["ofi_ci_high"] and 0 <= v["ofi_p_adjusted"] <= 1
+    assert v["verdict"] == "inconclusive" and doc["summary"]["verdicts"]["inconclusive"] == 1
+    assert doc["settings"]["multiplicity adjustment"] == "Holm" and doc["settings"]["α (significance level)"] == 0.05
     with zipfile.ZipFile(io.BytesIO(rep.csv_zip())) as z:
         cells = z.read("cells.csv").decode()
     assert "'=cmd" in cells  # formula-like group names are neutralized in CSV
@@ -32,7 +35,7 @@ def test_report_carries_the_numbers_and_escapes_group_names():
 def test_undefined_values_are_null_in_json_and_words_in_html():
     rep = report.build(datasets.load_demo("ricci_b"))
     doc = json.loads(rep.to_json())
-    di = [row["DI"] for row in doc["tables"]["verdicts"]]
+    di = [row["di"] for row in doc["tables"]["verdicts"]]
     assert all(d is None for d in di)  # nobody promoted: DI is 0/0 for every pair
     assert "undefined" in rep.html()
 
@@ -43,9 +46,17 @@ def test_cli_exit_codes(tmp_path, capsys):
     out = tmp_path / "r.json"
     assert cli.main(["audit", str(data), "--group", "group", "--out", str(out), "--json"]) == cli.EXIT_OK
     assert json.loads(out.read_text())["summary"]["pairs"] == 1
-    assert cli.main(["audit", str(data), "--group", "group", "--fail-ofi", "0.01"]) == cli.EXIT_THRESHOLD
-    assert cli.main(["audit", str(data), "--group", "group", "--fail-ofi", "0.5"]) == cli.EXIT_OK
-    assert cli.main(["audit", str(data), "--group", "group", "--fail-four-fifths"]) == cli.EXIT_THRESHOLD
+    # |OFI| = 0.056 > 0.01 and DI = 0.375, but at n = 6 and 18 neither is significant: no gate fails
+    assert cli.main(["audit", str(data), "--group", "group", "--fail-ofi", "0.01"]) == cli.EXIT_OK
+    assert cli.main(["audit", str(data), "--group", "group", "--fail-four-fifths"]) == cli.EXIT_OK
+    big = tmp_path / "big.csv"  # the same rates x 200: OFI's interval now lies beyond ±0.01 and DI below 4/5
+    big.write_text("group,TP,FN,FP,TN\nA,200,0,0,1000\nB,1400,0,200,2000\n")
+    assert cli.main(["audit", str(big), "--group", "group", "--fail-ofi", "0.01"]) == cli.EXIT_THRESHOLD
+    assert "entirely beyond ±0.01" in capsys.readouterr().err
+    assert cli.main(["audit", str(big), "--group", "group", "--fail-ofi", "0.5"]) == cli.EXIT_OK
+    assert cli.main(["audit", str(big), "--group", "group", "--fail-four-fifths"]) == cli.EXIT_THRESHOLD
+    assert cli.main(["audit", str(big), "--group", "group", "--fail-ofi", "0.01", "--alpha", "0.9"]) == cli.EXIT_BAD_INPUT
+    assert cli.main(["audit", str(big), "--group", "group", "--adjust", "bh", "--alpha", "0.01"]) == cli.EXIT_OK
     bad = tmp_path / "bad.csv"
     bad.write_text("group,TP,FN,FP,TN\nA,1,-2,0,5\nB,7,0,1,10\n")
     assert cli.main(["audit", str(bad), "--group", "group"]) == cli.EXIT_BAD_INPUT

@@ -43,6 +43,21 @@ def set_audit(audit: Audit, demo_key: str | None = None) -> None:
     st.session_state[DEMO_KEY] = demo_key
 
 
+ADJUSTMENTS = {"holm": "Holm (family-wise error)", "bh": "Benjamini–Hochberg (false discovery rate)",
+               "none": "none (each pair alone)"}
+
+
+def verdict_settings() -> tuple[float, str]:
+    """The significance level and multiplicity adjustment (sidebar widgets shared by Home and Bias Audit)."""
+    alpha = st.select_slider("Significance level α", options=[0.01, 0.05, 0.10], value=0.05, key="alpha",
+                             help="A pair is called biased only when its adjusted p-value is below α; intervals are "
+                                  "at 1 − α, equivalence (≈ 0) uses 1 − 2α intervals.")
+    adjust = st.selectbox("Adjust for many pairs", list(ADJUSTMENTS), format_func=ADJUSTMENTS.get, key="adjust",
+                          help="With many pairs some look significant by chance. Holm keeps the chance of any false "
+                               "call below α; Benjamini–Hochberg keeps the share of false calls below α.")
+    return float(alpha), str(adjust)
+
+
 def data_banner(audit: Audit) -> None:
     """One line saying which data every number on the page comes from."""
     total = audit.total().n

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Callable, Mapping
 
 import numpy as np
@@ -9,6 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from fairness_core.audit import VERDICTS
 from fairness_core.io import to_safe_csv
 
 
@@ -48,7 +50,7 @@ def styled(df: pd.DataFrame, precision: int = 4,
 
 #: Probabilities that can be astronomically small: three significant digits.
 P_FORMATS = {c: "{:.3g}" for c in ("p-value", "adjusted p-value", "percentile", "p_value", "p_value_error", "MATCH p (B)",
-                                   "percentile_error")}
+                                   "percentile_error", "OFI p (adjusted)", "DI p (adjusted)")}
 
 
 def require(selection: object, what: str) -> None:
@@ -78,14 +80,63 @@ def reasons_frame(reasons: Mapping[str, Mapping[str, str]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["group", "metric", "undefined because"])
 
 
-VERDICT_READINGS = ("algorithmic bias", "systemic disparity", "no bias detected")
+_VERDICT_HELP = {
+    "algorithmic bias": "OFI differs from 0 significantly (after the multiplicity adjustment) and is not shown to be "
+                        "within the tolerance: the model favours one group relative to the labels.",
+    "systemic disparity": "OFI is shown to be within ±tolerance (two one-sided tests) while DI differs significantly "
+                          "from 1, with its interval beyond the four-fifths line: different base rates.",
+    "no bias detected": "OFI within ±tolerance and DI within 4/5–5/4, both shown by their (1 − 2α) intervals.",
+    "inconclusive": "Neither a significant difference nor an equivalence can be shown at these group sizes; the "
+                    "table says how many more rows would settle it.",
+}
 
 
 def verdict_summary(verdicts: pd.DataFrame) -> None:
-    """Three tiles: how many group pairs get each reading of OFI beside DI."""
-    counts = verdicts["reading"].value_counts()
-    for col, reading in zip(st.columns(len(VERDICT_READINGS)), VERDICT_READINGS):
-        col.metric(reading.capitalize(), f"{counts.get(reading, 0)} of {len(verdicts)} pairs")
+    """Four tiles: how many group pairs get each verdict (inconclusive included)."""
+    counts = verdicts["verdict"].value_counts()
+    for col, verdict in zip(st.columns(len(VERDICTS)), VERDICTS):
+        col.metric(verdict.capitalize(), f"{counts.get(verdict, 0):,} of {len(verdicts):,} pairs",
+                   help=_VERDICT_HELP[verdict])
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>$~:=])")
+
+
+def md_escape(text: str) -> str:
+    """User text for st.markdown: every markdown, HTML and Streamlit directive character escaped."""
+    return _MD_SPECIAL.sub(r"\\\1", str(text))
+
+
+#: Rows of the verdict table shown on the page; the CSV download always has every pair.
+MAX_VERDICT_ROWS = 2000
+
+
+def verdict_display(verdicts: pd.DataFrame, max_rows: int = MAX_VERDICT_ROWS) -> pd.DataFrame:
+    """The verdict table as people read it: pair, OFI [CI], DI [CI], verdict and the plain-words reading
+    first, then the numbers. Sorted with findings first (algorithmic bias, systemic disparity, then the
+    rest by adjusted p), at most ``max_rows`` rows."""
+    level = f"{1 - verdicts.attrs.get('alpha', 0.05):.0%}"
+    order = {v: k for k, v in enumerate(VERDICTS)}
+    v = verdicts.assign(_o=verdicts["verdict"].map(order)).sort_values(["_o", "ofi_p_adjusted"]).head(max_rows)
+
+    def di_text(d: float, lo: float, hi: float) -> str:
+        if np.isnan(lo):
+            return "undefined (0/0)"
+        top = "∞" if np.isinf(hi) else f"{hi:.2f}"
+        return f"{'undefined' if np.isnan(d) else f'{d:.2f}'} [{lo:.2f}, {top}]"
+
+    out = pd.DataFrame({
+        "pair": v["group_i"].astype(str) + " vs " + v["group_j"].astype(str),
+        f"OFI [{level} CI]": [f"{o:+.3f} [{lo:+.3f}, {hi:+.3f}]" for o, lo, hi in
+                              zip(v["ofi"], v["ofi_ci_low"], v["ofi_ci_high"])],
+        f"DI [{level} CI]": [di_text(d, lo, hi) for d, lo, hi in zip(v["di"], v["di_ci_low"], v["di_ci_high"])],
+        "verdict": v["verdict"], "reading": v["explanation"],
+        "n_i": v["n_i"], "n_j": v["n_j"], "OFI p (adjusted)": v["ofi_p_adjusted"], "DI p (adjusted)": v["di_p_adjusted"],
+        "detectable |OFI|": v["ofi_mde"], "more rows i": v["rows_needed_i"], "more rows j": v["rows_needed_j"],
+        "OFI method": v["ofi_method"], "DI method": v["di_method"],
+    })
+    out.loc[out["verdict"] != "inconclusive", ["more rows i", "more rows j"]] = np.nan
+    return out.reset_index(drop=True)
 
 
 def figure_with_downloads(fig: go.Figure, key: str, table: pd.DataFrame, csv_name: str, csv_label: str,
