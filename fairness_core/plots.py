@@ -108,7 +108,8 @@ def _pair_matrices(verdicts: pd.DataFrame, groups: list[str], name: str) -> dict
 
 def _with_inference(hover: np.ndarray, text: np.ndarray, mats: dict[str, np.ndarray], name: str,
                     alpha: float, adjust: str) -> tuple[np.ndarray, np.ndarray]:
-    """Hover lines with the interval and adjusted p; cell text in parentheses where not significant."""
+    """Hover lines with the interval and adjusted p; cell text in parentheses where not significant
+    (:func:`_fade_not_significant` also pales those cells)."""
     level = f"{1 - alpha:.0%}"
     adj = {"holm": "Holm-adjusted ", "bh": "BH-adjusted ", "none": ""}.get(adjust, "")
     hover, text = hover.copy(), text.copy()
@@ -125,6 +126,16 @@ def _with_inference(hover: np.ndarray, text: np.ndarray, mats: dict[str, np.ndar
         if not (p < alpha) and text[a, b] != "undefined":
             text[a, b] = f"({text[a, b]})"
     return hover, text
+
+
+def _fade_not_significant(fig: go.Figure, df: pd.DataFrame, values: np.ndarray, p: np.ndarray, alpha: float) -> None:
+    """A translucent white layer over defined cells whose adjusted p is not below alpha."""
+    faded = np.isfinite(values) & ~(p < alpha)
+    if faded.any():
+        fig.add_trace(go.Heatmap(
+            z=np.where(faded, 1.0, np.nan), x=df.columns.tolist(), y=df.index.tolist(), opacity=0.6,
+            colorscale=[[0, "white"], [1, "white"]], showscale=False, xgap=2, ygap=2, hoverinfo="skip",
+        ))
 
 
 def pairwise_heatmap(audit: Audit, name: str, verdicts: pd.DataFrame | None = None) -> go.Figure:
@@ -147,11 +158,12 @@ def pairwise_heatmap(audit: Audit, name: str, verdicts: pd.DataFrame | None = No
     span = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
     text, hover = _cell_text(values), _pair_hover(audit, name, values)
     text[np.eye(len(df), dtype=bool)] = ""
-    note = ""
+    note, mats = "", None
     if verdicts is not None and name == "OFI":
-        hover, text = _with_inference(hover, text, _pair_matrices(verdicts, df.index.tolist(), "OFI"), "OFI",
-                                      verdicts.attrs.get("alpha", 0.05), verdicts.attrs.get("adjust", "holm"))
-        note = " · (in parentheses): not significant"
+        mats = _pair_matrices(verdicts, df.index.tolist(), "OFI")
+        hover, text = _with_inference(hover, text, mats, "OFI", verdicts.attrs.get("alpha", 0.05),
+                                      verdicts.attrs.get("adjust", "holm"))
+        note = " · pale, in parentheses: not significant"
     fig = go.Figure(go.Heatmap(
         z=values, x=df.columns.tolist(), y=df.index.tolist(),
         zmin=info.pivot - span, zmax=info.pivot + span, zmid=info.pivot,
@@ -160,6 +172,8 @@ def pairwise_heatmap(audit: Audit, name: str, verdicts: pd.DataFrame | None = No
         hovertext=hover, hoverinfo="text", xgap=2, ygap=2,
         colorbar=dict(title=dict(text=name, side="right"), thickness=14),
     ))
+    if mats is not None:
+        _fade_not_significant(fig, df, values, mats["p"], verdicts.attrs.get("alpha", 0.05))
     _add_undefined_labels(fig, df, values)
     title = (f"{name} = {info.formula}<br><sup>{info.long_name} · pivot {info.pivot:g} · "
              f"blue leans to row group i</sup>")
@@ -195,11 +209,12 @@ def disparate_impact_heatmap(audit: Audit, verdicts: pd.DataFrame | None = None)
     np.fill_diagonal(values, np.nan)
     text, hover = _cell_text(values, 2, signed=False), _pair_hover(audit, "DI", values)
     text[np.eye(len(df), dtype=bool)] = ""
-    note = ""
+    note, mats = "", None
     if verdicts is not None:
-        hover, text = _with_inference(hover, text, _pair_matrices(verdicts, df.index.tolist(), "DI"), "DI",
-                                      verdicts.attrs.get("alpha", 0.05), verdicts.attrs.get("adjust", "holm"))
-        note = " · (in parentheses): not significantly ≠ 1"
+        mats = _pair_matrices(verdicts, df.index.tolist(), "DI")
+        hover, text = _with_inference(hover, text, mats, "DI", verdicts.attrs.get("alpha", 0.05),
+                                      verdicts.attrs.get("adjust", "holm"))
+        note = " · pale, in parentheses: not significantly ≠ 1"
     band = np.full(values.shape, np.nan)
     ok = np.isfinite(values)
     band[ok] = np.where(values[ok] < bias.FOUR_FIFTHS_LOW, -1.0,
@@ -213,6 +228,8 @@ def disparate_impact_heatmap(audit: Audit, verdicts: pd.DataFrame | None = None)
         colorbar=dict(title=dict(text="four-fifths", side="right"), thickness=14,
                       tickvals=[-1, 0, 1], ticktext=["< 4/5: bias for j", "no bias", "> 5/4: bias for i"]),
     ))
+    if mats is not None:
+        _fade_not_significant(fig, df, values, mats["p"], verdicts.attrs.get("alpha", 0.05))
     _add_undefined_labels(fig, df, values)
     return _layout(fig, "DI = (P̂<sub>i</sub>/n<sub>i</sub>) / (P̂<sub>j</sub>/n<sub>j</sub>)<br><sup>four-fifths "
                    f"rule: blue > 5/4 · red < 4/5{note}</sup>", len(df))
@@ -326,7 +343,10 @@ def ofi_di_scatter(verdicts: pd.DataFrame, max_points: int = 3000) -> go.Figure:
     fig.update_layout(
         title=dict(text=f"OFI against DI for every pair<br><sup>{sub}</sup>", x=0, xanchor="left", font=dict(size=16)),
         font=FONT, height=520, margin=dict(l=10, r=10, t=80, b=10), plot_bgcolor="white", paper_bgcolor="white",
-        xaxis=dict(type="log", title="DI = PPR<sub>i</sub> / PPR<sub>j</sub> (log scale)", gridcolor="#eee"),
+        xaxis=dict(type="log", title="DI = PPR<sub>i</sub> / PPR<sub>j</sub> (log scale)", gridcolor="#eee",
+                   tickvals=[0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 0.8, 1, 1.25, 2, 5, 10, 20, 50, 100],
+                   ticktext=["0.01", "0.02", "0.05", "0.1", "0.2", "0.5", "0.8", "1", "1.25", "2", "5", "10", "20",
+                             "50", "100"]),
         yaxis=dict(title="OFI = B<sub>i</sub> − B<sub>j</sub>", gridcolor="#eee", zeroline=False),
         legend=dict(orientation="h", yanchor="top", y=-0.14, xanchor="left", x=0),
     )

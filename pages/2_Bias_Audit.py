@@ -81,15 +81,12 @@ if tab_groups.open:
                                     "pair": st.column_config.TextColumn(pinned=True)})
         csv_download(verdicts, "pair_verdicts.csv", "Download verdicts with every number (CSV)", index=False)
 
-        left, right = st.columns(2)
         ofi_fig = plots.pairwise_heatmap(audit, "OFI", verdicts)
+        st.plotly_chart(ofi_fig, width="stretch", key="ofi-heatmap")
+        html_download(ofi_fig, "ofi_heatmap.html", key="ofi-html")
         di_fig = plots.disparate_impact_heatmap(audit, verdicts)
-        with left:
-            st.plotly_chart(ofi_fig, width="stretch", key="ofi-heatmap")
-            html_download(ofi_fig, "ofi_heatmap.html", key="ofi-html")
-        with right:
-            st.plotly_chart(di_fig, width="stretch", key="di-heatmap")
-            html_download(di_fig, "di_heatmap.html", key="di-html")
+        st.plotly_chart(di_fig, width="stretch", key="di-heatmap")
+        html_download(di_fig, "di_heatmap.html", key="di-html")
 
         benefit_fig = plots.benefit_chart(audit)
         st.plotly_chart(benefit_fig, width="stretch", key="benefit-chart")
