@@ -5,8 +5,8 @@ notebook or a script. See ``docs``-style docstrings on each module, and
 SCIENCE.md for the formulas it implements.
 """
 
-from . import bias, entropy, imbalance, match, metrics, sample_size, smoothing, stability
+from . import bias, entropy, imbalance, inference, match, metrics, sample_size, smoothing, stability
 from .confusion import CELLS, ConfusionMatrix
 
-__all__ = ["CELLS", "ConfusionMatrix", "bias", "entropy", "imbalance", "match", "metrics", "sample_size", "smoothing", "stability"]
+__all__ = ["CELLS", "ConfusionMatrix", "bias", "entropy", "imbalance", "inference", "match", "metrics", "sample_size", "smoothing", "stability"]
 __version__ = "0.1.0"

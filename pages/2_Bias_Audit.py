@@ -93,7 +93,7 @@ if tab_groups.open:
         html_download(benefit_fig, "benefit_chart.html", key="benefit-html")
 
         st.subheader("Single-group metrics")
-        st.caption("All 19 metrics of SCIENCE.md §1 per group. “undefined” means a zero denominator; the reasons are listed "
+        st.caption("All 19 single-group metrics per group (formulas under Metric definitions). “undefined” means a zero denominator; the reasons are listed "
                    "below the table.")
         table = audit.group_table()
         st.dataframe(styled(table), width="stretch", key="group-table")

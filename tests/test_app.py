@@ -38,9 +38,34 @@ def test_bias_audit_shows_verdicts_for_every_pair():
     at.switch_page("pages/2_Bias_Audit.py")
     at.run()
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Algorithmic bias"].endswith("of 15 pairs")  # 6 COMPAS groups
+    assert metrics["Algorithmic bias"] == "4 of 15 pairs"  # 6 COMPAS groups; was 13 before intervals
+    assert metrics["Inconclusive"] == "11 of 15 pairs"
+    assert any("What the numbers say" in m.value and "Native American" in m.value for m in at.markdown)
+    def verdict_table():  # type: ignore[no-untyped-def]
+        return next(d.value for d in at.dataframe if "pair" in d.value.columns)
+
+    table = verdict_table()
+    assert list(table.columns[:5]) == ["pair", "OFI [95% CI]", "DI [95% CI]", "verdict", "reading"]
+    at.selectbox(key="adjust").set_value("none").run()
+    assert {m.label: m.value for m in at.metric}["Algorithmic bias"] != "0 of 15 pairs"
+    at.select_slider(key="alpha").set_value(0.01).run()
+    assert "[99% CI]" in verdict_table().columns[1]
     at.selectbox(key="comparison").set_value("TE").run()
     assert not at.exception
+
+
+def test_home_counts_verdicts_and_escapes_group_names_in_its_findings():
+    at = AppTest.from_file(APP, default_timeout=120)
+    from fairness_core import ConfusionMatrix as CM
+    from fairness_core.audit import Audit
+
+    at.session_state["audit"] = Audit({"*bold*_[x](y)": CM(300, 20, 90, 590), "b": CM(250, 120, 40, 590)})
+    at.session_state["demo_key"] = None
+    at.run()
+    assert not at.exception
+    assert {m.label: m.value for m in at.metric}["Algorithmic bias"] == "1 of 1 pairs"
+    findings = [m.value for m in at.markdown if "What the numbers say" in m.value][0]
+    assert r"\*bold\*\_\[x\]\(y\)" in findings
 
 
 def test_loading_a_demo_replaces_the_data():

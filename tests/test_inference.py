@@ -289,3 +289,21 @@ def test_compas_by_race_reads_honestly():
     row = v.set_index(["group_i", "group_j"]).loc[("African-American", "Caucasian")]
     assert row["verdict"] == "algorithmic bias" and row["favours"] == "Caucasian"
     assert isinstance(v, pd.DataFrame) and v.attrs["adjust"] == "holm"
+
+
+def test_an_upload_with_groups_of_5_to_5000_rows_reads_honestly():
+    """Known rates: A and B differ in how the model treats them; C and D share A's rates; E has 5 rows."""
+    from fairness_core.io import cms_from_table, read_table
+
+    def counts(n, tp, fn, fp):
+        return int(round(n * tp)), int(round(n * fn)), int(round(n * fp)), n - sum(int(round(n * x)) for x in (tp, fn, fp))
+
+    rows = {"A": counts(5000, 0.40, 0.10, 0.10), "B": counts(5000, 0.35, 0.20, 0.05), "C": counts(500, 0.40, 0.10, 0.10),
+            "D": counts(2000, 0.40, 0.10, 0.10), "E": (1, 1, 2, 1)}
+    text = "group,TP,FN,FP,TN\n" + "".join(f"{g},{tp},{fn},{fp},{tn}\n" for g, (tp, fn, fp, tn) in rows.items())
+    audit = cms_from_table(read_table(text.encode(), "groups.csv"), ["group"])
+    v = audit.verdicts(0.05).set_index(["group_i", "group_j"])
+    assert v.loc[("A", "B"), "verdict"] == "algorithmic bias" and v.loc[("A", "B"), "favours"] == "A"
+    assert v.loc[("A", "D"), "verdict"] == "no bias detected"
+    assert (v.xs("E", level="group_j")["verdict"] == "inconclusive").all()  # n = 5: noise, never a finding
+    assert (v["ofi_ci_low"] <= v["ofi"]).all() and (v["ofi"] <= v["ofi_ci_high"]).all()
