@@ -16,7 +16,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from . import bias, inference
+from . import inference
 from .audit import Audit
 from .io import cms_from_predictions
 

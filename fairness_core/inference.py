@@ -96,6 +96,18 @@ def _check_method(method: str, allowed: tuple[str, ...], what: str) -> None:
         raise ValueError(f"unknown {what} method {method!r}; expected one of {', '.join(allowed)}")
 
 
+def _check_pair(cm_i: ConfusionMatrix, cm_j: ConfusionMatrix, level: float, method: str,
+                allowed: tuple[str, ...], what: str) -> None:
+    """Validate a scalar call: the method, the level, and two non-empty confusion matrices."""
+    _check_method(method, allowed, what)
+    _check_level(level)
+    for label, cm in (("i", cm_i), ("j", cm_j)):
+        if not isinstance(cm, ConfusionMatrix):
+            raise ValueError(f"cm_{label} must be a ConfusionMatrix, got {type(cm).__name__}")
+        if cm.n == 0:
+            raise ValueError(f"group {label} is empty (n = 0): {what} is undefined")
+
+
 # --------------------------------------------------------------------------- OFI
 
 
@@ -254,13 +266,7 @@ def ofi_test(cm_i: ConfusionMatrix, cm_j: ConfusionMatrix, level: float = 0.95,
     >>> round(r.estimate, 4), round(r.p_value, 2) > 0.05
     (-0.0556, True)
     """
-    _check_method(method, OFI_METHODS, "OFI")
-    _check_level(level)
-    for label, cm in (("i", cm_i), ("j", cm_j)):
-        if not isinstance(cm, ConfusionMatrix):
-            raise ValueError(f"cm_{label} must be a ConfusionMatrix, got {type(cm).__name__}")
-        if cm.n == 0:
-            raise ValueError(f"group {label} is empty (n = 0): OFI is undefined")
+    _check_pair(cm_i, cm_j, level, method, OFI_METHODS, "OFI")
     core = "adjusted" if method == "permutation" else method
     r = ofi_arrays(cm_i.fp, cm_i.fn, cm_i.n, cm_j.fp, cm_j.fn, cm_j.n, (level,), core)
     p, used, note = float(r["p_value"]), str(r["method"]), ""
@@ -508,13 +514,7 @@ def di_interval(cm_i: ConfusionMatrix, cm_j: ConfusionMatrix, level: float = 0.9
     >>> di_interval(ConfusionMatrix(0, 1, 0, 5), ConfusionMatrix(0, 7, 0, 11)).note
     'neither group has predicted positives, 0/0'
     """
-    _check_method(method, DI_METHODS, "DI")
-    _check_level(level)
-    for label, cm in (("i", cm_i), ("j", cm_j)):
-        if not isinstance(cm, ConfusionMatrix):
-            raise ValueError(f"cm_{label} must be a ConfusionMatrix, got {type(cm).__name__}")
-        if cm.n == 0:
-            raise ValueError(f"group {label} is empty (n = 0): DI is undefined")
+    _check_pair(cm_i, cm_j, level, method, DI_METHODS, "DI")
     r = di_arrays(cm_i.predicted_positives, cm_i.n, cm_j.predicted_positives, cm_j.n, (level,), method)
     note = ""
     if cm_j.predicted_positives == 0:

@@ -1,7 +1,6 @@
 """Smoothing: Cross-Prior Smoothing and additive smoothing of the loaded groups, and exact error curves
 that show, per subsample size, how much error each smoother removes."""
 
-import numpy as np
 import streamlit as st
 
 from fairness_core import metrics, plots, smoothing
