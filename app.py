@@ -10,7 +10,7 @@ import streamlit as st
 from ui.state import current_demo, data_banner, page_setup, verdict_settings
 from ui.widgets import md_escape, verdict_summary
 from fairness_core import datasets
-from fairness_core.audit import DEFAULT_OFI_TOLERANCE, verdict_findings
+from fairness_core.audit import verdict_findings
 
 audit = page_setup("Home")
 
@@ -23,9 +23,9 @@ st.markdown(
     "systemic disparity outside it."
 )
 with st.sidebar:
-    alpha, adjust = verdict_settings()
+    tolerance, alpha, adjust = verdict_settings()
 data_banner(audit)
-verdicts = audit.verdicts(st.session_state.get("ofi-tol", DEFAULT_OFI_TOLERANCE), alpha=alpha, adjust=adjust)
+verdicts = audit.verdicts(tolerance, alpha=alpha, adjust=adjust)
 verdict_summary(verdicts)
 st.markdown(f"**What the numbers say.** {md_escape(verdict_findings(verdicts))}")
 if current_demo():

@@ -4,7 +4,7 @@ individuals (generalized entropy index), and stability and uncertainty (Virny)."
 import streamlit as st
 
 from fairness_core import bias, metrics, plots, report
-from fairness_core.audit import DEFAULT_OFI_TOLERANCE, verdict_findings
+from fairness_core.audit import verdict_findings
 from ui.audit_sections import inequality_section, stability_section
 from ui.state import data_banner, page_setup, verdict_settings
 from ui.widgets import (MAX_VERDICT_ROWS, P_FORMATS, csv_download, html_download, md_escape, reasons_frame, styled,
@@ -14,11 +14,7 @@ audit = page_setup("Bias Audit")
 
 with st.sidebar:
     st.header("Audit settings")
-    tolerance = st.slider("OFI tolerance (|OFI| at or below this counts as ≈ 0)", 0.0, 0.20,
-                          DEFAULT_OFI_TOLERANCE, 0.005, format="%.3f", key="ofi-tol",
-                          help="OFI is a difference of two rates in [−2, 2]. Below the tolerance the model is "
-                               "read as treating both groups alike relative to their labels.")
-    alpha, adjust = verdict_settings()
+    tolerance, alpha, adjust = verdict_settings()
     reference = st.selectbox("Reference group (one-vs-reference views)", audit.groups,
                              index=max(range(len(audit.groups)), key=lambda k: audit.cms[audit.groups[k]].n),
                              key="reference")

@@ -52,6 +52,8 @@ def test_bias_audit_shows_verdicts_for_every_pair():
     assert "[99% CI]" in verdict_table().columns[1]
     at.selectbox(key="comparison").set_value("TE").run()
     assert not at.exception
+    at.switch_page("app.py").run()  # the settings follow the user to Home
+    assert at.select_slider(key="alpha").value == 0.01 and at.selectbox(key="adjust").value == "none"
 
 
 def test_home_counts_verdicts_and_escapes_group_names_in_its_findings():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from fairness_core import datasets
-from fairness_core.audit import Audit
+from fairness_core.audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, Audit
 
 AUDIT_KEY = "audit"
 DEMO_KEY = "demo_key"
@@ -47,15 +47,34 @@ ADJUSTMENTS = {"holm": "Holm (family-wise error)", "bh": "Benjamini–Hochberg (
                "none": "none (each pair alone)"}
 
 
-def verdict_settings() -> tuple[float, str]:
-    """The significance level and multiplicity adjustment (sidebar widgets shared by Home and Bias Audit)."""
-    alpha = st.select_slider("Significance level α", options=[0.01, 0.05, 0.10], value=0.05, key="alpha",
+def _kept(key: str, default: object) -> dict:
+    """Widget arguments that keep a setting across pages: Streamlit forgets a widget's value when a
+    page without it runs, so the value is mirrored in a plain session key and restored from it."""
+    store = f"kept-{key}"
+    st.session_state.setdefault(store, default)
+    st.session_state[key] = st.session_state[store]  # before the widget exists in this run: allowed
+
+    def remember() -> None:
+        st.session_state[store] = st.session_state[key]
+
+    return {"key": key, "on_change": remember}
+
+
+def verdict_settings() -> tuple[float, float, str]:
+    """OFI tolerance, significance level and multiplicity adjustment: sidebar widgets shared by Home and
+    Bias Audit, kept when moving between pages."""
+    tolerance = st.slider("OFI tolerance (|OFI| at or below this counts as ≈ 0)", 0.0, 0.20, step=0.005,
+                          format="%.3f", **_kept("ofi-tol", DEFAULT_OFI_TOLERANCE),
+                          help="OFI is a difference of two rates in [−2, 2]. \"OFI ≈ 0\" is claimed only when the "
+                               "(1 − 2α) interval lies inside ±tolerance.")
+    alpha = st.select_slider("Significance level α", options=[0.01, 0.05, 0.10], **_kept("alpha", DEFAULT_ALPHA),
                              help="A pair is called biased only when its adjusted p-value is below α; intervals are "
                                   "at 1 − α, equivalence (≈ 0) uses 1 − 2α intervals.")
-    adjust = st.selectbox("Adjust for many pairs", list(ADJUSTMENTS), format_func=ADJUSTMENTS.get, key="adjust",
+    adjust = st.selectbox("Adjust for many pairs", list(ADJUSTMENTS), format_func=ADJUSTMENTS.get,
+                          **_kept("adjust", "holm"),
                           help="With many pairs some look significant by chance. Holm keeps the chance of any false "
                                "call below α; Benjamini–Hochberg keeps the share of false calls below α.")
-    return float(alpha), str(adjust)
+    return float(tolerance), float(alpha), str(adjust)
 
 
 def data_banner(audit: Audit) -> None:
