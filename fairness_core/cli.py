@@ -8,7 +8,11 @@ on it. Exit codes: 0 no threshold crossed, 1 a threshold crossed, 2 bad input or
 from __future__ import annotations
 
 import argparse
+import math
+import os
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Sequence
 
@@ -18,6 +22,25 @@ from .inference import ADJUSTMENTS
 from .io import DataValidationError, cms_from_predictions, cms_from_table, find_count_columns, read_table
 
 EXIT_OK, EXIT_THRESHOLD, EXIT_BAD_INPUT = 0, 1, 2
+#: Exit code after SIGTERM (128 + 15), with nothing half-written.
+EXIT_TERMINATED = 143
+
+
+def _finite(low: float, high: float, what: str):  # type: ignore[no-untyped-def]
+    """An argparse type: a finite number in [low, high] (so "nan" or "inf" is a usage error, exit 2)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not (math.isfinite(value) and low <= value <= high):
+            raise argparse.ArgumentTypeError(f"{what} must be a finite number in [{low:g}, {high:g}], got {text!r}")
+        return value
+    return parse
+
+
+class _Terminated(Exception):
+    """Raised by the SIGTERM handler so the run unwinds without writing a partial report."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -30,18 +53,20 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--label", help="row-level data: the actual outcome column")
     a.add_argument("--prediction", help="row-level data: the prediction column")
     a.add_argument("--positive", default="1", help="row-level data: the positive value (default 1)")
-    a.add_argument("--threshold", type=float, help="row-level data: the prediction is a score; positive when >= this")
+    a.add_argument("--threshold", type=_finite(-1e300, 1e300, "--threshold"),
+                   help="row-level data: the prediction is a score; positive when >= this")
     a.add_argument("--flip", action="store_true", help="the positive value is harmful: flip label and prediction")
     a.add_argument("--reference", help="reference group for the one-vs-reference table (default: the largest)")
-    a.add_argument("--tolerance", type=float, default=DEFAULT_OFI_TOLERANCE, help="|OFI| counted as 0 (default 0.05)")
+    a.add_argument("--tolerance", type=_finite(0, 2, "--tolerance"), default=DEFAULT_OFI_TOLERANCE,
+                   help="|OFI| counted as 0 (default 0.05)")
     a.add_argument("--out", type=Path, help="write the report here (default: print a summary only)")
     a.add_argument("--json", action="store_true", help="write JSON instead of HTML")
-    a.add_argument("--alpha", type=float, default=DEFAULT_ALPHA,
+    a.add_argument("--alpha", type=_finite(1e-12, 0.4999, "--alpha"), default=DEFAULT_ALPHA,
                    help="significance level of the verdicts (default 0.05); intervals are at 1 − alpha")
     a.add_argument("--adjust", choices=list(ADJUSTMENTS), default="holm",
                    help="multiplicity adjustment across pairs: holm (family-wise error, default), bh "
                         "(Benjamini–Hochberg false discovery rate) or none")
-    a.add_argument("--fail-ofi", type=float, metavar="T",
+    a.add_argument("--fail-ofi", type=_finite(0, 2, "--fail-ofi"), metavar="T",
                    help="exit 1 when some pair's OFI interval lies entirely beyond ±T (a significant exceedance "
                         "at level 1 − alpha, not a point estimate above T)")
     a.add_argument("--fail-four-fifths", action="store_true",
@@ -61,7 +86,42 @@ def _coerce(value: str):  # type: ignore[no-untyped-def]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    """Run the command line; returns the exit code (0 ok, 1 threshold crossed, 2 bad input or usage,
+    143 stopped by SIGTERM)."""
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:  # argparse has printed the usage error
+        return EXIT_OK if exc.code == 0 else EXIT_BAD_INPUT
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        def on_term(signum, frame):  # type: ignore[no-untyped-def]
+            raise _Terminated()
+        previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        return _run(args)
+    except _Terminated:
+        print("stopped by SIGTERM; no report was written", file=sys.stderr)
+        return EXIT_TERMINATED
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _check_out(path: Path) -> str | None:
+    """Why the report cannot be written to ``path``, or None."""
+    if path.is_dir():
+        return f"--out {path} is a directory; give a file name such as {path / 'report.html'}"
+    if not path.parent.is_dir():
+        return f"--out {path}: the folder {path.parent} does not exist"
+    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        return f"--out {path}: not writable"
+    return None
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.out is not None and (why := _check_out(args.out)):
+        print(f"error: {why}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     try:
         data = args.data.read_bytes()
     except OSError as exc:
@@ -96,7 +156,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"({summary['four-fifths violations (point estimate)']} by point estimate)")
     print(summary["findings"])
     if args.out:
-        args.out.write_text(rep.to_json() if args.json else rep.html(), encoding="utf-8")
+        text = rep.to_json() if args.json else rep.html()
+        tmp = args.out.with_name(f".{args.out.name}.part")
+        try:  # write beside, then rename: an interrupted run never leaves half a report
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, args.out)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            print(f"error: cannot write {args.out}: {exc.strerror}", file=sys.stderr)
+            return EXIT_BAD_INPUT
         print(f"wrote {args.out}")
     crossed = []
     bound = summary["max |OFI| lower bound"]

@@ -67,3 +67,38 @@ def test_cli_exit_codes(tmp_path, capsys):
                      "--out", str(tmp_path / "r.html")]) == cli.EXIT_OK
     assert (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
     assert cli.main(["audit", str(tmp_path / "missing.csv"), "--group", "g"]) == cli.EXIT_BAD_INPUT
+
+
+def test_cli_refuses_bad_outputs_and_non_finite_thresholds_with_exit_2(tmp_path, capsys):
+    data = tmp_path / "cms.csv"
+    data.write_text("group,TP,FN,FP,TN\nA,1,0,0,5\nB,7,0,1,10\n")
+    base = ["audit", str(data), "--group", "group"]
+    assert cli.main([*base, "--out", str(tmp_path)]) == cli.EXIT_BAD_INPUT
+    assert "is a directory" in capsys.readouterr().err
+    assert cli.main([*base, "--out", str(tmp_path / "missing" / "r.html")]) == cli.EXIT_BAD_INPUT
+    assert "does not exist" in capsys.readouterr().err
+    for bad in (["--fail-ofi", "nan"], ["--fail-ofi", "inf"], ["--fail-ofi", "-1"], ["--tolerance", "nan"],
+                ["--alpha", "0"], ["--threshold", "nan"], ["--adjust", "bonferroni"], ["--no-such-flag"]):
+        assert cli.main([*base, *bad]) == cli.EXIT_BAD_INPUT, bad
+    assert "finite number" in capsys.readouterr().err
+
+
+def test_cli_stops_cleanly_on_sigterm_without_a_partial_report(tmp_path, monkeypatch, capsys):
+    import os
+    import signal
+
+    data = tmp_path / "cms.csv"
+    data.write_text("group,TP,FN,FP,TN\nA,1,0,0,5\nB,7,0,1,10\n")
+    out = tmp_path / "r.html"
+    real_build = report.build
+
+    def build_then_get_terminated(*args, **kwargs):  # type: ignore[no-untyped-def]
+        rep = real_build(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return rep
+
+    monkeypatch.setattr(cli.report_mod, "build", build_then_get_terminated)
+    assert cli.main(["audit", str(data), "--group", "group", "--out", str(out)]) == cli.EXIT_TERMINATED
+    assert "SIGTERM" in capsys.readouterr().err
+    assert not out.exists() and not list(tmp_path.glob(".*part"))
+    assert signal.getsignal(signal.SIGTERM) is not None  # the previous handler is restored
