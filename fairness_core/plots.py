@@ -3,6 +3,8 @@ check the figure's data without a browser and pages only place them."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -369,7 +371,7 @@ def ofi_forest(verdicts: pd.DataFrame, reference: str) -> go.Figure:
         "verdict": np.concatenate([as_i["verdict"], as_j["verdict"]]),
         "p": np.concatenate([as_i["ofi_p_adjusted"], as_j["ofi_p_adjusted"]]),
     }).sort_values("ofi")
-    labels = [f"{_hover_safe(g)} (n = {n:,})" for g, n in zip(rows["group"], rows["n"])]
+    labels = [f"{g} (n = {n:,})" for g, n in zip(rows["group"], rows["n"])]  # escaped with every label below
     fig = go.Figure()
     fig.add_vrect(x0=-tol, x1=tol, fillcolor="#4a6fa5", opacity=0.10, line_width=0, layer="below")
     fig.add_vline(x=0, line=dict(color="#666", width=1))
@@ -850,10 +852,10 @@ def stability_disparities(disp: pd.DataFrame) -> go.Figure:
         v = disp.loc[g, cols].to_numpy(dtype=float)
         fig.add_trace(go.Scatter(x=v, y=cols, mode="markers", name=str(g),
                                  marker=dict(size=12, color=PALETTE[k % len(PALETTE)], line=dict(color="white", width=1)),
-                                 hovertemplate=f"{g}<br>%{{y}} = %{{x:+.4f}}<extra></extra>"))
+                                 hovertemplate=f"{_hover_safe(g)}<br>%{{y}} = %{{x:+.4f}}<extra></extra>"))
     fig.add_vline(x=0, line=dict(color="#888", width=1))
     fig.update_yaxes(autorange="reversed")
-    fig.update_xaxes(title=f"dis − priv ({disp.index.name.split('= ')[-1].rstrip(')')} is priv)")
+    fig.update_xaxes(title=f"dis − priv ({_hover_safe(disp.index.name.split('= ')[-1].rstrip(')'))} is priv)")
     return _plain(fig, "Disparities against the privileged group (0 = parity)", height=max(320, 90 + 34 * len(cols)),
                   legend_below=len(disp) > 4)
 
@@ -1040,3 +1042,49 @@ def crps_boxes(table: pd.DataFrame) -> go.Figure:
                              mean=[v.mean()], boxmean=True, marker_color=PALETTE[k], name=col, showlegend=False))
     fig.update_yaxes(type="log", title="CRPS per test forecast")
     return _plain(fig, "CRPS per test forecast (whiskers 5–95 %)", height=360)
+
+
+# --- user text in figures ---------------------------------------------------------------------
+
+def _escape_labels(values):  # type: ignore[no-untyped-def]
+    """Escape the text items of a trace's x / y / name for Plotly's HTML-like rendering."""
+    if isinstance(values, str):
+        return _hover_safe(values)
+    if values is None:
+        return values
+    arr = np.asarray(values, dtype=object)
+    if arr.dtype == object and arr.ndim == 1 and any(isinstance(v, str) for v in arr):
+        return [(_hover_safe(v) if isinstance(v, str) else v) for v in arr]
+    return values
+
+
+def escape_user_text(fig: go.Figure) -> go.Figure:
+    """Make every trace's category labels (x, y) and legend name safe: Plotly renders ``<a href>``,
+    ``<span style>`` and friends in tick labels and legends, and group names come from uploads.
+    Hover texts and titles that mix markup with names escape the names where they are built."""
+    for trace in fig.data:
+        for attr in ("x", "y"):
+            if hasattr(trace, attr) and getattr(trace, attr) is not None:
+                escaped = _escape_labels(getattr(trace, attr))
+                if escaped is not getattr(trace, attr):
+                    setattr(trace, attr, escaped)
+        if getattr(trace, "name", None):
+            trace.name = _hover_safe(trace.name)
+    for key in list(fig.layout.to_plotly_json()):
+        if key.startswith(("xaxis", "yaxis")) and fig.layout[key].categoryarray is not None:
+            fig.layout[key].categoryarray = _escape_labels(fig.layout[key].categoryarray)
+    return fig
+
+
+def _returns_safe_figure(fn):  # type: ignore[no-untyped-def]
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
+        return escape_user_text(fn(*args, **kwargs))
+    return wrapper
+
+
+# Every public figure builder escapes user text on the way out, so no page or report can forget to.
+for _name, _fn in list(globals().items()):
+    if (callable(_fn) and not _name.startswith("_") and getattr(_fn, "__module__", None) == __name__
+            and _fn.__annotations__.get("return") in ("go.Figure", go.Figure) and _name != "escape_user_text"):
+        globals()[_name] = _returns_safe_figure(_fn)

@@ -7,7 +7,7 @@ from fairness_core import datasets
 from fairness_core.io import (DataValidationError, MAX_ROWS, cms_from_predictions, cms_from_table,
                               cms_to_table, distinct_values, read_table)
 from ui.state import current_demo, data_banner, load_demo, page_setup, set_audit
-from ui.widgets import csv_download
+from ui.widgets import csv_download, md_escape
 
 audit = page_setup("Upload")
 st.title("Load data")
@@ -17,7 +17,7 @@ st.write("Audit a classifier from its **per-group confusion matrices**. The posi
 
 def show_problems(exc: DataValidationError) -> None:
     """Every problem with its row and column; the current data stays as it was."""
-    lines = "\n".join(f"- {p}" for p in exc.problems[:20])
+    lines = "\n".join(f"- {md_escape(p)}" for p in exc.problems[:20])
     more = f"\n- … and {len(exc.problems) - 20} more" if len(exc.problems) > 20 else ""
     st.error(f"**Nothing was loaded** — the current data is unchanged.\n\n{lines}{more}", icon=":material/block:")
 
@@ -53,7 +53,7 @@ with table_tab:
         except DataValidationError as exc:
             show_problems(exc)
         else:
-            st.success(f"{len(parsed.groups)} groups read from {upload.name}.")
+            st.success(f"{len(parsed.groups)} groups read from {md_escape(upload.name)}.")
             st.dataframe(parsed.cells(), width="stretch")
             if st.button("Use these groups", type="primary", key="use-cm-file"):
                 commit(parsed, f"Loaded {len(parsed.groups)} groups from {upload.name}")

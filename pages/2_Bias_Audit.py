@@ -123,7 +123,7 @@ if tab_groups.open:
             st.markdown(f"**{name}** = {bias.info(name).formula}; pivot {bias.info(name).pivot:g}. "
                         "A greater score means more bias toward group i.")
             vs_ref = audit.versus_reference(reference)
-            st.markdown(f"**Each group vs {reference}** (all comparisons)")
+            st.markdown(f"**Each group vs {md_escape(reference)}** (all comparisons)")
             st.dataframe(styled(vs_ref, 3), width="stretch", key="vs-reference")
             csv_download(vs_ref, f"vs_{reference}.csv", "Download one-vs-reference (CSV)")
 

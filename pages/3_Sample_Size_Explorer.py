@@ -7,7 +7,7 @@ import streamlit as st
 
 from fairness_core import imbalance, match, metrics, plots, sample_size
 from ui.state import data_banner, page_setup
-from ui.widgets import P_FORMATS, csv_download, html_download, require, styled
+from ui.widgets import P_FORMATS, csv_download, html_download, md_escape, require, styled
 
 audit = page_setup("Sample-Size Explorer")
 REST = "the rest of the data"
@@ -114,7 +114,7 @@ if tab_match.open:
         ref_cm = audit.reference_for(group, reference)
         result = match.test(metric, cm, ref_cm)
         ref_score = metrics.compute(metric, ref_cm)
-        st.info(match.explain(result, group, ref_score, alpha), icon=":material/lightbulb:")
+        st.info(md_escape(match.explain(result, group, ref_score, alpha)), icon=":material/lightbulb:")
         x, mass, exact = match.reference_distribution(metric, cm.n, ref_cm)
         ref_name = reference or f"the rest (n = {ref_cm.n:,})"
         tail = "lower" if result.cdf <= result.sf else "upper"
@@ -169,7 +169,7 @@ if tab_cdf.open:
         st.plotly_chart(fig, width="stretch", key="spread-fig")
         html_download(fig, f"spread_{metric}.html", key="spread-html")
         csv_download(exact, f"spread_{metric}_exact.csv", "Download exact quantiles (CSV)", index=False)
-        st.caption(f"Dots: samples of each size drawn with replacement from {group} ({draws} per n, up to 100 "
+        st.caption(f"Dots: samples of each size drawn with replacement from {md_escape(group)} ({draws} per n, up to 100 "
                    "drawn on the chart); bands and median: the exact "
                    "multinomial quantiles over all confusion matrices of that size (conditional on a defined score). "
                    "Undefined samples are not drawn; their share is in the hover and the CSV.")

@@ -6,7 +6,7 @@ import streamlit as st
 from fairness_core import metrics, plots, smoothing
 from ui import jobs
 from ui.state import data_banner, page_setup
-from ui.widgets import csv_download, html_download, require, styled
+from ui.widgets import csv_download, html_download, md_escape, require, styled
 
 ERR_KEY = "err"
 audit = page_setup("Smoothing")
@@ -46,7 +46,7 @@ require(chosen, "metric")
 table = smoothing.smooth_groups(audit.cms, smoother, chosen)
 small_ref = sorted({g for g, r in zip(table["group"], table["reference_n"]) if r < smoothing.MIN_REFERENCE_N})
 if method == "CPS" and small_ref:
-    st.warning(f"The reference for {', '.join(small_ref)} has fewer than {smoothing.MIN_REFERENCE_N} individuals; "
+    st.warning(f"The reference for {md_escape(', '.join(small_ref))} has fewer than {smoothing.MIN_REFERENCE_N} individuals; "
                "CPS's prior is then noisy itself (002 §6.5).", icon=":material/warning:")
 
 left, right = st.columns([3, 2])
@@ -59,7 +59,7 @@ with right:
     became = table[table["became_defined"]]
     st.metric("Undefined scores made defined", f"{len(became)} of {int(table['raw'].isna().sum())}")
     if len(became):
-        st.markdown("**Became defined:** " + "; ".join(f"{g} {k}" for g, k in zip(became["group"], became["metric"])))
+        st.markdown("**Became defined:** " + "; ".join(f"{md_escape(g)} {k}" for g, k in zip(became["group"], became["metric"])))
     moved = table.dropna(subset=["change"]).assign(size=lambda d: d["change"].abs()).nlargest(5, "size")
     st.markdown("**Moved most** (|smoothed − raw|)")
     st.dataframe(styled(moved[["group", "metric", "raw", "smoothed", "change"]], 4), hide_index=True,
@@ -145,6 +145,6 @@ hidden = st.selectbox("Hidden group", audit.groups, key="prior-group",
 priors = smoothing.compare_priors(audit.cms[hidden], audit.rest_of(hidden))
 st.dataframe(styled(priors, 3), hide_index=True, width="stretch", key="prior-table")
 best = priors.iloc[2:]["L1 distance"].idxmin()
-st.caption(f"Cell proportions of {hidden} against three priors with none of its data. Closest (L1): "
+st.caption(f"Cell proportions of {md_escape(hidden)} against three priors with none of its data. Closest (L1): "
            f"**{priors.loc[best, 'row'].strip('|').split(' − ')[0]}**.")
 csv_download(priors, f"priors_{hidden}.csv", "Download (CSV)", index=False)

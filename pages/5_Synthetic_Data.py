@@ -10,7 +10,7 @@ from fairness_core import datasets, plots
 from models import experiment, hydragan
 from ui import jobs
 from ui.state import page_setup
-from ui.widgets import csv_download, html_download, styled
+from ui.widgets import csv_download, html_download, md_escape, styled
 
 audit = page_setup("Synthetic Data")
 KEY = "gan"
@@ -52,8 +52,8 @@ chosen = c2.multiselect("Protected attributes forming the condition", protected,
 if not chosen:
     st.warning("Pick at least one protected attribute.", icon=":material/warning:")
     st.stop()
-st.caption(f"{len(data):,} rows · label **{label}** (1 = the beneficial outcome) · "
-           f"features: {', '.join(c for c in data.columns if c not in (*protected, label))}")
+st.caption(f"{len(data):,} rows · label **{md_escape(label)}** (1 = the beneficial outcome) · "
+           f"features: {md_escape(', '.join(str(c) for c in data.columns if c not in (*protected, label)))}")
 
 cond = hydragan.condition_labels(data, chosen)
 counts = cond.value_counts().sort_index()
@@ -113,7 +113,7 @@ def shares_from(table: pd.DataFrame, name_col: str, what: str) -> dict[str, floa
     bad = v.isna() | (v < 0)
     if bad.any():
         r = int(np.flatnonzero(bad.to_numpy())[0])
-        st.error(f"{what}, row {r + 1} ({table[name_col].iloc[r]}): the target share must be a number >= 0.",
+        st.error(f"{what}, row {r + 1} ({md_escape(table[name_col].iloc[r])}): the target share must be a number >= 0.",
                  icon=":material/error:")
         return None
     if v.sum() <= 0:
@@ -176,7 +176,7 @@ if stored is None:
 _, result, description = stored
 st.divider()
 st.header("Results")
-st.caption(f"{description} · trained on {result.train_rows:,} real rows, tested on {result.test_rows:,} held-out real "
+st.caption(f"{md_escape(description)} · trained on {result.train_rows:,} real rows, tested on {result.test_rows:,} held-out real "
            f"rows · {len(result.synthetic):,} synthetic rows")
 ofi = result.summary[result.summary["metric"] == "OFI"]
 better = int((ofi["improves"] == "yes").sum())

@@ -12,7 +12,7 @@ import streamlit as st
 from fairness_core import entropy, ensemble, metrics, plots, stability
 from fairness_core.audit import Audit
 from fairness_core.confusion import CELLS
-from ui.widgets import csv_download, figure_with_downloads, html_download, styled
+from ui.widgets import csv_download, figure_with_downloads, html_download, md_escape, styled
 
 ALPHAS = (-1.0, 0.0, 0.5, 1.0, 2.0, 3.0)
 AVOID_FN = "004 design: avoid wrongly withholding the benefit (FN)"
@@ -78,7 +78,7 @@ def inequality_section(audit: Audit, reference: str) -> None:
     try:
         table = entropy.group_table(audit.cms, benefit, alpha)
     except ValueError as exc:
-        st.error(f"The index is undefined here: {exc}.", icon=":material/error:")
+        st.error(f"The index is undefined here: {md_escape(exc)}.", icon=":material/error:")
         return
     total, mu = table.attrs["total"], table.attrs["mean_benefit"]
     within, between = table["within contribution"].sum(), table["between contribution"].sum()
@@ -198,7 +198,7 @@ def _ensemble_for(audit: Audit) -> tuple[stability.RowData, str] | None:
                 progress=lambda done, total: bar.progress(done / total, text=f"Model {done} of {total}"))
         except ValueError as exc:
             bar.empty()
-            st.error(f"Could not train the ensemble: {exc}", icon=":material/error:")
+            st.error(f"Could not train the ensemble: {md_escape(exc)}", icon=":material/error:")
             return None
         bar.empty()
         while len(cache) > 8:
@@ -244,7 +244,7 @@ def stability_section(audit: Audit, reference: str) -> None:
     figure_with_downloads(plots.stability_boxes(dist), "virny-boxes", dist, "stability_quantiles.csv",
                           "Download quantiles (CSV)")
 
-    st.subheader(f"Disparities: each group vs {priv}")
+    st.subheader(f"Disparities: each group vs {md_escape(priv)}")
     disp = stability.disparities(table, priv)
     if len(disp):
         fig = plots.stability_disparities(disp)

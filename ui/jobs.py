@@ -11,6 +11,7 @@ from typing import Any, Callable
 import streamlit as st
 
 from fairness_core.jobs import DONE, ENDED, RUNNER, Job, Snapshot, TooManyJobs
+from ui.widgets import md_escape
 
 
 def _eta(snap: Snapshot) -> str:
@@ -77,7 +78,7 @@ def live_panel(key: str, draw: Callable[[Snapshot], None], interval: float = 1.0
                 job.cancel()
                 st.toast("Cancelling at the next step…", icon=":material/stop_circle:")
         if snap.status == "failed":
-            st.error(f"The job failed: {snap.error}", icon=":material/error:")
+            st.error(f"The job failed: {md_escape(snap.error)}", icon=":material/error:")
         elif snap.status == "cancelled":
             st.warning("Cancelled. Nothing from this run is used; change the settings and train again.",
                        icon=":material/stop_circle:")

@@ -6,6 +6,7 @@ import streamlit as st
 
 from fairness_core import datasets
 from fairness_core.audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, Audit
+from ui.widgets import md_escape
 
 AUDIT_KEY = "audit"
 DEMO_KEY = "demo_key"
@@ -80,10 +81,10 @@ def verdict_settings() -> tuple[float, float, str]:
 def data_banner(audit: Audit) -> None:
     """One line saying which data every number on the page comes from."""
     total = audit.total().n
-    st.caption(f"**Data:** {audit.source} · {len(audit.groups)} groups · n = {total:,} · "
-               f"positive = {audit.positive_outcome}")
+    st.caption(f"**Data:** {md_escape(audit.source)} · {len(audit.groups)} groups · n = {total:,} · "
+               f"positive = {md_escape(audit.positive_outcome)}")
     for note in audit.notes:
-        st.info(note, icon=":material/swap_vert:")
+        st.info(md_escape(note), icon=":material/swap_vert:")
 
 
 #: The navigation, in order: (script, label, icon). Streamlit serves ``pages/`` itself
