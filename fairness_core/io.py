@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io as _io
 import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any, Hashable, Iterable, Sequence
@@ -32,6 +33,12 @@ MAX_GROUPS = 500
 MAX_COUNT = 10**15
 #: Separator between the parts of an intersectional group name.
 INTERSECTION_SEP = " & "
+#: Most columns in an uploaded table.
+MAX_COLUMNS = 1000
+#: Longest column or group name, in characters.
+MAX_NAME_LENGTH = 200
+#: Characters that render as nothing; stripped from group names (with NFC normalization).
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
 
 _ALIASES: dict[str, tuple[str, ...]] = {
     "TP": ("tp", "truepositive", "truepositives", "truepos", "hits"),
@@ -48,11 +55,12 @@ class Problem:
     message: str
     row: int | None = None
     column: str | None = None
+    line: int | None = None  # the file line, when it is not row + 1 (quoted line breaks)
 
     def __str__(self) -> str:
         where = []
         if self.row is not None:
-            where.append(f"row {self.row} (file line {self.row + 1})")
+            where.append(f"row {self.row} (file line {self.line if self.line is not None else self.row + 1})")
         if self.column is not None:
             where.append(f"column {self.column!r}")
         return (", ".join(where) + ": " if where else "") + self.message
@@ -76,30 +84,34 @@ def _normalize_header(name: Hashable) -> str:
 
 # --- reading files ------------------------------------------------------------------------
 
-def read_table(data: bytes, filename: str, max_rows: int = MAX_ROWS) -> pd.DataFrame:
-    """Parse an uploaded CSV/TSV/TXT or XLSX file into a DataFrame.
+def read_table(data: bytes, filename: str, max_rows: int = MAX_ROWS, sheet: str | None = None) -> pd.DataFrame:
+    """Parse an uploaded CSV/TSV/TXT or XLSX file into a DataFrame of text.
 
-    The delimiter (comma, semicolon, tab) is sniffed from the header line;
-    text is UTF-8 (with or without BOM), else Latin-1.
+    Every cell is read as text (missing cells as NaN), so group names keep their
+    spelling ("007", "1.10", 20-digit ids) and each consumer converts what it needs
+    strictly (:func:`cms_from_table` counts, :func:`to_numbers` features). The delimiter
+    (comma, semicolon, tab, pipe) is sniffed from the header line; text is UTF-8
+    (with or without BOM), UTF-16 with a BOM, else Windows-1252 (with a notice).
+    Notices (encoding, a dropped index column) are in ``df.attrs["notices"]``.
 
     Raises
     ------
     DataValidationError
-        If the file is empty, unreadable, of an unsupported type, or has more
-        than ``max_rows`` data rows.
+        If the file is empty, unreadable, of an unsupported type, has a row with
+        more or fewer fields than the header, more than ``max_rows`` data rows,
+        more than :data:`MAX_COLUMNS` columns or a column name longer than
+        :data:`MAX_NAME_LENGTH` characters.
     """
     suffix = PurePath(filename).suffix.lower()
     if not data:
         raise DataValidationError(f"{filename} is empty")
+    notices: list[str] = []
     if suffix in (".xlsx", ".xlsm"):
-        try:
-            df = pd.read_excel(_io.BytesIO(data), engine="openpyxl")
-        except Exception as exc:  # openpyxl raises many types for corrupt files
-            raise DataValidationError(f"could not read {filename} as an Excel workbook: {exc}") from None
+        df = _read_xlsx(data, filename, max_rows, sheet)
     elif suffix == ".xls":
         raise DataValidationError(f"{filename}: old .xls workbooks are not supported; save it as .xlsx or CSV")
     elif suffix in (".csv", ".tsv", ".txt", ""):
-        df = _read_delimited(data, filename)
+        df = _read_delimited(data, filename, max_rows, notices)
     else:
         raise DataValidationError(f"{filename}: unsupported file type {suffix!r}; use CSV, TSV or XLSX")
     if df.shape[1] == 0 or df.shape[0] == 0:
@@ -107,40 +119,259 @@ def read_table(data: bytes, filename: str, max_rows: int = MAX_ROWS) -> pd.DataF
     if len(df) > max_rows:
         raise DataValidationError(f"{filename} has {len(df):,} data rows; the limit is {max_rows:,}")
     df.columns = [str(c).strip() for c in df.columns]
+    long = [c for c in df.columns if len(c) > MAX_NAME_LENGTH]
+    if long:
+        raise DataValidationError(f"{filename}: a column name has {len(long[0]):,} characters; the limit is "
+                                  f"{MAX_NAME_LENGTH}")
     dup = pd.Index(df.columns)[pd.Index(df.columns).duplicated()].unique().tolist()
     if dup:
         raise DataValidationError([Problem("this column name appears more than once", column=c) for c in dup])
+    df = _drop_index_column(df, notices)
+    df.attrs["notices"] = notices
     return df
 
 
-def _read_delimited(data: bytes, filename: str) -> pd.DataFrame:
+def _check_columns(count: int, filename: str) -> None:
+    if count > MAX_COLUMNS:
+        raise DataValidationError(f"{filename} has {count:,} columns; the limit is {MAX_COLUMNS:,}")
+
+
+def _drop_index_column(df: pd.DataFrame, notices: list[str]) -> pd.DataFrame:
+    """A leading unnamed column holding 0..n−1 (or 1..n) is a pandas ``to_csv`` index: drop it, say so."""
+    first = df.columns[0]
+    if first not in ("", "Unnamed: 0") or df.shape[1] < 2:
+        return df
+    values = pd.to_numeric(df[first], errors="coerce").to_numpy()
+    for start in (0, 1):
+        if np.array_equal(values, np.arange(start, start + len(df))):
+            notices.append("The first column had no name and held the row numbers "
+                           f"{start}..{start + len(df) - 1} (an index written by pandas); it was dropped.")
+            return df.drop(columns=first)
+    return df
+
+
+def _decode(data: bytes, filename: str, notices: list[str]) -> str:
     if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16 with a byte-order mark (Excel's "Unicode text")
         try:
-            data = data.decode("utf-16").encode("utf-8")
+            return data.decode("utf-16")
         except UnicodeDecodeError:
             raise DataValidationError(f"{filename} starts like UTF-16 text but does not decode as UTF-16") from None
     if b"\x00" in data[:4096]:
         raise DataValidationError(f"{filename} looks binary, not like a text table")
-    for encoding in ("utf-8-sig", "latin-1"):
-        try:
-            head = data[:65536].decode(encoding)
-            break
-        except UnicodeDecodeError:
-            continue
-    first = head.splitlines()[0] if head.splitlines() else ""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        pass
+    try:
+        text = data.decode("cp1252")
+        notices.append(f"{filename} is not UTF-8; it was read as Windows-1252 (Western European). "
+                       "Check that accented names look right.")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+        notices.append(f"{filename} is not UTF-8; it was read as Latin-1. Check that accented names look right.")
+    return text
+
+
+def _read_delimited(data: bytes, filename: str, max_rows: int, notices: list[str]) -> pd.DataFrame:
+    text = _decode(data, filename, notices)
+    first = text.split("\n", 1)[0]
     sep = max((",", ";", "\t", "|"), key=first.count)
     if first.count(sep) == 0:
         sep = ","
+    _check_columns(first.count(sep) + 1, filename)
+    raw = text.encode("utf-8")
+    kwargs = dict(sep=sep, dtype=str, keep_default_na=False, na_values=[""])
     try:
-        return pd.read_csv(_io.BytesIO(data), sep=sep, encoding=encoding, engine="pyarrow")
+        df = _pyarrow_text(raw, sep, next(csv.reader([first.rstrip("\r")], delimiter=sep), []))
     except Exception:
-        pass  # pyarrow is strict about ragged rows; the C parser names the line
+        try:
+            ragged = _ragged_row(text, sep)  # arrow refuses ragged rows; find and name the first
+        except csv.Error as exc:
+            raise DataValidationError(f"could not parse {filename}: {exc}") from None
+        if ragged is not None:
+            raise DataValidationError(ragged) from None
+        try:
+            df = pd.read_csv(_io.BytesIO(raw), engine="c", low_memory=False, index_col=False, **kwargs)
+        except pd.errors.ParserError as exc:
+            raise DataValidationError(f"could not parse {filename}: {exc}") from None
+        except (pd.errors.EmptyDataError, ValueError) as exc:
+            raise DataValidationError(f"could not read {filename} as a table: {exc}") from None
+    if '"' in text and re.search(r'"[^"]*\n[^"]*"', text):  # quoted line breaks: rows and lines part ways
+        try:
+            df.attrs["file_lines"] = _record_lines(text, sep)
+        except csv.Error:
+            pass  # messages then count lines as rows + 1
+    df.attrs["delimiter"] = sep
+    return df
+
+
+def _pyarrow_text(raw: bytes, sep: str, header: list[str]) -> pd.DataFrame:
+    """Arrow's fast CSV reader with every column typed as text (pandas' ``dtype=str`` with the pyarrow
+    engine would infer floats first and stringify them: "0" becomes "0.0")."""
+    import pyarrow as pa
+    from pyarrow import csv as pacsv
+
+    table = pacsv.read_csv(
+        _io.BytesIO(raw), parse_options=pacsv.ParseOptions(delimiter=sep),
+        convert_options=pacsv.ConvertOptions(column_types={h: pa.string() for h in header},
+                                             strings_can_be_null=True, null_values=[""]))
+    df = table.to_pandas()
+    return df.astype(object).where(df.notna(), np.nan)
+
+
+def _ragged_row(text: str, sep: str) -> Problem | None:
+    """The first data row whose field count differs from the header's, as a Problem."""
+    reader = csv.reader(_io.StringIO(text), delimiter=sep)
+    header = next(reader, [])
+    line, row_number = reader.line_num, 0
+    for fields in reader:
+        if not fields:  # blank lines are skipped by the parser too
+            line = reader.line_num
+            continue
+        row_number += 1
+        start, line = line + 1, reader.line_num
+        if len(fields) != len(header):
+            extra = fields[len(header):]
+            if len(fields) == len(header) + 1 and extra == [""]:
+                what = f"an empty column after {header[-1]!r} (a trailing {sep!r}?)"
+            elif len(fields) > len(header):
+                what = (f"{len(fields)} fields but the header has {len(header)}: the extra value(s) "
+                        f"{', '.join(map(repr, extra[:3]))} would shift the row")
+            else:
+                what = f"{len(fields)} fields but the header has {len(header)}"
+            return Problem(what, row_number, line=start)
+    return None
+
+
+def _record_lines(text: str, sep: str) -> np.ndarray:
+    """The file line on which each data row starts (row k at index k − 1)."""
+    reader = csv.reader(_io.StringIO(text), delimiter=sep)
+    next(reader, None)
+    lines, previous = [], reader.line_num
+    for fields in reader:
+        if fields:
+            lines.append(previous + 1)
+        previous = reader.line_num
+    return np.asarray(lines, dtype=np.int64)
+
+
+def sheet_names(data: bytes) -> list[str]:
+    """The worksheet names of an XLSX file (for the Upload page's sheet picker)."""
+    from openpyxl import load_workbook
+
     try:
-        return pd.read_csv(_io.BytesIO(data), sep=sep, encoding=encoding, engine="c", low_memory=False)
-    except pd.errors.ParserError as exc:
-        raise DataValidationError(f"could not parse {filename}: {exc}") from None
-    except (UnicodeDecodeError, pd.errors.EmptyDataError, ValueError) as exc:
-        raise DataValidationError(f"could not read {filename} as a table: {exc}") from None
+        wb = load_workbook(_io.BytesIO(data), read_only=True)
+    except Exception as exc:  # openpyxl raises many types for corrupt files
+        raise DataValidationError(f"could not read the workbook: {exc}") from None
+    try:
+        return list(wb.sheetnames)
+    finally:
+        wb.close()
+
+
+def _read_xlsx(data: bytes, filename: str, max_rows: int, sheet: str | None) -> pd.DataFrame:
+    """Stream a worksheet (openpyxl read-only): stop at the row limit, and name formulas without values."""
+    from openpyxl import load_workbook
+
+    _check_xlsx_expansion(data, filename)
+    max_rows = min(max_rows, EXCEL_MAX_ROWS - 1)
+    try:
+        values_wb = load_workbook(_io.BytesIO(data), read_only=True, data_only=True)
+        formulas_wb = load_workbook(_io.BytesIO(data), read_only=True, data_only=False)
+    except Exception as exc:  # openpyxl raises many types for corrupt files
+        raise DataValidationError(f"could not read {filename} as an Excel workbook: {exc}") from None
+    try:
+        names = values_wb.sheetnames
+        if sheet is None:
+            with_data = [n for n in names if values_wb[n].max_row and values_wb[n].max_row > 1]
+            sheet = with_data[0] if with_data else names[0]
+        if sheet not in names:
+            raise DataValidationError(f"{filename} has no sheet {sheet!r}; its sheets are {', '.join(map(repr, names))}")
+        ws, wf = values_wb[sheet], formulas_wb[sheet]
+        declared_rows, declared_cols = ws.max_row or 0, ws.max_column or 0
+        if declared_rows - 1 > max_rows:
+            raise DataValidationError(f"{filename}, sheet {sheet!r}, declares {declared_rows - 1:,} data rows; "
+                                      f"the limit is {max_rows:,}")
+        _check_columns(declared_cols, filename)
+        rows: list[list[Any]] = []
+        problems: list[Problem] = []
+        header: list[str] = []
+        for k, (vals, forms) in enumerate(zip(ws.iter_rows(values_only=True), wf.iter_rows(values_only=True))):
+            if k == 0:
+                header = ["" if v is None else str(v) for v in vals]
+                _check_columns(len(header), filename)
+                continue
+            if k > max_rows:
+                raise DataValidationError(f"{filename}, sheet {sheet!r}, has more than {max_rows:,} data rows; "
+                                          f"the limit is {max_rows:,}")
+            row = list(vals) + [None] * (len(header) - len(vals))
+            for c, (v, f) in enumerate(zip(row, list(forms) + [None] * (len(header) - len(forms)))):
+                if v is None and isinstance(f, str) and f.startswith("="):
+                    problems.append(Problem(f"a formula ({f[:40]}) without a saved value; open the file in Excel "
+                                            "and save it, or paste values", k, header[c] if c < len(header) else None))
+            rows.append(row[: len(header)])
+        if problems:
+            raise DataValidationError(problems)
+        if not rows:
+            others = [n for n in names if n != sheet]
+            raise DataValidationError(f"{filename}: sheet {sheet!r} has no data rows below its header"
+                                      + (f"; other sheets: {', '.join(map(repr, others))}" if others else ""))
+        df = pd.DataFrame(rows, columns=header)
+        return df.apply(lambda col: col.map(_cell_text))
+    finally:
+        values_wb.close()
+        formulas_wb.close()
+
+
+#: Excel's own sheet size limit; a sheet claiming more is not a real workbook.
+EXCEL_MAX_ROWS = 1_048_576
+#: Largest uncompressed worksheet XML accepted (a 1.75 MB zip bomb can expand to gigabytes).
+MAX_XLSX_XML_BYTES = 512 * 2**20
+
+
+def _check_xlsx_expansion(data: bytes, filename: str) -> None:
+    """Refuse a workbook whose worksheets would expand beyond :data:`MAX_XLSX_XML_BYTES` before reading it."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(_io.BytesIO(data)) as z:
+            sizes = [i.file_size for i in z.infolist() if i.filename.startswith("xl/worksheets/")]
+    except zipfile.BadZipFile:
+        raise DataValidationError(f"could not read {filename} as an Excel workbook: not a zip archive") from None
+    if sizes and max(sizes) > MAX_XLSX_XML_BYTES:
+        raise DataValidationError(f"{filename}: a worksheet expands to {max(sizes) / 2**20:,.0f} MB; the limit is "
+                                  f"{MAX_XLSX_XML_BYTES / 2**20:,.0f} MB. Save the data as CSV instead")
+
+
+def _cell_text(value: Any) -> Any:
+    """An Excel cell as text: whole floats without ".0", missing as NaN."""
+    if value is None:
+        return np.nan
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return str(value)
+
+
+def to_numbers(df: pd.DataFrame) -> pd.DataFrame:
+    """Columns whose every value is a plain number become float; the rest stay text (for features)."""
+    out = df.copy()
+    for col in out.columns:
+        s = out[col]
+        if s.dtype == object:
+            converted = pd.to_numeric(s, errors="coerce")
+            text = s.dropna().astype(str).str.strip()
+            if converted.notna().sum() == s.notna().sum() and text.str.fullmatch(_PLAIN_NUMBER).all():
+                out[col] = converted
+    return out
+
+
+def _lines_for(problems: list[Problem], df: pd.DataFrame) -> list[Problem]:
+    """Attach file lines to row problems when quoted line breaks make them differ from row + 1."""
+    lines = df.attrs.get("file_lines")
+    if lines is None:
+        return problems
+    return [Problem(p.message, p.row, p.column, int(lines[p.row - 1]))
+            if p.row is not None and p.line is None and 0 < p.row <= len(lines) else p for p in problems]
 
 
 # --- group confusion-matrix tables ---------------------------------------------------------
@@ -194,25 +425,10 @@ def cms_from_table(df: pd.DataFrame, group_columns: Sequence[str] | None = None,
     cells = np.zeros((len(df), 4), dtype=np.int64)
     for k, cell in enumerate(CELLS):
         col = counts[cell]
-        values = pd.to_numeric(df[col], errors="coerce")
-        for r in np.flatnonzero(df[col].isna().to_numpy()):
-            problems.append(Problem("missing count", int(r) + 1, col))
-        for r in np.flatnonzero((values.isna() & df[col].notna()).to_numpy()):
-            problems.append(Problem(f"{df[col].iloc[r]!r} is not a number", int(r) + 1, col))
-        v = values.to_numpy(dtype=float)
-        for r in np.flatnonzero(np.isinf(v)):
-            problems.append(Problem(f"{df[col].iloc[r]!r} is not a finite count", int(r) + 1, col))
-        ok = np.isfinite(v)
-        frac = np.where(ok, np.mod(np.where(ok, v, 0.0), 1.0), 0.0)
-        for r in np.flatnonzero(ok & (v < 0)):
-            problems.append(Problem(f"negative count {v[r]:g}", int(r) + 1, col))
-        for r in np.flatnonzero(ok & (v >= 0) & (frac != 0)):
-            problems.append(Problem(f"fractional count {v[r]:g}; counts must be whole numbers", int(r) + 1, col))
-        for r in np.flatnonzero(ok & (v > MAX_COUNT)):
-            problems.append(Problem(f"count {v[r]:.3g} is too large; the limit is {MAX_COUNT:.0e} per cell",
-                                    int(r) + 1, col))
-        good = ok & (v >= 0) & (frac == 0) & (v <= MAX_COUNT)
-        cells[:, k] = np.where(good, v, 0).astype(np.int64)
+        if df[col].dtype == object:
+            cells[:, k] = _text_counts(df[col], col, df.attrs.get("delimiter", ","), problems)
+        else:
+            cells[:, k] = _numeric_counts(df[col], col, problems)
 
     names = _group_names(df, list(group_columns), problems)
     for r in np.flatnonzero(cells.sum(axis=1) == 0):
@@ -220,7 +436,7 @@ def cms_from_table(df: pd.DataFrame, group_columns: Sequence[str] | None = None,
             problems.append(Problem(f"group {names[r]!r} is empty (all four counts are 0)", int(r) + 1))
     _check_duplicates(names, problems, list(group_columns))
     if problems:
-        raise DataValidationError(sorted(problems, key=lambda p: (p.row or 0, p.column or "")))
+        raise DataValidationError(_lines_for(sorted(problems, key=lambda p: (p.row or 0, p.column or "")), df))
     cms = {name: ConfusionMatrix(*row) for name, row in zip(names, cells.tolist())}
     try:
         return Audit(cms, source=source, group_columns=tuple(group_columns))
@@ -228,14 +444,102 @@ def cms_from_table(df: pd.DataFrame, group_columns: Sequence[str] | None = None,
         raise DataValidationError(str(exc)) from None
 
 
+_WHOLE = re.compile(r"\+?\d+(\.0{1,2})?")
+_THOUSANDS = {sep: re.compile(r"\d{1,3}(" + re.escape(sep) + r"\d{3})+") for sep in (",", " ", "\u00a0", "\u202f", "'", "_")}
+
+
+def _text_counts(s: pd.Series, col: str, delimiter: str, problems: list[Problem]) -> np.ndarray:
+    """Counts from text, strictly: plain whole numbers, or with a thousands separator that cannot be
+    mistaken for the delimiter or a decimal point. "1.000", "0x10", "1e3" and "1e-400" are refused."""
+    out = np.zeros(len(s), dtype=np.int64)
+    text = s.where(s.notna(), "").astype(str).str.strip()
+    for r, value in enumerate(text.tolist()):
+        row = r + 1
+        if value == "":
+            problems.append(Problem("missing count", row, col))
+            continue
+        plain = value
+        if not _WHOLE.fullmatch(value):
+            for sep, pattern in _THOUSANDS.items():
+                if sep != delimiter and pattern.fullmatch(value):
+                    plain = value.replace(sep, "")
+                    break
+            else:
+                problems.append(Problem(_count_problem(value), row, col))
+                continue
+        number = int(float(plain)) if "." in plain else int(plain)
+        if number > MAX_COUNT:
+            problems.append(Problem(f"count {value} is too large; the limit is {MAX_COUNT:.0e} per cell", row, col))
+            continue
+        out[r] = number
+    return out
+
+
+def _count_problem(value: str) -> str:
+    if re.fullmatch(r"-\s*\d+(\.\d+)?", value):
+        return f"negative count {value}"
+    if re.fullmatch(r"\d{1,3}(\.\d{3})+", value):
+        return (f"{value!r} is ambiguous (one thousand or a decimal?); write counts as whole numbers "
+                "without a thousands separator")
+    if re.fullmatch(r"\+?\d*\.\d+", value):
+        return f"fractional count {value}; counts must be whole numbers"
+    if re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)[eE][+-]?\d+", value):
+        return f"{value!r} is in scientific notation; write the count as a whole number"
+    if re.fullmatch(r"0[xXbBoO][0-9a-fA-F]+", value):
+        return f"{value!r} is not a decimal whole number"
+    return f"{value!r} is not a number"
+
+
+def _numeric_counts(s: pd.Series, col: str, problems: list[Problem]) -> np.ndarray:
+    """Counts from an already numeric column (the typed table), every problem by row."""
+    values = pd.to_numeric(s, errors="coerce")
+    for r in np.flatnonzero(s.isna().to_numpy()):
+        problems.append(Problem("missing count", int(r) + 1, col))
+    v = values.to_numpy(dtype=float)
+    for r in np.flatnonzero(np.isinf(v)):
+        problems.append(Problem(f"{_show(s.iloc[r])} is not a finite count", int(r) + 1, col))
+    ok = np.isfinite(v)
+    frac = np.where(ok, np.mod(np.where(ok, v, 0.0), 1.0), 0.0)
+    for r in np.flatnonzero(ok & (v < 0)):
+        problems.append(Problem(f"negative count {v[r]:g}", int(r) + 1, col))
+    for r in np.flatnonzero(ok & (v >= 0) & (frac != 0)):
+        problems.append(Problem(f"fractional count {v[r]:g}; counts must be whole numbers", int(r) + 1, col))
+    for r in np.flatnonzero(ok & (v > MAX_COUNT)):
+        problems.append(Problem(f"count {v[r]:.3g} is too large; the limit is {MAX_COUNT:.0e} per cell", int(r) + 1, col))
+    good = ok & (v >= 0) & (frac == 0) & (v <= MAX_COUNT)
+    return np.where(good, v, 0).astype(np.int64)
+
+
+def _show(value: Any) -> str:
+    """A value for a message: plain Python, never a NumPy repr such as np.int64(3)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    return repr(value)
+
+
+def clean_name(value: Any) -> str:
+    """A group name as shown and compared: text, NFC-normalized, invisible characters removed, trimmed."""
+    return unicodedata.normalize("NFC", str(value)).translate(_INVISIBLE).strip()
+
+
 def _group_names(df: pd.DataFrame, group_columns: list[str], problems: list[Problem]) -> list[str]:
     parts = []
     for col in group_columns:
         s = df[col]
-        text = s.astype(str).str.strip()
+        raw = s.where(s.notna(), "").astype(str)
+        text = raw.map(clean_name)
         blank = s.isna().to_numpy() | (text == "").to_numpy()
         for r in np.flatnonzero(blank):
             problems.append(Problem("missing group name", int(r) + 1, col))
+        for r in np.flatnonzero((text.str.len() > MAX_NAME_LENGTH).to_numpy()):
+            problems.append(Problem(f"group name of {len(text.iloc[r]):,} characters; the limit is {MAX_NAME_LENGTH}",
+                                    int(r) + 1, col))
+            text.iloc[r] = text.iloc[r][:MAX_NAME_LENGTH]
+        changed = (raw.str.strip() != text) & ~blank
+        if changed.any():
+            df.attrs.setdefault("notices", []).append(
+                f"Group names in {col!r} were normalized (Unicode NFC, invisible characters removed), e.g. row "
+                f"{int(np.flatnonzero(changed.to_numpy())[0]) + 1}.")
         parts.append(text.where(~blank, "").tolist())
     return [INTERSECTION_SEP.join(p) for p in zip(*parts)]
 
@@ -246,7 +550,8 @@ def _check_duplicates(names: list[str], problems: list[Problem], group_columns: 
         if not name.strip(INTERSECTION_SEP + " "):
             continue
         if name in seen:
-            problems.append(Problem(f"group {name!r} already appears in row {seen[name]}", r,
+            problems.append(Problem(f"group {name!r} already appears in row {seen[name]} (names are compared "
+                                    "after Unicode normalization and removing invisible characters)", r,
                                     ", ".join(group_columns)))
         else:
             seen[name] = r
@@ -385,7 +690,13 @@ def cms_from_predictions(df: pd.DataFrame, label_column: str, prediction_column:
             rows = np.flatnonzero(c < 0)
             raise DataValidationError(Problem(f"missing group value in {rows.size:,} row(s)", int(rows[0]) + 1, col))
         codes = codes * len(u) + c
-        level_names.append(np.asarray([str(v).strip() for v in u], dtype=object))
+        cleaned = [clean_name(v) for v in u]
+        long = [k for k, v in enumerate(cleaned) if len(v) > MAX_NAME_LENGTH]
+        if long:
+            r = int(np.flatnonzero(c == long[0])[0])
+            raise DataValidationError(Problem(f"group value of {len(cleaned[long[0]]):,} characters; the limit is "
+                                              f"{MAX_NAME_LENGTH}", r + 1, col))
+        level_names.append(np.asarray(cleaned, dtype=object))
     joint, inverse = np.unique(codes, return_inverse=True)
     if joint.size < 2:
         raise DataValidationError(f"all {len(df):,} rows fall in one group"
@@ -404,7 +715,9 @@ def cms_from_predictions(df: pd.DataFrame, label_column: str, prediction_column:
     parts.reverse()
     names = [INTERSECTION_SEP.join(p) for p in zip(*parts)]
     if len(set(names)) != len(names):
-        raise DataValidationError("two group values become the same name after trimming spaces")
+        same = pd.Series(names)[pd.Series(names).duplicated()].iloc[0]
+        raise DataValidationError(f"two different group values both read as {same!r} once spaces, invisible "
+                                  "characters and Unicode normalization are removed; make them distinct")
     cms = {name: ConfusionMatrix(*row) for name, row in zip(names, counts.tolist())}
     probs = _probabilities(df, probability_columns) if probability_columns else None
     if probs is not None and flip:

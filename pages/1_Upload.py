@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from fairness_core import datasets
-from fairness_core.io import (DataValidationError, MAX_ROWS, cms_from_predictions, cms_from_table,
+from fairness_core.io import (DataValidationError, MAX_ROWS, cms_from_predictions, cms_from_table, to_numbers,
                               cms_to_table, distinct_values, read_table)
 from ui.state import current_demo, data_banner, load_demo, page_setup, set_audit
 from ui.widgets import csv_download, md_escape
@@ -106,7 +106,7 @@ with rows_tab:
                     parsed = cms_from_predictions(rows, label_col, pred_col, group_cols, pos_label, pos_pred,
                                                   flip=flip, threshold=threshold, source=f"{upload.name}",
                                                   probability_columns=prob_cols,
-                                                  features=rows[feature_cols] if feature_cols else None)
+                                                  features=to_numbers(rows[feature_cols]) if feature_cols else None)
                 except DataValidationError as exc:
                     show_problems(exc)
                 else:

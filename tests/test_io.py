@@ -225,3 +225,151 @@ def test_utf16_text_with_a_byte_order_mark_is_read():
     text = "group\tTP\tFN\tFP\tTN\nÅsa\t1\t0\t0\t5\nBo\t7\t0\t1\t10\n"
     audit = cms_from_table(read_table(text.encode("utf-16"), "export.txt"))
     assert audit.groups == ["Åsa", "Bo"] and audit.cms["Bo"].fp == 1
+
+
+# --- issue 14: silent misreads are refused or read right -----------------------------------
+
+def test_a_row_with_one_field_too_many_is_refused_not_shifted():
+    with pytest.raises(DataValidationError) as exc:
+        cms_from_table(table("group,TP,FN,FP,TN\nWhite,5,6,7,8\nBlack,10,20,30,40,999\n"))
+    assert "row 2 (file line 3): 6 fields but the header has 5" in problems(exc)[0]
+    assert "'999'" in problems(exc)[0]
+
+
+def test_a_trailing_comma_is_named_as_an_empty_column():
+    with pytest.raises(DataValidationError) as exc:
+        cms_from_table(table("group,TP,FN,FP,TN\nA,1,2,3,4,\nB,1,2,3,4,\n"))
+    assert "row 1 (file line 2): an empty column after 'TN'" in problems(exc)[0]
+
+
+@pytest.mark.parametrize("value,expected", [
+    ("1.000", "ambiguous"), ("0x10", "not a decimal whole number"), ("1e-400", "scientific notation"),
+    ("1e3", "scientific notation"), ("2.5", "fractional count 2.5"), ("-4", "negative count -4"),
+    ("abc", "'abc' is not a number")])
+def test_counts_must_be_plain_whole_numbers(value, expected):
+    with pytest.raises(DataValidationError) as exc:
+        cms_from_table(table(f"group;TP;FN;FP;TN\nA;{value};1;1;1\nB;1;1;1;1\n"))
+    assert any("row 1 (file line 2), column 'TP'" in p and expected in p for p in problems(exc)), problems(exc)
+
+
+def test_unambiguous_thousands_separators_and_float_exports_are_read():
+    audit = cms_from_table(table('group;TP;FN;FP;TN\nA;1,234;1 000;5.0;7\nB;1;1;1;1\n'))
+    assert audit.cms["A"].as_array().tolist() == [1234, 1000, 5, 7]
+    with pytest.raises(DataValidationError):  # in a comma file "1,234" cannot be a number
+        cms_from_table(table('group,TP,FN,FP,TN\nA,"1,234",1,1,1\nB,1,1,1,1\n'))
+
+
+def test_group_columns_keep_their_text():
+    audit = cms_from_table(table("id,TP,FN,FP,TN\n007,1,1,1,1\n1.10,2,2,2,2\n12345678901234567890,3,3,3,3\n"))
+    assert audit.groups == ["007", "1.10", "12345678901234567890"]
+    df = read_table(b"y,p,g\n1,1,007\n0,1,007\n1,0,7\n0,0,7\n", "rows.csv")
+    assert cms_from_predictions(df, "y", "p", ["g"], "1").groups == ["007", "7"]
+
+
+def test_a_pandas_index_column_is_dropped_with_a_notice():
+    df = read_table(b",group,TP,FN,FP,TN\n0,A,1,1,1,1\n1,B,2,2,2,2\n", "t.csv")
+    assert list(df.columns) == ["group", "TP", "FN", "FP", "TN"]
+    assert any("index" in n for n in df.attrs["notices"])
+    assert cms_from_table(df).groups == ["A", "B"]
+
+
+def test_cp1252_is_detected_with_a_notice_and_utf16_by_its_bom():
+    text = "group,TP,FN,FP,TN\nJosé,1,1,1,1\nZoë – x,2,2,2,2\n"
+    df = read_table(text.encode("cp1252"), "t.csv")
+    assert cms_from_table(df).groups == ["José", "Zoë – x"] and "Windows-1252" in df.attrs["notices"][0]
+    assert cms_from_table(read_table(text.encode("utf-16"), "t.csv")).groups == ["José", "Zoë – x"]
+
+
+def test_names_that_differ_only_by_invisible_characters_or_normalization_collide():
+    nfd = "Jose\u0301"  # é as e + combining accent
+    with pytest.raises(DataValidationError) as exc:
+        cms_from_table(table(f"group,TP,FN,FP,TN\nJosé,1,1,1,1\n{nfd},2,2,2,2\n"))
+    assert "already appears in row 1" in problems(exc)[0]
+    with pytest.raises(DataValidationError):
+        cms_from_table(table("group,TP,FN,FP,TN\nA,1,1,1,1\nA\u200b,2,2,2,2\n"))
+    df = read_table("y,p,g\n1,1,A\n0,1,A\u200b\n1,0,B\n".encode(), "rows.csv")
+    with pytest.raises(DataValidationError, match="invisible"):
+        cms_from_predictions(df, "y", "p", ["g"], "1")
+
+
+def test_line_numbers_count_quoted_line_breaks():
+    with pytest.raises(DataValidationError) as exc:
+        cms_from_table(table('group,TP,FN,FP,TN\n"A\nwith a break",1,1,1,1\nB,1,-1,1,1\n'))
+    assert "row 2 (file line 4), column 'FN': negative count -1" in problems(exc)[0]
+
+
+def test_messages_show_plain_values_not_numpy_reprs():
+    frame = pd.DataFrame({"group": ["A", "B"], "TP": [1.0, np.inf], "FN": [1, 1], "FP": [1, 1], "TN": [1, 1]})
+    with pytest.raises(DataValidationError) as exc:
+        cms_from_table(frame)
+    assert "np." not in str(exc.value) and "inf is not a finite count" in str(exc.value)
+
+
+def test_too_many_columns_and_too_long_names_are_refused_quickly():
+    wide = ",".join(f"c{k}" for k in range(5000)) + "\n" + ",".join("1" for _ in range(5000)) + "\n"
+    with pytest.raises(DataValidationError, match="5,000 columns; the limit is 1,000"):
+        read_table(wide.encode(), "wide.csv")
+    with pytest.raises(DataValidationError, match="the limit is 200"):
+        cms_from_table(table("group,TP,FN,FP,TN\n" + "x" * 5000 + ",1,1,1,1\nB,1,1,1,1\n"))
+
+
+def _xlsx(sheets: dict[str, list[list]]) -> bytes:
+    from openpyxl import Workbook
+
+    wb = Workbook()
+    wb.remove(wb.active)
+    for name, rows in sheets.items():
+        ws = wb.create_sheet(name)
+        for row in rows:
+            ws.append(row)
+    buf = io.BytesIO()
+    wb.save(buf)
+    return buf.getvalue()
+
+
+def test_xlsx_formulas_without_saved_values_are_named():
+    data = _xlsx({"counts": [["group", "TP", "FN", "FP", "TN"], ["A", 1, 1, 1, "=SUM(B2:D2)"], ["B", 1, 1, 1, 1]]})
+    with pytest.raises(DataValidationError) as exc:
+        read_table(data, "f.xlsx")
+    assert "row 1 (file line 2), column 'TN': a formula (=SUM(B2:D2)) without a saved value" in problems(exc)[0]
+
+
+def test_xlsx_data_on_a_second_sheet_is_found_and_sheets_can_be_chosen():
+    from fairness_core.io import sheet_names
+
+    data = _xlsx({"notes": [["read me"]], "counts": [["group", "TP", "FN", "FP", "TN"], ["A", 1, 1, 1, 1],
+                                                      ["007", 2, 2, 2, 2]]})
+    assert sheet_names(data) == ["notes", "counts"]
+    assert cms_from_table(read_table(data, "s.xlsx")).groups == ["A", "007"]
+    with pytest.raises(DataValidationError, match="no data rows.*other sheets: 'counts'"):
+        read_table(data, "s.xlsx", sheet="notes")
+    with pytest.raises(DataValidationError, match="no sheet 'x'"):
+        read_table(data, "s.xlsx", sheet="x")
+
+
+def test_an_xlsx_beyond_the_row_limit_stops_early():
+    rows = [["y", "p", "g"]] + [[1, 0, "a"]] * 2000
+    with pytest.raises(DataValidationError, match="the limit is 1,000"):
+        read_table(_xlsx({"rows": rows}), "big.xlsx", max_rows=1000)
+
+
+def test_a_zip_bomb_workbook_is_refused_before_it_is_read(monkeypatch):
+    import zipfile
+
+    from fairness_core import io as fio
+
+    monkeypatch.setattr(fio, "MAX_XLSX_XML_BYTES", 2**20)  # the real limit is 512 MB; the check is the same
+
+    data = _xlsx({"rows": [["y", "p", "g"], [1, 0, "a"]]})
+    src = zipfile.ZipFile(io.BytesIO(data))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for item in src.infolist():
+            body = src.read(item)
+            if item.filename.startswith("xl/worksheets/"):  # 3 MB of rows squeezed into a few kB
+                row = b'<row><c t="n"><v>1</v></c></row>'
+                body = body.replace(b"</sheetData>", row * (3 * 2**20 // len(row)) + b"</sheetData>")
+            z.writestr(item, body)
+    assert len(out.getvalue()) < 100_000
+    with pytest.raises(DataValidationError, match="expands to 3 MB; the limit is 1 MB"):
+        read_table(out.getvalue(), "bomb.xlsx")
