@@ -121,6 +121,35 @@ def _binom_cdf(k: np.ndarray, n: np.ndarray, p: float) -> np.ndarray:
     return out
 
 
+#: Most terms an exact sum may take (the support window of FP + FN or of a JRM's denominator).
+#: Beyond it (n around 10^7 and up) the exact O(sqrt n) sums would cost seconds and gigabytes,
+#: and a normal approximation is used, with its Berry–Esseen error bound in the note.
+MAX_EXACT_TERMS = 200_000
+
+
+def _window(n: int, p: float) -> int:
+    """Terms in :func:`_support`'s window for Binomial(n, p)."""
+    sd = float(np.sqrt(n * p * (1 - p)))
+    return int(min(n + 1, 2 * (40 * sd + 800) + 1))
+
+
+def exact_feasible(metric: str, n: int, cm_reference: ConfusionMatrix) -> bool:
+    """Whether the exact method runs as an exact sum for a group of ``n`` (else a bounded normal approximation)."""
+    probs = _reference_probs(cm_reference)
+    if metric in BINOMIAL_CELLS:
+        return True
+    if metric == "B":
+        return _window(n, float(probs[1] + probs[2])) <= MAX_EXACT_TERMS
+    a, b = JRM_CELLS[metric]
+    return _window(n, float(probs[a] + probs[b])) <= MAX_EXACT_TERMS
+
+
+def _normal_note(n: int, rho_over_sigma3: float) -> str:
+    bound = 0.4748 * rho_over_sigma3 / np.sqrt(n)
+    return (f"n = {n:,} is beyond the exact sum's limit ({MAX_EXACT_TERMS:,} terms): normal approximation, "
+            f"whose CDF error is at most {bound:.1e} (Berry–Esseen)")
+
+
 def _binom_sf(k: np.ndarray, n: np.ndarray, p: float) -> np.ndarray:
     """P(X > k) for X ~ Binomial(n, p), any integer k."""
     k, n = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(n, dtype=float))
@@ -152,16 +181,21 @@ def marginal_benefit_distribution(s: int | np.ndarray, n: int, p_plus: float, p_
 def _marginal_benefit(cm: ConfusionMatrix, probs: np.ndarray, method: str) -> tuple[float, float, str]:
     s, n = cm.fp - cm.fn, cm.n
     p_plus, p_minus = probs[2], probs[1]
-    if method == "exact":
+    if method == "exact" and _window(n, p_plus + p_minus) <= MAX_EXACT_TERMS:
         cdf, sf = marginal_benefit_distribution(s, n, p_plus, p_minus)
         return float(cdf[0]), float(sf[0]), ""
-    if method == "normal":
+    if method in ("normal", "exact"):
         mean = n * (p_plus - p_minus)
         sd = np.sqrt(n * ((p_plus + p_minus) - (p_plus - p_minus) ** 2))
         if sd == 0:
             cdf, sf = marginal_benefit_distribution(s, n, p_plus, p_minus)
             return float(cdf[0]), float(sf[0]), "the reference has no FP or FN; exact used"
-        return float(stats.norm.cdf((s + 0.5 - mean) / sd)), float(stats.norm.sf((s - 0.5 - mean) / sd)), ""
+        note = ""
+        if method == "exact":
+            mu = p_plus - p_minus
+            rho = p_plus * abs(1 - mu) ** 3 + p_minus * abs(-1 - mu) ** 3 + (1 - p_plus - p_minus) * abs(mu) ** 3
+            note = _normal_note(n, rho / (sd / np.sqrt(n)) ** 3)
+        return float(stats.norm.cdf((s + 0.5 - mean) / sd)), float(stats.norm.sf((s - 0.5 - mean) / sd)), note
     raise ValueError(f"method {method!r} is not offered for B: the seed's Peizer–Pratt row treats FP − FN, "
                      "which can be negative, as a binomial count; use exact or normal")
 
@@ -188,8 +222,16 @@ def _jrm(metric: str, cm: ConfusionMatrix, probs: np.ndarray, method: str, lam: 
     s = ka / (ka + kb)
     if method == "exact":
         p = probs[a] + probs[b]
-        cdf, sf = jrm_distribution(s, cm.n, p, probs[a] / p)
-        return float(cdf[0]), float(sf[0]), ""
+        theta = probs[a] / p
+        if _window(cm.n, p) <= MAX_EXACT_TERMS:
+            cdf, sf = jrm_distribution(s, cm.n, p, theta)
+            return float(cdf[0]), float(sf[0]), ""
+        if theta in (0.0, 1.0):
+            return float(s >= theta), float(s <= theta), "the reference's rate is 0 or 1: a point mass"
+        sd = np.sqrt(theta * (1 - theta) / (cm.n * p))  # S given K ≈ np: a proportion of K draws
+        rho = (theta * (1 - theta) * (theta ** 2 + (1 - theta) ** 2)) / (theta * (1 - theta)) ** 1.5
+        return (float(stats.norm.cdf((s - theta) / sd)), float(stats.norm.sf((s - theta) / sd)),
+                _normal_note(int(cm.n * p), rho))
     # method == "beta" (test() admits only exact and beta for JRMs)
     cdf = float(stats.beta.cdf(s, ka + lam, kb + lam))
     return cdf, 1 - cdf, ("the seed's beta shortcut I_s(k_a + λ, k_b + λ): a posterior of the group's own "
@@ -321,7 +363,11 @@ def reference_distribution(metric: str, n: int, cm_reference: ConfusionMatrix,
             cdf, _ = marginal_benefit_distribution(s, n, probs[2], probs[1])
             return s / n, np.diff(np.concatenate([[0.0], cdf])), True
         edges = np.linspace(-n - 0.5, n + 0.5, max_points + 1)
-        cdf, _ = marginal_benefit_distribution(np.floor(edges), n, probs[2], probs[1])
+        if _window(n, float(probs[1] + probs[2])) * len(edges) > 50 * MAX_EXACT_TERMS:
+            mu, var = probs[2] - probs[1], probs[2] + probs[1] - (probs[2] - probs[1]) ** 2
+            cdf = stats.norm.cdf((np.floor(edges) + 0.5 - n * mu) / np.sqrt(max(n * var, 1e-300)))
+        else:
+            cdf, _ = marginal_benefit_distribution(np.floor(edges), n, probs[2], probs[1])
         return (edges[:-1] + edges[1:]) / 2 / n, np.diff(cdf), False
     a, b = JRM_CELLS[metric]
     p = float(probs[a] + probs[b])
@@ -338,7 +384,10 @@ def reference_distribution(metric: str, n: int, cm_reference: ConfusionMatrix,
         mass = np.bincount(inv, weights=pk[ok]) / (-np.expm1(n * np.log1p(-p)) if p < 1 else 1.0)
         return x, mass, True
     edges = np.linspace(0.0, 1.0, max_points + 1)
-    cdf, _ = jrm_distribution(edges[1:], n, p, theta)
+    if _window(n, p) * len(edges) > 50 * MAX_EXACT_TERMS and 0 < theta < 1:
+        cdf = stats.norm.cdf((edges[1:] - theta) / np.sqrt(theta * (1 - theta) / (n * p)))
+    else:
+        cdf, _ = jrm_distribution(edges[1:], n, p, theta)
     return (edges[:-1] + edges[1:]) / 2, np.diff(np.concatenate([[0.0], cdf])), False
 
 

@@ -5,7 +5,7 @@ import streamlit as st
 
 from fairness_core import datasets
 from fairness_core.io import (DataValidationError, MAX_ROWS, cms_from_predictions, cms_from_table, to_numbers,
-                              cms_to_table, distinct_values, read_table)
+                              cms_to_table, distinct_values, read_table, sheet_names)
 from ui.state import current_demo, data_banner, load_demo, page_setup, set_audit
 from ui.widgets import csv_download, md_escape
 
@@ -20,6 +20,20 @@ def show_problems(exc: DataValidationError) -> None:
     lines = "\n".join(f"- {md_escape(p)}" for p in exc.problems[:20])
     more = f"\n- … and {len(exc.problems) - 20} more" if len(exc.problems) > 20 else ""
     st.error(f"**Nothing was loaded** — the current data is unchanged.\n\n{lines}{more}", icon=":material/block:")
+
+
+def read_upload(upload, key: str):  # type: ignore[no-untyped-def]
+    """The uploaded file as a text table, with a sheet picker for workbooks with several sheets and the
+    reader's notices (encoding, a dropped index column) shown; raises DataValidationError."""
+    data, sheet = upload.getvalue(), None
+    if upload.name.lower().endswith((".xlsx", ".xlsm")):
+        names = sheet_names(data)
+        if len(names) > 1:
+            sheet = st.selectbox("Sheet", names, key=f"{key}-sheet")
+    table = read_table(data, upload.name, sheet=sheet)
+    for notice in table.attrs.get("notices", []):
+        st.info(md_escape(notice), icon=":material/info:")
+    return table
 
 
 def commit(new_audit, message: str) -> None:  # type: ignore[no-untyped-def]
@@ -49,7 +63,7 @@ with table_tab:
     upload = st.file_uploader("Confusion-matrix table", type=["csv", "tsv", "txt", "xlsx"], key="cm-file")
     if upload is not None:
         try:
-            parsed = cms_from_table(read_table(upload.getvalue(), upload.name), source=f"{upload.name}")
+            parsed = cms_from_table(read_upload(upload, "cm-file"), source=f"{upload.name}")
         except DataValidationError as exc:
             show_problems(exc)
         else:
@@ -64,7 +78,7 @@ with rows_tab:
     upload = st.file_uploader("Predictions table", type=["csv", "tsv", "txt", "xlsx"], key="rows-file")
     if upload is not None:
         try:
-            rows = read_table(upload.getvalue(), upload.name)
+            rows = read_upload(upload, "rows-file")
         except DataValidationError as exc:
             show_problems(exc)
             rows = None

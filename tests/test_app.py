@@ -364,3 +364,23 @@ def test_synthetic_data_page_trains_on_uploaded_rows():
     train_and_finish(at, "gan", 300)
     summary = frame_with(at, "improves")
     assert set(summary["group"]) == {"north", "south"}
+
+
+@pytest.mark.parametrize("page", ["app.py", "pages/2_Bias_Audit.py", "pages/3_Sample_Size_Explorer.py",
+                                  "pages/4_Smoothing.py"])
+def test_pages_render_with_counts_at_the_accepted_limit(page):
+    """Cells up to 10^15 pass validation; every page must still render (bounded methods, no exact sums
+    over billions of terms)."""
+    from fairness_core import ConfusionMatrix as CM
+    from fairness_core.audit import Audit
+
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["audit"] = Audit({"huge": CM(3 * 10**14, 10**14, 2 * 10**14, 4 * 10**14),
+                                       "also huge": CM(28 * 10**13, 10**14, 23 * 10**13, 39 * 10**13),
+                                       "small": CM(3, 1, 1, 5)})
+    at.session_state["demo_key"] = None
+    at.run()
+    if page != "app.py":
+        at.switch_page(page)
+        at.run()
+    assert not at.exception, at.exception

@@ -208,3 +208,26 @@ def test_exact_keeps_extreme_tails_when_reference_rates_are_tiny():
     sf = (w * stats.binom.sf(np.ceil((40 + m) / 2) - 1, m, probs[2] / (probs[1] + probs[2]))).sum()
     assert 0 < sf < 1e-20
     assert r.sf == pytest.approx(sf, rel=1e-9)
+
+
+def test_beyond_the_exact_limit_match_is_a_bounded_normal_approximation(monkeypatch):
+    """Counts up to 10^15 are accepted; the exact O(sqrt n) sums would need gigabytes there."""
+    ref = ConfusionMatrix(3 * 10**14, 10**14, 2 * 10**14, 4 * 10**14)
+    group = ConfusionMatrix(28 * 10**13, 10**14, 23 * 10**13, 39 * 10**13)
+    for metric in ("B", "TPR"):
+        r = match.test(metric, group, ref)
+        assert "normal approximation" in r.note and "Berry–Esseen" in r.note and 0 <= r.p_value <= 1
+        assert not match.exact_feasible(metric, group.n, ref)
+    x, mass, _ = match.reference_distribution("B", 10**12, ref)
+    assert abs(mass.sum() - 1) < 1e-9 and len(x) <= 400
+
+
+def test_the_normal_fallback_agrees_with_exact_within_its_berry_esseen_bound(monkeypatch):
+    ref = ConfusionMatrix(3000, 1000, 2000, 4000)
+    n = 200_000
+    group = ConfusionMatrix(int(0.3 * n), int(0.1 * n) + 150, int(0.2 * n) + 200, n - int(0.6 * n) - 350)
+    exact = match.test("B", group, ref)
+    monkeypatch.setattr(match, "MAX_EXACT_TERMS", 10)
+    approx = match.test("B", group, ref)
+    bound = float(approx.note.split("at most ")[1].split(" ")[0])
+    assert exact.note == "" and abs(approx.cdf - exact.cdf) <= bound
