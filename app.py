@@ -7,7 +7,7 @@ Audit, ...) as a multipage app. Every page reads the session's one
 
 import streamlit as st
 
-from ui.state import current_demo, data_banner, page_setup, verdict_settings
+from ui.state import current_demo, data_banner, page_setup, verdict_settings, verdicts_for
 from ui.widgets import md_escape, verdict_summary
 from fairness_core import datasets
 from fairness_core.audit import verdict_findings
@@ -25,7 +25,7 @@ st.markdown(
 with st.sidebar:
     tolerance, alpha, adjust = verdict_settings()
 data_banner(audit)
-verdicts = audit.verdicts(tolerance, alpha=alpha, adjust=adjust)
+verdicts = verdicts_for(audit, tolerance, alpha, adjust)
 verdict_summary(verdicts)
 st.markdown(f"**What the numbers say.** {md_escape(verdict_findings(verdicts))}")
 if current_demo():

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from . import bias, inference, match
+from . import bias, inference, match, text
 from . import metrics as m
 from .confusion import CELLS, ConfusionMatrix
 from .stability import RowData
@@ -353,17 +353,11 @@ def _n_of(row: pd.Series, group: str) -> int:
     return int(row["n_i"] if row["group_i"] == group else row["n_j"])
 
 
-_STR = np.dtypes.StringDType()
+_STR = text.STR
 
 
 def _fixed(x: np.ndarray, decimals: int = 3) -> np.ndarray:
-    """Numbers as text with ``decimals`` places, vectorized (NumPy string ufuncs, no Python loop)."""
-    scale = 10 ** decimals
-    r = np.round(np.abs(np.nan_to_num(x, nan=0.0, posinf=0.0, neginf=0.0)) * scale).astype(np.int64)
-    whole = (r // scale).astype(_STR)
-    frac = np.strings.zfill((r % scale).astype(_STR), decimals)
-    sign = np.where((x < 0) & (r > 0), "−", "").astype(_STR)
-    return sign + whole + "." + frac
+    return text.fixed(x, decimals)
 
 
 def _p_text(p: np.ndarray) -> np.ndarray:

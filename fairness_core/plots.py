@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from . import bias
+from . import bias, text
 from . import metrics as m
 from .audit import Audit
 
@@ -37,24 +37,24 @@ def _layout(fig: go.Figure, title: str, n_groups: int) -> go.Figure:
 
 
 def _pair_hover(audit: Audit, name: str, values: np.ndarray) -> np.ndarray:
-    """Hover text per cell: both groups with n, the formula terms, the value or why undefined."""
+    """Hover text per cell: each group with its n and formula terms, the value or why undefined.
+
+    Built from per-group pieces broadcast over rows and columns (NumPy string ufuncs), so 500
+    groups (250,000 cells) take well under a second; only undefined cells ask for their reason.
+    """
     groups = audit.groups
     info = bias.info(name)
-    out = np.empty((len(groups), len(groups)), dtype=object)
-    for a, gi in enumerate(groups):
-        ci = audit.cms[gi]
-        for b, gj in enumerate(groups):
-            cj = audit.cms[gj]
-            lines = [f"<b>i = {_hover_safe(gi)}</b> (n = {ci.n:,})", f"<b>j = {_hover_safe(gj)}</b> (n = {cj.n:,})"]
-            lines += _terms(name, ci, cj)
-            v = values[a, b]
-            if np.isfinite(v):
-                lines.append(f"<b>{name} = {v:+.4f}</b>" if name != "DI" else f"<b>DI = {v:.4f}</b>")
-            else:
-                lines.append(f"<b>{name} undefined</b>: {bias.undefined_reason(name, ci, cj)}")
-            lines.append(f"<i>{info.formula}</i>")
-            out[a, b] = "<br>".join(lines)
-    return out
+    cms = [audit.cms[g] for g in groups]
+    row = np.array([f"<b>i = {_hover_safe(g)}</b> (n = {c.n:,})" + "".join(f"<br>{t}" for t in _terms(name, c, c)[:1])
+                    for g, c in zip(groups, cms)], dtype=text.STR)
+    col = np.array([f"<br><b>j = {_hover_safe(g)}</b> (n = {c.n:,})" + "".join(f"<br>{t}" for t in _terms(name, c, c)[1:])
+                    for g, c in zip(groups, cms)], dtype=text.STR)
+    value = (f"<br><b>{name} = " + text.fixed(values, 4, signed=name != "DI") + "</b>").astype(text.STR)
+    for a, b in zip(*np.nonzero(~np.isfinite(values))):
+        if a != b:
+            value[a, b] = f"<br><b>{name} undefined</b>: {_hover_safe(bias.undefined_reason(name, cms[a], cms[b]))}"
+    out = row[:, None] + col[None, :] + value + f"<br><i>{info.formula}</i>"
+    return out.astype(object)
 
 
 def _terms(name: str, ci, cj) -> list[str]:  # type: ignore[no-untyped-def]
@@ -81,8 +81,9 @@ def _terms(name: str, ci, cj) -> list[str]:  # type: ignore[no-untyped-def]
 
 
 def _cell_text(values: np.ndarray, digits: int = 3, signed: bool = True) -> np.ndarray:
-    fmt = f"{{:+.{digits}f}}" if signed else f"{{:.{digits}f}}"
-    return np.vectorize(lambda v: fmt.format(v) if np.isfinite(v) else "undefined", otypes=[object])(values)
+    out = text.fixed(values, digits, signed).astype(object)
+    out[~np.isfinite(values)] = "undefined"
+    return out
 
 
 def _pair_matrices(verdicts: pd.DataFrame, groups: list[str], name: str) -> dict[str, np.ndarray]:
@@ -108,26 +109,29 @@ def _pair_matrices(verdicts: pd.DataFrame, groups: list[str], name: str) -> dict
     return out
 
 
-def _with_inference(hover: np.ndarray, text: np.ndarray, mats: dict[str, np.ndarray], name: str,
+def _with_inference(hover: np.ndarray, cell_text: np.ndarray, mats: dict[str, np.ndarray], name: str,
                     alpha: float, adjust: str) -> tuple[np.ndarray, np.ndarray]:
     """Hover lines with the interval and adjusted p; cell text in parentheses where not significant
-    (:func:`_fade_not_significant` also pales those cells)."""
+    (:func:`_fade_not_significant` also pales those cells). Vectorized over all cells."""
     level = f"{1 - alpha:.0%}"
     adj = {"holm": "Holm-adjusted ", "bh": "BH-adjusted ", "none": ""}.get(adjust, "")
-    hover, text = hover.copy(), text.copy()
-    for (a, b), p in np.ndenumerate(mats["p"]):
-        if a == b:
-            continue
-        lo, hi = mats["low"][a, b], mats["high"][a, b]
-        if np.isnan(lo):
-            continue
-        fmt = (lambda v: f"{v:+.3f}") if name == "OFI" else (lambda v: "∞" if np.isinf(v) else f"{v:.3f}")
-        p_txt = "undefined" if np.isnan(p) else ("< 0.001" if p < 0.001 else f"{p:.3f}")
-        hover[a, b] += (f"<br>{level} interval [{fmt(lo)}, {fmt(hi)}] · {adj}p {p_txt}"
-                        f"<br>verdict: <b>{mats['verdict'][a, b]}</b>")
-        if not (p < alpha) and text[a, b] != "undefined":
-            text[a, b] = f"({text[a, b]})"
-    return hover, text
+    lo, hi, p = mats["low"], mats["high"], mats["p"]
+    shown = np.isfinite(lo) & ~np.eye(len(lo), dtype=bool)
+
+    def bound(v: np.ndarray) -> np.ndarray:
+        out = text.fixed(v, 3, signed=name == "OFI")
+        out[np.isinf(v)] = "∞"
+        return out
+
+    p_text = text.fixed(np.minimum(p, 1.0), 3)
+    p_text[p < 0.001] = "< 0.001"
+    p_text[np.isnan(p)] = "undefined"
+    extra = ("<br>" + level + " interval [" + bound(lo) + ", " + bound(hi) + "] · " + adj + "p " + p_text
+             + "<br>verdict: <b>" + mats["verdict"].astype(text.STR) + "</b>")
+    hover = np.where(shown, hover.astype(text.STR) + extra, hover.astype(text.STR)).astype(object)
+    faded = shown & ~(p < alpha) & (cell_text != "undefined") & (cell_text != "")
+    cell_text = np.where(faded, "(" + cell_text.astype(text.STR) + ")", cell_text.astype(text.STR)).astype(object)
+    return hover, cell_text
 
 
 def _fade_not_significant(fig: go.Figure, df: pd.DataFrame, values: np.ndarray, p: np.ndarray, alpha: float) -> None:
@@ -140,7 +144,27 @@ def _fade_not_significant(fig: go.Figure, df: pd.DataFrame, values: np.ndarray, 
         ))
 
 
-def pairwise_heatmap(audit: Audit, name: str, verdicts: pd.DataFrame | None = None) -> go.Figure:
+#: Most groups a heatmap draws (3,600 cells); beyond it the largest groups are shown and the title says so.
+MAX_HEATMAP_GROUPS = 60
+
+
+def _largest(audit: Audit, verdicts: pd.DataFrame | None,
+             max_groups: int) -> tuple[Audit, pd.DataFrame | None, str]:
+    """The ``max_groups`` largest groups (and their pairs' verdicts), with a note when groups were left out."""
+    if len(audit.groups) <= max_groups:
+        return audit, verdicts, ""
+    keep = sorted(audit.groups, key=lambda g: -audit.cms[g].n)[:max_groups]
+    keep = [g for g in audit.groups if g in set(keep)]
+    sub = Audit({g: audit.cms[g] for g in keep}, source=audit.source)
+    if verdicts is not None:
+        attrs = dict(verdicts.attrs)
+        verdicts = verdicts[verdicts["group_i"].isin(keep) & verdicts["group_j"].isin(keep)]
+        verdicts.attrs.update(attrs)
+    return sub, verdicts, f" · the {max_groups} largest of {len(audit.groups)} groups (all pairs: verdict table)"
+
+
+def pairwise_heatmap(audit: Audit, name: str, verdicts: pd.DataFrame | None = None,
+                     max_groups: int = MAX_HEATMAP_GROUPS) -> go.Figure:
     """Heatmap of comparison ``name`` for every pair (rows i, columns j), diverging around its pivot.
 
     DI gets :func:`disparate_impact_heatmap` (banded by the four-fifths rule);
@@ -151,7 +175,8 @@ def pairwise_heatmap(audit: Audit, name: str, verdicts: pd.DataFrame | None = No
     verdict, and values that are not significant are shown in parentheses.
     """
     if name == "DI":
-        return disparate_impact_heatmap(audit, verdicts)
+        return disparate_impact_heatmap(audit, verdicts, max_groups)
+    audit, verdicts, shown_note = _largest(audit, verdicts, max_groups)
     df = audit.pairwise(name)
     values = df.to_numpy(dtype=float).copy()
     np.fill_diagonal(values, np.nan)
@@ -178,9 +203,10 @@ def pairwise_heatmap(audit: Audit, name: str, verdicts: pd.DataFrame | None = No
         _fade_not_significant(fig, df, values, mats["p"], verdicts.attrs.get("alpha", 0.05))
     _add_undefined_labels(fig, df, values)
     title = (f"{name} = {info.formula}<br><sup>{info.long_name} · pivot {info.pivot:g} · "
-             f"blue leans to row group i</sup>")
+             f"blue leans to row group i{shown_note}</sup>")
     if name == "OFI":
-        title = f"OFI = B_i − B_j<br><sup>blue: favours row group i · red: favours column group j{note}</sup>"
+        title = (f"OFI = B_i − B_j<br><sup>blue: favours row group i · red: favours column group j{note}"
+                 f"{shown_note}</sup>")
     return _layout(fig, title, len(df))
 
 
@@ -201,11 +227,13 @@ def _add_undefined_labels(fig: go.Figure, df: pd.DataFrame, values: np.ndarray) 
         ))
 
 
-def disparate_impact_heatmap(audit: Audit, verdicts: pd.DataFrame | None = None) -> go.Figure:
+def disparate_impact_heatmap(audit: Audit, verdicts: pd.DataFrame | None = None,
+                             max_groups: int = MAX_HEATMAP_GROUPS) -> go.Figure:
     """DI for every pair, coloured by the four-fifths rule: DI < 4/5 bias for j (red),
     DI > 5/4 bias for i (blue), between no bias (white); undefined grey. With ``verdicts``,
     cells hover with DI's interval and adjusted p, and values not significantly different
     from 1 are shown in parentheses."""
+    audit, verdicts, shown_note = _largest(audit, verdicts, max_groups)
     df = audit.pairwise("DI")
     values = df.to_numpy(dtype=float).copy()
     np.fill_diagonal(values, np.nan)
@@ -234,7 +262,7 @@ def disparate_impact_heatmap(audit: Audit, verdicts: pd.DataFrame | None = None)
         _fade_not_significant(fig, df, values, mats["p"], verdicts.attrs.get("alpha", 0.05))
     _add_undefined_labels(fig, df, values)
     return _layout(fig, "DI = (P̂<sub>i</sub>/n<sub>i</sub>) / (P̂<sub>j</sub>/n<sub>j</sub>)<br><sup>four-fifths "
-                   f"rule: blue > 5/4 · red < 4/5{note}</sup>", len(df))
+                   f"rule: blue > 5/4 · red < 4/5{note}{shown_note}</sup>", len(df))
 
 
 def benefit_chart(audit: Audit) -> go.Figure:

@@ -58,18 +58,21 @@ class Report:
                 "findings": verdict_findings(v)}
 
     def to_json(self) -> str:
-        """Settings, summary and every table as records; NaN as null with the word in ``undefined``."""
+        """Settings, summary and every table as records; undefined numbers as null.
+
+        The tables are written by pandas' JSON writer (fast for 124,750 pairs) and spliced in."""
         doc = {"tool": "fairness-audit-workbench", "version": __version__, "created": self.created,
                "source": self.audit.source, "positive outcome": self.audit.positive_outcome,
                "notes": list(self.audit.notes) + self.extra_notes, "settings": self.settings,
-               "summary": self.summary(),
-               "tables": {k: _records(t) for k, t in self.tables.items()}}
-        return json.dumps(doc, indent=2, allow_nan=False, default=str)
+               "summary": self.summary(), "tables": "@TABLES@"}
+        head = json.dumps(doc, indent=2, allow_nan=False, default=str)
+        tables = ", ".join(f"{json.dumps(k)}: {_table_json(t)}" for k, t in self.tables.items())
+        return head.replace('"@TABLES@"', "{" + tables + "}")
 
     def csv_zip(self) -> bytes:
         """Every table as a formula-safe CSV, in one zip."""
         buf = io.BytesIO()
-        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:
             for name, table in self.tables.items():
                 z.writestr(f"{name.replace(' ', '_')}.csv", to_safe_csv(table, index=_keep_index(table)))
         return buf.getvalue()
@@ -103,11 +106,25 @@ class Report:
                   "smoothing": "Cross-Prior Smoothing: raw and smoothed scores (000 §4.6)",
                   "undefined": "Why values are undefined"}
         for name, table in self.tables.items():
+            shown = table
+            if len(table) > MAX_HTML_ROWS:
+                if name == "verdicts":
+                    order = {v: k for k, v in enumerate(VERDICTS)}
+                    shown = table.assign(_o=table["verdict"].map(order)).sort_values(["_o", "ofi_p_adjusted"])
+                    shown = shown.drop(columns="_o")
+                shown = shown.head(MAX_HTML_ROWS)
+                parts.append(f"<h2>{esc(titles.get(name, name))}</h2><p class='note'>The first {MAX_HTML_ROWS:,} of "
+                             f"{len(table):,} rows{' (findings first)' if name == 'verdicts' else ''}; every row is in "
+                             "the JSON and the CSV zip.</p>" + _table(shown, index=_keep_index(shown)))
+                continue
             parts.append(f"<h2>{esc(titles.get(name, name))}</h2>" + _table(table, index=_keep_index(table)))
         body = "\n".join(parts)
         return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>Fairness audit report</title>"
                 f"<style>{_CSS}</style></head><body>{body}</body></html>")
 
+
+#: Most rows of one table in the HTML report (the JSON and CSV carry all of them).
+MAX_HTML_ROWS = 1000
 
 _CSS = ("body{font-family:Inter,Segoe UI,Helvetica,Arial,sans-serif;margin:2rem auto;max-width:1200px;color:#222}"
         "table{border-collapse:collapse;font-size:13px;margin:.5rem 0 1.5rem}td,th{border:1px solid #ddd;"
@@ -127,6 +144,17 @@ def _num(v: Any) -> Any:
     if isinstance(v, np.bool_):
         return bool(v)
     return v
+
+
+def _table_json(table: pd.DataFrame) -> str:
+    """One table as JSON records: NaN and ±inf as null, NumPy scalars as plain numbers."""
+    t = table.reset_index() if _keep_index(table) else table
+    t = t.rename(columns=str)
+    floats = t.select_dtypes("float").columns
+    if len(floats):
+        t = t.copy()
+        t[floats] = t[floats].where(np.isfinite(t[floats].to_numpy()), np.nan)
+    return t.to_json(orient="records", double_precision=15, force_ascii=False)
 
 
 def _records(table: pd.DataFrame) -> list[dict[str, Any]]:

@@ -6,7 +6,7 @@ import streamlit as st
 from fairness_core import bias, metrics, plots, report
 from fairness_core.audit import verdict_findings
 from ui.audit_sections import inequality_section, stability_section
-from ui.state import data_banner, page_setup, verdict_settings
+from ui.state import data_banner, page_setup, verdict_settings, verdicts_for
 from ui.widgets import (MAX_VERDICT_ROWS, P_FORMATS, csv_download, html_download, md_escape, reasons_frame, styled,
                         verdict_display, verdict_summary)
 
@@ -56,7 +56,7 @@ tab_groups, tab_gei, tab_virny = st.tabs(TABS, key="view", bind="query-params")
 
 if tab_groups.open:
     with tab_groups:
-        verdicts = audit.verdicts(tolerance, alpha=alpha, adjust=adjust)
+        verdicts = verdicts_for(audit, tolerance, alpha, adjust)
         st.subheader("Verdict per pair")
         verdict_summary(verdicts)
         st.markdown(f"**What the numbers say.** {md_escape(verdict_findings(verdicts))}")

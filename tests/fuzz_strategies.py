@@ -22,7 +22,9 @@ CELL_VALUES = st.one_of(
     st.integers(min_value=-10, max_value=10**6).map(str),
     st.integers(min_value=10**12, max_value=10**40).map(str),  # huge counts
     st.sampled_from(["", "NaN", "nan", "inf", "-inf", "1.5", "-0", "1e3", "2.0", "=1+1", "@SUM(A1)", " 7 ", "abc",
-                     "1,5", "0x10", "None", "true", "\u00e9", "\u4e2d"]),
+                     "1,5", "0x10", "None", "true", "\u00e9", "\u4e2d",
+                     # issue 14's misreads: ambiguous separators, hex, underflow, other digit systems
+                     "1.000", "1 000", "1,234", "1e-400", "0X1F", "\u0661\u0662", "\uff11", "+5", "5.00"]),
     st.floats(allow_nan=True, allow_infinity=True).map(repr),
     st.text(max_size=6),
 )
@@ -35,6 +37,11 @@ HEADERS = st.one_of(
     st.just(["race", "sex", "TP", "FN", "FP", "TN"]),
     st.lists(st.text(max_size=5), min_size=1, max_size=7),
 )
+#: Group names that have broken readers: ids that look numeric, invisible and combining characters,
+#: markup, very long names, formula starts.
+GROUP_NAMES = st.sampled_from(["A", "B", "C", "A", "", "=HYPERLINK()", "x" * 50, "007", "1.10", "12345678901234567890",
+                               "A\u200b", "Jose\u0301", "Jos\u00e9", "<a href='https://evil.example'>x</a>",
+                               "![p](https://evil.example/p.png)", "$x$", "y" * 300, "\u202eRTL", " padded "])
 ENCODINGS = st.sampled_from(["utf-8", "utf-8-sig", "latin-1", "utf-16", "cp1252"])
 SEPARATORS = st.sampled_from([",", ";", "\t", "|"])
 
@@ -52,7 +59,7 @@ def cm_files(draw: Any) -> tuple[bytes, str]:
         if clean:
             cells = [f"G{r}"] + [draw(SMALL) for _ in range(width - 1)]
         else:
-            cells = [draw(st.sampled_from(["A", "B", "C", "A", "", "=HYPERLINK()", "x" * 50])) if k == 0
+            cells = [draw(GROUP_NAMES) if k == 0
                      else draw(CELL_VALUES) for k in range(max(width, 0))]
         rows.append(sep.join(cells))
     if clean and rows and draw(st.booleans()):  # one bad cell somewhere
@@ -60,13 +67,54 @@ def cm_files(draw: Any) -> tuple[bytes, str]:
         cells = rows[r].split(sep)
         cells[draw(st.integers(1, len(cells) - 1))] = draw(CELL_VALUES).replace(sep, "")
         rows[r] = sep.join(cells)
-    text = "\n".join([sep.join(header), *rows]) + draw(st.sampled_from(["", "\n", "\r\n"]))
+    lines = [sep.join(header), *rows]
+    if not clean and draw(st.integers(0, 9)) == 0:  # a pandas index column in front
+        lines = [sep + lines[0]] + [f"{k}{sep}{line}" for k, line in enumerate(lines[1:])]
+    if not clean and draw(st.integers(0, 9)) == 0:  # trailing delimiters
+        lines = [lines[0]] + [line + sep for line in lines[1:]]
+    text = "\n".join(lines) + draw(st.sampled_from(["", "\n", "\r\n"]))
     encoding = draw(ENCODINGS)
     try:
         data = text.encode(encoding)
     except UnicodeEncodeError:
         data = text.encode("utf-8", errors="replace")
     return data, draw(st.sampled_from(["t.csv", "t.tsv", "t.txt", "t", "t.CSV"]))
+
+
+@st.composite
+def exact_cm_files(draw: Any) -> tuple[bytes, str, dict[str, list[int]]]:
+    """A valid CM table written in the many ways people write one, with the counts it must be read as:
+    thousands separators that cannot be confused with the delimiter, signs, padding, quoted names with
+    line breaks or delimiters, names that look like numbers. Reading it any other way is a silent misread."""
+    sep = draw(SEPARATORS)
+    names = draw(st.lists(st.sampled_from(["007", "7", "1.10", "1.1", "12345678901234567890", "Zoë", "A;B", "A,B",
+                                           "line\nbreak", "x", "y", "z", "Jos\u00e9", "名前"]),
+                          min_size=2, max_size=6, unique=True))
+    expected: dict[str, list[int]] = {}
+    rows = []
+    for name in names:
+        counts = [draw(st.integers(0, 5_000_000)) for _ in range(4)]
+        if sum(counts) == 0:
+            counts[0] = 1
+        cells = []
+        for c in counts:
+            style = draw(st.sampled_from(["plain", "plain", "plus", "pad", "thousands", "float"]))
+            if style == "plus":
+                cells.append(f"+{c}")
+            elif style == "pad":
+                cells.append(f" {c} ")
+            elif style == "float":
+                cells.append(f"{c}.0")
+            elif style == "thousands" and c >= 1000:
+                mark = draw(st.sampled_from([m for m in (",", " ", "'", "_") if m != sep]))
+                cells.append(f"{c:,}".replace(",", mark))
+            else:
+                cells.append(str(c))
+        quoted = '"' + name.replace('"', '""') + '"' if (sep in name or "\n" in name or "," in name) else name
+        rows.append(sep.join([quoted] + [f'"{v}"' if sep in v else v for v in cells]))
+        expected[name] = counts
+    text = sep.join(["group", "TP", "FN", "FP", "TN"]) + "\n" + "\n".join(rows) + "\n"
+    return text.encode(draw(st.sampled_from(["utf-8", "utf-8-sig", "utf-16"]))), "exact.csv", expected
 
 
 @st.composite
@@ -77,7 +125,7 @@ def row_files(draw: Any) -> tuple[bytes, str]:
     values = st.sampled_from(["0", "1"] if clean else ["0", "1", "1", "0", "yes", "no", "", "2", "nan", "0.7"])
     lines = ["label,prediction,group,score"]
     for _ in range(n):
-        groups = ["a", "b"] if clean else ["a", "b", "c", "", " a "]
+        groups = ["a", "b"] if clean else ["a", "b", "c", "", " a ", "a\u200b", "007", "7", "<b>x</b>", "z" * 300]
         lines.append(",".join([draw(values), draw(values), draw(st.sampled_from(groups)),
                                draw(CELL_VALUES).replace(",", "")]))
     return "\n".join(lines).encode(), "rows.csv"

@@ -7,8 +7,8 @@ import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fairness_core.io import DataValidationError, cms_from_table, read_table
-from fuzz_strategies import cm_files, parse_cm_file, parse_row_file, row_files
+from fairness_core.io import DataValidationError, clean_name, cms_from_table, read_table
+from fuzz_strategies import cm_files, exact_cm_files, parse_cm_file, parse_row_file, row_files
 
 FAST = settings(max_examples=400, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -64,3 +64,12 @@ def test_a_one_group_table_is_a_clear_rejection():
         assert "at least two groups" in str(exc)
     else:
         raise AssertionError("one group cannot be audited")
+
+
+@settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(exact_cm_files())
+def test_valid_tables_written_in_every_accepted_style_are_read_exactly(case):
+    """No silent misread: names keep their text and every count is the number written."""
+    data, name, expected = case
+    audit = cms_from_table(read_table(data, name), source=name)
+    assert {g: cm.as_array().tolist() for g, cm in audit.cms.items()} == {clean_name(k): v for k, v in expected.items()}

@@ -78,6 +78,18 @@ def verdict_settings() -> tuple[float, float, str]:
     return float(tolerance), float(alpha), str(adjust)
 
 
+@st.cache_resource(max_entries=8, show_spinner="Testing every pair of groups…")
+def _verdicts(_audit: Audit, key: tuple, tolerance: float, alpha: float, adjust: str):  # type: ignore[no-untyped-def]
+    return _audit.verdicts(tolerance, alpha=alpha, adjust=adjust)
+
+
+def verdicts_for(audit: Audit, tolerance: float, alpha: float, adjust: str):  # type: ignore[no-untyped-def]
+    """The audit's verdict table, computed once per data and settings and shared by Home and Bias Audit
+    (read-only: callers copy before changing it)."""
+    key = (audit.source, tuple(audit.groups), audit.cells().to_numpy().tobytes())
+    return _verdicts(audit, key, tolerance, alpha, adjust)
+
+
 def data_banner(audit: Audit) -> None:
     """One line saying which data every number on the page comes from."""
     total = audit.total().n

@@ -1,0 +1,29 @@
+"""Numbers as text for many values at once (NumPy string ufuncs, no Python loop per value).
+
+Used where tables or figures need hundreds of thousands of formatted numbers: the verdict
+explanations of every pair and the heatmap hover texts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+STR = np.dtypes.StringDType()
+
+
+def fixed(x: np.ndarray, decimals: int = 3, signed: bool = False) -> np.ndarray:
+    """``x`` with ``decimals`` places as a StringDType array ("-" for negatives, "+" when ``signed``).
+
+    Non-finite values format as 0; callers replace them.
+
+    >>> fixed(np.array([1.23456, -0.5, 0.0004]), 3, signed=True).tolist()
+    ['+1.235', '-0.500', '+0.000']
+    """
+    x = np.asarray(x, dtype=float)
+    scale = 10 ** decimals
+    r = np.round(np.abs(np.nan_to_num(x, nan=0.0, posinf=0.0, neginf=0.0)) * scale).astype(np.int64)
+    whole = (r // scale).astype(STR)
+    out = whole if decimals == 0 else whole + "." + np.strings.zfill((r % scale).astype(STR), decimals)
+    negative = (x < 0) & (r > 0)
+    sign = np.where(negative, "-", "+" if signed else "").astype(STR)
+    return sign + out
