@@ -22,7 +22,8 @@ True
 
 from __future__ import annotations
 
-import itertools
+import os
+import secrets
 import threading
 import time
 import traceback
@@ -38,7 +39,7 @@ class Cancelled(Exception):
 
 
 class TooManyJobs(RuntimeError):
-    """The runner already runs its maximum number of jobs."""
+    """The owner (a browser session) already has its maximum number of jobs, or the queue is full."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,7 @@ class Snapshot:
     eta: float | None  # seconds, from the rate so far; None before the first step
     result: Any
     error: str | None
+    position: int | None = None  # 1-based place in the queue while pending, else None
 
     @property
     def fraction(self) -> float:
@@ -90,6 +92,12 @@ class Job:
     #: (its page's session ended). None: never (library use).
     orphan_after: float | None = None
     _last_beat: float | None = None
+    #: Who started the job (a browser session's id); caps and reattaching go by it.
+    owner: str | None = None
+    #: Jobs with the same lane run one at a time (e.g. "torch": PyTorch's global random state and
+    #: thread pool are process-wide, so two trainings side by side would not be reproducible).
+    lane: str | None = None
+    _runner: "JobRunner | None" = None
 
     # -- called from the worker thread ----------------------------------------------------
     def on_progress(self, **record: Any) -> None:
@@ -121,6 +129,18 @@ class Job:
         self._last_beat = time.monotonic()
 
     def _run(self) -> None:
+        try:
+            self._work()
+        finally:
+            if self._runner is not None:
+                self._runner._start_next()
+
+    def _work(self) -> None:
+        if self._stop.is_set():  # cancelled while queued
+            with self._lock:
+                self.status, self.finished = CANCELLED, time.monotonic()
+            self._ended.set()
+            return
         with self._lock:
             self.status, self.started = RUNNING, time.monotonic()
         try:
@@ -139,8 +159,10 @@ class Job:
 
     # -- called from anywhere ---------------------------------------------------------------
     def cancel(self) -> None:
-        """Ask the job to stop; it does at its next ``should_stop()`` check."""
+        """Ask the job to stop; it does at its next ``should_stop()`` check (a queued job never starts)."""
         self._stop.set()
+        if self._runner is not None:
+            self._runner._drop_if_queued(self)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the job ends (True) or ``timeout`` seconds pass (False)."""
@@ -154,46 +176,92 @@ class Job:
             eta = None
             if self.status == RUNNING and self._done > 0 and self._total > self._done:
                 eta = elapsed / self._done * (self._total - self._done)
+            position = self._runner.position(self) if self._runner is not None and self.status == PENDING else None
+            message = self._message or (f"queued: {position - 1} job(s) ahead" if position else "")
             return Snapshot(self.id, self.name, self.status, list(self._records[since:]), self._done, self._total,
-                            self._message, elapsed, eta, self.result, self.error)
+                            message, elapsed, eta, self.result, self.error, position)
 
 
 class JobRunner:
-    """Starts jobs in daemon threads, at most ``max_running`` at once, and remembers them by id."""
+    """Runs jobs in daemon threads: at most ``max_running`` at once, one at a time per lane, at most
+    ``per_owner`` unfinished jobs per owner; the rest wait in a first-come queue (``Snapshot.position``).
+    Remembers jobs by an unguessable id, so a link carrying it (``?job=``) can reattach."""
 
-    def __init__(self, max_running: int = 2, keep: int = 20):
+    def __init__(self, max_running: int = 2, keep: int = 20, per_owner: int = 2, max_queued: int = 20):
         self.max_running = max_running
         self.keep = keep
+        self.per_owner = per_owner
+        self.max_queued = max_queued
         self._jobs: dict[str, Job] = {}
-        self._lock = threading.Lock()
-        self._ids = itertools.count(1)
+        self._queue: list[Job] = []
+        self._lock = threading.RLock()
 
     def running(self) -> list[Job]:
         with self._lock:
             return [j for j in self._jobs.values() if j.status in (PENDING, RUNNING)]
 
-    def submit(self, name: str, fn: Callable[..., Any], orphan_after: float | None = None) -> Job:
-        """Start ``fn(on_progress=..., should_stop=...)`` in a thread; TooManyJobs at the cap.
+    def submit(self, name: str, fn: Callable[..., Any], orphan_after: float | None = None,
+               owner: str | None = None, lane: str | None = None) -> Job:
+        """Start ``fn(on_progress=..., should_stop=...)`` in a thread now, or queue it.
 
+        TooManyJobs when ``owner`` already has ``per_owner`` unfinished jobs or the queue is full.
         With ``orphan_after``, the job stops itself once nobody has called :meth:`Job.heartbeat`
         for that many seconds (the first heartbeat arms it)."""
         with self._lock:
-            active = sum(j.status in (PENDING, RUNNING) for j in self._jobs.values())
-            if active >= self.max_running:
-                raise TooManyJobs(f"{active} jobs are already running (the limit is {self.max_running}); "
-                                  "wait for one to finish or cancel it")
-            job = Job(id=f"job-{next(self._ids)}", name=name, fn=fn, orphan_after=orphan_after)
+            if owner is not None:
+                mine = sum(j.owner == owner and j.status in (PENDING, RUNNING) for j in self._jobs.values())
+                if mine >= self.per_owner:
+                    raise TooManyJobs(f"this session already has {mine} jobs running or queued (the limit is "
+                                      f"{self.per_owner}); wait for one to finish or cancel it")
+            if len(self._queue) >= self.max_queued:
+                raise TooManyJobs(f"{len(self._queue)} jobs are already waiting; try again in a few minutes")
+            job = Job(id=f"job-{secrets.token_urlsafe(12)}", name=name, fn=fn, orphan_after=orphan_after,
+                      owner=owner, lane=lane, _runner=self)
             self._jobs[job.id] = job
             ended = [k for k, j in self._jobs.items() if j.status in ENDED]
             for k in ended[: max(0, len(self._jobs) - self.keep)]:
                 del self._jobs[k]
-        threading.Thread(target=job._run, name=f"fairness-{job.id}", daemon=True).start()
+            self._queue.append(job)
+        self._start_next()
         return job
+
+    def _can_start(self, job: Job, active: list[Job]) -> bool:
+        return len(active) < self.max_running and not (job.lane and any(j.lane == job.lane for j in active))
+
+    def _start_next(self) -> None:
+        """Start every queued job that fits (called on submit and whenever a job ends)."""
+        with self._lock:
+            active = [j for j in self._jobs.values() if j.status == RUNNING or (j.status == PENDING
+                                                                               and j not in self._queue)]
+            for job in list(self._queue):
+                if self._can_start(job, active):
+                    self._queue.remove(job)
+                    active.append(job)
+                    threading.Thread(target=job._run, name=f"fairness-{job.id}", daemon=True).start()
+
+    def _drop_if_queued(self, job: Job) -> None:
+        with self._lock:
+            if job in self._queue:
+                self._queue.remove(job)
+                with job._lock:
+                    job.status, job.finished = CANCELLED, time.monotonic()
+                job._ended.set()
+
+    def position(self, job: Job) -> int | None:
+        """1-based place of ``job`` in the queue, or None when it is not waiting."""
+        with self._lock:
+            return self._queue.index(job) + 1 if job in self._queue else None
 
     def get(self, job_id: str | None) -> Job | None:
         with self._lock:
             return self._jobs.get(job_id) if job_id else None
 
+    def owned_by(self, owner: str) -> list[Job]:
+        """The unfinished jobs ``owner`` started."""
+        with self._lock:
+            return [j for j in self._jobs.values() if j.owner == owner and j.status in (PENDING, RUNNING)]
 
-#: The process-wide registry the pages share (Streamlit runs every session in one process).
-RUNNER = JobRunner(max_running=2)
+
+#: The process-wide registry the pages share (Streamlit runs every session in one process), sized to
+#: the cores: one core stays free for the pages themselves.
+RUNNER = JobRunner(max_running=max(1, (os.cpu_count() or 2) - 1))

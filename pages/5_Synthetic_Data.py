@@ -138,7 +138,8 @@ if st.button("Train and evaluate", type="primary", key="gan-train", icon=":mater
              disabled=busy or config is None):
     frame = data.copy()
     job = jobs.start(KEY, f"HydraGAN on {sources[source]}",
-                     lambda on_progress, should_stop: experiment.run(config, frame, on_progress, should_stop))
+                     lambda on_progress, should_stop: experiment.run(config, frame, on_progress, should_stop),
+                     lane="torch")
     if job is not None:
         st.session_state["gan-description"] = (f"{sources[source]}; condition {' × '.join(chosen)}; "
                                                f"{steps:,} steps; diversity on {div_col} toward the {preset} (weight {div_weight:g})")

@@ -384,3 +384,56 @@ def test_pages_render_with_counts_at_the_accepted_limit(page):
         at.switch_page(page)
         at.run()
     assert not at.exception, at.exception
+
+
+def _parked_job(runner_owner: str = "someone"):  # type: ignore[no-untyped-def]
+    import threading
+
+    from fairness_core.jobs import RUNNER
+
+    gate = threading.Event()
+    job = RUNNER.submit("parked test job", lambda on_progress, should_stop: gate.wait(30), owner=runner_owner)
+    return job, gate
+
+
+def test_any_page_of_the_session_keeps_its_job_alive():
+    job, gate = _parked_job()
+    try:
+        at = AppTest.from_file(APP, default_timeout=120)
+        at.session_state["smoothing-curves-job"] = job.id
+        at.run()
+        at.switch_page("pages/2_Bias_Audit.py")
+        at.run()
+        assert not at.exception and job._last_beat is not None  # heartbeat from a page that is not its own
+        assert any("Running in the background: parked test job" in c.value for c in at.sidebar.caption)
+    finally:
+        job.cancel()
+        gate.set()
+
+
+@pytest.mark.parametrize("registered_key,attached", [("err", True), ("gan", False)])
+def test_a_reload_with_the_job_in_the_url_reattaches_on_its_own_page(registered_key, attached):
+    from ui import jobs as ui_jobs
+
+    job, gate = _parked_job()
+    try:
+        ui_jobs._JOB_KEYS[job.id] = registered_key  # "err" is the Smoothing page's job key
+        at = AppTest.from_file(APP, default_timeout=120)
+        at.query_params["job"] = job.id
+        at.run()
+        at.switch_page("pages/4_Smoothing.py")
+        at.run()
+        assert not at.exception
+        assert (at.session_state["err-job"] == job.id if attached else "err-job" not in at.session_state)
+    finally:
+        job.cancel()
+        gate.set()
+
+
+def test_an_open_tab_learns_that_the_server_restarted():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["sid"] = "an-id-from-before-the-restart"
+    at.run()
+    assert any("server restarted" in w.value for w in at.warning)
+    at.run()  # said once
+    assert not any("server restarted" in w.value for w in at.warning)

@@ -50,7 +50,7 @@ def test_cancelled_exception_and_failure_are_reported():
     assert snap.fraction == 0.5 and snap.ended
 
 
-def test_cap_on_running_jobs_and_registry():
+def test_jobs_beyond_the_cap_wait_in_a_queue_with_their_position():
     runner = jobs.JobRunner(max_running=1)
     gate = threading.Event()
 
@@ -58,13 +58,47 @@ def test_cap_on_running_jobs_and_registry():
         gate.wait(5)
         return "ok"
 
-    job = runner.submit("first", wait_for_gate)
-    with pytest.raises(jobs.TooManyJobs, match="limit is 1"):
-        runner.submit("second", wait_for_gate)
-    assert runner.get(job.id) is job and runner.get("nope") is None
+    first = runner.submit("first", wait_for_gate)
+    second = runner.submit("second", wait_for_gate)
+    third = runner.submit("third", wait_for_gate)
+    assert second.snapshot().status == jobs.PENDING and second.snapshot().position == 1
+    assert third.snapshot().position == 2 and "1 job(s) ahead" in third.snapshot().message
+    third.cancel()  # leaves the queue without ever starting
+    assert third.wait(1) and third.snapshot().status == jobs.CANCELLED and third.snapshot().elapsed == 0
+    assert runner.get(first.id) is first and runner.get("nope") is None
     gate.set()
-    assert job.wait(5) and job.snapshot().result == "ok"
-    assert runner.submit("third", wait_for_gate).wait(5)  # the slot is free again
+    assert first.wait(5) and second.wait(5) and second.snapshot().result == "ok"
+
+
+def test_each_session_has_its_own_cap_and_ids_cannot_be_guessed():
+    runner = jobs.JobRunner(max_running=4, per_owner=1)
+    gate = threading.Event()
+    job = runner.submit("a", lambda on_progress, should_stop: gate.wait(5), owner="session-1")
+    with pytest.raises(jobs.TooManyJobs, match="this session already has 1"):
+        runner.submit("b", lambda on_progress, should_stop: None, owner="session-1")
+    other = runner.submit("c", lambda on_progress, should_stop: gate.wait(5), owner="session-2")
+    assert runner.owned_by("session-1") == [job] and runner.owned_by("session-2") == [other]
+    assert len(job.id) > 12 and job.id != other.id and not job.id[4:].isdigit()
+    gate.set()
+    assert job.wait(5) and other.wait(5)
+
+
+def test_jobs_in_one_lane_run_one_at_a_time():
+    runner = jobs.JobRunner(max_running=3)
+    inside, overlap = [0], [False]
+    lock = threading.Lock()
+
+    def work(on_progress, should_stop):
+        with lock:
+            inside[0] += 1
+            overlap[0] |= inside[0] > 1
+        threading.Event().wait(0.1)
+        with lock:
+            inside[0] -= 1
+
+    started = [runner.submit(f"torch {k}", work, lane="torch") for k in range(3)]
+    assert all(j.wait(5) for j in started) and not overlap[0]
+    assert all(j.snapshot().status == jobs.DONE for j in started)
 
 
 def test_snapshot_since_and_eta():
@@ -106,3 +140,26 @@ def test_a_job_nobody_polls_stops_itself():
     assert not watched.snapshot().ended
     watched.cancel()
     assert watched.wait(5)
+
+
+def test_torch_jobs_side_by_side_are_bit_identical_to_alone():
+    """PyTorch's random state is process-wide; the "torch" lane runs such jobs one at a time."""
+    torch = pytest.importorskip("torch")
+
+    def train(on_progress, should_stop):
+        torch.manual_seed(0)
+        layer, drop = torch.nn.Linear(8, 8), torch.nn.Dropout(0.5)
+        x = torch.randn(64, 8)
+        out = None
+        for _ in range(30):
+            out = drop(layer(x)).sum()
+            threading.Event().wait(0.002)  # let the other thread run in between
+            out = out + torch.randn_like(x).sum()
+        return float(out)
+
+    alone = jobs.JobRunner(max_running=1).submit("alone", train)
+    assert alone.wait(10)
+    runner = jobs.JobRunner(max_running=2)
+    pair = [runner.submit(f"side by side {k}", train, lane="torch") for k in range(2)]
+    assert all(j.wait(20) for j in pair)
+    assert [j.snapshot().result for j in pair] == [alone.snapshot().result] * 2

@@ -22,26 +22,70 @@ def _eta(snap: Snapshot) -> str:
     return f"{snap.elapsed:,.0f} s elapsed, about {snap.eta:,.0f} s left"
 
 
+#: Which page key each job was started under, so ``?job=`` reattaches only on its own page.
+_JOB_KEYS: dict[str, str] = {}
+
+
 def current(key: str) -> Job | None:
-    """The job this session started under ``key`` (None if none, or forgotten by the runner)."""
-    return RUNNER.get(st.session_state.get(f"{key}-job"))
+    """The job this session started under ``key``, or the one the URL names (``?job=``, after a reload
+    or in a second tab) when it belongs to this page; None if none or forgotten by the runner."""
+    job = RUNNER.get(st.session_state.get(f"{key}-job"))
+    if job is None:
+        linked = st.query_params.get("job")
+        if linked and _JOB_KEYS.get(linked) == key and RUNNER.get(linked) is not None:
+            st.session_state[f"{key}-job"] = linked
+            job = RUNNER.get(linked)
+    return job
 
 
 #: A job nobody has polled for this long belongs to a closed session and stops itself.
 ORPHAN_AFTER_S = 60.0
 
 
-def start(key: str, name: str, fn: Callable[..., Any]) -> Job | None:
-    """Submit ``fn(on_progress, should_stop)``; shows an error instead when the runner is full.
-    The job stops itself when this session stops polling it (tab closed) for a minute."""
+def start(key: str, name: str, fn: Callable[..., Any], lane: str | None = None) -> Job | None:
+    """Submit ``fn(on_progress, should_stop)`` for this session (queued when the server is busy); shows
+    an error instead when the session's own cap is reached. The job id goes into the URL (``?job=``) so
+    a reload reattaches, and the job stops itself a minute after no page of the session polls it."""
+    from ui.state import session_id
+
     try:
-        job = RUNNER.submit(name, fn, orphan_after=ORPHAN_AFTER_S)
+        job = RUNNER.submit(name, fn, orphan_after=ORPHAN_AFTER_S, owner=session_id(), lane=lane)
     except TooManyJobs as exc:
         st.error(str(exc), icon=":material/hourglass_top:")
         return None
+    _JOB_KEYS[job.id] = key
     st.session_state[f"{key}-job"] = job.id
     st.session_state.pop(f"{key}-shown", None)
+    st.query_params["job"] = job.id
     return job
+
+
+def session_jobs() -> list[Job]:
+    """The unfinished jobs this browser session knows (on any page)."""
+    ids = [v for k, v in st.session_state.items() if isinstance(k, str) and k.endswith("-job")]
+    return [j for j in (RUNNER.get(i) for i in ids) if j is not None and j.status not in ENDED]
+
+
+#: How often every page of a session tells its running jobs that someone is still there.
+KEEP_ALIVE_S = 15.0
+
+
+def keep_alive() -> None:
+    """On every page (sidebar): while this session has unfinished jobs, heartbeat them every few seconds
+    and say what runs, so looking at another page never cancels a training run."""
+    if not session_jobs():
+        return
+
+    @st.fragment(run_every=KEEP_ALIVE_S)
+    def beat() -> None:
+        live = session_jobs()
+        for job in live:
+            job.heartbeat()
+            snap = job.snapshot()
+            state = f"queued ({snap.message})" if snap.status == "pending" else f"{snap.fraction:.0%}"
+            st.caption(f"Running in the background: {md_escape(job.name)} · {state}")
+
+    beat()
 
 
 def running(key: str) -> bool:
@@ -66,7 +110,7 @@ def live_panel(key: str, draw: Callable[[Snapshot], None], interval: float = 1.0
     def panel() -> None:
         job.heartbeat()
         snap = job.snapshot()
-        label = {"running": "Running", "pending": "Starting", "done": "Finished", "cancelled": "Cancelled",
+        label = {"running": "Running", "pending": "Queued", "done": "Finished", "cancelled": "Cancelled",
                  "failed": "Failed"}[snap.status]
         text = f"{label} · {snap.message or snap.name} · {_eta(snap)}"
         if snap.ended:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import secrets
+
 import streamlit as st
 
 from fairness_core import datasets
@@ -113,12 +115,39 @@ PAGES: tuple[tuple[str, str, str], ...] = (
 )
 
 
+#: Browser-session ids this server process has handed out; after a restart it is empty, so an open
+#: tab that comes back with an old id learns that its data is gone.
+_KNOWN_SESSIONS: set[str] = set()
+
+
+def session_id() -> str:
+    """This browser session's id (also in the URL as ``?sid=``), the owner of its background jobs."""
+    if "sid" not in st.session_state:
+        returning = st.query_params.get("sid")
+        if returning and returning not in _KNOWN_SESSIONS:
+            st.session_state["restarted"] = True
+        st.session_state["sid"] = secrets.token_urlsafe(9)
+        _KNOWN_SESSIONS.add(st.session_state["sid"])
+    if st.query_params.get("sid") != st.session_state["sid"]:
+        st.query_params["sid"] = st.session_state["sid"]
+    return st.session_state["sid"]
+
+
 def page_setup(title: str) -> Audit:
-    """Every page's first call: wide layout, title and navigation, then the session's audit."""
+    """Every page's first call: wide layout, title and navigation, the session's background jobs kept
+    alive, a notice after a server restart, then the session's audit."""
     st.set_page_config(page_title=f"{title} · Fairness audit workbench", page_icon=":material/balance:",
                        layout="wide")
+    from ui import jobs  # here, not at the top: ui.jobs imports this module
+
+    session_id()
     with st.sidebar:
         for script, label, icon in PAGES:
             st.page_link(script, label=label, icon=icon)
         st.divider()
+        jobs.keep_alive()
+    if st.session_state.pop("restarted", False):
+        st.warning("The server restarted since this page was opened (or this link belongs to another browser "
+                   "session), so the data loaded there is gone and the COMPAS demo is shown. Load your data again "
+                   "on the Upload page.", icon=":material/restart_alt:")
     return get_audit()
