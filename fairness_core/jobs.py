@@ -177,7 +177,9 @@ class Job:
             if self.status == RUNNING and self._done > 0 and self._total > self._done:
                 eta = elapsed / self._done * (self._total - self._done)
             position = self._runner.position(self) if self._runner is not None and self.status == PENDING else None
-            message = self._message or (f"queued: {position - 1} job(s) ahead" if position else "")
+            waiting = ("waiting its turn, next in line" if position == 1
+                       else f"waiting its turn, {position - 1} job(s) ahead" if position else "")
+            message = self._message or waiting
             return Snapshot(self.id, self.name, self.status, list(self._records[since:]), self._done, self._total,
                             message, elapsed, eta, self.result, self.error, position)
 

@@ -42,12 +42,21 @@ with st.expander("Download the audit report", icon=":material/description:"):
     def built():  # type: ignore[no-untyped-def]
         return audit_report(audit, cells_key, reference, tolerance, alpha, adjust)  # built on first click, cached
 
+    def or_failure(make, what: str):  # type: ignore[no-untyped-def]
+        """The download's bytes, or a short file that says the download failed and why (never silence)."""
+        def data():  # type: ignore[no-untyped-def]
+            try:
+                return make()
+            except Exception as exc:  # noqa: BLE001 - any failure becomes a message in the file
+                return f"The {what} could not be built: {type(exc).__name__}: {exc}\n".encode()
+        return data
+
     r1, r2, r3 = st.columns(3)
-    r1.download_button("Audit report (HTML)", data=lambda: built().html(), file_name="fairness_audit_report.html",
+    r1.download_button("Audit report (HTML)", data=or_failure(lambda: built().html(), "audit report"), file_name="fairness_audit_report.html",
                        mime="text/html", icon=":material/download:", key="report-html", on_click="ignore")
-    r2.download_button("Numbers (JSON)", data=lambda: built().to_json(), file_name="fairness_audit_report.json",
+    r2.download_button("Numbers (JSON)", data=or_failure(lambda: built().to_json(), "JSON report"), file_name="fairness_audit_report.json",
                        mime="application/json", icon=":material/download:", key="report-json", on_click="ignore")
-    r3.download_button("Tables (CSV, zip)", data=lambda: built().csv_zip(), file_name="fairness_audit_tables.zip",
+    r3.download_button("Tables (CSV, zip)", data=or_failure(lambda: built().csv_zip(), "tables zip"), file_name="fairness_audit_tables.zip",
                        mime="application/zip", icon=":material/download:", key="report-zip", on_click="ignore")
 
 #: Tab labels double as the ``?view=`` query parameter, so a link can open any tab.

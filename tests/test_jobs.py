@@ -63,6 +63,7 @@ def test_jobs_beyond_the_cap_wait_in_a_queue_with_their_position():
     third = runner.submit("third", wait_for_gate)
     assert second.snapshot().status == jobs.PENDING and second.snapshot().position == 1
     assert third.snapshot().position == 2 and "1 job(s) ahead" in third.snapshot().message
+    assert "next in line" in second.snapshot().message
     third.cancel()  # leaves the queue without ever starting
     assert third.wait(1) and third.snapshot().status == jobs.CANCELLED and third.snapshot().elapsed == 0
     assert runner.get(first.id) is first and runner.get("nope") is None
