@@ -270,12 +270,13 @@ def benefit_chart(audit: Audit) -> go.Figure:
     table = audit.group_table(["PPR", "PREV", "B"])
     groups = table.index.tolist()
     fig = go.Figure()
-    for g in groups:
-        fig.add_trace(go.Scatter(
-            x=[table.at[g, "PREV"], table.at[g, "PPR"]], y=[g, g], mode="lines",
-            line=dict(color=FAVOURS_I if table.at[g, "B"] >= 0 else FAVOURS_J, width=4),
-            hoverinfo="skip", showlegend=False,
-        ))
+    for positive, color in ((True, FAVOURS_I), (False, FAVOURS_J)):  # one trace per colour, gaps between bars
+        part = table[(table["B"] >= 0) == positive]
+        if len(part):
+            x = np.column_stack([part["PREV"], part["PPR"], np.full(len(part), np.nan)]).ravel()
+            y = np.repeat(np.asarray(part.index, dtype=object), 3)
+            fig.add_trace(go.Scatter(x=x, y=y, mode="lines", line=dict(color=color, width=4), connectgaps=False,
+                                     hoverinfo="skip", showlegend=False))
     custom = np.column_stack([table["n"], table["B"]])
     fig.add_trace(go.Scatter(
         x=table["PREV"], y=groups, mode="markers", name="expected benefit E[b] = P/n (labels)",

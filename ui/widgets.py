@@ -108,7 +108,7 @@ def md_escape(text: str) -> str:
 
 
 #: Rows of the verdict table shown on the page; the CSV download always has every pair.
-MAX_VERDICT_ROWS = 2000
+MAX_VERDICT_ROWS = 500
 
 
 def verdict_display(verdicts: pd.DataFrame, max_rows: int = MAX_VERDICT_ROWS) -> pd.DataFrame:
