@@ -374,15 +374,11 @@ def test_pages_render_with_counts_at_the_accepted_limit(page):
     from fairness_core import ConfusionMatrix as CM
     from fairness_core.audit import Audit
 
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state["audit"] = Audit({"huge": CM(3 * 10**14, 10**14, 2 * 10**14, 4 * 10**14),
-                                       "also huge": CM(28 * 10**13, 10**14, 23 * 10**13, 39 * 10**13),
-                                       "small": CM(3, 1, 1, 5)})
-    at.session_state["demo_key"] = None
-    at.run()
-    if page != "app.py":
-        at.switch_page(page)
-        at.run()
+    from app_helpers import page_with_audit
+
+    at = page_with_audit(Audit({"huge": CM(3 * 10**14, 10**14, 2 * 10**14, 4 * 10**14),
+                                "also huge": CM(28 * 10**13, 10**14, 23 * 10**13, 39 * 10**13),
+                                "small": CM(3, 1, 1, 5)}), page)
     assert not at.exception, at.exception
 
 

@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 from fairness_core import ConfusionMatrix as CM
 from fairness_core import plots, report
 from fairness_core.audit import Audit
+from app_helpers import page_with_audit
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 LINK = '<a href="https://evil.example/steal">click me</a>'
@@ -38,13 +39,7 @@ def text_elements(at: AppTest) -> list[str]:
 @pytest.mark.parametrize("page", ["app.py", "pages/1_Upload.py", "pages/2_Bias_Audit.py", "pages/3_Sample_Size_Explorer.py",
                                   "pages/4_Smoothing.py"])
 def test_every_page_shows_hostile_names_as_text(page):
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state["audit"] = hostile_audit()
-    at.session_state["demo_key"] = None
-    at.run()
-    if page != "app.py":
-        at.switch_page(page)
-        at.run()
+    at = page_with_audit(hostile_audit(), page)
     assert not at.exception, at.exception
     shown = text_elements(at)
     assert any("evil" in t for t in shown)  # the names do reach the page ...

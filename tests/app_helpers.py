@@ -1,0 +1,21 @@
+"""Shared AppTest helper: render a page of the app with a given audit loaded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+
+
+def page_with_audit(audit, page: str = "app.py") -> AppTest:  # type: ignore[no-untyped-def]
+    """A fresh session with ``audit`` loaded (no demo), run on Home and then on ``page``."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["audit"] = audit
+    at.session_state["demo_key"] = None
+    at.run()
+    if page != "app.py":
+        at.switch_page(page)
+        at.run()
+    return at
