@@ -136,7 +136,7 @@ if tab_groups.open:
             st.dataframe(styled(vs_ref, 3), width="stretch", key="vs-reference")
             csv_download(vs_ref, f"vs_{reference}.csv", "Download one-vs-reference (CSV)")
 
-        st.markdown("**Properties** (000 Table 3.2): OBJ objective testing · R real-valued · DIR directed · "
+        st.markdown("**Properties** (the thesis's Table 3.2): OBJ objective testing · R real-valued · DIR directed · "
                     "SYM symmetric · BND bounded · ALL defined everywhere. Only OFI has all six.")
         props = bias.properties_table()
         st.dataframe(props.replace({True: "✓", False: "✗"}), width="stretch", height="content", key="properties")

@@ -132,7 +132,7 @@ if tab_match.open:
         csv_download(methods, f"match_methods_{metric}.csv", "Download (CSV)", index=False)
         st.caption("Exact: binomial CDF (binomial metrics), conditioning on FP + FN (B), conditioning on the "
                    "denominator K ≥ 1 (JRMs); all O(n). Normal uses the continuity correction and n in the "
-                   "variance. The beta row is the seed's shortcut, a posterior of the group's own rate — not "
+                   "variance. The beta row is the thesis's shortcut, a posterior of the group's own rate — not "
                    "the reference's sampling distribution — shown only to measure its error.")
 
 # --- distributions over M(n) ---------------------------------------------------------------------
@@ -188,15 +188,15 @@ if tab_holes.open:
         st.plotly_chart(fig, width="stretch", key="holes-fig")
         html_download(fig, "holes.html", key="holes-html")
         st.markdown("Binomial metrics and B have no holes; F1 one (the all-TN matrix); each JRM n + 1; MCC 4n; "
-                    "F1_ORIG C(n+2, 2). **PT**: the seed's upper bound e^γ·n·ln ln n + 0.6483·n/ln ln n is false "
+                    "F1_ORIG C(n+2, 2). **PT**: the thesis's upper bound e^γ·n·ln ln n + 0.6483·n/ln ln n is false "
                     "for every n ≥ 4 (enumeration above it); PT is undefined on the 4n MCC holes plus every matrix "
                     "with all cells ≥ 1 and TP·TN = FP·FN.")
         not_applicable = {"theorem_upper": lambda v: "—" if not np.isfinite(v) else f"{v:,.1f}"}
         st.dataframe(styled(holes, 4, not_applicable), width="stretch", hide_index=True, key="holes-table",
-                     column_config={"theorem": st.column_config.NumberColumn(help="000 Theorem 4.3's count; for "
+                     column_config={"theorem": st.column_config.NumberColumn(help="the thesis's Theorem 4.3 count; for "
                                                                              "PT its lower bound 2n + 2"),
                                     "theorem_upper": st.column_config.NumberColumn(
-                                        help="PT only: the seed's upper bound, false for n ≥ 4")})
+                                        help="PT only: the thesis's upper bound, false for n ≥ 4")})
         csv_download(holes, "holes.csv", "Download hole counts (CSV)", index=False)
 
 # --- normal approximation ------------------------------------------------------------------------
@@ -204,12 +204,12 @@ if tab_normal.open:
     with tab_normal:
         c1, c2, c3 = st.columns([1, 2, 3])
         metric = c1.radio("Metric", ["ACC", "B"], key="normal-metric", horizontal=True)
-        source = c2.selectbox("Cell probabilities", ["seed example (0.3, 0.1, 0.2, 0.4)", *audit.groups],
+        source = c2.selectbox("Cell probabilities", ["thesis example (0.3, 0.1, 0.2, 0.4)", *audit.groups],
                               key="normal-source",
-                              format_func=lambda s: s if s.startswith("seed") else f"from {s}")
+                              format_func=lambda s: s if s.startswith("thesis") else f"from {s}")
         with c3:
             ns = ns_choice("normal-ns", (5, 10, 30, 100))
-        probs = SEED_P if source.startswith("seed") else tuple((audit.cms[source].as_array() / audit.cms[source].n).tolist())
+        probs = SEED_P if source.startswith("thesis") else tuple((audit.cms[source].as_array() / audit.cms[source].n).tolist())
         st.caption("p_TP, p_FN, p_FP, p_TN = " + ", ".join(f"{p:.3f}" for p in probs))
         pmfs = {n: sample_size.exact_pmf(metric, n, np.array(probs)) for n in ns}
         fig = plots.normal_convergence(metric, pmfs)
@@ -231,7 +231,7 @@ if tab_normal.open:
 if tab_imb.open:
     with tab_imb:
         st.markdown("Two groups, every pair of confusion matrices with the chosen size, share of positives (IR) "
-                    "and share of the protected group (GR) taken as equally likely (seed 001). Each measure is the "
+                    "and share of the protected group (GR) taken as equally likely (the class-imbalance paper). Each measure is the "
                     "protected group's score minus the unprotected group's; the counts are exact.")
         c1, c2, c3 = st.columns(3)
         n = c1.slider("n (data set size)", 4, 60, 24, 4, key="imb-n")

@@ -19,15 +19,15 @@ st.markdown(
     "normalized confusion matrix, rescaled to the group's n. **Additive smoothing** adds ε to every cell "
     "(ε = 1e-10 “bashful”, ε = 1 add-one).")
 
-with st.expander("When to use CPS (002 §6.5)", icon=":material/menu_book:"):
+with st.expander("When to use CPS (the small-data paper, §6.5)", icon=":material/menu_book:"):
     st.markdown(
         "- **The prior must be reasonable**: CPS helps when the rest of the data is expected to resemble the "
         "group more than a uniform prior (add-one) does. It pulls every group toward the others, so it also "
         "shrinks real differences: audit with raw scores and the MATCH test, use CPS to stabilize estimates.\n"
         f"- **Reference size**: the reference should have n ≥ {smoothing.MIN_REFERENCE_N}; below ~50 it carries "
         "its own sample-size noise.\n"
-        "- **λ**: 5–20 worked in the seeds' experiments; larger λ trades variance for bias "
-        "(bias λ/(n+λ)·(p′ − p), variance n·p(1 − p)/(n + λ)² per cell, 002 Theorem 6.1).")
+        "- **λ**: 5–20 worked in the papers' experiments; larger λ trades variance for bias "
+        "(bias λ/(n+λ)·(p′ − p), variance n·p(1 − p)/(n + λ)² per cell, the small-data paper's Theorem 6.1).")
 
 # --- the loaded groups, raw vs smoothed --------------------------------------------------------
 st.subheader("Your groups, raw and smoothed")
@@ -47,7 +47,7 @@ table = smoothing.smooth_groups(audit.cms, smoother, chosen)
 small_ref = sorted({g for g, r in zip(table["group"], table["reference_n"]) if r < smoothing.MIN_REFERENCE_N})
 if method == "CPS" and small_ref:
     st.warning(f"The reference for {md_escape(', '.join(small_ref))} has fewer than {smoothing.MIN_REFERENCE_N} individuals; "
-               "CPS's prior is then noisy itself (002 §6.5).", icon=":material/warning:")
+               "CPS's prior is then noisy itself (the small-data paper, §6.5).", icon=":material/warning:")
 
 left, right = st.columns([3, 2])
 with left:
@@ -69,7 +69,7 @@ csv_download(table, f"smoothed_{smoother.label.replace(' ', '_')}.csv", "Downloa
 
 # --- the error experiment ----------------------------------------------------------------------
 st.subheader("How much error does each smoother remove? (000 Figs 4.4–4.6)")
-st.markdown("Draw subsamples of size n from one group (with replacement, as the seeds do), score them raw and "
+st.markdown("Draw subsamples of size n from one group (with replacement, as the papers do), score them raw and "
             "smoothed, and measure the mean squared error against the whole group's score. **Exact** sums over "
             "every confusion matrix of size n with its multinomial probability; **Monte Carlo** draws seeded "
             "samples and shows its standard error. Undefined values are excluded and counted.")
@@ -138,8 +138,8 @@ if params in results:
                "n raw, while CPS pulls it toward the others' FPR).")
     csv_download(curves, f"smoothing_error_{group}.csv", "Download the curves (CSV)", index=False)
 
-# --- priors for a hidden group (002 Table 2) ---------------------------------------------------
-st.subheader("Which prior is closest to a group you cannot see? (002 Table 2)")
+# --- priors for a hidden group (the small-data paper's Table 2) ---------------------------------------------------
+st.subheader("Which prior is closest to a group you cannot see? (the small-data paper's Table 2)")
 hidden = st.selectbox("Hidden group", audit.groups, key="prior-group",
                       index=max(range(len(audit.groups)), key=lambda k: audit.cms[audit.groups[k]].n))
 priors = smoothing.compare_priors(audit.cms[hidden], audit.rest_of(hidden))

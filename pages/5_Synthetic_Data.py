@@ -33,7 +33,7 @@ def uploaded_table() -> tuple[pd.DataFrame, str, list[str]] | None:
 
 
 st.title("Synthetic data: Conditional HydraGAN")
-st.markdown("Underrepresented groups get worse models. **Conditional HydraGAN** (000 §3.5) generates synthetic rows "
+st.markdown("Underrepresented groups get worse models. **Conditional HydraGAN** (Briscoe, The Art of Fairness, §3.5) generates synthetic rows "
             "for any mix of protected groups you ask for (the *condition* makes the group quotas exact) while a "
             "Wasserstein critic keeps each group's rows realistic and a *diversity* objective pulls the share of a "
             "chosen category (the label) in every group toward a target. A classifier is then trained on real data "
@@ -78,7 +78,7 @@ with right:
     cats = data[div_col].astype(str).value_counts().sort_index()
     preset = st.radio("Target", ["pooled real shares", "uniform"], horizontal=True, key="gan-divpreset",
                       help="Pooled: every group gets the whole data's mix (group base rates converge). Uniform: "
-                           "equal shares, 000 §3.5's target — it changes the base rate itself.")
+                           "equal shares, the thesis's §3.5 target — it changes the base rate itself.")
     div_df = pd.DataFrame({"category": cats.index, "real share": cats.to_numpy() / cats.sum()})
     div_df["target share"] = div_df["real share"].round(4) if preset.startswith("pooled") else 1 / len(cats)
     div_df = st.data_editor(div_df, hide_index=True, width="stretch",
@@ -187,7 +187,7 @@ acc = result.runs.groupby("data")["accuracy"].mean()
 t2.metric("Test accuracy, real → augmented", f"{acc['real']:.3f} → {acc['augmented']:.3f}")
 t3.metric("Condition quota met (KS to target)", f"{result.condition_distances.loc['KS statistic', 'synthetic']:.3f}")
 
-st.subheader("Before and after: the audit (000 Table 3.4)")
+st.subheader("Before and after: the audit (the thesis's Table 3.4)")
 fig = plots.before_after(result.summary)
 st.plotly_chart(fig, width="stretch", key="gan-before-after")
 html_download(fig, "hydragan_before_after.html", key="gan-before-after-html")
@@ -202,7 +202,7 @@ st.caption("Each group is compared with the rest of the test rows. Improvement =
            "(pivot 0, or 1 for DI): positive means closer to no bias. Spread: the standard deviation over classifier "
            "seeds (the GAN is trained once). Groups with few test rows move a lot between seeds: read their n.")
 
-st.subheader("Distributions against the targets (000 Table 3.5)")
+st.subheader("Distributions against the targets (the thesis's Table 3.5)")
 d1, d2 = st.columns(2)
 with d1:
     fig = plots.share_bars(result.condition_shares, "Groups: real training rows vs synthetic vs quota")

@@ -13,7 +13,7 @@ from ui.widgets import csv_download, html_download, styled
 page_setup("Forecasting")
 KEY = "ptn"
 DATASETS = {"lorenz": "Chaotic Lorenz systems (generated)", "weather": "TMY3 weather, two sites (real)"}
-BUDGETS = {"demo": "Demo: a few minutes on 2 CPU cores", "paper": "Paper (000 §5.5): hours, for a GPU machine",
+BUDGETS = {"demo": "Demo: a few minutes on 2 CPU cores", "paper": "Paper (the thesis's §5.5): hours, for a GPU machine",
            "custom": "Custom"}
 
 st.title("Forecasting: Probabilistic Parallel Time Networks")
@@ -120,7 +120,7 @@ st.caption(f"{description} · {result.description} · best agent from generation
 seed_cols = (["Chaos vs Det.", "Chaos vs TiDE"] if result.config.dataset == "lorenz"
              else ["Microclimate vs NBM", "Microclimate vs TiDE"])
 table = result.skill.copy()
-table[[f"000 Table 5.2: {c}" for c in seed_cols]] = ptn.SEED_TABLE_5_2[seed_cols].to_numpy()
+table[[f"thesis Table 5.2: {c}" for c in seed_cols]] = ptn.SEED_TABLE_5_2[seed_cols].to_numpy()
 m = st.columns(len(result.skill.columns))
 for col, name in zip(m, result.skill.columns):
     median = result.skill.loc["second quartile", name]
@@ -135,7 +135,7 @@ for name in result.skill.columns:
     verdict.append(f"PTN **{word}** the {name.removeprefix('vs ')} baseline at the median (skill "
                    f"{s.loc['second quartile']:+.3f}) and improves {s.loc['share of forecasts PTN improves']:.0%} of "
                    "forecasts")
-st.markdown(". ".join(verdict) + ". The seed's numbers (right) come from hours of GPU search on far more data; "
+st.markdown(". ".join(verdict) + ". The thesis's numbers (right) come from hours of GPU search on far more data; "
             "ours from the budget you chose.")
 fig = plots.crps_boxes(result.crps)
 c1, c2 = st.columns(2)

@@ -246,7 +246,7 @@ def test_inequality_tab_shows_the_decomposition_of_the_loaded_data():
 
 def test_inequality_tab_with_004_design_and_custom_benefits():
     at = on_view("Inequality across individuals")
-    at.selectbox(key="gei-preset").set_value("004 design: avoid wrongly withholding the benefit (FN)").run()
+    at.selectbox(key="gei-preset").set_value("Utility as Fair Pricing design: avoid wrongly withholding the benefit (FN)").run()
     assert not at.exception and not at.error
     assert any("λ is the share in TP and FP" in m.value for m in at.markdown)
     at.selectbox(key="gei-preset").set_value("Custom benefit matrix").run()
@@ -311,10 +311,10 @@ def test_forecasting_page_trains_ptn_in_the_background_and_reports_skill(monkeyp
         at.number_input(key=key).set_value(value).run()
     at.multiselect(key="ptn-hidden-custom").set_value([24]).run()
     train_and_finish(at, "ptn", 600)
-    skill = frame_with(at, "000 Table 5.2: Chaos vs Det.")
+    skill = frame_with(at, "thesis Table 5.2: Chaos vs Det.")
     assert list(skill.index) == ["first quartile", "second quartile", "third quartile",
                                  "share of forecasts PTN improves"]
-    assert skill.loc["second quartile", "000 Table 5.2: Chaos vs Det."] == 0.57
+    assert skill.loc["second quartile", "thesis Table 5.2: Chaos vs Det."] == 0.57
     assert any(m.label.startswith("Median skill vs TiDE") for m in at.metric)
     at.radio(key="ptn-kind").set_value("multi-modal").run()
     assert not at.exception

@@ -15,8 +15,8 @@ from fairness_core.confusion import CELLS
 from ui.widgets import csv_download, figure_with_downloads, html_download, md_escape, styled
 
 ALPHAS = (-1.0, 0.0, 0.5, 1.0, 2.0, 3.0)
-AVOID_FN = "004 design: avoid wrongly withholding the benefit (FN)"
-AVOID_FP = "004 design: avoid wrongly granting the benefit (FP)"
+AVOID_FN = "Utility as Fair Pricing design: avoid wrongly withholding the benefit (FN)"
+AVOID_FP = "Utility as Fair Pricing design: avoid wrongly granting the benefit (FP)"
 CUSTOM = "Custom benefit matrix"
 ENSEMBLE_KEY = "virny-ensembles"  # session cache: {(data, settings): EnsembleFit}
 
@@ -45,9 +45,9 @@ def _benefit_controls(audit: Audit) -> tuple[dict[str, float], float, str]:
             st.error(str(exc), icon=":material/error:")
             st.stop()
         default_alpha = 0.5
-        provenance = (f"004 §3.2 with P(Y = 1) = {p:.3f} from the loaded data: b− = 1 − (1 − b+)κ̃ = "
+        provenance = (f"Utility as Fair Pricing §3.2 with P(Y = 1) = {p:.3f} from the loaded data: b− = 1 − (1 − b+)κ̃ = "
                       f"{benefit['FN' if avoid == 'FN' else 'FP']:.4f} (eqs. {'17' if avoid == 'FN' else '13'}, 18). "
-                      "Positive is the beneficial outcome here, so 004's punitive example (avoid jailing the "
+                      "Positive is the beneficial outcome here, so that paper's punitive example (avoid jailing the "
                       "innocent) and its assistive one (avoid rejecting the qualified) are both the FN design.")
     else:
         cols = st.columns(4)
@@ -119,7 +119,7 @@ def inequality_section(audit: Audit, reference: str) -> None:
     try:
         form = entropy.unit_form(benefit)
     except ValueError as exc:
-        st.info(f"The (μ, λ) view of 004 §3 needs benefits of the form {{b−, b+, 1}}: {exc}.",
+        st.info(f"The (μ, λ) view of Utility as Fair Pricing §3 needs benefits of the form {{b−, b+, 1}}: {exc}.",
                 icon=":material/info:")
         return
     points = [{"group": g, "n": cm.n, "index": table.loc[g, "index within group"],
@@ -146,12 +146,12 @@ def inequality_section(audit: Audit, reference: str) -> None:
     diagonal = set(form.unit_cells) == {"TP", "TN"}
     trend = ("falls" if form.b_plus > 1 else "rises") if not np.isclose(form.b_plus, 1) else "does not move"
     lam_words = "accuracy" if diagonal else f"the share in {' and '.join(form.unit_cells)}"
-    text = (f"Here the unit reward goes to {' and '.join(form.unit_cells)}, so λ is {lam_words}. 004 Theorem 3.2: "
+    text = (f"Here the unit reward goes to {' and '.join(form.unit_cells)}, so λ is {lam_words}. Utility as Fair Pricing, Theorem 3.2: "
             f"the index is a function of the mean benefit μ and λ alone, and at a fixed μ it {trend} linearly "
             f"as λ grows (b+ = {form.b_plus:.3g} {'>' if form.b_plus > 1 else '<'} 1).")
     if diagonal:
         text += (" **With equal rewards on the diagonal the index tracks accuracy**: part of what it reports as "
-                 "unfairness is plain error rate, so compare it between models of similar accuracy, or use 004's "
+                 "unfairness is plain error rate, so compare it between models of similar accuracy, or use that paper's "
                  "designs that put the unit reward on a row instead.")
     st.markdown(text)
 
