@@ -565,6 +565,93 @@ def cms_to_table(audit: Audit) -> pd.DataFrame:
 
 # --- row-level predictions -----------------------------------------------------------------
 
+_LABEL_NAMES = ("label", "target", "actual", "outcome", "truth", "groundtruth", "ytrue", "y", "class", "observed")
+_PREDICTION_NAMES = ("prediction", "predicted", "pred", "yhat", "ypred", "score", "decision", "output", "prob",
+                     "probability")
+_GROUP_NAMES = ("race", "sex", "gender", "ethnicity", "group", "age", "agegroup", "religion", "nationality",
+                "disability", "region", "country")
+
+
+@dataclass(frozen=True)
+class ColumnGuess:
+    """Which columns of a row-level table look like the label, the prediction and the groups, and why."""
+
+    label: str | None
+    prediction: str | None
+    groups: tuple[str, ...]
+    reasons: tuple[str, ...]
+
+
+def _name_score(column: str, names: tuple[str, ...]) -> int:
+    key = _normalize_header(column)
+    if key in names:
+        return 3
+    if any(key.startswith(n) or key.endswith(n) for n in names if len(n) > 2):
+        return 2
+    return 1 if any(n in key for n in names if len(n) > 3) else 0
+
+
+def guess_columns(df: pd.DataFrame, max_group_levels: int = 50) -> ColumnGuess:
+    """Guess the label, prediction and group columns of a row-level table by names and values.
+
+    The label is a two-valued column named like a label (label, target, actual, outcome, y ...);
+    the prediction a two-valued or numeric column named like one (pred, yhat, score, decision ...);
+    groups are text columns with 2 to ``max_group_levels`` values, named like a protected attribute
+    first. A column with a different value in every row (an id) is never guessed.
+
+    >>> df = pd.DataFrame({"applicant_id": ["a1", "a2", "a3", "a4"], "sex": ["F", "M", "F", "M"],
+    ...                    "approved": ["1", "0", "1", "1"], "model_decision": ["1", "0", "0", "1"]})
+    >>> g = guess_columns(df)
+    >>> g.label, g.prediction, g.groups
+    ('approved', 'model_decision', ('sex',))
+    """
+    n = len(df)
+    stats_: dict[str, tuple[int, bool]] = {}
+    fractional: set[str] = set()
+    for col in df.columns:
+        s = df[col].dropna()
+        distinct = int(s.nunique())
+        values = pd.to_numeric(s, errors="coerce")
+        numeric = bool(len(s)) and values.notna().all()
+        if numeric and (values % 1 != 0).any():
+            fractional.add(str(col))  # a score may differ in every row; an id does not have decimals
+        stats_[str(col)] = (distinct, numeric)
+    unique_per_row = {c for c, (d, _) in stats_.items() if n > 2 and d == n and c not in fractional}
+    binary = [c for c, (d, _) in stats_.items() if d == 2 and c not in unique_per_row]
+    reasons: list[str] = []
+
+    def best(candidates: list[str], names: tuple[str, ...]) -> str | None:
+        scored = sorted(candidates, key=lambda c: -_name_score(c, names))
+        return scored[0] if scored and _name_score(scored[0], names) > 0 else None
+
+    label = best(binary, _LABEL_NAMES) or best(binary, ("approved", "hired", "admitted", "recid", "default",
+                                                        "income", "passed", "paid"))
+    if label:
+        reasons.append(f"label = {label!r} (two values, named like an outcome)")
+    scores = [c for c, (d, num) in stats_.items() if c != label and c not in unique_per_row and (d == 2 or num)]
+    prediction = best(scores, _PREDICTION_NAMES)
+    if prediction:
+        kind = "two values" if stats_[prediction][0] == 2 else "a numeric score"
+        reasons.append(f"prediction = {prediction!r} ({kind}, named like a prediction)")
+    if label is None and prediction is not None:  # a second two-valued column is the label
+        rest = [c for c in binary if c != prediction and _name_score(c, _GROUP_NAMES) == 0]
+        label = rest[0] if len(rest) == 1 else None
+        if label:
+            reasons.append(f"label = {label!r} (the other two-valued column)")
+    taken = {label, prediction}
+    groups = [c for c, (d, num) in stats_.items()
+              if c not in taken and c not in unique_per_row and 2 <= d <= max_group_levels and not num]
+    groups.sort(key=lambda c: -_name_score(c, _GROUP_NAMES))
+    named = [c for c in groups if _name_score(c, _GROUP_NAMES) > 0]
+    chosen = tuple(named[:2] or groups[:1])
+    if chosen:
+        reasons.append(f"group = {', '.join(map(repr, chosen))} (text with few values"
+                       + (", named like a protected attribute)" if named else ")"))
+    if unique_per_row:
+        reasons.append(f"not used: {', '.join(map(repr, sorted(unique_per_row)))} (a different value in every row)")
+    return ColumnGuess(label, prediction, chosen, tuple(reasons))
+
+
 def distinct_values(series: pd.Series, limit: int = 20) -> list[Any]:
     """Up to ``limit`` distinct non-missing values of a column, sorted where possible."""
     values = pd.unique(series.dropna())[: limit + 1]

@@ -5,7 +5,7 @@ import streamlit as st
 
 from fairness_core import datasets
 from fairness_core.io import (DataValidationError, MAX_ROWS, cms_from_predictions, cms_from_table, to_numbers,
-                              cms_to_table, distinct_values, read_table, sheet_names)
+                              cms_to_table, distinct_values, guess_columns, read_table, sheet_names)
 from ui.state import current_demo, data_banner, load_demo, page_setup, set_audit
 from ui.widgets import csv_download, md_escape
 
@@ -86,11 +86,18 @@ with rows_tab:
             st.caption(f"{len(rows):,} rows × {rows.shape[1]} columns")
             st.dataframe(rows.head(8).set_axis(range(1, min(8, len(rows)) + 1)), width="stretch")  # rows as errors count them
             cols = rows.columns.tolist()
+            guess = guess_columns(rows)
+            if guess.reasons:
+                st.caption("Guessed from names and values — check them: " + md_escape("; ".join(guess.reasons)) + ".")
             c1, c2, c3 = st.columns(3)
-            label_col = c1.selectbox("Label column (actual outcome)", cols, key="label-col")
-            pred_col = c2.selectbox("Prediction column", cols, index=min(1, len(cols) - 1), key="pred-col")
+            label_col = c1.selectbox("Label column (actual outcome)", cols, key="label-col",
+                                     index=cols.index(guess.label) if guess.label in cols else 0)
+            pred_col = c2.selectbox("Prediction column", cols, key="pred-col",
+                                    index=cols.index(guess.prediction) if guess.prediction in cols
+                                    else min(1, len(cols) - 1))
             candidates = [c for c in cols if c not in (label_col, pred_col)]
-            group_cols = c3.multiselect("Group column(s)", candidates, default=candidates[:1])  # resets with the options
+            default_groups = [c for c in guess.groups if c in candidates] or candidates[:1]
+            group_cols = c3.multiselect("Group column(s)", candidates, default=default_groups)  # resets with the options
             c1, c2, c3 = st.columns(3)
             label_values = distinct_values(rows[label_col])
             pos_label = c1.selectbox("Positive label value", label_values, index=len(label_values) - 1,

@@ -373,3 +373,18 @@ def test_a_zip_bomb_workbook_is_refused_before_it_is_read(monkeypatch):
     assert len(out.getvalue()) < 100_000
     with pytest.raises(DataValidationError, match="expands to 3 MB; the limit is 1 MB"):
         read_table(out.getvalue(), "bomb.xlsx")
+
+
+def test_row_level_columns_are_guessed_by_names_and_values_never_an_id():
+    from fairness_core.io import guess_columns
+
+    n = 1000
+    df = pd.DataFrame({"applicant_id": [str(k) for k in range(n)], "sex": ["female", "male"] * (n // 2),
+                       "age_group": ["adult", "young"] * (n // 2), "credit_risk": ["good", "bad"] * (n // 2),
+                       "yhat": ["good", "bad", "bad", "good"] * (n // 4), "duration": [str(k % 40) for k in range(n)]})
+    g = guess_columns(df)
+    assert (g.label, g.prediction, g.groups) == ("credit_risk", "yhat", ("sex", "age_group"))
+    assert any("applicant_id" in r and "every row" in r for r in g.reasons)
+    compas = pd.DataFrame({"race": ["a", "b"] * 5, "two_year_recid": ["0", "1"] * 5, "score": [str(k / 10) for k in range(10)]})
+    g = guess_columns(compas)
+    assert g.label == "two_year_recid" and g.prediction == "score" and g.groups == ("race",)
