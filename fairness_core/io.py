@@ -671,7 +671,7 @@ def _binary(df: pd.DataFrame, col: str, positive: Any, what: str, threshold: flo
                                                          if rows.size > 1 else ""),
             int(rows[0]) + 1, col))
     if threshold is not None:
-        values = pd.to_numeric(s, errors="coerce")
+        values = _numbers(s, df.attrs.get("delimiter", ","))
         bad = values.isna().to_numpy()
         if bad.any():
             r = int(np.flatnonzero(bad)[0])
@@ -693,6 +693,21 @@ def _binary(df: pd.DataFrame, col: str, positive: Any, what: str, threshold: flo
             f"the chosen positive value {positive!r} does not occur; values are "
             f"{', '.join(map(repr, uniques.tolist()))}", column=col))
     return codes == matches[0]
+
+
+_DECIMAL_COMMA = re.compile(r"\s*[+-]?\d+,\d+\s*")
+
+
+def _numbers(s: pd.Series, delimiter: str) -> pd.Series:
+    """A column as floats (NaN where not a number). In a file whose delimiter is not a comma, values
+    like "0,769" are decimal commas when the whole column is written that way (and never 1,234-style
+    thousands: those have exactly three digits after the comma and are left alone unless every value
+    has a decimal comma)."""
+    if s.dtype == object and delimiter != ",":
+        text = s.dropna().astype(str)
+        if len(text) and text.str.contains(",").any() and text.str.fullmatch(r"\s*[+-]?\d+(,\d+)?\s*").all():
+            return pd.to_numeric(s.astype(str).str.replace(",", ".", regex=False).where(s.notna()), errors="coerce")
+    return pd.to_numeric(s, errors="coerce")
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -828,7 +843,7 @@ def _probabilities(df: pd.DataFrame, columns: list[str]) -> np.ndarray:
     problems: list[Problem] = []
     out = np.empty((len(df), len(columns)))
     for k, col in enumerate(columns):
-        values = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float)
+        values = _numbers(df[col], df.attrs.get("delimiter", ",")).to_numpy(dtype=float)
         bad = ~np.isfinite(values) | (values < 0) | (values > 1)
         if bad.any():
             r = int(np.flatnonzero(bad)[0])

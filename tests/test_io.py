@@ -388,3 +388,12 @@ def test_row_level_columns_are_guessed_by_names_and_values_never_an_id():
     compas = pd.DataFrame({"race": ["a", "b"] * 5, "two_year_recid": ["0", "1"] * 5, "score": [str(k / 10) for k in range(10)]})
     g = guess_columns(compas)
     assert g.label == "two_year_recid" and g.prediction == "score" and g.groups == ("race",)
+
+
+def test_decimal_commas_in_scores_are_read_where_the_file_convention_is_clear():
+    df = read_table("y;score;g\n1;0,769;a\n0;0,2;a\n1;0,51;b\n0;0,9;b\n".encode(), "eu.csv")
+    audit = cms_from_predictions(df, "y", "score", ["g"], "1", threshold=0.5)
+    assert audit.cms["a"] == ConfusionMatrix(1, 0, 0, 1) and audit.cms["b"] == ConfusionMatrix(1, 0, 1, 0)
+    mixed = read_table("y;score;g\n1;0,769;a\n0;0.2;a\n1;x;b\n0;0,9;b\n".encode(), "eu.csv")
+    with pytest.raises(DataValidationError, match="'0,769' is not a number"):  # mixed: no clear convention
+        cms_from_predictions(mixed, "y", "score", ["g"], "1", threshold=0.5)
