@@ -376,6 +376,12 @@ def _lines_for(problems: list[Problem], df: pd.DataFrame) -> list[Problem]:
 
 # --- group confusion-matrix tables ---------------------------------------------------------
 
+def _is_fractional(s: pd.Series) -> bool:
+    """Every value a plain number and some with decimals (a rate or score, never a group name)."""
+    values = pd.to_numeric(s, errors="coerce")
+    return bool(values.notna().all() and (values % 1 != 0).any())
+
+
 def find_count_columns(columns: Iterable[Hashable]) -> dict[str, str]:
     """Map "TP", "FN", "FP", "TN" to the matching headers (case-insensitive, common spellings)."""
     found: dict[str, str] = {}
@@ -398,7 +404,9 @@ def cms_from_table(df: pd.DataFrame, group_columns: Sequence[str] | None = None,
     Every other column is an error unless ``group_columns`` names the group
     columns explicitly, in which case extra columns are ignored.
     """
+    notices_before = list(df.attrs.get("notices", []))
     df = df.reset_index(drop=True)
+    df.attrs["notices"] = list(notices_before)
     counts = find_count_columns(df.columns)
     missing = [c for c in CELLS if c not in counts]
     if missing:
@@ -408,6 +416,11 @@ def cms_from_table(df: pd.DataFrame, group_columns: Sequence[str] | None = None,
     rest = [c for c in df.columns if c not in counts.values()]
     if group_columns is None:
         group_columns = rest
+        measures = [c for c in rest if _is_fractional(df[c])]  # e.g. an approval_rate column
+        if measures and len(measures) < len(rest):
+            group_columns = [c for c in rest if c not in measures]
+            df.attrs.setdefault("notices", []).append(
+                f"Ignored {', '.join(map(repr, measures))}: numbers with decimals, not group names.")
     else:
         for c in group_columns:
             if c not in df.columns:
@@ -439,7 +452,8 @@ def cms_from_table(df: pd.DataFrame, group_columns: Sequence[str] | None = None,
         raise DataValidationError(_lines_for(sorted(problems, key=lambda p: (p.row or 0, p.column or "")), df))
     cms = {name: ConfusionMatrix(*row) for name, row in zip(names, cells.tolist())}
     try:
-        return Audit(cms, source=source, group_columns=tuple(group_columns))
+        return Audit(cms, source=source, group_columns=tuple(group_columns),
+                     notes=tuple(df.attrs.get("notices", [])[len(notices_before):]))
     except ValueError as exc:  # belt and braces: the checks above should have caught it
         raise DataValidationError(str(exc)) from None
 

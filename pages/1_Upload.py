@@ -5,7 +5,8 @@ import streamlit as st
 
 from fairness_core import datasets
 from fairness_core.io import (DataValidationError, MAX_ROWS, cms_from_predictions, cms_from_table, to_numbers,
-                              cms_to_table, distinct_values, guess_columns, read_table, sheet_names)
+                              cms_to_table, distinct_values, find_count_columns, guess_columns, read_table,
+                              sheet_names)
 from ui.state import current_demo, data_banner, load_demo, page_setup, set_audit
 from ui.widgets import csv_download, md_escape
 
@@ -63,7 +64,14 @@ with table_tab:
     upload = st.file_uploader("Confusion-matrix table", type=["csv", "tsv", "txt", "xlsx"], key="cm-file")
     if upload is not None:
         try:
-            parsed = cms_from_table(read_upload(upload, "cm-file"), source=f"{upload.name}")
+            table = read_upload(upload, "cm-file")
+            others = [c for c in table.columns if c not in find_count_columns(table.columns).values()]
+            chosen = None
+            if len(others) > 2:  # extra columns (rates, notes): the user says which are groups
+                chosen = st.multiselect("Besides TP, FN, FP, TN this table has several columns: pick the group "
+                                        "column(s); the rest are ignored", others, default=others[:1],
+                                        max_selections=2, key="cm-group-cols")
+            parsed = cms_from_table(table, group_columns=chosen or None, source=f"{upload.name}")
         except DataValidationError as exc:
             show_problems(exc)
         else:

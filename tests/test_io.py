@@ -397,3 +397,13 @@ def test_decimal_commas_in_scores_are_read_where_the_file_convention_is_clear():
     mixed = read_table("y;score;g\n1;0,769;a\n0;0.2;a\n1;x;b\n0;0,9;b\n".encode(), "eu.csv")
     with pytest.raises(DataValidationError, match="'0,769' is not a number"):  # mixed: no clear convention
         cms_from_predictions(mixed, "y", "score", ["g"], "1", threshold=0.5)
+
+
+def test_a_cm_table_with_a_rate_column_is_not_read_as_intersections():
+    df = read_table(b"group,approval_rate,TP,FN,FP,TN\nA,0.5,1,1,1,1\nB,0.4,2,2,2,2\n", "t.csv")
+    audit = cms_from_table(df)
+    assert audit.groups == ["A", "B"] and any("approval_rate" in n for n in audit.notes)
+    with pytest.raises(DataValidationError, match="found 3"):  # three text columns: the page asks which
+        cms_from_table(read_table(b"a,b,c,TP,FN,FP,TN\nx,y,z,1,1,1,1\nu,v,w,1,1,1,1\n", "t.csv"))
+    picked = cms_from_table(read_table(b"a,b,c,TP,FN,FP,TN\nx,y,z,1,1,1,1\nu,v,w,1,1,1,1\n", "t.csv"), ["a", "c"])
+    assert picked.groups == ["x & z", "u & w"]
