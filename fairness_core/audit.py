@@ -219,9 +219,10 @@ class Audit:
         i, j = np.triu_indices(len(groups), 1)
         level, tost_level = 1 - alpha, 1 - 2 * alpha
         o = inference.ofi_arrays(fp[i], fn[i], n[i], fp[j], fn[j], n[j], (level, tost_level), ofi_method)
-        d = inference.di_arrays((tp + fp)[i], n[i], (tp + fp)[j], n[j], (level,), di_method)
+        selected = tp + fp
+        d = inference.di_arrays(selected[i], n[i], selected[j], n[j], (level,), di_method)
         band = (bias.FOUR_FIFTHS_LOW, bias.FOUR_FIFTHS_HIGH)
-        di_in_band = inference.di_within((tp + fp)[i], n[i], (tp + fp)[j], n[j], tost_level, band, di_method)
+        di_in_band = inference.di_within(selected[i], n[i], selected[j], n[j], tost_level, band, di_method)
         ofi_p_adj = inference.adjust_p_values(o["p_value"], adjust)
         di_p_adj = inference.adjust_p_values(d["p_value"], adjust)
         lo, hi = o[f"ci_low_{level:g}"], o[f"ci_high_{level:g}"]
@@ -248,11 +249,10 @@ class Audit:
             more_i = np.where(np.isfinite(k), np.ceil((k - 1) * n[i] - 1e-9), np.inf)
             more_j = np.where(np.isfinite(k), np.ceil((k - 1) * n[j] - 1e-9), np.inf)
         b = (fp - fn) / n
-        favours = np.where(verdict == "algorithmic bias",
-                           np.where(o["estimate"] > 0, np.array(groups, dtype=object)[i],
-                                    np.array(groups, dtype=object)[j]), "")
+        group_i, group_j = np.array(groups, dtype=object)[i], np.array(groups, dtype=object)[j]
+        favours = np.where(verdict == "algorithmic bias", np.where(o["estimate"] > 0, group_i, group_j), "")
         df = pd.DataFrame({
-            "group_i": np.array(groups, dtype=object)[i], "group_j": np.array(groups, dtype=object)[j],
+            "group_i": group_i, "group_j": group_j,
             "n_i": n[i].astype(np.int64), "n_j": n[j].astype(np.int64),
             "ofi": o["estimate"], "ofi_ci_low": lo, "ofi_ci_high": hi,
             "ofi_p": o["p_value"], "ofi_p_adjusted": ofi_p_adj,
@@ -261,8 +261,7 @@ class Audit:
             "verdict": verdict, "favours": favours,
             "ofi_tost_low": t_lo, "ofi_tost_high": t_hi, "ofi_equivalent": equivalent,
             "di_within_band": di_within & ~nobody,
-            "four_fifths": np.select([np.isnan(d["estimate"]), d["estimate"] < bias.FOUR_FIFTHS_LOW,
-                       d["estimate"] > bias.FOUR_FIFTHS_HIGH], ["undefined", "bias for j", "bias for i"], "no bias"),
+            "four_fifths": bias.four_fifths_verdicts(d["estimate"]),
             "ofi_mde": mde, "rows_needed_i": more_i, "rows_needed_j": more_j,
             "B_i": b[i], "B_j": b[j], "ofi_method": o["method"], "di_method": d["method"],
         })
@@ -273,6 +272,13 @@ class Audit:
                          "tost_level": tost_level, "ofi_method": ofi_method, "di_method": di_method})
         return df
 
+
+
+def findings_first(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """The verdict table with findings first (algorithmic bias, systemic disparity, no bias,
+    inconclusive), each by adjusted OFI p: the order pages and the report list pairs in."""
+    order = verdicts["verdict"].map({v: k for k, v in enumerate(VERDICTS)})
+    return verdicts.iloc[np.lexsort((verdicts["ofi_p_adjusted"].to_numpy(), order.to_numpy()))]
 
 
 def _di_scale(di: np.ndarray, low: np.ndarray, high: np.ndarray, alpha: float) -> np.ndarray:
@@ -356,17 +362,6 @@ def _n_of(row: pd.Series, group: str) -> int:
 _STR = text.STR
 
 
-def _fixed(x: np.ndarray, decimals: int = 3) -> np.ndarray:
-    return text.fixed(x, decimals)
-
-
-def _p_text(p: np.ndarray) -> np.ndarray:
-    """'p = 0.012' or 'p < 0.001'."""
-    out = "p = " + _fixed(np.minimum(p, 1.0))
-    out[p < 0.001] = "p < 0.001"
-    return out
-
-
 def _count_text(k: np.ndarray) -> np.ndarray:
     """Whole counts as text; inf as "an unbounded number of"."""
     finite = np.isfinite(k)
@@ -381,7 +376,7 @@ def _explanations(df: pd.DataFrame, names: np.ndarray, i: np.ndarray, j: np.ndar
 
     Built with NumPy string ufuncs on each verdict's rows only, so 124,750 pairs take a fraction of a second.
     """
-    adj = {"holm": "Holm-adjusted ", "bh": "BH-adjusted ", "none": ""}[adjust]
+    adj = inference.ADJUSTED_LABEL[adjust]
     tost = f"{1 - 2 * alpha:.0%}"
     verdict = df["verdict"].to_numpy()
     out = np.full(len(df), "", dtype=_STR)
@@ -391,14 +386,14 @@ def _explanations(df: pd.DataFrame, names: np.ndarray, i: np.ndarray, j: np.ndar
     winner, loser = names[np.where(i_favoured, i[rows], j[rows])], names[np.where(i_favoured, j[rows], i[rows])]
     out[rows] = ("The model is at fault: measured against what their actual labels warrant, " + winner
                  + " fares better than " + loser + "; the OFI interval excludes 0 (" + adj
-                 + _p_text(df["ofi_p_adjusted"].to_numpy()[rows]) + ").")
+                 + text.p_values(df["ofi_p_adjusted"].to_numpy()[rows]) + ").")
 
     rows = np.flatnonzero(verdict == "systemic disparity")
     i_more = df["di_ci_low"].to_numpy()[rows] > 1
     high, low = names[np.where(i_more, i[rows], j[rows])], names[np.where(i_more, j[rows], i[rows])]
     out[rows] = (f"The model treats both groups alike relative to their labels (OFI's {tost} interval lies inside "
                  f"±{tol:g}), but " + high + " is selected far more often than " + low
-                 + " (DI beyond the four-fifths line, " + adj + _p_text(df["di_p_adjusted"].to_numpy()[rows])
+                 + " (DI beyond the four-fifths line, " + adj + text.p_values(df["di_p_adjusted"].to_numpy()[rows])
                  + "): the gap comes from different base rates, outside the algorithm.")
 
     nobody = np.isnan(df["di_p"].to_numpy())
@@ -421,7 +416,7 @@ def _explanations(df: pd.DataFrame, names: np.ndarray, i: np.ndarray, j: np.ndar
                          f"interval inside ±{tol:g}), but DI's interval reaches across the four-fifths line." + settle)
         else:
             out[rows] = ("Cannot tell yet: OFI is neither significant (" + adj
-                         + _p_text(df["ofi_p_adjusted"].to_numpy()[rows]) + f") nor shown to lie within ±{tol:g}; "
-                         "the smallest |OFI| these sizes detect is about " + _fixed(df["ofi_mde"].to_numpy()[rows])
+                         + text.p_values(df["ofi_p_adjusted"].to_numpy()[rows]) + f") nor shown to lie within ±{tol:g}; "
+                         "the smallest |OFI| these sizes detect is about " + text.fixed(df["ofi_mde"].to_numpy()[rows])
                          + "." + settle)
     return out.astype(object)

@@ -168,13 +168,15 @@ def four_fifths(cm_i: ConfusionMatrix, cm_j: ConfusionMatrix) -> str:
 
 def four_fifths_verdict(di: float) -> str:
     """The four-fifths verdict for a DI value (NaN gives "undefined")."""
-    if not np.isfinite(di):
-        return "undefined"
-    if di < FOUR_FIFTHS_LOW:
-        return "bias for j"
-    if di > FOUR_FIFTHS_HIGH:
-        return "bias for i"
-    return "no bias"
+    return str(four_fifths_verdicts(np.array([di]))[0])
+
+
+def four_fifths_verdicts(di: npt.ArrayLike) -> npt.NDArray[np.object_]:
+    """:func:`four_fifths_verdict` for an array of DI values at once."""
+    di = np.asarray(di, dtype=float)
+    with np.errstate(invalid="ignore"):
+        return np.select([~np.isfinite(di), di < FOUR_FIFTHS_LOW, di > FOUR_FIFTHS_HIGH],
+                         ["undefined", "bias for j", "bias for i"], "no bias").astype(object)
 
 
 def undefined_reason(name: str, cm_i: ConfusionMatrix, cm_j: ConfusionMatrix) -> str | None:

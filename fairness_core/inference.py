@@ -71,6 +71,8 @@ FloatArray = npt.NDArray[np.float64]
 OFI_METHODS = ("auto", "adjusted", "wald", "permutation")
 DI_METHODS = ("auto", "score", "exact")
 ADJUSTMENTS = ("holm", "bh", "none")
+#: How an adjusted p-value is introduced in text ("Holm-adjusted p = ...").
+ADJUSTED_LABEL = {"holm": "Holm-adjusted ", "bh": "BH-adjusted ", "none": ""}
 
 #: "auto" uses the Wald interval for OFI only when both groups have at least this many rows ...
 LARGE_N = 1000

@@ -353,13 +353,17 @@ def _cell_text(value: Any) -> Any:
 
 
 def to_numbers(df: pd.DataFrame) -> pd.DataFrame:
-    """Columns whose every value is a plain number become float; the rest stay text (for features)."""
+    """Columns whose every value is a plain number become float; the rest stay text (for features).
+    Decimal commas are read as :func:`_numbers` reads scores (a file not delimited by commas)."""
     out = df.copy()
+    delimiter = df.attrs.get("delimiter", ",")
     for col in out.columns:
         s = out[col]
         if s.dtype == object:
-            converted = pd.to_numeric(s, errors="coerce")
+            converted = _numbers(s, delimiter)
             text = s.dropna().astype(str).str.strip()
+            if delimiter != ",":
+                text = text.str.replace(",", ".", regex=False)
             if converted.notna().sum() == s.notna().sum() and text.str.fullmatch(_PLAIN_NUMBER).all():
                 out[col] = converted
     return out

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
+from . import inference
 from . import metrics as m
 from .confusion import ConfusionMatrix
 
@@ -320,17 +321,9 @@ def compare_methods(metric: str, cm_group: ConfusionMatrix, cm_reference: Confus
 
 def holm(p_values: "np.typing.ArrayLike") -> np.ndarray:
     """Holm–Bonferroni adjusted p-values (step-down, monotone, capped at 1); NaN stays NaN
-    and does not count as a test."""
-    p = np.asarray(p_values, dtype=float)
-    out = np.full(p.shape, np.nan)
-    ok = np.flatnonzero(~np.isnan(p))
-    if ok.size == 0:
-        return out
-    order = ok[np.argsort(p[ok], kind="stable")]
-    m = order.size
-    adjusted = np.maximum.accumulate((m - np.arange(m)) * p[order])
-    out[order] = np.minimum(adjusted, 1.0)
-    return out
+    and does not count as a test. The same procedure the pairwise verdicts use
+    (:func:`fairness_core.inference.adjust_p_values`)."""
+    return inference.adjust_p_values(p_values, "holm")
 
 
 def reference_distribution(metric: str, n: int, cm_reference: ConfusionMatrix,

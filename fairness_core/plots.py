@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from . import bias, text
+from . import bias, inference, text
 from . import metrics as m
 from .audit import Audit
 
@@ -114,7 +114,7 @@ def _with_inference(hover: np.ndarray, cell_text: np.ndarray, mats: dict[str, np
     """Hover lines with the interval and adjusted p; cell text in parentheses where not significant
     (:func:`_fade_not_significant` also pales those cells). Vectorized over all cells."""
     level = f"{1 - alpha:.0%}"
-    adj = {"holm": "Holm-adjusted ", "bh": "BH-adjusted ", "none": ""}.get(adjust, "")
+    adj = inference.ADJUSTED_LABEL.get(adjust, "")
     lo, hi, p = mats["low"], mats["high"], mats["p"]
     shown = np.isfinite(lo) & ~np.eye(len(lo), dtype=bool)
 
@@ -123,10 +123,7 @@ def _with_inference(hover: np.ndarray, cell_text: np.ndarray, mats: dict[str, np
         out[np.isinf(v)] = "∞"
         return out
 
-    p_text = text.fixed(np.minimum(p, 1.0), 3)
-    p_text[p < 0.001] = "< 0.001"
-    p_text[np.isnan(p)] = "undefined"
-    extra = ("<br>" + level + " interval [" + bound(lo) + ", " + bound(hi) + "] · " + adj + "p " + p_text
+    extra = ("<br>" + level + " interval [" + bound(lo) + ", " + bound(hi) + "] · " + adj + text.p_values(p)
              + "<br>verdict: <b>" + mats["verdict"].astype(text.STR) + "</b>")
     hover = np.where(shown, hover.astype(text.STR) + extra, hover.astype(text.STR)).astype(object)
     faded = shown & ~(p < alpha) & (cell_text != "undefined") & (cell_text != "")

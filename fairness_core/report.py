@@ -28,7 +28,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from . import __version__, plots, smoothing
-from .audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, VERDICTS, Audit, verdict_findings
+from .audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, VERDICTS, Audit, findings_first, verdict_findings
 from .io import to_safe_csv
 
 
@@ -109,9 +109,7 @@ class Report:
             shown = table
             if len(table) > MAX_HTML_ROWS:
                 if name == "verdicts":
-                    order = {v: k for k, v in enumerate(VERDICTS)}
-                    shown = table.assign(_o=table["verdict"].map(order)).sort_values(["_o", "ofi_p_adjusted"])
-                    shown = shown.drop(columns="_o")
+                    shown = findings_first(table)
                 shown = shown.head(MAX_HTML_ROWS)
                 parts.append(f"<h2>{esc(titles.get(name, name))}</h2><p class='note'>The first {MAX_HTML_ROWS:,} of "
                              f"{len(table):,} rows{' (findings first)' if name == 'verdicts' else ''}; every row is in "
@@ -155,11 +153,6 @@ def _table_json(table: pd.DataFrame) -> str:
         t = t.copy()
         t[floats] = t[floats].where(np.isfinite(t[floats].to_numpy()), np.nan)
     return t.to_json(orient="records", double_precision=15, force_ascii=False)
-
-
-def _records(table: pd.DataFrame) -> list[dict[str, Any]]:
-    t = table.reset_index() if _keep_index(table) else table
-    return [{str(k): _num(v) for k, v in row.items()} for row in t.to_dict(orient="records")]
 
 
 def _fmt(v: Any) -> str:

@@ -27,3 +27,16 @@ def fixed(x: np.ndarray, decimals: int = 3, signed: bool = False) -> np.ndarray:
     negative = (x < 0) & (r > 0)
     sign = np.where(negative, "-", "+" if signed else "").astype(STR)
     return sign + out
+
+
+def p_values(p: np.ndarray) -> np.ndarray:
+    """"p = 0.012", "p < 0.001" or "p undefined" (NaN), vectorized.
+
+    >>> p_values(np.array([0.0123, 1e-9, np.nan])).tolist()
+    ['p = 0.012', 'p < 0.001', 'p undefined']
+    """
+    p = np.asarray(p, dtype=float)
+    out = "p = " + fixed(np.minimum(p, 1.0))
+    out[p < 0.001] = "p < 0.001"
+    out[np.isnan(p)] = "p undefined"
+    return out

@@ -394,6 +394,10 @@ def test_decimal_commas_in_scores_are_read_where_the_file_convention_is_clear():
     df = read_table("y;score;g\n1;0,769;a\n0;0,2;a\n1;0,51;b\n0;0,9;b\n".encode(), "eu.csv")
     audit = cms_from_predictions(df, "y", "score", ["g"], "1", threshold=0.5)
     assert audit.cms["a"] == ConfusionMatrix(1, 0, 0, 1) and audit.cms["b"] == ConfusionMatrix(1, 0, 1, 0)
+    from fairness_core.io import to_numbers
+
+    features = to_numbers(df[["score", "g"]])
+    assert features["score"].tolist() == [0.769, 0.2, 0.51, 0.9] and features["g"].dtype == object
     mixed = read_table("y;score;g\n1;0,769;a\n0;0.2;a\n1;x;b\n0;0,9;b\n".encode(), "eu.csv")
     with pytest.raises(DataValidationError, match="'0,769' is not a number"):  # mixed: no clear convention
         cms_from_predictions(mixed, "y", "score", ["g"], "1", threshold=0.5)

@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from fairness_core.audit import VERDICTS
+from fairness_core.audit import VERDICTS, findings_first
 from fairness_core.io import to_safe_csv
 
 
@@ -49,7 +49,7 @@ def styled(df: pd.DataFrame, precision: int = 4,
 
 
 #: Probabilities that can be astronomically small: three significant digits.
-P_FORMATS = {c: "{:.3g}" for c in ("p-value", "adjusted p-value", "percentile", "p_value", "p_value_error", "MATCH p (B)",
+P_FORMATS = {c: "{:.3g}" for c in ("p-value", "adjusted p-value", "percentile", "p_value", "p_value_error",
                                    "percentile_error", "OFI p (adjusted)", "DI p (adjusted)")}
 
 
@@ -116,8 +116,7 @@ def verdict_display(verdicts: pd.DataFrame, max_rows: int = MAX_VERDICT_ROWS) ->
     first, then the numbers. Sorted with findings first (algorithmic bias, systemic disparity, then the
     rest by adjusted p), at most ``max_rows`` rows."""
     level = f"{1 - verdicts.attrs.get('alpha', 0.05):.0%}"
-    order = {v: k for k, v in enumerate(VERDICTS)}
-    v = verdicts.assign(_o=verdicts["verdict"].map(order)).sort_values(["_o", "ofi_p_adjusted"]).head(max_rows)
+    v = findings_first(verdicts).head(max_rows)
 
     def di_text(d: float, lo: float, hi: float) -> str:
         if np.isnan(lo):
