@@ -1,5 +1,5 @@
 """Sample-Size Explorer: is a small group's score meaningful? MATCH for the loaded data, exact
-distributions over M(n), holes, the normal approximation and seed 001's imbalance PMFs."""
+distributions over M(n), holes, the normal approximation and the class-imbalance paper's PMFs."""
 
 import numpy as np
 import pandas as pd
@@ -142,7 +142,7 @@ if tab_cdf.open:
         names = c1.multiselect("Metrics", metrics.NAMES, default=["ACC", "TPR", "MCC", "PT"], key="cdf-metrics")
         with c2:
             ns = ns_choice("cdf-ns", (5, 10, 20, 50))
-        weighting = c3.selectbox("Every matrix of size n weighted", ["equally (000 Fig. 4.2)", *audit.groups],
+        weighting = c3.selectbox("Every matrix of size n weighted", ["equally (the thesis's Fig. 4.2)", *audit.groups],
                                  key="cdf-weighting",
                                  format_func=lambda w: w if w.startswith("equally") else f"as drawn from {w}")
         require(names, "metric")
@@ -154,7 +154,7 @@ if tab_cdf.open:
         html_download(fig, "metric_cdfs.html", key="cdf-html")
         csv_download(cdfs, "metric_cdfs.csv", "Download CDF steps (CSV)", index=False)
 
-        st.subheader("Spread of a group's score vs sample size (000 Fig. 4.1)")
+        st.subheader("Spread of a group's score vs sample size (the thesis's Fig. 4.1)")
         s1, s2, s3, s4 = st.columns([2, 2, 2, 1])
         smallest = min(audit.groups, key=lambda g: audit.cms[g].n)
         group = s1.selectbox("Draw samples from", audit.groups, key="spread-group", format_func=group_label,

@@ -14,7 +14,7 @@ audit = page_setup("Smoothing")
 st.title("Smoothing")
 data_banner(audit)
 st.markdown(
-    "Small groups' metrics are noisy and often undefined. **Cross-Prior Smoothing** (CPS, 002 Algorithm 1) "
+    "Small groups' metrics are noisy and often undefined. **Cross-Prior Smoothing** (CPS, the small-data paper's Algorithm 1) "
     "borrows strength from the rest of the data: each cell becomes c + λ·r_c, with r the other groups' "
     "normalized confusion matrix, rescaled to the group's n. **Additive smoothing** adds ε to every cell "
     "(ε = 1e-10 “bashful”, ε = 1 add-one).")
@@ -68,7 +68,7 @@ st.dataframe(styled(table, 4), width="stretch", hide_index=True, key="sm-table",
 csv_download(table, f"smoothed_{smoother.label.replace(' ', '_')}.csv", "Download raw vs smoothed (CSV)", index=False)
 
 # --- the error experiment ----------------------------------------------------------------------
-st.subheader("How much error does each smoother remove? (000 Figs 4.4–4.6)")
+st.subheader("How much error does each smoother remove? (the thesis's Figs 4.4–4.6)")
 st.markdown("Draw subsamples of size n from one group (with replacement, as the papers do), score them raw and "
             "smoothed, and measure the mean squared error against the whole group's score. **Exact** sums over "
             "every confusion matrix of size n with its multinomial probability; **Monte Carlo** draws seeded "

@@ -18,7 +18,7 @@ BUDGETS = {"demo": "Demo: a few minutes on 2 CPU cores", "paper": "Paper (the th
 
 st.title("Forecasting: Probabilistic Parallel Time Networks")
 st.markdown("Deterministic forecasts hide uncertainty and fail underrepresented settings (microclimates, chaotic "
-            "regimes). **PTN** (000 ch. 5) reads static data, recent history and a stack of earlier deterministic "
+            "regimes). **PTN** (Briscoe, The Art of Fairness, ch. 5) reads static data, recent history and a stack of earlier deterministic "
             "forecasts, and outputs **111 quantiles for each of the next 16 steps**. A genetic search picks its "
             "hyperparameters (Table 5.1) while DARTS weighs its candidate layers; it is trained on the ordered CRPS "
             "and compared, by skill scores, with the deterministic forecast read as a normal distribution and with "
@@ -43,7 +43,7 @@ with st.expander("Search budget", icon=":material/tune:", expanded=budget == "cu
                             help="Table 5.1 uses 72, 96, …, 240; the demo uses 48 and 72 to fit two CPU cores.")
     seed = int(b2.number_input("Seed", 0, 10**6, 0, key="ptn-seed"))
     skip = b3.toggle("Add the latest deterministic forecast to the output (our addition)", value=True,
-                     key="ptn-skip", help="Off: 000's architecture exactly. On: the network learns corrections and "
+                     key="ptn-skip", help="Off: the thesis's architecture exactly. On: the network learns corrections and "
                                           "spread around the deterministic forecast, which a CPU budget can reach.")
     st.caption("Table 5.1's other hyperparameters (dropouts, slopes, heads, kernels, optimizers, normalization) are "
                "searched as published. Per epoch: 10 weight steps on the DARTS training part and 5 architecture steps "
@@ -152,7 +152,7 @@ st.subheader("Browse test forecasts")
 b1, b2 = st.columns([1, 2])
 kind = b1.radio("Kind", list(result.examples["kinds"]), key="ptn-kind",
                 help="confident: the narrowest 90 % bands; multi-modal: the largest gap inside the band "
-                     "relative to its width (several routes, 000 Fig. 5.6); random: any.")
+                     "relative to its width (several routes, the thesis's Fig. 5.6); random: any.")
 options = result.examples["kinds"][kind]
 pick = b2.select_slider("Forecast", list(range(len(options))), key=f"ptn-pick-{kind}",
                         format_func=lambda i: f"#{options[i]['index']} (CRPS {options[i]['crps']:.4f})")

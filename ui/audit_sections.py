@@ -1,5 +1,5 @@
 """The Bias Audit page's two further tabs: inequality across individuals (generalized
-entropy index, seed 004) and stability and uncertainty (Virny, seed 003)."""
+entropy index, Utility as Fair Pricing) and stability and uncertainty (Virny)."""
 
 from __future__ import annotations
 
@@ -111,7 +111,7 @@ def inequality_section(audit: Audit, reference: str) -> None:
                  column_config={"note": st.column_config.TextColumn(width="medium")})
     csv_download(shown, "gei_groups.csv", "Download per-group index (CSV)")
     st.caption(f"Pooled mean benefit μ = {mu:.4f}. within contribution = (n_g/n)(μ_g/μ)^α · I(b_g); between "
-               "contribution = (n_g/n) f_α(μ_g/μ) (004 eq. 2); each column sums to its part. A group's between "
+               "contribution = (n_g/n) f_α(μ_g/μ) (Utility as Fair Pricing, eq. 2); each column sums to its part. A group's between "
                "contribution is negative when its mean is below μ for α < 1, or above it for α > 1 — only the sum "
                "is an inequality.")
 
@@ -230,7 +230,7 @@ def stability_section(audit: Audit, reference: str) -> None:
     table = stability.group_table(rows, threshold, order=audit.groups)
     priv = st.selectbox("Privileged group (priv) for the disparities", audit.groups,
                         index=audit.groups.index(reference), key="virny-priv",
-                        help="003 reports every disparity as dis − priv; the default is the sidebar's reference.")
+                        help="Virny reports every disparity as dis − priv; the default is the sidebar's reference.")
     overall = table.loc["all"]
     m = st.columns(4)
     for col, name in zip(m, stability.INDIVIDUAL_METRICS):
