@@ -8,6 +8,7 @@ import functools
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+import plotly.io as pio
 
 from . import bias, inference, text
 from . import metrics as m
@@ -1105,7 +1106,13 @@ def escape_user_text(fig: go.Figure) -> go.Figure:
 def _returns_safe_figure(fn):  # type: ignore[no-untyped-def]
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
-        return escape_user_text(fn(*args, **kwargs))
+        fig = escape_user_text(fn(*args, **kwargs))
+        # Importing Streamlit makes its own template plotly's process-wide default, so a figure
+        # exported from the app (report, "Download figure") would differ from the same figure
+        # exported elsewhere (tick labels clipped). Every figure carries plotly's own template; the app
+        # still shows it in Streamlit's theme.
+        fig.update_layout(template=pio.templates["plotly"])
+        return fig
     return wrapper
 
 

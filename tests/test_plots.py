@@ -128,3 +128,14 @@ def test_stability_figures():
     fig = plots.stability_disparities(disp)
     assert [t.name for t in fig.data] == ["y", "z"] and "DI" not in fig.data[0].y
     assert fig.data[0].x[0] == disp.loc["y", "ΔFPR"]
+
+
+def test_figures_carry_plotly_template_whatever_the_process_default(monkeypatch):
+    """Importing Streamlit makes its template plotly's default; exported figures (report, downloads)
+    must not depend on it: it clipped every tick label of the app's downloaded report."""
+    import plotly.io as pio
+
+    monkeypatch.setattr(pio.templates, "default", "plotly_dark")
+    fig = plots.pairwise_heatmap(AUDIT, "OFI")
+    assert fig.layout.template.to_plotly_json() == pio.templates["plotly"].to_plotly_json()
+    assert plots.benefit_chart(AUDIT).layout.template.layout.paper_bgcolor == pio.templates["plotly"].layout.paper_bgcolor
