@@ -31,6 +31,9 @@ from typing import Iterator
 
 import numpy as np
 import numpy.typing as npt
+import pandas as pd
+
+from .enumeration import enumerate_matrices
 
 #: The six measures of seed 001 (eqs. 7–12), each protected minus unprotected.
 MEASURES: tuple[str, ...] = (
@@ -138,8 +141,6 @@ def _fraction_grid(n: int) -> tuple[npt.NDArray[np.float64], IntArray, IntArray]
 
 def _group_cells(n_g: int) -> tuple[IntArray, IntArray, IntArray, IntArray]:
     """Every CM of sum n_g as (tp, fn, fp, tn)."""
-    from .sample_size import enumerate_matrices  # late import: sample_size re-exports this module
-
     return enumerate_matrices(n_g)
 
 
@@ -262,13 +263,12 @@ def tuple_count(n: int) -> int:
     return comb(n + 7, 7)
 
 
-def summary_across_ir(n: int, gr: float, measures: tuple[str, ...] = MEASURES) -> "pd.DataFrame":
+def summary_across_ir(n: int, gr: float, measures: tuple[str, ...] = MEASURES) -> pd.DataFrame:
     """P(perfect), P(undefined), mean, standard deviation and number of distinct values of each
     measure at every IR = k/n, k = 0..n, for one group ratio (seed 001 Figs 6, 7 and 9).
 
     Mean and standard deviation are over the defined values.
     """
-    import pandas as pd
 
     _, protected = _check(n, 0, gr)
     grid = _fraction_grid(n)

@@ -24,48 +24,12 @@ from scipy.special import gammaln
 
 from . import metrics as m
 from .confusion import ConfusionMatrix
+from .imbalance import MEASURES as FAIRNESS_MEASURES, FairnessPMF, fairness_pmf  # noqa: F401  (re-exported names)
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 
-#: Largest n that :func:`enumerate_matrices` materializes (C(n+3,3) rows of 4 cells).
-MAX_ENUMERATION_N = 1000
-
-
-def count_matrices(n: int) -> int:
-    """|M(n)| = C(n+3, 3), the number of CMs with sum n (stars and bars)."""
-    n = _check_n(n)
-    return comb(n + 3, 3)
-
-
-def _check_n(n: int) -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-        raise ValueError(f"n must be an integer >= 0, got {n!r}")
-    return int(n)
-
-
-def enumerate_matrices(n: int) -> tuple[IntArray, IntArray, IntArray, IntArray]:
-    """Every CM with sum ``n`` as four arrays ``(tp, fn, fp, tn)`` of length C(n+3, 3).
-
-    Vectorized: each CM is a non-decreasing triple 0 <= s1 <= s2 <= s3 <= n of
-    partial sums, tp = s1, fn = s2 − s1, fp = s3 − s2, tn = n − s3. The pairs
-    (s2, s3) come from ``triu_indices``; each is repeated s2 + 1 times for s1.
-    """
-    n = _check_n(n)
-    if n > MAX_ENUMERATION_N:
-        raise ValueError(f"n = {n} would enumerate {count_matrices(n):,} matrices; "
-                         f"the limit is n <= {MAX_ENUMERATION_N}")
-    s2, s3 = np.triu_indices(n + 1)
-    reps = s2 + 1
-    s2r = np.repeat(s2, reps)
-    s3r = np.repeat(s3, reps)
-    starts = np.repeat(np.cumsum(reps) - reps, reps)
-    s1 = np.arange(s2r.size) - starts
-    tp = s1.astype(np.int64)
-    fn = (s2r - s1).astype(np.int64)
-    fp = (s3r - s2r).astype(np.int64)
-    tn = (n - s3r).astype(np.int64)
-    return tp, fn, fp, tn
+from .enumeration import MAX_ENUMERATION_N, _check_n, count_matrices, enumerate_matrices  # noqa: F401  (public here too)
 
 
 def holes(metric: str, n: int) -> int:
@@ -387,5 +351,3 @@ def normality(metric: str, ns: Sequence[int], reference: ConfusionMatrix | npt.A
                      "berry_esseen": BERRY_ESSEEN_C0 * rho / (sigma**3 * np.sqrt(n))})
     return pd.DataFrame(rows)
 
-
-from .imbalance import MEASURES as FAIRNESS_MEASURES, FairnessPMF, fairness_pmf  # noqa: E402  (re-export)

@@ -1,0 +1,24 @@
+"""Plotly figures for the dashboard, the report and notebooks, by subject.
+
+Each function returns a ``go.Figure``, so tests check a figure's data without a browser and
+pages only place it. Every public builder escapes user text (group names, column names) and
+carries plotly's own template, so a figure is the same in the app, in a download and in the report.
+
+=====================  ====================================================================
+``plots.audit``        pairwise heatmaps, benefits, OFI against DI, the forest plot
+``plots.sample_size``  distributions over M(n), holes, MATCH, class and group imbalance
+``plots.smoothing``    Cross-Prior Smoothing
+``plots.inequality``   generalized entropy index, Virny stability
+``plots.training``     Conditional HydraGAN and PTN
+=====================  ====================================================================
+
+Every public name stays importable from ``fairness_core.plots`` itself.
+"""
+
+from ._base import *  # noqa: F403
+from ._base import escape_user_text  # noqa: F401
+from .audit import *  # noqa: F403
+from .inequality import *  # noqa: F403
+from .sample_size import *  # noqa: F403
+from .smoothing import *  # noqa: F403
+from .training import *  # noqa: F403
