@@ -135,7 +135,7 @@ def test_upload_csv_and_see_heatmaps(page, tmp_path):
     assert "OFI against DI for every pair" in page.locator(".js-plotly-plot").nth(0).inner_text()
     heatmaps = page.locator(".js-plotly-plot").nth(2).inner_text() + page.locator(".js-plotly-plot").nth(3).inner_text()
     # groups of 6 to 18 rows: every value shown, in parentheses because none is significant
-    for text in ("Alpha", "Beta", "Gamma", "OFI = B_i − B_j", "(-0.056)", "(0.38)"):
+    for text in ("Alpha", "Beta", "Gamma", "OFI = B", "(-0.056)", "(0.38)"):
         assert text in heatmaps, text
     assert page.get_by_text("3 of 3 pairs").count() == 1  # all three inconclusive
     assert page.get_by_text("What the numbers say.").count() == 1
@@ -230,6 +230,68 @@ def test_report_downloads_and_holds_the_numbers(open_page, tmp_path):
     report_page.goto(path.as_uri())
     report_page.wait_for_selector(".js-plotly-plot", timeout=30000)
     assert report_page.locator(".js-plotly-plot").count() >= 3
+    assert_group_labels_visible(report_page, ["African-American", "Asian", "Caucasian", "Hispanic",
+                                              "Native American", "Other"])
+
+
+#: Every tick label of every figure on the page: its figure's title, its axis, its text and boxes.
+TICKS_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(plot => {
+  const box = plot.querySelector('.main-svg').getBoundingClientRect();
+  const title = (plot.querySelector('.gtitle') || {}).textContent || '';
+  return [...plot.querySelectorAll('g.xtick text, g.ytick text')].map(t => {
+    const r = t.getBoundingClientRect();
+    return {title, axis: t.closest('g.xtick') ? 'x' : 'y', text: t.textContent,
+            left: r.left, right: r.right, top: r.top, bottom: r.bottom,
+            fig: [box.left, box.top, box.right, box.bottom]};
+  });
+})"""
+
+
+def assert_group_labels_visible(page, groups: list[str]) -> None:  # type: ignore[no-untyped-def]
+    """In the OFI and DI heatmaps and the benefit chart, every group's name is a whole tick label
+    that lies inside its figure, and no two column labels overlap."""
+    page.wait_for_function(f"({TICKS_JS})().filter(t => t.title.startsWith('Benefit vs')).length >= {len(groups)}",
+                           timeout=120000)
+    page.wait_for_timeout(1000)
+    ticks = page.evaluate(TICKS_JS)
+    for title_start, axes in (("OFI = B", "xy"), ("DI = (", "xy"), ("Benefit vs expected", "y")):
+        mine = [t for t in ticks if t["title"].startswith(title_start)]
+        assert mine, f"no figure titled {title_start!r} among {sorted({t['title'][:40] for t in ticks})}"
+        for axis in axes:
+            labels = [t for t in mine if t["axis"] == axis]
+            assert sorted(t["text"] for t in labels) == sorted(groups), (title_start, axis)
+            for t in labels:
+                left, top, right, bottom = t["fig"]
+                assert t["right"] > t["left"] and t["bottom"] > t["top"], t  # drawn, not collapsed
+                assert left - 1 <= t["left"] and t["right"] <= right + 1 and top - 1 <= t["top"] \
+                    and t["bottom"] <= bottom + 1, f"{t['text']!r} falls outside its figure: {t}"
+            if axis == "x":
+                boxes = sorted((t["left"], t["right"]) for t in labels)
+                assert all(a[1] <= b[0] + 0.5 for a, b in zip(boxes, boxes[1:])), "column labels collide"
+
+
+def test_report_downloaded_from_the_app_shows_forty_long_group_names(page, tmp_path):
+    names = [f"Applicants from district {k:02d} of the east" for k in range(40)]  # 38 characters each
+    rng = __import__("numpy").random.default_rng(7)
+    rows = [f"{g},{','.join(map(str, rng.multinomial(int(rng.integers(40, 400)), [0.3, 0.2, 0.1, 0.4])))}"
+            for g in names]
+    upload_cm_file(page, tmp_path / "forty.csv", "group,TP,FN,FP,TN\n" + "\n".join(rows) + "\n")
+    page.get_by_text("40 groups read from forty.csv").wait_for(timeout=30000)
+    page.get_by_role("button", name="Use these groups").click()
+    page.get_by_text("Data: forty.csv").wait_for(timeout=30000)
+    page.get_by_test_id("stSidebar").get_by_role("link", name="Bias Audit").click()
+    page.get_by_role("heading", name="Bias audit").wait_for(timeout=30000)
+    page.wait_for_function(IDLE, timeout=120000)
+    assert_group_labels_visible(page, names)  # in the app
+    page.get_by_text("Download the audit report").click()
+    with page.expect_download(timeout=180000) as info:
+        page.get_by_role("button", name="Audit report (HTML)").click()
+    path = tmp_path / "report.html"
+    info.value.save_as(path)
+    report_page = page.context.browser.new_page()
+    report_page.goto(path.as_uri())
+    report_page.wait_for_selector(".js-plotly-plot", timeout=60000)
+    assert_group_labels_visible(report_page, names)  # and in the file a colleague opens
 
 
 def test_three_sessions_at_once_do_not_cross_talk(server, tmp_path):

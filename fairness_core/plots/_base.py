@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import html
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -23,16 +24,59 @@ def _fmt(x: float, digits: int = 3) -> str:
     return "undefined" if not np.isfinite(x) else f"{x:.{digits}f}"
 
 
-def _layout(fig: go.Figure, title: str, n_groups: int) -> go.Figure:
-    size = max(380, min(720, 130 + 70 * n_groups))
+#: Longest group name a heatmap's tick label shows in full; longer ones end in "…" (the hover has it all).
+MAX_TICK_LABEL = 40
+#: Most groups whose cells carry their values as text; beyond it the cells are too small and hover says it.
+MAX_ANNOTATED_GROUPS = 14
+
+
+def _short(label: str, limit: int = MAX_TICK_LABEL) -> str:
+    return label if len(label) <= limit else label[: limit - 1].rstrip() + "…"
+
+
+def _heatmap_geometry(labels: list[str]) -> dict[str, float]:
+    """Cell size, fonts, label angle and figure height for a k×k heatmap, from 2 to 60 groups.
+
+    Cells shrink from 56 px (k ≤ 6) to 18 px (k ≥ 32); values are written in the cells up to
+    :data:`MAX_ANNOTATED_GROUPS` groups. Column labels stand upright beyond 8 groups or when
+    they are long, so they never collide; the height leaves room for them.
+    """
+    k = max(len(labels), 1)
+    cell = float(np.clip(560 / k, 18, 56)) if k > 6 else 56.0
+    longest = max((len(_short(str(g))) for g in labels), default=1)
+    upright = k > 8 or longest > 14
+    tick_font = 12 if cell >= 24 else 11
+    label_px = longest * tick_font * 0.6 * (1.0 if upright else 0.5) + 30
+    return {"cell": cell, "tick_font": tick_font, "angle": -90 if upright else -30,
+            "cell_font": 12 if cell >= 50 else 10, "annotate": k <= MAX_ANNOTATED_GROUPS,
+            "height": 110 + k * cell + label_px}
+
+
+def _layout(fig: go.Figure, title: str, labels: list[str]) -> go.Figure:
+    """Layout of a pairwise heatmap: every row and column labelled (long names shortened with
+    "…"), sized so that 2 to 60 groups stay readable."""
+    geo = _heatmap_geometry(labels)
+    ticks = dict(tickmode="array", tickvals=list(labels), ticktext=[_short(str(g)) for g in labels],
+                 tickfont=dict(size=geo["tick_font"]), showgrid=False, automargin=True)
     fig.update_layout(
         title=dict(text=title, x=0.0, xanchor="left", font=dict(size=16)),
-        font=FONT, height=size, margin=dict(l=10, r=10, t=75, b=10),
+        font=FONT, height=int(geo["height"]) + 15, margin=dict(l=10, r=10, t=95, b=10),
         plot_bgcolor="white", paper_bgcolor="white",
-        xaxis=dict(title="group j", side="bottom", tickangle=-30, showgrid=False),
-        yaxis=dict(title="group i", autorange="reversed", showgrid=False),
+        xaxis=dict(title="group j", side="bottom", tickangle=geo["angle"], **ticks),
+        yaxis=dict(title="group i", autorange="reversed", **ticks),
     )
     return fig
+
+
+def notation(formula: str) -> str:
+    """A plain-text formula (``"(P^_i/n_i) / (P^_j/n_j)"``) in Plotly's markup: hats and
+    subscripts (``"(P̂<sub>i</sub>/n<sub>i</sub>) / …"``). For formulas only, never user text.
+
+    >>> notation("FN_i/FP_i − N^_j")
+    'FN<sub>i</sub>/FP<sub>i</sub> − N̂<sub>j</sub>'
+    """
+    hats = re.sub(r"([PN])\^", lambda m: m.group(1) + "\u0302", formula)
+    return re.sub(r"_([A-Za-z0-9]+)", r"<sub>\1</sub>", hats)
 
 
 def _hover_safe(text: str) -> str:
@@ -87,8 +131,10 @@ def escape_user_text(fig: go.Figure) -> go.Figure:
         if getattr(trace, "name", None):
             trace.name = _hover_safe(trace.name)
     for key in list(fig.layout.to_plotly_json()):
-        if key.startswith(("xaxis", "yaxis")) and fig.layout[key].categoryarray is not None:
-            fig.layout[key].categoryarray = _escape_labels(fig.layout[key].categoryarray)
+        if key.startswith(("xaxis", "yaxis")):
+            for attr in ("categoryarray", "tickvals", "ticktext"):  # category names, and their shown labels
+                if fig.layout[key][attr] is not None:
+                    fig.layout[key][attr] = _escape_labels(fig.layout[key][attr])
     return fig
 
 

@@ -16,8 +16,11 @@ from ._base import (
     NEUTRAL,
     UNDEFINED_COLOR,
     _fmt,
+    _heatmap_geometry,
     _hover_safe,
     _layout,
+    _short,
+    notation,
     safe_figures,
 )
 
@@ -39,11 +42,15 @@ def _pair_hover(audit: Audit, name: str, values: np.ndarray) -> np.ndarray:
     for a, b in zip(*np.nonzero(~np.isfinite(values))):
         if a != b:
             value[a, b] = f"<br><b>{name} undefined</b>: {_hover_safe(bias.undefined_reason(name, cms[a], cms[b]))}"
-    out = row[:, None] + col[None, :] + value + f"<br><i>{info.formula}</i>"
+    out = row[:, None] + col[None, :] + value + f"<br><i>{notation(info.formula)}</i>"
     return out.astype(object)
 
 
 def _terms(name: str, ci, cj) -> list[str]:  # type: ignore[no-untyped-def]
+    return [notation(t) for t in _plain_terms(name, ci, cj)]
+
+
+def _plain_terms(name: str, ci, cj) -> list[str]:  # type: ignore[no-untyped-def]
     if name == "OFI":
         return [f"B_{s} = (FP − FN)/n = ({c.fp:,} − {c.fn:,})/{c.n:,} = {_fmt(m.compute('B', c), 4)}"
                 for s, c in (("i", ci), ("j", cj))]
@@ -146,6 +153,29 @@ def _largest(audit: Audit, verdicts: pd.DataFrame | None,
     return sub, verdicts, f" · the {max_groups} largest of {len(audit.groups)} groups (all pairs: verdict table)"
 
 
+def _ordered(audit: Audit, key: str) -> Audit:
+    """The same groups ordered for reading: by the group metric ``key`` (highest first, undefined
+    last), ties by size. Ordered by B the OFI matrix runs from blue to red; by PPR, DI's."""
+    size = np.array([audit.cms[g].n for g in audit.groups])
+    value = size.astype(float) if key == "n" else audit.group_table([key])[key].to_numpy(float)
+    order = np.lexsort((-size, np.where(np.isfinite(value), -value, np.inf)))
+    return Audit({audit.groups[k]: audit.cms[audit.groups[k]] for k in order}, source=audit.source)
+
+
+#: The group metric that orders each heatmap's rows and columns, and how the subtitle says it.
+ORDER_BY = {"OFI": ("B", "ordered by marginal benefit B"), "DI": ("PPR", "ordered by selection rate P̂/n")}
+
+
+def _cells(fig: go.Figure, text: np.ndarray, labels: list[str]) -> str:
+    """Write values in the cells while they fit; otherwise leave them to the hover and say so."""
+    geo = _heatmap_geometry(labels)
+    if geo["annotate"]:
+        fig.update_traces(text=text, texttemplate="%{text}", textfont=dict(size=geo["cell_font"]),
+                          selector=dict(type="heatmap"))
+        return ""
+    return " · hover a cell for its value"
+
+
 def pairwise_heatmap(audit: Audit, name: str, verdicts: pd.DataFrame | None = None,
                      max_groups: int = MAX_HEATMAP_GROUPS) -> go.Figure:
     """Heatmap of comparison ``name`` for every pair (rows i, columns j), diverging around its pivot.
@@ -160,7 +190,10 @@ def pairwise_heatmap(audit: Audit, name: str, verdicts: pd.DataFrame | None = No
     if name == "DI":
         return disparate_impact_heatmap(audit, verdicts, max_groups)
     audit, verdicts, shown_note = _largest(audit, verdicts, max_groups)
+    key, order_note = ORDER_BY.get(name, ("n", "ordered by size"))
+    audit = _ordered(audit, key)
     df = audit.pairwise(name)
+    labels = df.index.tolist()
     values = df.to_numpy(dtype=float).copy()
     np.fill_diagonal(values, np.nan)
     info = bias.info(name)
@@ -178,23 +211,26 @@ def pairwise_heatmap(audit: Audit, name: str, verdicts: pd.DataFrame | None = No
         z=values, x=df.columns.tolist(), y=df.index.tolist(),
         zmin=info.pivot - span, zmax=info.pivot + span, zmid=info.pivot,
         colorscale=[[0, FAVOURS_J], [0.5, NEUTRAL], [1, FAVOURS_I]],
-        text=text, texttemplate="%{text}", textfont=dict(size=12),
         hovertext=hover, hoverinfo="text", xgap=2, ygap=2,
         colorbar=dict(title=dict(text=name, side="right"), thickness=14),
     ))
+    hover_note = _cells(fig, text, labels)
+    note = note.replace(", in parentheses", "") if hover_note else note
     if mats is not None:
         _fade_not_significant(fig, df, values, mats["p"], verdicts.attrs.get("alpha", 0.05))
-    _add_undefined_labels(fig, df, values)
-    title = (f"{name} = {info.formula}<br><sup>{info.long_name} · pivot {info.pivot:g} · "
-             f"blue leans to row group i{shown_note}</sup>")
+    _add_undefined_labels(fig, df, values, annotate=not hover_note)
+    notes = f"<br><sup>{order_note}{note}{hover_note}{shown_note}</sup>"
+    title = (f"{name} = {notation(info.formula)}<br><sup>{info.long_name} · pivot {info.pivot:g} · "
+             f"blue leans to row group i</sup>{notes}")
     if name == "OFI":
-        title = (f"OFI = B_i − B_j<br><sup>blue: favours row group i · red: favours column group j{note}"
-                 f"{shown_note}</sup>")
-    return _layout(fig, title, len(df))
+        title = (f"OFI = B<sub>i</sub> − B<sub>j</sub><br><sup>blue: favours row group i · red: favours column "
+                 f"group j</sup>{notes}")
+    return _layout(fig, title, labels)
 
 
-def _add_undefined_labels(fig: go.Figure, df: pd.DataFrame, values: np.ndarray) -> None:
-    """NaN cells are transparent in a heatmap: paint them grey and label them "undefined" (not the diagonal)."""
+def _add_undefined_labels(fig: go.Figure, df: pd.DataFrame, values: np.ndarray, annotate: bool = True) -> None:
+    """NaN cells are transparent in a heatmap: paint them grey and, while cells carry text, label
+    them "undefined" (not the diagonal)."""
     off_diagonal = ~np.eye(len(values), dtype=bool)
     rows, cols = np.nonzero(~np.isfinite(values) & off_diagonal)
     if rows.size:
@@ -203,6 +239,8 @@ def _add_undefined_labels(fig: go.Figure, df: pd.DataFrame, values: np.ndarray) 
             colorscale=[[0, UNDEFINED_COLOR], [1, UNDEFINED_COLOR]], showscale=False, xgap=2, ygap=2,
             hoverinfo="skip",
         ))
+        if not annotate:
+            return
         fig.add_trace(go.Scatter(
             x=[df.columns[c] for c in cols], y=[df.index[r] for r in rows], mode="text",
             text=["undefined"] * rows.size, textfont=dict(size=11, color="#444"),
@@ -217,7 +255,9 @@ def disparate_impact_heatmap(audit: Audit, verdicts: pd.DataFrame | None = None,
     cells hover with DI's interval and adjusted p, and values not significantly different
     from 1 are shown in parentheses."""
     audit, verdicts, shown_note = _largest(audit, verdicts, max_groups)
+    audit = _ordered(audit, ORDER_BY["DI"][0])
     df = audit.pairwise("DI")
+    labels = df.index.tolist()
     values = df.to_numpy(dtype=float).copy()
     np.fill_diagonal(values, np.nan)
     text, hover = _cell_text(values, 2, signed=False), _pair_hover(audit, "DI", values)
@@ -236,21 +276,24 @@ def disparate_impact_heatmap(audit: Audit, verdicts: pd.DataFrame | None = None,
         z=band, x=df.columns.tolist(), y=df.index.tolist(), zmin=-1.5, zmax=1.5,
         colorscale=[[0, FAVOURS_J], [1 / 3, FAVOURS_J], [1 / 3, NEUTRAL], [2 / 3, NEUTRAL],
                     [2 / 3, FAVOURS_I], [1, FAVOURS_I]],
-        text=text, texttemplate="%{text}", textfont=dict(size=12),
         hovertext=hover, hoverinfo="text", xgap=2, ygap=2,
-        colorbar=dict(title=dict(text="four-fifths", side="right"), thickness=14,
-                      tickvals=[-1, 0, 1], ticktext=["< 4/5: bias for j", "no bias", "> 5/4: bias for i"]),
+        colorbar=dict(title=dict(text="four-fifths rule", side="right"), thickness=14,
+                      tickvals=[-1, 0, 1], ticktext=["< 4/5", "4/5 to 5/4", "> 5/4"]),
     ))
+    hover_note = _cells(fig, text, labels)
+    note = note.replace(", in parentheses", "") if hover_note else note
     if mats is not None:
         _fade_not_significant(fig, df, values, mats["p"], verdicts.attrs.get("alpha", 0.05))
-    _add_undefined_labels(fig, df, values)
+    _add_undefined_labels(fig, df, values, annotate=not hover_note)
     return _layout(fig, "DI = (P̂<sub>i</sub>/n<sub>i</sub>) / (P̂<sub>j</sub>/n<sub>j</sub>)<br><sup>four-fifths "
-                   f"rule: blue > 5/4 · red < 4/5{note}{shown_note}</sup>", len(df))
+                   f"rule: blue > 5/4 bias for row group i · red < 4/5 bias for column group j</sup>"
+                   f"<br><sup>{ORDER_BY['DI'][1]}{note}{hover_note}{shown_note}</sup>", labels)
 
 
 def benefit_chart(audit: Audit) -> go.Figure:
-    """Per group: benefit b = P^/n against expected benefit E[b] = P/n; the gap is B."""
-    table = audit.group_table(["PPR", "PREV", "B"])
+    """Per group: benefit b = P̂/n against expected benefit E[b] = P/n; the gap is B. Groups are
+    ordered by B, most favoured first."""
+    table = _ordered(audit, "B").group_table(["PPR", "PREV", "B"])
     groups = table.index.tolist()
     fig = go.Figure()
     for positive, color in ((True, FAVOURS_I), (False, FAVOURS_J)):  # one trace per colour, gaps between bars
@@ -267,17 +310,21 @@ def benefit_chart(audit: Audit) -> go.Figure:
         hovertemplate="%{y} (n = %{customdata[0]:,})<br>E[b] = %{x:.4f}<extra></extra>",
     ))
     fig.add_trace(go.Scatter(
-        x=table["PPR"], y=groups, mode="markers", name="benefit b = P^/n (predictions)",
+        x=table["PPR"], y=groups, mode="markers", name="benefit b = P̂/n (predictions)",
         marker=dict(size=12, color="#333"), customdata=custom,
         hovertemplate="%{y} (n = %{customdata[0]:,})<br>b = %{x:.4f}<br>B = b − E[b] = %{customdata[1]:+.4f}"
                       "<extra></extra>",
     ))
     fig.update_layout(
-        title=dict(text="Benefit vs expected benefit per group (the bar is the marginal benefit B)", x=0),
-        font=FONT, height=max(260, 90 + 40 * len(groups)), margin=dict(l=10, r=10, t=60, b=10),
+        title=dict(text="Benefit vs expected benefit per group<br><sup>the bar is the marginal benefit B = b − E[b]: "
+                        "blue above, red below what the labels warrant · ordered by B</sup>", x=0),
+        font=FONT, height=max(300, 150 + (40 if len(groups) <= 15 else 26) * len(groups)),
+        margin=dict(l=10, r=10, t=110, b=10),
         xaxis=dict(title="share of the group", range=[-0.02, 1.02], gridcolor="#eee"),
-        yaxis=dict(autorange="reversed"), plot_bgcolor="white",
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1),
+        yaxis=dict(autorange="reversed", categoryorder="array", categoryarray=groups, tickmode="array",
+                   tickvals=groups, ticktext=[_short(str(g)) for g in groups], automargin=True),
+        plot_bgcolor="white",
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0),
     )
     return fig
 
