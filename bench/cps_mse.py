@@ -1,4 +1,4 @@
-"""Benchmark: the exact smoothing error curves (000 Figs 4.4–4.6, 002 Figs 3–7) against Monte Carlo.
+"""Benchmark: the exact smoothing error curves (Briscoe 2024, Figs 4.4–4.6, Briscoe, Kepler et al., Figs 3–7) against Monte Carlo.
 
 Exact: 15 metrics x 6 smoothers (raw, ε = 1e-10, ε = 1, CPS λ = 5, 10, 20) x n = 5..150 for one
 group, summing over all C(n+3, 3) CMs of each n with their multinomial probabilities. Goal

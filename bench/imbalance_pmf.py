@@ -1,4 +1,4 @@
-"""Benchmark: seed 001's exact PMFs of six fairness measures for every (IR, GR) at n = 56.
+"""Benchmark: exact PMFs (Properties of fairness measures) of six fairness measures for every (IR, GR) at n = 56.
 
 All C(n+7, 7) two-group confusion matrices (553,270,671 at n = 56) are covered, by
 counts that factor (fairness_core.imbalance), never materialized. Goal (issue 3): <= 10 s

@@ -1,7 +1,7 @@
 """Benchmark: the exact MATCH test, O(n), against the seed's O(n^2) double sums.
 
 For the marginal benefit B the seed sums the trinomial probability over every
-(FP, FN) pair (000 eq. 4.27); for a joint ratio metric it sums, for every
+(FP, FN) pair (Briscoe 2024, eq. 4.27); for a joint ratio metric it sums, for every
 denominator k, the binomial pmf over every numerator up to floor(s·k) (eq. 4.43).
 Both are run here, vectorized with NumPy in row chunks (a fair baseline, not a
 Python loop), at n = 10^2 .. 10^4, beside fairness_core.match's exact method; then
@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fairness_core import ConfusionMatrix, match  # noqa: E402
 
-REFERENCE = ConfusionMatrix(3000, 1000, 2000, 4000)  # p = 0.3, 0.1, 0.2, 0.4 (000 §4.5.4)
+REFERENCE = ConfusionMatrix(3000, 1000, 2000, 4000)  # p = 0.3, 0.1, 0.2, 0.4 (Briscoe 2024, §4.5.4)
 P = REFERENCE.as_array() / REFERENCE.n
 
 
@@ -38,7 +38,7 @@ def group_of(n: int) -> ConfusionMatrix:
 
 
 def seed_b_cdf(cm: ConfusionMatrix, chunk: int = 2000) -> float:
-    """000 eq. 4.27: sum the trinomial pmf over all (FP, FN) with FP - FN <= s. O(n^2)."""
+    """Briscoe 2024, eq. 4.27: sum the trinomial pmf over all (FP, FN) with FP - FN <= s. O(n^2)."""
     n, s = cm.n, cm.fp - cm.fn
     p_plus, p_minus, p0 = P[2], P[1], P[0] + P[3]
     fn = np.arange(n + 1)
@@ -54,7 +54,7 @@ def seed_b_cdf(cm: ConfusionMatrix, chunk: int = 2000) -> float:
 
 
 def seed_jrm_cdf(cm: ConfusionMatrix, chunk: int = 2000) -> float:
-    """000 eq. 4.43 for TPR: for every k, the binomial pmf summed over k_i <= floor(s·k). O(n^2)."""
+    """Briscoe 2024, eq. 4.43 for TPR: for every k, the binomial pmf summed over k_i <= floor(s·k). O(n^2)."""
     n = cm.n
     s = cm.tp / (cm.tp + cm.fn)
     p = P[0] + P[1]

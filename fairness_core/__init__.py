@@ -2,7 +2,7 @@
 
 A pure library (no Streamlit): the dashboard's pages call it, and so can a
 notebook or a script. See ``docs``-style docstrings on each module, and
-SCIENCE.md for the formulas it implements.
+docs/methods.md for the formulas it implements.
 """
 
 from . import bias, entropy, imbalance, inference, match, metrics, sample_size, smoothing, stability

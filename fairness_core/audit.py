@@ -139,7 +139,7 @@ class Audit:
 
     def match_table(self, names: Iterable[str] = ("PPR", "TPR", "FPR", "B"), reference: str | None = None,
                     method: str = "exact", alpha: float = 0.05, adjust: bool = True) -> pd.DataFrame:
-        """The MATCH test (SCIENCE.md §3) of every group against its reference, for every metric.
+        """The MATCH test (docs/methods.md) of every group against its reference, for every metric.
 
         Parameters
         ----------
@@ -178,7 +178,7 @@ class Audit:
 
     def verdicts(self, tolerance: float = DEFAULT_OFI_TOLERANCE, alpha: float = DEFAULT_ALPHA,
                  adjust: str = "holm", ofi_method: str = "auto", di_method: str = "auto") -> pd.DataFrame:
-        """A statistically qualified verdict for every unordered pair of groups (SCIENCE.md §2, §8).
+        """A statistically qualified verdict for every unordered pair of groups (docs/methods.md, §8).
 
         Both groups are treated as samples. OFI and DI each get an interval at level
         1 − α and a two-sided p-value (:mod:`fairness_core.inference`), adjusted across

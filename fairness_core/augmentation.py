@@ -1,5 +1,5 @@
-"""Judging synthetic data: distances to a target distribution (000 Table 3.5) and the bias of a
-classifier trained with and without it (000 Table 3.4), per group against the rest.
+"""Judging synthetic data: distances to a target distribution (Briscoe 2024, Table 3.5) and the bias of a
+classifier trained with and without it (Briscoe 2024, Table 3.4), per group against the rest.
 
 >>> import pandas as pd
 >>> d = distances(pd.Series(["a", "a", "b", "b"]), {"a": 0.5, "b": 0.5})
@@ -20,7 +20,7 @@ from scipy.stats import entropy
 from . import bias
 from .confusion import ConfusionMatrix
 
-#: 000 Table 3.4's metrics.
+#: Briscoe 2024, Table 3.4's metrics.
 TABLE_3_4 = ("OFI", "DI", "DCA", "DPPL")
 
 
@@ -34,7 +34,7 @@ def shares(values: pd.Series, categories: Sequence[str]) -> np.ndarray:
 def distances(values: pd.Series, target: Mapping[str, float], categories: Sequence[str] | None = None
               ) -> dict[str, float]:
     """KS statistic, KL divergence D(observed ‖ target) and JS distance (natural log) of the
-    categorical ``values`` against ``target`` proportions (000 Table 3.5; SciPy's ``entropy``
+    categorical ``values`` against ``target`` proportions (Briscoe 2024, Table 3.5; SciPy's ``entropy``
     and ``jensenshannon``). KS compares the two CDFs over the categories in ``categories``
     order (default: the target's); KL is inf where the target gives 0 to an observed category."""
     cats = list(categories) if categories is not None else list(target)
@@ -61,7 +61,7 @@ def _table(s: Mapping[str, float], r: Mapping[str, float]) -> pd.DataFrame:
 
 def distance_table(real: pd.Series, synthetic: pd.Series, target: Mapping[str, float],
                    categories: Sequence[str] | None = None) -> pd.DataFrame:
-    """000 Table 3.5 for one column: rows KS / KL / JS; columns synthetic, real, improvement
+    """Briscoe 2024, Table 3.5 for one column: rows KS / KL / JS; columns synthetic, real, improvement
     (1 − synthetic/real, as a share; NaN where real is already within 0.001 of the target)."""
     return _table(distances(synthetic, target, categories), distances(real, target, categories))
 

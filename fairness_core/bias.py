@@ -1,4 +1,4 @@
-"""Comparisons of group i with group j (SCIENCE.md §2; 000 Table 3.2).
+"""Comparisons of group i with group j (docs/methods.md; Briscoe 2024, Table 3.2).
 
 A greater score means more bias toward group i; the *pivot* is the no-bias
 value. Undefined comparisons are NaN, with :func:`undefined_reason` saying why.
@@ -44,16 +44,16 @@ def _diff(metric: str) -> Callable[..., FloatArray]:
 
 
 def disparate_impact(ci: m.Cells, cj: m.Cells) -> FloatArray:
-    """DI = (P^_i/n_i) / (P^_j/n_j) (000 Table 3.2). Pivot 1.
+    """DI = (P^_i/n_i) / (P^_j/n_j) (Briscoe 2024, Table 3.2). Pivot 1.
 
     Undefined when either group is empty or group j has no predicted positives
-    (0/0 in the seed's Scenario B, where the seed shows 1 by convention).
+    (0/0 in the thesis's Scenario B, where the thesis shows 1 by convention).
     """
     return m._ratio(m.positive_prediction_rate(*ci), m.positive_prediction_rate(*cj))
 
 
 def treatment_equality(ci: m.Cells, cj: m.Cells) -> FloatArray:
-    """TE = FN_i/FP_i − FN_j/FP_j (000 Table 3.2). Undefined when FP_i = 0 or FP_j = 0."""
+    """TE = FN_i/FP_i − FN_j/FP_j (Briscoe 2024, Table 3.2). Undefined when FP_i = 0 or FP_j = 0."""
     return m._ratio(ci[1], ci[2]) - m._ratio(cj[1], cj[2])
 
 
@@ -75,7 +75,7 @@ def difference_conditional_rejection(ci: m.Cells, cj: m.Cells) -> FloatArray:
 
 
 def objective_fairness_index(ci: m.Cells, cj: m.Cells) -> FloatArray:
-    """OFI = B_i − B_j = (FP_i−FN_i)/n_i − (FP_j−FN_j)/n_j in [−2, 2] (000 Definition 3.7, eq. 3.5).
+    """OFI = B_i − B_j = (FP_i−FN_i)/n_i − (FP_j−FN_j)/n_j in [−2, 2] (Briscoe 2024, Definition 3.7, eq. 3.5).
 
     Defined for every pair of non-empty groups. OFI > 0: group i receives more
     benefit, relative to what its labels warrant, than group j does.
@@ -136,7 +136,7 @@ def compare(name: str, cm_i: ConfusionMatrix, cm_j: ConfusionMatrix) -> float:
     """Score comparison ``name`` of group i against group j; NaN where undefined.
 
     EO_TPR / EO_FPR are the real-valued parts of equalized odds and SP the
-    real-valued PPR difference (the seed's boolean forms are these == 0).
+    real-valued PPR difference (the thesis's boolean forms are these == 0).
     """
     return float(info(name).func(_cells(cm_i), _cells(cm_j)))
 
@@ -216,7 +216,7 @@ def undefined_reason(name: str, cm_i: ConfusionMatrix, cm_j: ConfusionMatrix) ->
     return "undefined"
 
 
-# 000 Table 3.2, as the seed marks it. EO and SP are the seed's boolean checks;
+# Briscoe 2024, Table 3.2, as the thesis marks it. EO and SP are the thesis's boolean checks;
 # the real-valued parts offered here (EO_TPR, EO_FPR, SP as a difference) are
 # listed beside them for completeness.
 PROPERTY_NAMES: tuple[str, ...] = ("OBJ", "R", "DIR", "SYM", "BND", "ALL")
@@ -237,7 +237,7 @@ _PROPERTIES: dict[str, tuple[str, tuple[bool, ...]]] = {
 
 
 def properties_table() -> pd.DataFrame:
-    """000 Table 3.2's properties: OBJ objective testing, R real-valued, DIR directed,
+    """Briscoe 2024, Table 3.2's properties: OBJ objective testing, R real-valued, DIR directed,
     SYM symmetric, BND bounded, ALL defined everywhere. Only OFI has all six."""
     rows = [
         {"metric": key, "name": name, **dict(zip(PROPERTY_NAMES, flags))}

@@ -1,6 +1,6 @@
 """The binary confusion matrix, validated once at construction.
 
-Cells follow SCIENCE.md: TP, FN, FP, TN are integers >= 0; the positive
+Cells follow docs/methods.md: TP, FN, FP, TN are integers >= 0; the positive
 prediction is the *beneficial* outcome.
 """
 
@@ -64,7 +64,7 @@ class ConfusionMatrix:
         for cell, attr in zip(CELLS, ("tp", "fn", "fp", "tn")):
             object.__setattr__(self, attr, _as_count(cell, getattr(self, attr)))
 
-    # Marginals, named as in SCIENCE.md's notation.
+    # Marginals, named as in docs/methods.md's notation.
     @property
     def n(self) -> int:
         """Group size TP + FN + FP + TN."""

@@ -93,7 +93,7 @@ def _ricci(scenario: str) -> Callable[[Path], Audit]:
     def load(assets: Path) -> Audit:
         df = ricci_frame(assets)
         # A: the results are certified, so every passing candidate is promotable.
-        # B: the results are discarded, so nobody is promoted (000 Table 3.1).
+        # B: the results are discarded, so nobody is promoted (Briscoe 2024, Table 3.1).
         df["promoted"] = df["passed"] if scenario == "A" else 0
         what = "results certified" if scenario == "A" else "results discarded, nobody promoted"
         return cms_from_predictions(

@@ -1,6 +1,6 @@
 """A seeded bootstrap ensemble of small logistic regressions, for Virny's stability metrics.
 
-003 measures stability on unseen rows with m models, each trained on a bootstrap sample
+Virny measures stability on unseen rows with m models, each trained on a bootstrap sample
 of the training data. :func:`bootstrap_ensemble` does that with NumPy: seeded folds,
 ``n_models`` bootstrap samples (with replacement) of ``fraction`` × the training rows,
 an L2-regularized logistic regression fitted by Newton's
@@ -118,7 +118,7 @@ def bootstrap_ensemble(features: pd.DataFrame, y: npt.ArrayLike, n_models: int =
                        should_stop: Callable[[], bool] | None = None) -> EnsembleFit:
     """Train bootstrap logistic regressions and predict every row out of fold.
 
-    003 measures stability on unseen rows. So that every individual of the audit gets
+    Virny measures stability on unseen rows. So that every individual of the audit gets
     unseen-data probabilities (and the groups keep their sizes), the rows are split into
     ``folds`` seeded folds; for each fold, ``n_models`` models are trained on bootstrap
     samples of the other folds and predict that fold. Row i's m probabilities thus come
@@ -132,7 +132,7 @@ def bootstrap_ensemble(features: pd.DataFrame, y: npt.ArrayLike, n_models: int =
         The label to predict (positive = beneficial).
     n_models, fraction : int, float
         m models per fold, each on ``fraction`` × the training rows drawn with replacement
-        (003 / Virny's bootstrap).
+        (Virny's bootstrap).
     folds : int
         Cross-fitting folds (>= 2).
     progress : callable(done, total), optional

@@ -4,11 +4,11 @@ Speicher et al. (2018) measure unfairness as inequality of *benefits* across ind
 each individual gets a benefit from a benefit matrix over the four CM cells, and
 
     I(b; α) = (1/n) Σ_i f_α(b_i / μ),   f_0(x) = −ln x,  f_1(x) = x ln x,
-    f_α(x) = (x^α − 1) / (α(α − 1)) otherwise                       (SCIENCE.md §6, 004 eq. 1)
+    f_α(x) = (x^α − 1) / (α(α − 1)) otherwise                       (docs/methods.md, Utility as Fair Pricing, eq. 1)
 
 Since every individual in a cell gets the same benefit, the sum runs over four cells
 weighted by their counts; no row-level data is needed. Over a partition into groups,
-I = I_within + I_between (004 eq. 2):
+I = I_within + I_between (Utility as Fair Pricing, eq. 2):
 
     I_within  = Σ_g (n_g/n) (μ_g/μ)^α I(b_g),   I_between = Σ_g (n_g/n) f_α(μ_g/μ).
 
@@ -51,22 +51,22 @@ class Preset:
     provenance: str
 
 
-#: Benefit matrices used in prior work (004 Table 1). 004's own designs depend on the data's
+#: Benefit matrices used in prior work (Utility as Fair Pricing, Table 1). Utility as Fair Pricing's own designs depend on the data's
 #: base rate, so they are built by :func:`blackstone_benefit` instead.
 PRESETS: dict[str, Preset] = {p.key: p for p in (
     Preset("speicher", "Speicher et al. 2018 (AIF360 / SageMaker Clarify default)", SPEICHER, 2.0,
-           "b = ŷ − y + 1: FN 0, TP and TN 1, FP 2; α = 2 (Speicher et al., KDD 2018; 004 Table 1)."),
+           "b = ŷ − y + 1: FN 0, TP and TN 1, FP 2; α = 2 (Speicher et al., KDD 2018; Utility as Fair Pricing, Table 1)."),
     Preset("heidari", "Heidari et al. 2018", {"TP": 1.0, "FN": 0.0, "FP": 1.5, "TN": 1.0}, 0.6,
            "FN 0, FP 3/2 (they also used 2), TP and TN 1; α explored in {0.1, 0.2, 0.4, 0.6, 0.8, 1} "
-           "(Heidari et al., NeurIPS 2018; 004 Table 1)."),
+           "(Heidari et al., NeurIPS 2018; Utility as Fair Pricing, Table 1)."),
     Preset("jin", "Jin et al. 2023", {"TP": 1.0, "FN": 0.5, "FP": 1.5, "TN": 1.0}, 0.0,
            "b± = 1 ± 1/2 (they also used 1 ± 5/8 and 1 ± 5/9); α in {0, 1, 2}. With every benefit "
-           "> 0, α = 0 is allowed: the index is then the mean log-loss-like −ln(b/μ) (004 Table 1, §3.1)."),
+           "> 0, α = 0 is allowed: the index is then the mean log-loss-like −ln(b/μ) (Utility as Fair Pricing, Table 1, §3.1)."),
 )}
 
 
 def f_alpha(x: npt.ArrayLike, alpha: float) -> np.ndarray:
-    """The GEI kernel f_α (004 eq. 1), elementwise; f_1(0) = 0 (x ln x → 0), f_α(0) = inf for α <= 0."""
+    """The GEI kernel f_α (Utility as Fair Pricing, eq. 1), elementwise; f_1(0) = 0 (x ln x → 0), f_α(0) = inf for α <= 0."""
     x = np.asarray(x, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         if alpha == 0:
@@ -135,7 +135,7 @@ def _index_from_counts(counts: np.ndarray, b: np.ndarray, alpha: float, where: s
 
 
 def generalized_entropy_index(cms: CMs, benefit: Benefit = SPEICHER, alpha: float = 2.0) -> float:
-    """The generalized entropy index of individual benefits (004 eq. 1).
+    """The generalized entropy index of individual benefits (Utility as Fair Pricing, eq. 1).
 
     Parameters
     ----------
@@ -162,7 +162,7 @@ def generalized_entropy_index(cms: CMs, benefit: Benefit = SPEICHER, alpha: floa
 
 
 def index_from_benefits(benefits: npt.ArrayLike, alpha: float = 2.0) -> float:
-    """The index of an explicit array of individual benefits (004 eq. 1, term by term)."""
+    """The index of an explicit array of individual benefits (Utility as Fair Pricing, eq. 1, term by term)."""
     alpha = _check_alpha(alpha)
     b = np.asarray(benefits, dtype=float).ravel()
     if b.size == 0 or not np.all(np.isfinite(b)) or np.any(b < 0):
@@ -218,7 +218,7 @@ def group_table(cms_by_group: Mapping[str, ConfusionMatrix], benefit: Benefit = 
 
 def decompose(cms_by_group: Mapping[str, ConfusionMatrix], benefit: Benefit = SPEICHER,
               alpha: float = 2.0) -> dict[str, float]:
-    """``{"total", "within", "between"}`` with total = within + between (004 eq. 2).
+    """``{"total", "within", "between"}`` with total = within + between (Utility as Fair Pricing, eq. 2).
 
     ``total`` is the index of all groups pooled; ``between`` is the index the data would
     have if everyone got their group's mean benefit; ``within`` is the rest.
@@ -228,11 +228,11 @@ def decompose(cms_by_group: Mapping[str, ConfusionMatrix], benefit: Benefit = SP
             "between": float(table["between contribution"].sum())}
 
 
-# --- 004 §3: the index over (μ, λ) and the Blackstone designs -------------------------------
+# --- Utility as Fair Pricing, §3: the index over (μ, λ) and the Blackstone designs -------------------------------
 
 @dataclass(frozen=True)
 class UnitForm:
-    """A benefit matrix of 004's form b ∈ {b−, b+, 1} (after scaling): two "unit" cells."""
+    """A benefit matrix of Utility as Fair Pricing's form b ∈ {b−, b+, 1} (after scaling): two "unit" cells."""
 
     unit_cells: tuple[str, str]
     minus_cell: str
@@ -243,7 +243,7 @@ class UnitForm:
 
 
 def unit_form(benefit: Benefit) -> UnitForm:
-    """Read ``benefit`` as 004's {b−, b+, 1} form: two cells share a value (the unit reward),
+    """Read ``benefit`` as Utility as Fair Pricing's {b−, b+, 1} form: two cells share a value (the unit reward),
     the other two differ from it and from each other. ValueError otherwise."""
     b = check_benefit(benefit)
     for i in range(4):
@@ -270,9 +270,9 @@ def mu_lambda(cm: ConfusionMatrix, benefit: Benefit) -> tuple[float, float]:
 
 def index_mu_lambda(mu: npt.ArrayLike, lam: npt.ArrayLike, b_minus: float, b_plus: float,
                     alpha: float) -> np.ndarray:
-    """004 Theorem 3.2, eq. 4: I = [(A_α + β_α)(1 − λ) + β_α(μ − 1) − f_α(μ)] / μ^α for b ∈ {b−, b+, 1}.
+    """Utility as Fair Pricing, Theorem 3.2, eq. 4: I = [(A_α + β_α)(1 − λ) + β_α(μ − 1) − f_α(μ)] / μ^α for b ∈ {b−, b+, 1}.
 
-    NaN outside the domain λ + (1 − λ)b− <= μ <= λ + (1 − λ)b+ (004 eq. 6), and everywhere
+    NaN outside the domain λ + (1 − λ)b− <= μ <= λ + (1 − λ)b+ (Utility as Fair Pricing, eq. 6), and everywhere
     when f_α(b−) is infinite (α <= 0 with b− = 0).
     """
     alpha = _check_alpha(alpha)
@@ -293,9 +293,9 @@ def index_mu_lambda(mu: npt.ArrayLike, lam: npt.ArrayLike, b_minus: float, b_plu
 
 
 def blackstone_benefit(b_plus: float, kappa: float, p: float, avoid: str = "FN") -> dict[str, float]:
-    """004's designs: a Blackstone-style ratio κ fixes b− from b+ (004 eqs. 13, 17, 18).
+    """Utility as Fair Pricing's designs: a Blackstone-style ratio κ fixes b− from b+ (Utility as Fair Pricing, eqs. 13, 17, 18).
 
-    ``avoid="FP"`` is 004's punitive example (ŷ = 1 harms, e.g. detain; TN = FN = 1,
+    ``avoid="FP"`` is Utility as Fair Pricing's punitive example (ŷ = 1 harms, e.g. detain; TN = FN = 1,
     FP = b−, TP = b+, b− = 1 − (1 − b+)κ p/q, eq. 13). ``avoid="FN"`` is its assistive
     example (ŷ = 1 helps, e.g. hire; TP = FP = 1, FN = b−, TN = b+, b− = 1 − (1 − b+)κ q/p,
     eq. 17). p = P(Y = 1), q = 1 − p. In this workbench positive always means the beneficial
@@ -346,10 +346,10 @@ def decomposition_over_alpha(cms_by_group: Mapping[str, ConfusionMatrix], benefi
 
 def landscape(benefit: Benefit, alpha: float, size: int = 121, mu_range: tuple[float, float] | None = None,
               lam_range: tuple[float, float] = (0.0, 1.0)) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The index over a (μ, λ) grid for a {b−, b+, 1}-form benefit (004 Fig. 1/4): (mu, lam, I[λ, μ]).
+    """The index over a (μ, λ) grid for a {b−, b+, 1}-form benefit (Utility as Fair Pricing, Fig. 1/4): (mu, lam, I[λ, μ]).
 
     μ is in units of the unit reward (the whole domain [min(b−, 1), max(b+, 1)] by default);
-    I is NaN outside 004 eq. 6's domain.
+    I is NaN outside Utility as Fair Pricing, eq. 6's domain.
     """
     form = unit_form(benefit)
     lam = np.linspace(*lam_range, size)

@@ -1,4 +1,4 @@
-"""Fairness measures under class and group imbalance (SCIENCE.md §5; seed 001).
+"""Fairness measures under class and group imbalance (docs/methods.md; Properties of fairness measures).
 
 Two groups, protected (p) and unprotected (u): a pair of confusion matrices is
 an 8-tuple of counts summing to n. With IR·n actual positives and GR·n
@@ -35,7 +35,7 @@ import pandas as pd
 
 from .enumeration import enumerate_matrices
 
-#: The six measures of seed 001 (eqs. 7–12), each protected minus unprotected.
+#: The six measures of Properties of fairness measures (eqs. 7–12), each protected minus unprotected.
 MEASURES: tuple[str, ...] = (
     "accuracy_equality", "statistical_parity", "equal_opportunity",
     "predictive_equality", "positive_predictive_parity", "negative_predictive_parity",
@@ -214,7 +214,7 @@ def _pmfs_for_protected(measure: str, n: int, n_p: int, positives: range, tables
 
 
 def fairness_pmf(measure: str, n: int, ir: float, gr: float) -> FairnessPMF:
-    """Exact PMF of a seed-001 fairness measure over all 8-tuples with sum ``n``.
+    """Exact PMF of a fairness measure of *Properties of fairness measures* over all 8-tuples with sum ``n``.
 
     Parameters
     ----------
@@ -265,7 +265,7 @@ def tuple_count(n: int) -> int:
 
 def summary_across_ir(n: int, gr: float, measures: tuple[str, ...] = MEASURES) -> pd.DataFrame:
     """P(perfect), P(undefined), mean, standard deviation and number of distinct values of each
-    measure at every IR = k/n, k = 0..n, for one group ratio (seed 001 Figs 6, 7 and 9).
+    measure at every IR = k/n, k = 0..n, for one group ratio (Properties of fairness measures, Figs 6, 7 and 9).
 
     Mean and standard deviation are over the defined values.
     """

@@ -2,7 +2,7 @@
 
 Per individual, d = ŷ − y is −1 (a false negative), 0 (TP or TN) or +1 (a false
 positive), so a group's marginal benefit B = (FP − FN)/n is the mean of d and
-OFI = B_i − B_j estimates Δ = (π_FP − π_FN)_i − (π_FP − π_FN)_j (SCIENCE.md §8).
+OFI = B_i − B_j estimates Δ = (π_FP − π_FN)_i − (π_FP − π_FN)_j (docs/methods.md).
 d has variance v = π_FP + π_FN − (π_FP − π_FN)² per individual.
 
 OFI methods (:data:`OFI_METHODS`), chosen by their simulated coverage (see
@@ -577,7 +577,7 @@ def multiplier(p_values: npt.ArrayLike, method: str = "holm") -> FloatArray:
 
 def minimum_detectable_ofi(se: npt.ArrayLike, alpha: npt.ArrayLike = 0.05, power: float = 0.8) -> FloatArray:
     """Smallest |Δ| detected with probability ``power`` by a two-sided level-``alpha`` test whose
-    standard error is ``se``: (z_{1−α/2} + z_{power})·se (SCIENCE.md §8)."""
+    standard error is ``se``: (z_{1−α/2} + z_{power})·se (docs/methods.md)."""
     alpha = np.asarray(alpha, dtype=float)
     return (stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)) * np.asarray(se, dtype=float)
 

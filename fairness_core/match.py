@@ -1,4 +1,4 @@
-"""The MATCH test (SCIENCE.md §3; 000 §4.5, 002 §5): is a group's score plausible under the reference?
+"""The MATCH test (docs/methods.md; Briscoe 2024, §4.5, Briscoe, Kepler et al., §5): is a group's score plausible under the reference?
 
 Reference cell probabilities p_c are the normalized reference CM (by default
 the rest of the data). The group's n is kept; its score S is compared with
@@ -66,7 +66,7 @@ def _result(metric: str, method: str, observed: float, cdf: float, sf: float, n:
 
 
 def peizer_pratt_z(x: np.ndarray | float, n: int, p: float) -> np.ndarray:
-    """Peizer–Pratt z for P(K <= x), K ~ Binomial(n, p) (000 eqs. 4.46–4.47), for 0 <= x <= n − 1."""
+    """Peizer–Pratt z for P(K <= x), K ~ Binomial(n, p) (Briscoe 2024, eqs. 4.46–4.47), for 0 <= x <= n − 1."""
     x = np.asarray(x, dtype=float)
     q = 1 - p
     d = x + 2 / 3 - (n + 1 / 3) * p + 0.02 * (q / (x + 1) - p / (n - x) + (q - 0.5) / (n + 1))
@@ -164,7 +164,7 @@ def marginal_benefit_distribution(s: int | np.ndarray, n: int, p_plus: float, p_
     """Exact P(S <= s) and P(S >= s) for S = FP − FN over n reference draws, in O(n).
 
     Conditions on M = FP + FN ~ Binomial(n, p+ + p−); FP | M ~ Binomial(M, p+/(p+ + p−));
-    S = 2·FP − M. Replaces the seed's O(n^2) double sum (000 eq. 4.27).
+    S = 2·FP − M. Replaces the thesis's O(n^2) double sum (Briscoe 2024, eq. 4.27).
     """
     s = np.atleast_1d(np.asarray(s))
     pm = p_plus + p_minus
@@ -197,14 +197,14 @@ def _marginal_benefit(cm: ConfusionMatrix, probs: np.ndarray, method: str) -> tu
             rho = p_plus * abs(1 - mu) ** 3 + p_minus * abs(-1 - mu) ** 3 + (1 - p_plus - p_minus) * abs(mu) ** 3
             note = _normal_note(n, rho / (sd / np.sqrt(n)) ** 3)
         return float(stats.norm.cdf((s + 0.5 - mean) / sd)), float(stats.norm.sf((s - 0.5 - mean) / sd)), note
-    raise ValueError(f"method {method!r} is not offered for B: the seed's Peizer–Pratt row treats FP − FN, "
+    raise ValueError(f"method {method!r} is not offered for B: the thesis's Peizer–Pratt row treats FP − FN, "
                      "which can be negative, as a binomial count; use exact or normal")
 
 
 def jrm_distribution(s: float | np.ndarray, n: int, p: float, theta: float) -> tuple[np.ndarray, np.ndarray]:
     """Exact P(S <= s | K >= 1) and P(S >= s | K >= 1) for a JRM S = c_a / K, in O(n) per s.
 
-    K = c_a + c_b ~ Binomial(n, p), c_a | K ~ Binomial(K, θ) (000 eq. 4.43, summed with
+    K = c_a + c_b ~ Binomial(n, p), c_a | K ~ Binomial(K, θ) (Briscoe 2024, eq. 4.43, summed with
     the binomial CDF instead of the inner O(n) sum). ``s`` may be an array.
     """
     s = np.atleast_1d(np.asarray(s, dtype=float))
@@ -235,7 +235,7 @@ def _jrm(metric: str, cm: ConfusionMatrix, probs: np.ndarray, method: str, lam: 
                 _normal_note(int(cm.n * p), rho))
     # method == "beta" (test() admits only exact and beta for JRMs)
     cdf = float(stats.beta.cdf(s, ka + lam, kb + lam))
-    return cdf, 1 - cdf, ("the seed's beta shortcut I_s(k_a + λ, k_b + λ): a posterior of the group's own "
+    return cdf, 1 - cdf, ("the thesis's beta shortcut I_s(k_a + λ, k_b + λ): a posterior of the group's own "
                           "rate, not the reference's sampling distribution; compare with exact")
 
 
@@ -250,7 +250,7 @@ def test(metric: str, cm_group: ConfusionMatrix, cm_reference: ConfusionMatrix, 
         (TPR, FNR, FPR, TNR, PPV, FDR, NPV, FOR).
     method : {"exact", "normal", "peizer_pratt", "beta"}
         "exact" for all; "normal" (continuity-corrected) for binomial metrics
-        and B; "peizer_pratt" for binomial metrics; "beta" (the seed's shortcut,
+        and B; "peizer_pratt" for binomial metrics; "beta" (the thesis's shortcut,
         eq. 4.44, with pseudo-count ``lam``) for JRMs.
 
     Returns

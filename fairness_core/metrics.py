@@ -1,4 +1,4 @@
-"""Single-group confusion-matrix metrics (SCIENCE.md §1; 000 Tables 2.2-2.4, 002 Tables 3-5).
+"""Single-group confusion-matrix metrics (docs/methods.md; Briscoe 2024, Tables 2.2-2.4, Briscoe, Kepler et al., Tables 3-5).
 
 Every metric is one vectorized function of the four cells. Where a metric is
 undefined (a zero denominator) the value is NaN, and :func:`undefined_reason`
@@ -44,17 +44,17 @@ def _ratio(num: FloatArray, den: FloatArray) -> FloatArray:
 # --- binomial metrics: a sum of cells over n -------------------------------------------
 
 def accuracy(tp: FloatArray, fn: FloatArray, fp: FloatArray, tn: FloatArray) -> FloatArray:
-    """ACC = (TP + TN) / n (000 Table 2.2). Undefined when n = 0."""
+    """ACC = (TP + TN) / n (Briscoe 2024, Table 2.2). Undefined when n = 0."""
     return _ratio(tp + tn, tp + fn + fp + tn)
 
 
 def prevalence(tp: FloatArray, fn: FloatArray, fp: FloatArray, tn: FloatArray) -> FloatArray:
-    """PREV = (TP + FN) / n, the expected benefit E[b] (000 eq. 3.3). Undefined when n = 0."""
+    """PREV = (TP + FN) / n, the expected benefit E[b] (Briscoe 2024, eq. 3.3). Undefined when n = 0."""
     return _ratio(tp + fn, tp + fn + fp + tn)
 
 
 def positive_prediction_rate(tp: FloatArray, fn: FloatArray, fp: FloatArray, tn: FloatArray) -> FloatArray:
-    """PPR = (TP + FP) / n, the benefit b (000 eq. 3.2). Undefined when n = 0."""
+    """PPR = (TP + FP) / n, the benefit b (Briscoe 2024, eq. 3.2). Undefined when n = 0."""
     return _ratio(tp + fp, tp + fn + fp + tn)
 
 
@@ -76,7 +76,7 @@ def negative_prediction_rate(tp: FloatArray, fn: FloatArray, fp: FloatArray, tn:
 # --- joint ratio metrics: one cell over the sum of two ---------------------------------
 
 def true_positive_rate(tp: FloatArray, fn: FloatArray, fp: FloatArray, tn: FloatArray) -> FloatArray:
-    """TPR = TP / (TP + FN) (000 Table 2.3). Undefined when TP + FN = 0."""
+    """TPR = TP / (TP + FN) (Briscoe 2024, Table 2.3). Undefined when TP + FN = 0."""
     return _ratio(tp, tp + fn)
 
 
@@ -106,7 +106,7 @@ def false_discovery_rate(tp: FloatArray, fn: FloatArray, fp: FloatArray, tn: Flo
 
 
 def negative_predictive_value(tp: FloatArray, fn: FloatArray, fp: FloatArray, tn: FloatArray) -> FloatArray:
-    """NPV = TN / (TN + FN) (the seed's Table 2.3 typo TN/(TN+FP) corrected). Undefined when TN + FN = 0."""
+    """NPV = TN / (TN + FN) (the thesis's Table 2.3 typo TN/(TN+FP) corrected). Undefined when TN + FN = 0."""
     return _ratio(tn, tn + fn)
 
 
@@ -118,7 +118,7 @@ def false_omission_rate(tp: FloatArray, fn: FloatArray, fp: FloatArray, tn: Floa
 # --- other metrics ----------------------------------------------------------------------
 
 def f1_score(tp: FloatArray, fn: FloatArray, fp: FloatArray, tn: FloatArray) -> FloatArray:
-    """Simplified F1 = 2TP / (2TP + FP + FN) (000 Table 2.4). Undefined when TP = FP = FN = 0."""
+    """Simplified F1 = 2TP / (2TP + FP + FN) (Briscoe 2024, Table 2.4). Undefined when TP = FP = FN = 0."""
     return _ratio(2 * tp, 2 * tp + fp + fn)
 
 
@@ -127,7 +127,7 @@ def f1_score_original(tp: FloatArray, fn: FloatArray, fp: FloatArray, tn: FloatA
 
     Undefined when TP = 0 (a reciprocal is infinite or 0/0). Where defined it
     equals the simplified F1; the two differ only in their holes
-    (C(n+2, 2) versus 1 over all CMs of sum n; 002 Table 1).
+    (C(n+2, 2) versus 1 over all CMs of sum n; Briscoe, Kepler et al., Table 1).
     """
     out = np.full(np.broadcast(tp, fn, fp, tn).shape, np.nan)
     ok = np.broadcast_to(tp > 0, out.shape)
@@ -140,7 +140,7 @@ def f1_score_original(tp: FloatArray, fn: FloatArray, fp: FloatArray, tn: FloatA
 
 
 def matthews_correlation(tp: FloatArray, fn: FloatArray, fp: FloatArray, tn: FloatArray) -> FloatArray:
-    """MCC = (TP·TN − FP·FN) / sqrt((TP+FP)(TP+FN)(TN+FP)(TN+FN)) (000 Table 2.4).
+    """MCC = (TP·TN − FP·FN) / sqrt((TP+FP)(TP+FN)(TN+FP)(TN+FN)) (Briscoe 2024, Table 2.4).
 
     Undefined when any of the four marginals is 0 (4n of the CMs of sum n).
     The square roots are taken factor by factor so large counts do not overflow.
@@ -150,7 +150,7 @@ def matthews_correlation(tp: FloatArray, fn: FloatArray, fp: FloatArray, tn: Flo
 
 
 def prevalence_threshold(tp: FloatArray, fn: FloatArray, fp: FloatArray, tn: FloatArray) -> FloatArray:
-    """PT = (sqrt(TPR·FPR) − FPR) / (TPR − FPR) (002 Table 5).
+    """PT = (sqrt(TPR·FPR) − FPR) / (TPR − FPR) (Briscoe, Kepler et al., Table 5).
 
     Undefined when TPR or FPR is undefined, or TPR = FPR (checked exactly on the
     integers, TP·N = FP·P, so no float round-off decides it).
@@ -167,7 +167,7 @@ def prevalence_threshold(tp: FloatArray, fn: FloatArray, fp: FloatArray, tn: Flo
 
 
 def marginal_benefit(tp: FloatArray, fn: FloatArray, fp: FloatArray, tn: FloatArray) -> FloatArray:
-    """B = (FP − FN) / n = b − E[b] (000 Definition 3.6, eq. 3.4). Undefined when n = 0."""
+    """B = (FP − FN) / n = b − E[b] (Briscoe 2024, Definition 3.6, eq. 3.4). Undefined when n = 0."""
     return _ratio(fp - fn, tp + fn + fp + tn)
 
 

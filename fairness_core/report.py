@@ -103,7 +103,7 @@ class Report:
         titles = {"verdicts": "Verdict per pair", "cells": "Groups and sizes", "group metrics": "Single-group metrics",
                   "versus reference": "Every comparison against the reference group",
                   "match": "MATCH: is each group's score plausible under the rest of the data?",
-                  "smoothing": "Cross-Prior Smoothing: raw and smoothed scores (000 §4.6)",
+                  "smoothing": "Cross-Prior Smoothing: raw and smoothed scores (Briscoe 2024, §4.6)",
                   "undefined": "Why values are undefined"}
         for name, table in self.tables.items():
             shown = table

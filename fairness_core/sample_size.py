@@ -1,6 +1,6 @@
 """Sample-size-induced effects: the set M(n) of all CMs with sum n, and its holes.
 
-SCIENCE.md §1 (000 Theorem 4.3, 002 Table 1): over all C(n+3, 3) confusion
+docs/methods.md (Briscoe 2024, Theorem 4.3, Briscoe, Kepler et al., Table 1): over all C(n+3, 3) confusion
 matrices with sum n, count those where a metric is undefined ("holes").
 
 >>> from fairness_core import sample_size
@@ -40,17 +40,17 @@ def holes(metric: str, n: int) -> int:
 
 
 def holes_theorem(metric: str, n: int) -> int | tuple[int, float]:
-    """Hole count from 000 Theorem 4.3 / 002 Table 1 (valid for n >= 3).
+    """Hole count from Briscoe 2024, Theorem 4.3 / Briscoe, Kepler et al., Table 1 (valid for n >= 3).
 
     Exact counts for every metric but PT, for which the theorem gives bounds
     and this returns ``(lower, upper)``: at least 2n + 2 and below
     e^γ·n·ln ln n + 0.6483·n / ln ln n.
 
-    Warning: enumeration shows the seed's PT *upper* bound is false for every
+    Warning: enumeration shows the thesis's PT *upper* bound is false for every
     n >= 4 (n = 4 has 17 holes, the bound is 10.3; n = 100 has 721, the bound
     314). PT is undefined on all 4n MCC holes (TP = FP = 0 gives TPR = FPR = 0,
     and so on) plus every CM with all cells >= 1 and TP·TN = FP·FN, which the
-    seed's divisor argument undercounts; see :func:`pt_holes_exact`. The lower
+    thesis's divisor argument undercounts; see :func:`pt_holes_exact`. The lower
     bound 2n + 2 holds.
     """
     m.info(metric)
@@ -196,9 +196,9 @@ def multinomial_pmf(tp: npt.ArrayLike, fn: npt.ArrayLike, fp: npt.ArrayLike, tn:
 def metric_distribution(metric: str, n: int, reference: ConfusionMatrix | npt.ArrayLike | None = None) -> MetricDistribution:
     """Exact distribution of ``metric`` over all CMs with sum ``n``.
 
-    With ``reference=None`` every CM in M(n) is equally likely (000 Fig. 4.2).
+    With ``reference=None`` every CM in M(n) is equally likely (Briscoe 2024, Fig. 4.2).
     Otherwise each CM has its multinomial probability when n individuals are
-    drawn from ``reference`` (a CM, or cell probabilities), as in 000 Fig. 4.1.
+    drawn from ``reference`` (a CM, or cell probabilities), as in Briscoe 2024, Fig. 4.1.
     Distinct values are grouped after rounding to 12 decimals, far below the
     spacing of any two fractions with denominators <= n.
     """
@@ -253,7 +253,7 @@ def hole_table(metrics: Sequence[str], ns: Sequence[int]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-# --- sampling spread vs n (000 Fig. 4.1) ----------------------------------------------------
+# --- sampling spread vs n (Briscoe 2024, Fig. 4.1) ----------------------------------------------------
 
 def monte_carlo(metric: str, population: ConfusionMatrix | npt.ArrayLike, ns: Sequence[int], draws: int = 1000,
                 seed: int | None = 0) -> pd.DataFrame:
@@ -285,9 +285,9 @@ def exact_spread(metric: str, population: ConfusionMatrix | npt.ArrayLike, ns: S
     return pd.DataFrame(rows)
 
 
-# --- the normal approximation for ACC and B (000 Fig. 4.3, §4.5.4) --------------------------
+# --- the normal approximation for ACC and B (Briscoe 2024, Fig. 4.3, §4.5.4) --------------------------
 
-#: Berry–Esseen constant: the seed quotes 0.4097 <= C0 <= 0.56; the upper end is a valid bound.
+#: Berry–Esseen constant: the thesis quotes 0.4097 <= C0 <= 0.56; the upper end is a valid bound.
 BERRY_ESSEEN_C0 = 0.56
 
 

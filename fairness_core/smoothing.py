@@ -1,14 +1,14 @@
-"""Smoothing a small group's confusion matrix (SCIENCE.md §4; 000 §4.6, 002 §6).
+"""Smoothing a small group's confusion matrix (docs/methods.md; Briscoe 2024, §4.6, Briscoe, Kepler et al., §6).
 
 - Additive ("Laplace") smoothing: every cell + ε (ε = 1e-10 "bashful", ε = 1 add-one).
-- Cross-Prior Smoothing (CPS, 002 Algorithm 1): with r the normalized reference CM,
+- Cross-Prior Smoothing (CPS, Briscoe, Kepler et al., Algorithm 1): with r the normalized reference CM,
   α_c = c + λ·r_c and smoothed_c = α_c / Σα · n. The reference defaults to all other
   groups pooled. The smoothed CM keeps the group's n, so size-dependent metrics read right.
 
 Smoothed CMs are float arrays ``[tp, fn, fp, tn]`` that every :mod:`fairness_core.metrics`
 function accepts.
 
-The error experiment (000 Figs 4.4–4.6; 002 Figs 3–7) asks how far a metric of a random
+The error experiment (Briscoe 2024, Figs 4.4–4.6; Briscoe, Kepler et al., Figs 3–7) asks how far a metric of a random
 subsample of size n lies from the whole group's score, raw and smoothed. :func:`error_curves`
 computes it exactly, summing over all C(n+3, 3) CMs with their multinomial probabilities, or by
 seeded Monte Carlo.
@@ -34,11 +34,11 @@ from .sample_size import MAX_DISTRIBUTION_N, enumerate_matrices, multinomial_pmf
 
 FloatArray = npt.NDArray[np.float64]
 
-#: The metrics of the seeds' error experiment: 8 JRMs, ACC, PREV, PPR, B, MCC, F1, PT (002 §6.2).
+#: The metrics of the papers' error experiment: 8 JRMs, ACC, PREV, PPR, B, MCC, F1, PT (Briscoe, Kepler et al., §6.2).
 EXPERIMENT_METRICS: tuple[str, ...] = ("TPR", "FNR", "FPR", "TNR", "PPV", "FDR", "NPV", "FOR",
                                        "ACC", "PREV", "PPR", "B", "MCC", "F1", "PT")
 
-#: Default reference size below which CPS is warned against (002 §6.5: the reference is noisy itself).
+#: Default reference size below which CPS is warned against (Briscoe, Kepler et al., §6.5: the reference is noisy itself).
 MIN_REFERENCE_N = 100
 
 
@@ -79,7 +79,7 @@ class Smoother:
         return np.divide(alpha * n, total, out=np.zeros_like(alpha), where=total > 0)
 
 
-#: The seeds' six: raw, bashful, add-one, CPS λ = 5, 10, 20 (002 §F.1).
+#: The seeds' six: raw, bashful, add-one, CPS λ = 5, 10, 20 (Briscoe, Kepler et al., §F.1).
 SEED_SMOOTHERS: tuple[Smoother, ...] = (Smoother("none"), Smoother("additive", 1e-10), Smoother("additive", 1.0),
                                         Smoother("cps", 5.0), Smoother("cps", 10.0), Smoother("cps", 20.0))
 
@@ -92,7 +92,7 @@ def _cells(cm: ConfusionMatrix | npt.ArrayLike) -> FloatArray:
 
 
 def cps(cm: ConfusionMatrix | npt.ArrayLike, reference: ConfusionMatrix | npt.ArrayLike, lam: float = 5.0) -> FloatArray:
-    """Cross-Prior Smoothing (002 Algorithm 1): ``[tp, fn, fp, tn]`` as floats summing to the group's n.
+    """Cross-Prior Smoothing (Briscoe, Kepler et al., Algorithm 1): ``[tp, fn, fp, tn]`` as floats summing to the group's n.
 
     α_c = c + λ·r_c with r the normalized ``reference``; smoothed_c = α_c / Σα · n.
     λ = 0 returns the counts unchanged; an empty group stays empty.
@@ -107,12 +107,12 @@ def additive(cm: ConfusionMatrix | npt.ArrayLike, eps: float = 1.0) -> FloatArra
 
 
 def cps_bias(p: npt.ArrayLike, p_ref: npt.ArrayLike, n: npt.ArrayLike, lam: float) -> FloatArray:
-    """Bias of the CPS cell-probability estimate (C + λ p'_c)/(n + λ): λ/(n + λ)·(p'_c − p_c) (002 Thm 6.1)."""
+    """Bias of the CPS cell-probability estimate (C + λ p'_c)/(n + λ): λ/(n + λ)·(p'_c − p_c) (Briscoe, Kepler et al., Thm 6.1)."""
     return lam / (np.asarray(n, dtype=float) + lam) * (np.asarray(p_ref, dtype=float) - np.asarray(p, dtype=float))
 
 
 def cps_variance(p: npt.ArrayLike, n: npt.ArrayLike, lam: float) -> FloatArray:
-    """Variance of the CPS cell-probability estimate: n·p_c(1 − p_c)/(n + λ)^2 (002 Thm 6.1)."""
+    """Variance of the CPS cell-probability estimate: n·p_c(1 − p_c)/(n + λ)^2 (Briscoe, Kepler et al., Thm 6.1)."""
     p = np.asarray(p, dtype=float)
     n = np.asarray(n, dtype=float)
     return n * p * (1 - p) / (n + lam) ** 2
@@ -141,7 +141,7 @@ def smooth_groups(cms: Mapping[str, ConfusionMatrix], smoother: Smoother,
 
 
 def compare_priors(hidden: ConfusionMatrix, reference: ConfusionMatrix) -> pd.DataFrame:
-    """002 Table 2: how far each prior is from a hidden group's normalized CM.
+    """Briscoe, Kepler et al., Table 2: how far each prior is from a hidden group's normalized CM.
 
     Rows: the hidden group, the reference ("all others"), then for each prior (no prior,
     CPS = the reference's proportions, uniform) its cell proportions and its absolute
@@ -196,7 +196,7 @@ def error_curves(group: ConfusionMatrix, reference: ConfusionMatrix, ns: Sequenc
                  should_stop: Callable[[], bool] | None = None) -> pd.DataFrame:
     """MSE of each metric of a size-n subsample of ``group`` against the whole group's score.
 
-    Subsamples are drawn with replacement from the group's normalized CM (as the seeds'
+    Subsamples are drawn with replacement from the group's normalized CM (as the papers'
     code does); CPS uses the fixed normalized ``reference``. Undefined values are excluded
     and counted: ``mse`` is E[(S − s_full)^2 | S defined] and ``p_excluded`` = P(S undefined).
 

@@ -1,17 +1,17 @@
-"""Virny's stability and uncertainty dimensions (seed 003), per individual and per group.
+"""Virny's stability and uncertainty dimensions (Virny), per individual and per group.
 
 Input is an ensemble's predicted probabilities of the positive class: an ``(n, m)`` array,
-one row per individual and one column per model (``h_{D_j}(x)`` in 003). Per individual:
+one row per individual and one column per model (``h_{D_j}(x)`` in Virny). Per individual:
 
 - **label stability** |#{h_j >= t} − #{h_j < t}| / m: 1 when every model agrees, 0 at a tie;
 - **jitter**: the share of model pairs that disagree on the label, k(m − k) / C(m, 2) for k
-  positive votes; its mean over individuals is 003's dataset jitter, the mean pairwise churn;
+  positive votes; its mean over individuals is Virny's dataset jitter, the mean pairwise churn;
 - **epistemic uncertainty** Var_j[h_j] (population variance);
 - **aleatoric uncertainty** −E_j[h_j ln h_j + (1 − h_j) ln(1 − h_j)], the expected entropy in
-  nats, in [0, ln 2] (003 prints it without the minus; SCIENCE.md §2).
+  nats, in [0, ln 2] (Virny prints it without the minus; docs/methods.md).
 
 Per group these are averaged, and set beside the audited model's error rates; disparities
-are ``dis − priv`` (and DI = ``dis / priv``) as in 003.
+are ``dis − priv`` (and DI = ``dis / priv``) as in Virny.
 
 >>> import numpy as np
 >>> from fairness_core import stability
@@ -66,14 +66,14 @@ def votes(probs: npt.ArrayLike, threshold: float = 0.5) -> np.ndarray:
 
 
 def label_stability(probs: npt.ArrayLike, threshold: float = 0.5) -> np.ndarray:
-    """|#positive votes − #negative votes| / m per individual (003, label stability)."""
+    """|#positive votes − #negative votes| / m per individual (Virny, label stability)."""
     p = check_probabilities(probs, 1)
     k = (p >= threshold).sum(axis=1)
     return np.abs(2 * k - p.shape[1]) / p.shape[1]
 
 
 def jitter(probs: npt.ArrayLike, threshold: float = 0.5) -> np.ndarray:
-    """Share of the C(m, 2) model pairs that disagree on each individual's label (003, jitter)."""
+    """Share of the C(m, 2) model pairs that disagree on each individual's label (Virny, jitter)."""
     p = check_probabilities(probs, 2)
     mm = p.shape[1]
     k = (p >= threshold).sum(axis=1)
@@ -81,7 +81,7 @@ def jitter(probs: npt.ArrayLike, threshold: float = 0.5) -> np.ndarray:
 
 
 def epistemic_uncertainty(probs: npt.ArrayLike) -> np.ndarray:
-    """Var_j[h_j(x)] per individual (population variance, 003)."""
+    """Var_j[h_j(x)] per individual (population variance, Virny)."""
     return check_probabilities(probs, 1).var(axis=1)
 
 
@@ -186,7 +186,7 @@ def group_table(rows: RowData, threshold: float = 0.5, order: Sequence[str] | No
 
 
 def disparities(table: pd.DataFrame, privileged: str) -> pd.DataFrame:
-    """003's disparity metrics of every other group (dis) against ``privileged``: dis − priv,
+    """Virny's disparity metrics of every other group (dis) against ``privileged``: dis − priv,
     and DI = selection rate dis / priv (NaN where priv's selection rate is 0)."""
     if privileged not in table.index:
         raise ValueError(f"unknown group {privileged!r}")

@@ -1,7 +1,7 @@
 """The Synthetic Data page's experiment: train Conditional HydraGAN on real training rows, sample
 synthetic rows at the chosen quotas, and audit a classifier trained with and without them.
 
-As in 000 §3.5.4: an MLP classifier, tested on held-out **real** rows, once trained on the
+As in Briscoe 2024, §3.5.4: an MLP classifier, tested on held-out **real** rows, once trained on the
 real training rows and once on real + synthetic (or synthetic only), for several seeds; OFI,
 DI, DCA and DPPL per group against the rest (Table 3.4) and the distances of the real and
 synthetic group and label distributions to the targets (Table 3.5).

@@ -1,6 +1,6 @@
-"""Data for the Probabilistic Parallel Time Network (000 ch. 5): Lorenz systems and TMY3 weather.
+"""Data for the Probabilistic Parallel Time Network (Briscoe 2024, ch. 5): Lorenz systems and TMY3 weather.
 
-Every sample has three inputs and a target (000 §5.3):
+Every sample has three inputs and a target (Briscoe 2024, §5.3):
 
 - **static**: per-system constants (Lorenz: σ, ρ, β; weather: latitude, longitude, elevation);
 - **history**: the last 16 steps of the observed channels (Lorenz: x, y, z);
@@ -31,18 +31,18 @@ ASSETS_DIR = Path(__file__).resolve().parents[1] / "assets"
 # --- Lorenz ----------------------------------------------------------------------------------
 
 def lorenz_rhs(t: float, s: np.ndarray, sigma: float, rho: float, beta: float) -> list[float]:
-    """000 eqs. 5.1–5.3."""
+    """Briscoe 2024, eqs. 5.1–5.3."""
     x, y, z = s
     return [sigma * (y - x), x * (rho - z) - y, x * y - beta * z]
 
 
 def lorenz_parameters(rng: np.random.Generator) -> tuple[float, float, float]:
-    """σ ~ U(8, 12), ρ ~ U(27.9, 28.1), β ~ U(7.9/3, 8.1/3) (000 §5.3.2)."""
+    """σ ~ U(8, 12), ρ ~ U(27.9, 28.1), β ~ U(7.9/3, 8.1/3) (Briscoe 2024, §5.3.2)."""
     return float(rng.uniform(8, 12)), float(rng.uniform(27.9, 28.1)), float(rng.uniform(7.9 / 3, 8.1 / 3))
 
 
 def lorenz_initial(rng: np.random.Generator) -> np.ndarray:
-    """(x0, y0, z0) ~ (U(−20, 20), U(−20, 20), U(0, 40)) (000 eq. 5.4)."""
+    """(x0, y0, z0) ~ (U(−20, 20), U(−20, 20), U(0, 40)) (Briscoe 2024, eq. 5.4)."""
     return np.array([rng.uniform(-20, 20), rng.uniform(-20, 20), rng.uniform(0, 40)])
 
 
@@ -207,7 +207,7 @@ def read_tmy3(path: Path) -> tuple[np.ndarray, pd.DataFrame]:
 
 
 def cyclic(doy: np.ndarray, hour: np.ndarray) -> np.ndarray:
-    """Day of year and seconds from midnight as sine/cosine pairs, scaled to [0, 1] (000 §5.3.1)."""
+    """Day of year and seconds from midnight as sine/cosine pairs, scaled to [0, 1] (Briscoe 2024, §5.3.1)."""
     a = 2 * np.pi * (doy - 1) / 365.0
     b = 2 * np.pi * hour * 3600 / 86400.0
     return (np.column_stack([np.sin(a), np.cos(a), np.sin(b), np.cos(b)]) + 1) / 2

@@ -1,8 +1,8 @@
-"""Conditional HydraGAN (000 §3.5): a tabular conditional WGAN-GP with a diversity objective.
+"""Conditional HydraGAN (Briscoe 2024, §3.5): a tabular conditional WGAN-GP with a diversity objective.
 
 The generator's input is noise ⊕ a one-hot *condition* (the joint level of the protected
 attributes, e.g. "Black & Female"), so any quota of groups is met exactly at sampling time
-("the condition itself enforces group quotas", 000 §3.5.3). Two objectives train it, as in
+("the condition itself enforces group quotas", Briscoe 2024, §3.5.3). Two objectives train it, as in
 HydraGAN's multi-critic design:
 
 - **realism**: a Wasserstein critic with gradient penalty (Gulrajani et al. 2017). The critic
@@ -10,7 +10,7 @@ HydraGAN's multi-critic design:
   group's real rows rather than like everyone's; with an unconditional critic the generator
   could ignore the condition for every non-protected column.
 - **diversity**: the MSE between the generated proportions of a chosen categorical column
-  (the label by default) within each condition and the desired proportions (000 §3.5.3's
+  (the label by default) within each condition and the desired proportions (Briscoe 2024, §3.5.3's
   "divergence-based diversity loss").
 
 Numeric columns are standardized (the generator outputs them linearly); categorical columns

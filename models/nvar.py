@@ -1,5 +1,5 @@
 """The deterministic forecaster whose forecasts feed PTN: an MLP on nonlinear vector
-autoregression (NVAR) features (000 §5.3.2, after Shahi et al. 2022).
+autoregression (NVAR) features (Briscoe 2024, §5.3.2, after Shahi et al. 2022).
 
 NVAR features at time s: a constant, the states at s and s − 1 (``lags``), and every
 quadratic monomial of those. The MLP maps them to the target channel over the next

@@ -1,4 +1,4 @@
-"""Probabilistic Parallel Time Network (000 ch. 5): a DARTS hypermodel searched by a genetic
+"""Probabilistic Parallel Time Network (Briscoe 2024, ch. 5): a DARTS hypermodel searched by a genetic
 algorithm, trained on the ordered CRPS, judged against two baselines by skill scores.
 
 - :func:`crps` / :func:`ordering_penalty` / :func:`loss`: eqs. 5.5–5.9 (ω = 0.0075); T2 over
@@ -35,7 +35,7 @@ from . import forecast_data as FD
 
 OMEGA = 0.0075
 FAN_LEVELS = (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
-#: 000 Table 5.2, for the page to print beside ours.
+#: Briscoe 2024, Table 5.2, for the page to print beside ours.
 SEED_TABLE_5_2 = pd.DataFrame(
     {"Chaos vs Det.": [0.40, 0.57, 0.68, 0.943], "Chaos vs TiDE": [0.82, 0.73, 0.56, 0.998],
      "Microclimate vs NBM": [0.42, 0.59, 0.70, 0.964], "Microclimate vs TiDE": [0.21, 0.18, 0.16, 0.775]},
@@ -101,7 +101,7 @@ HEADS = (2, 3, 4, 6, 8, 12)
 
 
 def space(hidden_sizes: tuple[int, ...] = tuple(range(72, 241, 24))) -> list[Param]:
-    """000 Table 5.1 (hidden sizes d are multiples of 24 so that every head count divides them)."""
+    """Briscoe 2024, Table 5.1 (hidden sizes d are multiples of 24 so that every head count divides them)."""
     return [
         Param("hidden", "choice", hidden_sizes),
         Param("dropout", "range", low=0.0, high=0.5),
@@ -245,12 +245,12 @@ class CollapseDense(nn.Module):
 
 
 class PTN(nn.Module):
-    """000 §5.4.1's hypermodel for one hyperparameter set ``h``."""
+    """Briscoe 2024, §5.4.1's hypermodel for one hyperparameter set ``h``."""
 
     def __init__(self, h: dict[str, Any], c_s: int, tau_h: int, c_h: int, f_f: int, tau_f: int, c_f: int,
                  tau_t: int, c_t: int, forecast_skip: bool = True):
         super().__init__()
-        # Our addition (not in 000): add the latest deterministic forecast to every output quantile,
+        # Our addition (not in Briscoe 2024): add the latest deterministic forecast to every output quantile,
         # so the network learns corrections and spread around it from the first step (TiDE has a
         # global skip of the same kind). Needs τ_f = τ_t and the target among the forecast channels.
         self.forecast_skip = forecast_skip and tau_f == tau_t
@@ -395,7 +395,7 @@ def train_darts(model: PTN, h: dict[str, Any], train: FD.Samples, val: FD.Sample
                 should_stop: Callable[[], bool] | None = None, plateau_samples: int = 256) -> PTN:
     """First-order DARTS: per epoch, ``weight_steps`` AdamW steps of the weights on ``train`` and
     ``arch_steps`` AdamW steps of the architecture parameters on ``val``; each optimizer has a
-    reduce-on-plateau scheduler with patience 1 (000 §5.4.1). The schedulers watch the loss on a
+    reduce-on-plateau scheduler with patience 1 (Briscoe 2024, §5.4.1). The schedulers watch the loss on a
     fixed set of ``plateau_samples`` rows of each split (not the noisy mean of a few batches,
     which would cut the learning rate tenfold every other epoch by chance)."""
     gen = torch.Generator().manual_seed(seed)
@@ -458,7 +458,7 @@ class PTNConfig:
     fitness_samples: int = 256
     systems_per_part: int = 4  # Lorenz
     inits_per_system: int = 2
-    forecast_skip: bool = True  # our addition; False is 000's architecture exactly
+    forecast_skip: bool = True  # our addition; False is Briscoe 2024's architecture exactly
     seed: int = 0
 
     def total_units(self) -> int:
@@ -510,7 +510,7 @@ def normal_quantiles(mean: np.ndarray, sigma: np.ndarray, c: int) -> np.ndarray:
 
 def skill_table(ptn: np.ndarray, baselines: dict[str, np.ndarray]) -> pd.DataFrame:
     """Skill = 1 − CRPS_PTN / CRPS_baseline at the quartiles of each per-forecast CRPS set, and the
-    share of forecasts whose own skill is >= 0 (000 §5.5, eq. 5.10)."""
+    share of forecasts whose own skill is >= 0 (Briscoe 2024, §5.5, eq. 5.10)."""
     out = {}
     for name, base in baselines.items():
         q_ptn, q_base = np.quantile(ptn, [0.25, 0.5, 0.75]), np.quantile(base, [0.25, 0.5, 0.75])

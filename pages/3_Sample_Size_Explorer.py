@@ -11,7 +11,7 @@ from ui.widgets import P_FORMATS, csv_download, html_download, md_escape, requir
 
 audit = page_setup("Sample-Size Explorer")
 REST = "the rest of the data"
-SEED_P = (0.3, 0.1, 0.2, 0.4)  # 000 §4.5.4: p_TP, p_FN, p_FP, p_TN
+SEED_P = (0.3, 0.1, 0.2, 0.4)  # Briscoe 2024, §4.5.4: p_TP, p_FN, p_FP, p_TN
 N_CHOICES = (1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60, 75, 100, 125, 150, 200)
 
 
@@ -227,7 +227,7 @@ if tab_normal.open:
         st.dataframe(styled(table, 5), width="stretch", hide_index=True, key="normal-table")
         csv_download(table, f"normality_{metric}.csv", "Download (CSV)", index=False)
 
-# --- seed 001 ------------------------------------------------------------------------------------
+# --- Properties of fairness measures ------------------------------------------------------------------------------------
 if tab_imb.open:
     with tab_imb:
         st.markdown("Two groups, every pair of confusion matrices with the chosen size, share of positives (IR) "

@@ -1,4 +1,4 @@
-"""The Audit object and the demo data: verdict readings of 000 Table 3.1 on the real Ricci data."""
+"""The Audit object and the demo data: verdict readings of Briscoe 2024, Table 3.1 on the real Ricci data."""
 
 import math
 
@@ -11,7 +11,7 @@ CM = ConfusionMatrix
 
 
 def test_verdicts_read_ofi_beside_di():
-    ci, cj = CM(50, 50, 0, 250), CM(50, 350, 0, 550)  # SCIENCE.md's i=[1,1,0,5], j=[1,7,0,11], x50
+    ci, cj = CM(50, 50, 0, 250), CM(50, 350, 0, 550)  # docs/methods.md's i=[1,1,0,5], j=[1,7,0,11], x50
     v = Audit({"i": ci, "j": cj}).verdicts(0.05).iloc[0]
     assert v["verdict"] == "algorithmic bias" and v["favours"] == "i"
     assert v["ofi"] == pytest.approx(bias.compare("OFI", ci, cj))

@@ -1,4 +1,4 @@
-"""Comparisons of SCIENCE.md §2: the worked examples of 000 Tables 3.1 and 3.3, and properties."""
+"""Comparisons of docs/methods.md: the worked examples of Briscoe 2024, Tables 3.1 and 3.3, and properties."""
 
 import math
 
@@ -21,7 +21,7 @@ def test_ofi_matches_table_3_1_scenario_a():
 def test_ofi_matches_table_3_1_scenario_b_with_undefined_di():
     i, j = CM(0, 1, 0, 5), CM(0, 7, 0, 11)
     assert round(bias.compare("OFI", i, j), 3) == 0.222
-    assert math.isnan(bias.compare("DI", i, j))  # 0/0, not the seed's conventional 1
+    assert math.isnan(bias.compare("DI", i, j))  # 0/0, not the thesis's conventional 1
     assert "0/0" in bias.undefined_reason("DI", i, j)
     assert bias.four_fifths(i, j) == "undefined"
 

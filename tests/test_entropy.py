@@ -1,4 +1,4 @@
-"""Generalized entropy index: brute force over individuals, hand-worked values, 004's identities."""
+"""Generalized entropy index: brute force over individuals, hand-worked values, Utility as Fair Pricing's identities."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ POSITIVE = {"TP": 1.0, "FN": 0.4, "FP": 1.7, "TN": 0.9}  # every benefit > 0: ev
 
 
 def brute_gei(b: list[float], alpha: float) -> float:
-    """Term by term over individuals, exactly as 004 eq. 1 reads (no shared code with the library)."""
+    """Term by term over individuals, exactly as Utility as Fair Pricing, eq. 1 reads (no shared code with the library)."""
     mu = sum(b) / len(b)
     total = 0.0
     for bi in b:
@@ -80,7 +80,7 @@ def test_decomposition_identity_and_brute_force_parts(alpha):
         everyone = [b for cm in groups.values() for b in individuals(cm, benefit)]
         assert parts["total"] == pytest.approx(brute_gei(everyone, alpha), rel=1e-12, abs=1e-14)
         assert parts["within"] + parts["between"] == pytest.approx(parts["total"], rel=1e-10, abs=1e-13)
-        # Between-group part: everyone replaced by their group's mean benefit (004 §2.1).
+        # Between-group part: everyone replaced by their group's mean benefit (Utility as Fair Pricing, §2.1).
         smoothed = [sum(individuals(cm, benefit)) / cm.n for cm in groups.values() for _ in range(cm.n)]
         assert parts["between"] == pytest.approx(brute_gei(smoothed, alpha), rel=1e-10, abs=1e-13)
         assert parts["within"] >= -1e-15
@@ -112,7 +112,7 @@ def test_speicher_group_mean_is_one_plus_marginal_benefit_so_ofi_is_a_difference
 @pytest.mark.parametrize("benefit", [entropy.SPEICHER, POSITIVE | {"TN": 1.0},
                                      {"TP": 1.0, "FN": 0.3, "FP": 1.0, "TN": 0.8}])
 def test_theorem_3_2_index_over_mu_and_lambda(alpha, benefit):
-    """004 eq. 4 from (μ, λ) alone equals the index computed from the counts."""
+    """Utility as Fair Pricing, eq. 4 from (μ, λ) alone equals the index computed from the counts."""
     rng = np.random.default_rng(int(alpha * 10) + 1)
     form = entropy.unit_form(benefit)
     for _ in range(25):
@@ -163,13 +163,13 @@ def test_clear_errors():
 
 
 def test_blackstone_designs():
-    # Assistive, avoid FN (004 eq. 17): b− = 1 − (1 − b+) κ q/p.
+    # Assistive, avoid FN (Utility as Fair Pricing, eq. 17): b− = 1 − (1 − b+) κ q/p.
     b = entropy.blackstone_benefit(0.95, 10, 0.8, avoid="FN")
     assert b == pytest.approx({"TP": 1, "FP": 1, "TN": 0.95, "FN": 1 - 0.05 * 10 * 0.2 / 0.8})
-    # Punitive, avoid FP (004 eq. 13): b− = 1 − (1 − b+) κ p/q.
+    # Punitive, avoid FP (Utility as Fair Pricing, eq. 13): b− = 1 − (1 − b+) κ p/q.
     b = entropy.blackstone_benefit(0.98, 10, 0.4, avoid="FP")
     assert b == pytest.approx({"TN": 1, "FN": 1, "TP": 0.98, "FP": 1 - 0.02 * 10 * 0.4 / 0.6})
-    # The κ constraint of eq. 13 as 004 derives it: μ − (q + p b_TP) = (1 − b_TP) p (FNR − κ FPR).
+    # The κ constraint of eq. 13 as Utility as Fair Pricing derives it: μ − (q + p b_TP) = (1 − b_TP) p (FNR − κ FPR).
     p, q, kappa, bt = 0.4, 0.6, 10.0, 0.98
     cm = CM(tp=30, fn=10, fp=2, tn=58)  # p = 0.4 exactly
     mu = entropy.mean_benefit(cm, b)

@@ -1,4 +1,4 @@
-"""Seed-001 PMFs (SCIENCE.md §5): factored exact counts against brute-force enumeration of 8-tuples."""
+"""Properties of fairness measures PMFs (docs/methods.md): factored exact counts against brute-force enumeration of 8-tuples."""
 
 from collections import Counter
 from fractions import Fraction
@@ -95,7 +95,7 @@ def test_perfect_fairness_is_exact_where_float_subtraction_is_not():
 
 @pytest.mark.parametrize("n, ir, gr", [(8, 0.5, 0.25), (12, 0.25, 0.5), (20, 0.1, 0.3)])
 def test_seed_001_symmetries(n, ir, gr):
-    """001 §5: SP has the PMF of AE; PE mirrors EO and NPP mirrors PPP under IR -> 1 - IR."""
+    """Properties of fairness measures, §5: SP has the PMF of AE; PE mirrors EO and NPP mirrors PPP under IR -> 1 - IR."""
     def same(a, b):
         return np.array_equal(a.values, b.values) and np.array_equal(a.counts, b.counts) and a.undefined == b.undefined
 

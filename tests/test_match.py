@@ -1,4 +1,4 @@
-"""MATCH test (SCIENCE.md §3): exact against brute-force multinomial enumeration, approximations against exact."""
+"""MATCH test (docs/methods.md): exact against brute-force multinomial enumeration, approximations against exact."""
 
 import math
 
@@ -40,7 +40,7 @@ def test_exact_equals_brute_force_enumeration(metric, group):
 
 
 def test_seed_worked_example_normal_approximation():
-    # n = 100, p = 0.75, s_obs = 0.80 -> z = (80 + 0.5 - 75)/4.33 = 1.27, P = 0.90 (000 §4.5.1)
+    # n = 100, p = 0.75, s_obs = 0.80 -> z = (80 + 0.5 - 75)/4.33 = 1.27, P = 0.90 (Briscoe 2024, §4.5.1)
     group = CM(40, 10, 40, 10)  # PPR = 80/100
     reference = CM(300, 100, 450, 150)  # p(TP) + p(FP) = 0.75
     r = match.test("PPR", group, reference, method="normal")
@@ -74,7 +74,7 @@ def test_beta_shortcut_is_labelled_and_differs_from_exact():
     group = CM(2, 3, 1, 4)
     beta = match.test("TPR", group, REF, method="beta")
     exact = match.test("TPR", group, REF, method="exact")
-    assert "seed's beta shortcut" in beta.note
+    assert "thesis's beta shortcut" in beta.note
     assert beta.cdf == pytest.approx(stats.beta.cdf(0.4, 3, 4))
     assert abs(beta.cdf - exact.cdf) > 0.05  # not the reference's sampling distribution
 

@@ -1,4 +1,4 @@
-"""Single-group metrics: SCIENCE.md §1 formulas, undefined cases, vectorized == scalar."""
+"""Single-group metrics: docs/methods.md formulas, undefined cases, vectorized == scalar."""
 
 import math
 
@@ -17,7 +17,7 @@ def test_names_match_the_public_api():
 
 
 def test_every_metric_on_a_hand_worked_matrix():
-    # TP=3, FN=1, FP=2, TN=4, n=10, worked out by hand from SCIENCE.md §1
+    # TP=3, FN=1, FP=2, TN=4, n=10, worked out by hand from docs/methods.md
     cm = CM(3, 1, 2, 4)
     expected = {
         "ACC": 7 / 10, "PREV": 4 / 10, "PPR": 5 / 10, "INACC": 3 / 10, "NPREV": 6 / 10, "PNR": 5 / 10,

@@ -1,4 +1,4 @@
-"""M(n) and its holes: enumeration vs brute force vs 000 Theorem 4.3."""
+"""M(n) and its holes: enumeration vs brute force vs Briscoe 2024, Theorem 4.3."""
 
 import itertools
 import math
@@ -129,7 +129,7 @@ def test_multinomial_distribution_of_a_binomial_metric_is_the_binomial():
 
 
 def test_moments_of_the_accuracy_distribution_match_the_binomial_formulas():
-    # 000 Table 2.6: skewness (q - p)/sqrt(npq), excess kurtosis (1 - 6pq)/(npq)
+    # Briscoe 2024, Table 2.6: skewness (q - p)/sqrt(npq), excess kurtosis (1 - 6pq)/(npq)
     ref = [0.3, 0.1, 0.2, 0.4]
     p, n = 0.7, 40
     table = sample_size.normality("ACC", [n], ref)

@@ -1,4 +1,4 @@
-"""Smoothing (SCIENCE.md §4): Algorithm 1 by hand, Theorem 6.1 by simulation, the exact error
+"""Smoothing (docs/methods.md): Algorithm 1 by hand, Theorem 6.1 by simulation, the exact error
 experiment against brute-force enumeration and against Monte Carlo."""
 
 import math
@@ -141,7 +141,7 @@ def test_smooth_groups_flags_metrics_that_became_defined():
 
 
 def test_prior_comparison_reproduces_002_table_2():
-    # 002 Table 2 (COMPAS Black group hidden; all other races as the reference)
+    # Briscoe, Kepler et al., Table 2 (COMPAS Black group hidden; all other races as the reference)
     t = smoothing.compare_priors(CM(9, 33, 5, 53), CM(6, 25, 5, 64)).set_index("row")
     np.testing.assert_allclose(t.loc["|CPS (reference proportions) − hidden|", ["TP", "FN", "FP", "TN"]],
                                [0.03, 0.08, 0.00, 0.11], atol=1e-12)

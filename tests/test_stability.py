@@ -37,7 +37,7 @@ def test_brute_force_against_definitions():
     probs = rng.uniform(size=(40, 7))
     labels = probs >= 0.5
     m = probs.shape[1]
-    # Dataset jitter (003): mean over model pairs of the churn |p_i(x) != p_j(x)| / |X|.
+    # Dataset jitter (Virny): mean over model pairs of the churn |p_i(x) != p_j(x)| / |X|.
     churn = [np.mean(labels[:, i] != labels[:, j]) for i, j in combinations(range(m), 2)]
     assert stability.jitter(probs).mean() == pytest.approx(np.mean(churn))
     for x in range(len(probs)):

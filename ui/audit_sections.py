@@ -216,7 +216,7 @@ def _ensemble_for(audit: Audit) -> tuple[stability.RowData, str] | None:
 def stability_section(audit: Audit, reference: str) -> None:
     """Virny's per-group stability and uncertainty, beside the audited model's error rates."""
     st.markdown("How **stable** and **certain** are the model's predictions for each group? An ensemble of models "
-                "trained on bootstrap samples of the data (Virny, 003) disagrees more on some individuals than "
+                "trained on bootstrap samples of the data (Virny) disagrees more on some individuals than "
                 "others. **Label stability** (1 = every model gives the same label), **jitter** (share of model pairs "
                 "that disagree), **epistemic uncertainty** (variance of the models' probabilities: what more data "
                 "would fix) and **aleatoric uncertainty** (expected entropy, in nats, at most ln 2 ≈ 0.693: noise "

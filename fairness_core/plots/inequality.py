@@ -45,7 +45,7 @@ def gei_decomposition(table: pd.DataFrame, chosen: float | None = None) -> go.Fi
 
 def gei_landscape(mu: np.ndarray, lam: np.ndarray, grid: np.ndarray, points: pd.DataFrame,
                   alpha: float, unit_cells: tuple[str, str]) -> go.Figure:
-    """The index over (μ, λ) for the chosen benefits (004 Fig. 1/4), the loaded groups marked.
+    """The index over (μ, λ) for the chosen benefits (Utility as Fair Pricing, Fig. 1/4), the loaded groups marked.
 
     ``points`` has columns group, mu, lambda, n, index (from :func:`fairness_core.entropy.mu_lambda`).
     Colours are capped at the 95th percentile so the steep corner near μ = 0 does not wash out the rest.
@@ -102,7 +102,7 @@ def stability_boxes(dist: pd.DataFrame) -> go.Figure:
 
 
 def stability_disparities(disp: pd.DataFrame) -> go.Figure:
-    """Dot plot of 003's dis − priv differences, one row per metric, one colour per group (DI is a ratio
+    """Dot plot of Virny's dis − priv differences, one row per metric, one colour per group (DI is a ratio
     and stays in the table)."""
     cols = [c for c in disp.columns if c != "DI"]
     fig = go.Figure()

@@ -11,7 +11,7 @@ from ._base import PALETTE, UNDEFINED_BAR, _plain, _shades, safe_figures
 
 
 def metric_cdfs(table: pd.DataFrame) -> go.Figure:
-    """Step CDFs of each metric over M(n), one line per n (000 Fig. 4.2), from
+    """Step CDFs of each metric over M(n), one line per n (Briscoe 2024, Fig. 4.2), from
     :func:`fairness_core.sample_size.cdf_table`. A curve tops out at 1 − P(undefined)."""
     metrics_ = list(dict.fromkeys(table["metric"]))
     ns = sorted(table["n"].unique())
@@ -41,7 +41,7 @@ def metric_cdfs(table: pd.DataFrame) -> go.Figure:
 
 
 def hole_counts(table: pd.DataFrame) -> go.Figure:
-    """Holes per metric against n (markers: enumeration; dashed: 000 Theorem 4.3; grey: C(n+3, 3))."""
+    """Holes per metric against n (markers: enumeration; dashed: Briscoe 2024, Theorem 4.3; grey: C(n+3, 3))."""
     fig = go.Figure()
     for k, metric in enumerate(dict.fromkeys(table["metric"])):
         g = table[table["metric"] == metric]
@@ -120,7 +120,7 @@ def match_overview(table: pd.DataFrame, alpha: float = 0.05) -> go.Figure:
 
 def spread_vs_n(mc: pd.DataFrame, exact: pd.DataFrame, metric: str, label: str, max_dots: int = 100) -> go.Figure:
     """Monte Carlo scores of samples of each size (dots, at most ``max_dots`` per n) under the
-    exact quantile bands (000 Fig. 4.1). SVG throughout so the bands draw over the dots."""
+    exact quantile bands (Briscoe 2024, Fig. 4.1). SVG throughout so the bands draw over the dots."""
     fig = go.Figure()
     rng = np.random.default_rng(0)
     shown = mc[mc["value"].notna()].groupby("n", group_keys=False).head(max_dots)
@@ -147,7 +147,7 @@ def spread_vs_n(mc: pd.DataFrame, exact: pd.DataFrame, metric: str, label: str, 
 
 
 def normal_convergence(metric: str, pmfs: dict[int, tuple[np.ndarray, np.ndarray]]) -> go.Figure:
-    """PMFs of ACC or B for growing n as densities (mass × n), with each n's normal density dashed (000 Fig. 4.3)."""
+    """PMFs of ACC or B for growing n as densities (mass × n), with each n's normal density dashed (Briscoe 2024, Fig. 4.3)."""
     fig = go.Figure()
     colours = dict(zip(sorted(pmfs), _shades(len(pmfs))))
     for n in sorted(pmfs):
@@ -187,7 +187,7 @@ def normality_stats(table: pd.DataFrame, metric: str) -> go.Figure:
 
 
 def imbalance_histograms(pmfs: list, bins: int = 21, max_spikes: int = 60) -> go.Figure:
-    """Seed-001 style: one panel per measure, P(exactly 0) marked, P(undefined) as a red bar at the right.
+    """As in *Properties of fairness measures*: one panel per measure, P(exactly 0) marked, P(undefined) as a red bar at the right.
 
     A measure with at most ``max_spikes`` distinct values is drawn exactly, one spike per value
     (binning k/12-spaced values into 0.1-wide bins would alias); otherwise a histogram of
@@ -229,7 +229,7 @@ def imbalance_histograms(pmfs: list, bins: int = 21, max_spikes: int = 60) -> go
 
 
 def imbalance_lines(summary: pd.DataFrame, gr: float) -> go.Figure:
-    """P(perfect fairness) and P(undefined) of each measure across IR (seed 001 Figs 6 and 7)."""
+    """P(perfect fairness) and P(undefined) of each measure across IR (Properties of fairness measures, Figs 6 and 7)."""
     from ..imbalance import LABELS
 
     fig = make_subplots(rows=1, cols=2, subplot_titles=("P(perfect fairness: value exactly 0)", "P(undefined)"),

@@ -23,7 +23,7 @@ def _smoother_style(label: str) -> dict:
 
 def smoothing_curves(table: pd.DataFrame) -> go.Figure:
     """MSE vs subsample size n, one panel per metric, one line per smoother, log y
-    (000 Figs 4.4–4.6), from :func:`fairness_core.smoothing.error_curves`."""
+    (Briscoe 2024, Figs 4.4–4.6), from :func:`fairness_core.smoothing.error_curves`."""
     metrics_ = list(dict.fromkeys(table["metric"]))
     cols = min(2, len(metrics_))
     rows = -(-len(metrics_) // cols)

@@ -61,7 +61,7 @@ def share_bars(table: pd.DataFrame, title: str) -> go.Figure:
 
 
 def before_after(summary: pd.DataFrame) -> go.Figure:
-    """000 Table 3.4 as a picture: per metric and group, the classifier trained on real data vs
+    """Briscoe 2024, Table 3.4 as a picture: per metric and group, the classifier trained on real data vs
     augmented data (mean ± sd over seeds), with the no-bias pivot as a line."""
     metrics_ = list(dict.fromkeys(summary["metric"]))
     fig = make_subplots(rows=-(-len(metrics_) // 2), cols=2, subplot_titles=metrics_, horizontal_spacing=0.08,
