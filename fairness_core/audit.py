@@ -281,6 +281,34 @@ def findings_first(verdicts: pd.DataFrame) -> pd.DataFrame:
     return verdicts.iloc[np.lexsort((verdicts["ofi_p_adjusted"].to_numpy(), order.to_numpy()))]
 
 
+def verdict_reading(verdicts: pd.DataFrame, max_rows: int | None = None) -> pd.DataFrame:
+    """The verdict table as people read it: pair, OFI [CI], DI [CI], verdict and the plain-words reading
+    first, then the numbers. Sorted with findings first (algorithmic bias, systemic disparity, then the
+    rest by adjusted p), at most ``max_rows`` rows (all when None). The page and the report show it."""
+    level = f"{1 - verdicts.attrs.get('alpha', 0.05):.0%}"
+    v = findings_first(verdicts)
+    v = v if max_rows is None else v.head(max_rows)
+
+    def di_text(d: float, lo: float, hi: float) -> str:
+        if np.isnan(lo):
+            return "undefined (0/0)"
+        top = "∞" if np.isinf(hi) else f"{hi:.2f}"
+        return f"{'undefined' if np.isnan(d) else f'{d:.2f}'} [{lo:.2f}, {top}]"
+
+    out = pd.DataFrame({
+        "pair": v["group_i"].astype(str) + " vs " + v["group_j"].astype(str),
+        f"OFI [{level} CI]": [f"{o:+.3f} [{lo:+.3f}, {hi:+.3f}]" for o, lo, hi in
+                              zip(v["ofi"], v["ofi_ci_low"], v["ofi_ci_high"])],
+        f"DI [{level} CI]": [di_text(d, lo, hi) for d, lo, hi in zip(v["di"], v["di_ci_low"], v["di_ci_high"])],
+        "verdict": v["verdict"], "reading": v["explanation"],
+        "n_i": v["n_i"], "n_j": v["n_j"], "OFI p (adjusted)": v["ofi_p_adjusted"], "DI p (adjusted)": v["di_p_adjusted"],
+        "detectable |OFI|": v["ofi_mde"], "more rows i": v["rows_needed_i"], "more rows j": v["rows_needed_j"],
+        "OFI method": v["ofi_method"], "DI method": v["di_method"],
+    })
+    out.loc[out["verdict"] != "inconclusive", ["more rows i", "more rows j"]] = np.nan
+    return out.reset_index(drop=True)
+
+
 def _di_scale(di: np.ndarray, low: np.ndarray, high: np.ndarray, alpha: float) -> np.ndarray:
     """Growth factor that would settle DI against the four-fifths band, from the log-scale spread
     of its interval (NaN-safe; inf when DI sits exactly on a band edge or is undefined)."""

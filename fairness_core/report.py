@@ -28,7 +28,15 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from . import __version__, plots, smoothing
-from .audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, VERDICTS, Audit, findings_first, verdict_findings
+from .audit import (
+    DEFAULT_ALPHA,
+    DEFAULT_OFI_TOLERANCE,
+    VERDICTS,
+    Audit,
+    findings_first,
+    verdict_findings,
+    verdict_reading,
+)
 from .io import to_safe_csv
 
 
@@ -78,15 +86,15 @@ class Report:
         return buf.getvalue()
 
     def html(self) -> str:
+        """The report as one self-contained HTML page: the answer first (summary, then the verdicts as
+        people read them), the figures, every table, and the settings; prints cleanly to A4 or Letter."""
         esc = html.escape
-        parts = [f"<h1>Fairness audit report</h1><p class='meta'>{esc(self.audit.source)} · "
+        parts = [f"<header><h1>Fairness audit report</h1><p class='meta'>{esc(self.audit.source)} · "
                  f"{len(self.audit.groups)} groups · n = {self.audit.total().n:,} · positive = "
                  f"{esc(self.audit.positive_outcome)}<br>Created {esc(self.created)} by fairness-audit-workbench "
                  f"{esc(__version__)}</p>"]
         for note in [*self.audit.notes, *self.extra_notes]:
             parts.append(f"<p class='note'>{esc(note)}</p>")
-        parts.append("<h2>Settings</h2>" + _table(pd.DataFrame(
-            {"setting": list(self.settings), "value": [str(v) for v in self.settings.values()]}), index=False))
         s = self.summary()
         counts = ", ".join(f"{esc(k)}: {v}" for k, v in s["verdicts"].items())
         parts.append(f"<h2>Summary</h2><p>{s['pairs']} group pairs — {counts}.</p><p>{esc(s['findings'])}</p>"
@@ -94,40 +102,133 @@ class Report:
                      f"{s['four-fifths violations (point estimate)']} pairs, significantly in "
                      f"{s['four-fifths violations (significant)']}. OFI ≠ 0: the algorithm is at fault; OFI ≈ 0 with "
                      "DI ≠ 1: a systemic disparity. Every verdict rests on an interval and a multiplicity-adjusted "
-                     "test; see the settings above for the methods.</p>")
+                     "test; the settings and methods are at the end.</p></header>")
+        verdicts = self.tables["verdicts"]
+        reading = verdict_reading(verdicts, MAX_HTML_ROWS).iloc[:, :9]  # pair … p-values; the rest is in the CSV
+        shown_note = (f"<p class='note'>The first {MAX_HTML_ROWS:,} of {len(verdicts):,} pairs, findings first; "
+                      "every pair with every number is in the JSON and the CSV zip.</p>"
+                      if len(verdicts) > MAX_HTML_ROWS else "")
+        parts.append(f"<section><h2>Verdict per pair</h2>{shown_note}"
+                     + _table(reading, index=False, css="reading") + "</section>")
+        parts.append("<section><h2>Figures</h2>")
         first = True
         for name, fig in self.figures.items():
-            parts.append(f"<h3>{esc(name)}</h3>" + fig.to_html(full_html=False, include_plotlyjs="inline" if first
-                                                               else False, config={"displaylogo": False}))
+            parts.append(f"<div class='figure' aria-label='{esc(name)}'>"
+                         + fig.to_html(full_html=False, include_plotlyjs="inline" if first else False,
+                                       config={"displaylogo": False, "responsive": True}) + "</div>")
             first = False
-        titles = {"verdicts": "Verdict per pair", "cells": "Groups and sizes", "group metrics": "Single-group metrics",
+        parts.append("</section>")
+        titles = {"verdicts": "Every number behind the verdicts", "cells": "Groups and sizes",
+                  "group metrics": "Single-group metrics",
                   "versus reference": "Every comparison against the reference group",
                   "match": "MATCH: is each group's score plausible under the rest of the data?",
                   "smoothing": "Cross-Prior Smoothing: raw and smoothed scores (Briscoe 2024, §4.6)",
                   "undefined": "Why values are undefined"}
         for name, table in self.tables.items():
-            shown = table
+            shown, note = table, ""
             if len(table) > MAX_HTML_ROWS:
-                if name == "verdicts":
-                    shown = findings_first(table)
-                shown = shown.head(MAX_HTML_ROWS)
-                parts.append(f"<h2>{esc(titles.get(name, name))}</h2><p class='note'>The first {MAX_HTML_ROWS:,} of "
-                             f"{len(table):,} rows{' (findings first)' if name == 'verdicts' else ''}; every row is in "
-                             "the JSON and the CSV zip.</p>" + _table(shown, index=_keep_index(shown)))
+                shown = (findings_first(table) if name == "verdicts" else table).head(MAX_HTML_ROWS)
+                note = (f"<p class='note'>The first {MAX_HTML_ROWS:,} of {len(table):,} rows"
+                        f"{' (findings first)' if name == 'verdicts' else ''}; every row is in the JSON and the "
+                        "CSV zip.</p>")
+            title = esc(titles.get(name, name))
+            printed = _print_tables(shown, name)
+            if printed is None:
+                parts.append(f"<section><h2>{title}</h2>{note}" + _table(shown, index=_keep_index(shown)) + "</section>")
                 continue
-            parts.append(f"<h2>{esc(titles.get(name, name))}</h2>" + _table(table, index=_keep_index(table)))
+            parts.append(f"<section class='screen-only'><h2>{title}</h2>{note}"
+                         + _table(shown, index=_keep_index(shown)) + "</section>")
+            parts.append(f"<section class='print-only'><h2>{title}</h2>{note}" + printed + "</section>")
+        parts.append("<section><h2>Settings and methods</h2>" + _table(pd.DataFrame(
+            {"setting": list(self.settings), "value": [str(v) for v in self.settings.values()]}), index=False)
+            + "</section>")
         body = "\n".join(parts)
-        return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>Fairness audit report</title>"
-                f"<style>{_CSS}</style></head><body>{body}</body></html>")
+        return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+                f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>Fairness audit report"
+                f"</title><style>{_CSS}</style></head><body>{body}<script>{_PRINT_JS}</script></body></html>")
 
+
+#: Widest table (columns, the index included) printed as it is on screen; wider ones are printed
+#: transposed (up to :data:`MAX_TRANSPOSED_ROWS` rows) or in slices of this many columns.
+MAX_PRINT_COLUMNS = 12
+MAX_TRANSPOSED_ROWS = 10
+
+
+def _print_tables(table: pd.DataFrame, name: str) -> str | None:
+    """The printed form of a table too wide for a page, or None when it fits as it is.
+
+    Few rows: transposed (one column per row, e.g. per group). Many rows: slices of columns, each
+    led by the row's name. The verdicts' every number is left to the screen: the reading table
+    above prints the essentials."""
+    index = _keep_index(table)
+    if table.shape[1] + index <= MAX_PRINT_COLUMNS:
+        return None
+    if name == "verdicts":
+        return ("<p class='note'>29 columns, too wide for a page: the verdict table above has the essentials; "
+                "every number is in the HTML on screen, the JSON and the CSV zip.</p>")
+    t = table if index else table.set_index(table.columns[0])
+    if len(t) <= MAX_TRANSPOSED_ROWS:
+        flipped = t.astype(object).T  # object first: each value keeps its type (counts stay integers)
+        flipped.index.name = "metric"
+        return _table(flipped, index=True)
+    step = MAX_PRINT_COLUMNS - 4  # room for a long row name beside the numbers
+    return "".join(_table(t.iloc[:, k:k + step], index=True) for k in range(0, t.shape[1], step))
 
 #: Most rows of one table in the HTML report (the JSON and CSV carry all of them).
 MAX_HTML_ROWS = 1000
 
-_CSS = ("body{font-family:Inter,Segoe UI,Helvetica,Arial,sans-serif;margin:2rem auto;max-width:1200px;color:#222}"
-        "table{border-collapse:collapse;font-size:13px;margin:.5rem 0 1.5rem}td,th{border:1px solid #ddd;"
-        "padding:3px 8px;text-align:right}th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}"
-        ".meta{color:#666}.note{background:#eef4fb;padding:.5rem 1rem;border-radius:6px}h2{margin-top:2rem}")
+#: Screen and print styles. In print: A4 or Letter with 14 mm margins (about 690 px of width), each
+#: major section on a new page, figures and table rows never split, tables in a smaller type and
+#: wide tables in landscape-friendly 7 pt, no Plotly toolbar.
+_CSS = """
+body{font-family:Inter,Segoe UI,Helvetica,Arial,sans-serif;margin:2rem auto;max-width:1200px;padding:0 1rem;color:#222}
+table{border-collapse:collapse;font-size:13px;margin:.5rem 0 1.5rem}
+td,th{border:1px solid #ddd;padding:3px 8px;vertical-align:top}
+th{background:#f4f4f4;text-align:left}td.n{text-align:right;white-space:nowrap}td.t{text-align:left}
+table.reading td:nth-child(5){text-align:left;min-width:22rem}
+.meta{color:#666}.note{background:#eef4fb;padding:.5rem 1rem;border-radius:6px}h2{margin-top:2rem}
+.figure{margin-bottom:1.5rem}.print-only{display:none}
+@page{size:auto;margin:14mm}
+@media print{
+ body{margin:0;max-width:none;padding:0;font-size:10pt}
+ h1{font-size:18pt;margin:0 0 .3rem}h2{font-size:13pt;margin-top:0}h3{font-size:11pt}
+ section{break-before:page}
+ .figure,.note,tr,h2,h3{break-inside:avoid}h2,h3{break-after:avoid}
+ table{font-size:8pt;width:100%}td,th{padding:1px 4px}thead{display:table-header-group}
+ table.reading td:nth-child(5){min-width:0}
+ .screen-only{display:none}.print-only{display:block}
+ .modebar-container{display:none!important}
+ .note{background:none;border:1px solid #bbb}
+}
+"""
+
+#: Before printing, every figure is redrawn at the page's width (and at most a page tall); after, it
+#: takes the window's width again. Figures are responsive on screen.
+_PRINT_JS = """
+(function(){
+ function each(f){document.querySelectorAll('.js-plotly-plot').forEach(f);}
+ function shrinkTicks(d){  // narrower than on screen: category labels get a font that fits their slots
+   var upd={}, L=d._fullLayout;
+   ['xaxis','yaxis'].forEach(function(a){
+     var ax=L[a]; if(!ax||ax.type!=='category'||!ax.tickvals||!ax.tickvals.length)return;
+     var slot=ax._length/ax.tickvals.length, size=ax.tickfont.size;
+     if(slot<size*1.25){upd[a+'.tickfont.size']=Math.max(5,Math.floor(slot/1.25));}
+   });
+   if(Object.keys(upd).length)Plotly.relayout(d,upd);
+ }
+ function fitPage(){each(function(d){
+   var L=d._fullLayout, h=L?L.height:450;
+   d.dataset.h=h; d.dataset.fx=L.xaxis?L.xaxis.tickfont.size:''; d.dataset.fy=L.yaxis?L.yaxis.tickfont.size:'';
+   Plotly.relayout(d,{width:680,height:Math.min(h,900)}).then(function(){shrinkTicks(d);});});}
+ function fitWindow(){each(function(d){
+   var upd={width:null,height:Number(d.dataset.h)||null,autosize:true};
+   if(d.dataset.fx)upd['xaxis.tickfont.size']=Number(d.dataset.fx);
+   if(d.dataset.fy)upd['yaxis.tickfont.size']=Number(d.dataset.fy);
+   Plotly.relayout(d,upd);});}
+ window.addEventListener('beforeprint',fitPage);window.addEventListener('afterprint',fitWindow);
+})();
+"""
+
 
 
 def _keep_index(table: pd.DataFrame) -> bool:
@@ -163,12 +264,43 @@ def _fmt(v: Any) -> str:
     return f"{v:,}" if isinstance(v, int) else str(v)
 
 
-def _table(table: pd.DataFrame, index: bool) -> str:
-    t = table.copy()
+def _cell(x: Any) -> str:
+    """One value of a mixed (object) column as the report writes it."""
+    if x is None or x is pd.NA:
+        return "undefined"
+    if isinstance(x, (bool, np.bool_)):
+        return "yes" if x else "no"
+    if isinstance(x, (int, np.integer)):
+        return f"{int(x):,}"
+    if isinstance(x, (float, np.floating)):
+        return _fmt(float(x))
+    return str(x)
+
+
+def _table(table: pd.DataFrame, index: bool, css: str = "") -> str:
+    """An HTML table, every cell escaped: numbers right-aligned (undefined ones say so), text left-aligned
+    and free to wrap, the index (when kept) as the first column."""
+    t = table.reset_index() if index else table
+    if t.empty:
+        return "<p class='empty'>None.</p>"
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in t.columns)
+    columns = []
     for c in t.columns:
-        if pd.api.types.is_float_dtype(t[c]):
-            t[c] = t[c].map(lambda x: _fmt(float(x)))
-    return t.to_html(index=index, escape=True, border=0, na_rep="undefined")
+        col = t[c]
+        if pd.api.types.is_bool_dtype(col):
+            cells, kind = col.map({True: "yes", False: "no"}).astype(str), "t"
+        elif pd.api.types.is_float_dtype(col):
+            cells, kind = col.map(lambda x: _fmt(float(x))), "n"
+        elif pd.api.types.is_integer_dtype(col):
+            cells, kind = col.map(lambda x: f"{int(x):,}"), "n"
+        else:
+            cells = col.map(_cell)
+            numeric = col.map(lambda x: isinstance(x, (int, float, np.integer, np.floating))
+                              and not isinstance(x, (bool, np.bool_)))
+            kind = "n" if len(col) and bool(numeric.all()) else "t"
+        columns.append([f"<td class='{kind}'>{html.escape(v, quote=False)}</td>" for v in cells])
+    rows = "".join("<tr>" + "".join(r) + "</tr>" for r in zip(*columns))
+    return f"<table class='{css}'><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
 def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT_OFI_TOLERANCE,

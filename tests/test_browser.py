@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from browser_helpers import assert_group_labels_visible
+
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
@@ -232,42 +234,6 @@ def test_report_downloads_and_holds_the_numbers(open_page, tmp_path):
     assert report_page.locator(".js-plotly-plot").count() >= 3
     assert_group_labels_visible(report_page, ["African-American", "Asian", "Caucasian", "Hispanic",
                                               "Native American", "Other"])
-
-
-#: Every tick label of every figure on the page: its figure's title, its axis, its text and boxes.
-TICKS_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(plot => {
-  const box = plot.querySelector('.main-svg').getBoundingClientRect();
-  const title = (plot.querySelector('.gtitle') || {}).textContent || '';
-  return [...plot.querySelectorAll('g.xtick text, g.ytick text')].map(t => {
-    const r = t.getBoundingClientRect();
-    return {title, axis: t.closest('g.xtick') ? 'x' : 'y', text: t.textContent,
-            left: r.left, right: r.right, top: r.top, bottom: r.bottom,
-            fig: [box.left, box.top, box.right, box.bottom]};
-  });
-})"""
-
-
-def assert_group_labels_visible(page, groups: list[str]) -> None:  # type: ignore[no-untyped-def]
-    """In the OFI and DI heatmaps and the benefit chart, every group's name is a whole tick label
-    that lies inside its figure, and no two column labels overlap."""
-    page.wait_for_function(f"({TICKS_JS})().filter(t => t.title.startsWith('Benefit vs')).length >= {len(groups)}",
-                           timeout=120000)
-    page.wait_for_timeout(1000)
-    ticks = page.evaluate(TICKS_JS)
-    for title_start, axes in (("OFI = B", "xy"), ("DI = (", "xy"), ("Benefit vs expected", "y")):
-        mine = [t for t in ticks if t["title"].startswith(title_start)]
-        assert mine, f"no figure titled {title_start!r} among {sorted({t['title'][:40] for t in ticks})}"
-        for axis in axes:
-            labels = [t for t in mine if t["axis"] == axis]
-            assert sorted(t["text"] for t in labels) == sorted(groups), (title_start, axis)
-            for t in labels:
-                left, top, right, bottom = t["fig"]
-                assert t["right"] > t["left"] and t["bottom"] > t["top"], t  # drawn, not collapsed
-                assert left - 1 <= t["left"] and t["right"] <= right + 1 and top - 1 <= t["top"] \
-                    and t["bottom"] <= bottom + 1, f"{t['text']!r} falls outside its figure: {t}"
-            if axis == "x":
-                boxes = sorted((t["left"], t["right"]) for t in labels)
-                assert all(a[1] <= b[0] + 0.5 for a, b in zip(boxes, boxes[1:])), "column labels collide"
 
 
 def test_report_downloaded_from_the_app_shows_forty_long_group_names(page, tmp_path):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import shutil
 import zipfile
 
 import pytest
@@ -102,3 +104,57 @@ def test_cli_stops_cleanly_on_sigterm_without_a_partial_report(tmp_path, monkeyp
     assert "SIGTERM" in capsys.readouterr().err
     assert not out.exists() and not list(tmp_path.glob(".*part"))
     assert signal.getsignal(signal.SIGTERM) is not None  # the previous handler is restored
+
+
+def _forty_long_names() -> Audit:
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    return Audit({f"Applicants from district {k:02d} of the east":
+                  CM(*map(int, rng.multinomial(int(rng.integers(40, 400)), [0.3, 0.2, 0.1, 0.4]))) for k in range(40)},
+                 source="forty districts")
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None and not os.environ.get("CI"), reason="Debian's chromium is absent")
+@pytest.mark.parametrize("make", [lambda: datasets.load_demo("compas_race"), _forty_long_names], ids=["compas", "forty"])
+def test_report_prints_to_a4_and_letter(tmp_path, make):
+    """Printed (print media, after the browser's beforeprint), the report fits a page's width: figures
+    redrawn at 680 px with every group's name inside them, no table wider than the page, each major
+    section on a new page; the PDF has the pages to show for it."""
+    from playwright.sync_api import sync_playwright
+
+    from browser_helpers import assert_group_labels_visible
+
+    audit = make()
+    path = tmp_path / "report.html"
+    path.write_text(report.build(audit).html(), encoding="utf-8")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=shutil.which("chromium"),
+                                    args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        page = browser.new_page(viewport={"width": 690, "height": 1000})  # A4 less 14 mm margins: 182 mm ≈ 688 px
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(path.as_uri())
+        page.wait_for_selector(".js-plotly-plot", timeout=60000)
+        page.emulate_media(media="print")
+        page.evaluate("window.dispatchEvent(new Event('beforeprint'))")
+        page.wait_for_timeout(1500)
+        widths = page.evaluate("[...document.querySelectorAll('.js-plotly-plot')].map(d => d._fullLayout.width)")
+        assert widths and all(w == 680 for w in widths), widths
+        assert_group_labels_visible(page, audit.groups)
+        too_wide = page.evaluate("[...document.querySelectorAll('table')].filter(t => t.offsetParent !== null)"
+                                 ".map(t => t.getBoundingClientRect().width).filter(w => w > 691)")
+        assert too_wide == [], too_wide
+        breaks = page.evaluate("[...document.querySelectorAll('section')].filter(s => s.offsetParent !== null)"
+                               ".map(s => getComputedStyle(s).breakBefore)")
+        assert len(breaks) >= 6 and set(breaks) == {"page"}, breaks
+        pdfs = {size: page.pdf(format=size) for size in ("A4", "Letter")}
+        page.evaluate("window.dispatchEvent(new Event('afterprint'))")
+        page.wait_for_timeout(500)
+        assert page.evaluate("document.querySelector('.js-plotly-plot')._fullLayout.width") != 680 or \
+            page.viewport_size["width"] == 680  # back to the window's width
+        browser.close()
+    assert not errors, errors
+    for size, pdf in pdfs.items():
+        pages = pdf.count(b"/Type /Page") - pdf.count(b"/Type /Pages")
+        assert pdf.startswith(b"%PDF") and pages >= 7, (size, pages)

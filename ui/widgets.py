@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from fairness_core.audit import VERDICTS, findings_first
+from fairness_core.audit import VERDICTS, verdict_reading
 from fairness_core.io import to_safe_csv
 
 
@@ -112,30 +112,8 @@ MAX_VERDICT_ROWS = 500
 
 
 def verdict_display(verdicts: pd.DataFrame, max_rows: int = MAX_VERDICT_ROWS) -> pd.DataFrame:
-    """The verdict table as people read it: pair, OFI [CI], DI [CI], verdict and the plain-words reading
-    first, then the numbers. Sorted with findings first (algorithmic bias, systemic disparity, then the
-    rest by adjusted p), at most ``max_rows`` rows."""
-    level = f"{1 - verdicts.attrs.get('alpha', 0.05):.0%}"
-    v = findings_first(verdicts).head(max_rows)
-
-    def di_text(d: float, lo: float, hi: float) -> str:
-        if np.isnan(lo):
-            return "undefined (0/0)"
-        top = "∞" if np.isinf(hi) else f"{hi:.2f}"
-        return f"{'undefined' if np.isnan(d) else f'{d:.2f}'} [{lo:.2f}, {top}]"
-
-    out = pd.DataFrame({
-        "pair": v["group_i"].astype(str) + " vs " + v["group_j"].astype(str),
-        f"OFI [{level} CI]": [f"{o:+.3f} [{lo:+.3f}, {hi:+.3f}]" for o, lo, hi in
-                              zip(v["ofi"], v["ofi_ci_low"], v["ofi_ci_high"])],
-        f"DI [{level} CI]": [di_text(d, lo, hi) for d, lo, hi in zip(v["di"], v["di_ci_low"], v["di_ci_high"])],
-        "verdict": v["verdict"], "reading": v["explanation"],
-        "n_i": v["n_i"], "n_j": v["n_j"], "OFI p (adjusted)": v["ofi_p_adjusted"], "DI p (adjusted)": v["di_p_adjusted"],
-        "detectable |OFI|": v["ofi_mde"], "more rows i": v["rows_needed_i"], "more rows j": v["rows_needed_j"],
-        "OFI method": v["ofi_method"], "DI method": v["di_method"],
-    })
-    out.loc[out["verdict"] != "inconclusive", ["more rows i", "more rows j"]] = np.nan
-    return out.reset_index(drop=True)
+    """The verdict table as people read it (:func:`fairness_core.audit.verdict_reading`), at most ``max_rows`` rows."""
+    return verdict_reading(verdicts, max_rows)
 
 
 def figure_with_downloads(fig: go.Figure, key: str, table: pd.DataFrame, csv_name: str, csv_label: str,
