@@ -401,12 +401,22 @@ def find_count_columns(columns: Iterable[Hashable]) -> dict[str, str]:
 
 
 def cms_from_table(df: pd.DataFrame, group_columns: Sequence[str] | None = None,
-                   source: str = "uploaded confusion matrices") -> Audit:
+                   source: str = "uploaded confusion matrices", *, positive: str | None = None,
+                   flip: bool = False) -> Audit:
     """Build an Audit from a table with a group column (or two) plus TP, FN, FP, TN.
 
     With two group columns the groups are their intersections ("A & B").
     Every other column is an error unless ``group_columns`` names the group
     columns explicitly, in which case extra columns are ignored.
+
+    ``positive`` says what the table's positive class means ("approved", "reoffends"). With
+    ``flip`` that class is harmful: the classes swap (TP ↔ TN, FN ↔ FP), so that positive means
+    the beneficial outcome, as every measure here assumes, and a note says so.
+
+    >>> t = pd.DataFrame({"group": ["a", "b"], "TP": [5, 2], "FN": [1, 2], "FP": [3, 0], "TN": [9, 8]})
+    >>> a = cms_from_table(t, positive="reoffends", flip=True)
+    >>> a.cms["a"], a.positive_outcome
+    (ConfusionMatrix(tp=9, fn=3, fp=1, tn=5), 'not reoffends')
     """
     notices_before = list(df.attrs.get("notices", []))
     df = df.reset_index(drop=True)
@@ -454,10 +464,18 @@ def cms_from_table(df: pd.DataFrame, group_columns: Sequence[str] | None = None,
     _check_duplicates(names, problems, list(group_columns))
     if problems:
         raise DataValidationError(_lines_for(sorted(problems, key=lambda p: (p.row or 0, p.column or "")), df))
+    notes = list(df.attrs.get("notices", [])[len(notices_before):])
+    meaning = (positive or "").strip() or None
+    if flip:
+        cells = cells[:, [3, 2, 1, 0]]  # TP ↔ TN, FN ↔ FP: the other class is positive now
+        notes.append(f"The table's positive class{f' ({meaning})' if meaning else ''} is harmful, so the classes "
+                     "were swapped (TP ↔ TN, FN ↔ FP): positive here means its opposite, the beneficial outcome.")
+    outcome = (f"not {meaning}" if meaning else "the table's negative class") if flip else (meaning or
+                                                                                           "the beneficial outcome")
     cms = {name: ConfusionMatrix(*row) for name, row in zip(names, cells.tolist())}
     try:
-        return Audit(cms, source=source, group_columns=tuple(group_columns),
-                     notes=tuple(df.attrs.get("notices", [])[len(notices_before):]))
+        return Audit(cms, source=source, group_columns=tuple(group_columns), notes=tuple(notes),
+                     positive_outcome=outcome)
     except ValueError as exc:  # belt and braces: the checks above should have caught it
         raise DataValidationError(str(exc)) from None
 

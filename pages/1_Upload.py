@@ -38,9 +38,18 @@ def read_upload(upload, key: str):  # type: ignore[no-untyped-def]
 
 
 def commit(new_audit, message: str) -> None:  # type: ignore[no-untyped-def]
+    """Make ``new_audit`` the session's data; the next run says so at the top and offers the audit."""
     set_audit(new_audit)
-    st.toast(message, icon=":material/check_circle:")
+    st.session_state["just-loaded"] = message
     st.rerun()
+
+
+if loaded := st.session_state.pop("just-loaded", None):
+    with st.container(border=True):
+        st.success(f"**{md_escape(loaded)}.** Every page now audits these data: {len(audit.groups)} groups, "
+                   f"n = {audit.total().n:,}, positive = {md_escape(audit.positive_outcome)}.",
+                   icon=":material/check_circle:")
+        st.page_link("pages/2_Bias_Audit.py", label="Open the bias audit →", icon=":material/balance:")
 
 
 demo_tab, table_tab, rows_tab, type_tab = st.tabs(
@@ -71,11 +80,20 @@ with table_tab:
                 chosen = st.multiselect("Besides TP, FN, FP, TN this table has several columns: pick the group "
                                         "column(s); the rest are ignored", others, default=others[:1],
                                         max_selections=2, key="cm-group-cols")
-            parsed = cms_from_table(table, group_columns=chosen or None, source=f"{upload.name}")
+            c1, c2 = st.columns(2)
+            meaning = c1.text_input("In this table, positive means", placeholder="e.g. approved, hired, reoffends",
+                                    key="cm-positive", max_chars=80)
+            flip = c2.toggle("That outcome is **harmful**: swap the classes (TP ↔ TN, FN ↔ FP) so positive = "
+                             "beneficial", key="cm-flip")
+            parsed = cms_from_table(table, group_columns=chosen or None, source=f"{upload.name}",
+                                    positive=meaning, flip=flip)
         except DataValidationError as exc:
             show_problems(exc)
         else:
-            st.success(f"{len(parsed.groups)} groups read from {md_escape(upload.name)}.")
+            st.success(f"{len(parsed.groups)} groups read from {md_escape(upload.name)}; positive = "
+                       f"{md_escape(parsed.positive_outcome)}.")
+            for note in parsed.notes:
+                st.caption(md_escape(note))
             st.dataframe(parsed.cells(), width="stretch")
             if st.button("Use these groups", type="primary", key="use-cm-file"):
                 commit(parsed, f"Loaded {len(parsed.groups)} groups from {upload.name}")

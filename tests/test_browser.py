@@ -127,9 +127,10 @@ def test_upload_csv_and_see_heatmaps(page, tmp_path):
                    "group,TP,FN,FP,TN\nAlpha,1,0,0,5\nBeta,7,0,1,10\nGamma,1,1,0,5\n")
     page.get_by_text("3 groups read from my_groups.csv").wait_for(timeout=30000)
     page.get_by_role("button", name="Use these groups").click()
-    page.get_by_text("Data: my_groups.csv").wait_for(timeout=30000)
-
-    page.get_by_test_id("stSidebar").get_by_role("link", name="Bias Audit").click()
+    page.get_by_text("Data: my_groups.csv").first.wait_for(timeout=30000)
+    # the top of the page confirms it and offers the next step
+    page.get_by_text("Loaded 3 groups from my_groups.csv.").wait_for(timeout=30000)
+    page.get_by_test_id("stMain").get_by_role("link", name="Open the bias audit →").click()
     page.get_by_role("heading", name="Bias audit").wait_for(timeout=30000)
     page.wait_for_selector(".js-plotly-plot", timeout=30000)
     page.wait_for_timeout(1500)
@@ -142,6 +143,21 @@ def test_upload_csv_and_see_heatmaps(page, tmp_path):
     assert page.get_by_text("3 of 3 pairs").count() == 1  # all three inconclusive
     assert page.get_by_text("What the numbers say.").count() == 1
     page.screenshot(path=str(tmp_path / "bias_audit.png"))
+
+
+def test_cm_table_says_what_positive_means_and_flips_a_harmful_one(page, tmp_path):
+    upload_cm_file(page, tmp_path / "harm.csv", "group,TP,FN,FP,TN\nAlpha,5,1,3,9\nBeta,2,2,0,8\n")
+    page.get_by_text("2 groups read from harm.csv").wait_for(timeout=30000)
+    page.get_by_label("In this table, positive means").fill("reoffends")
+    page.get_by_label("In this table, positive means").press("Enter")
+    page.get_by_text("positive = reoffends").wait_for(timeout=30000)
+    page.get_by_text("That outcome is harmful").click()
+    page.get_by_text("positive = not reoffends").wait_for(timeout=30000)
+    page.get_by_text("the classes were swapped (TP ↔ TN, FN ↔ FP)").wait_for(timeout=30000)
+    page.get_by_role("button", name="Use these groups").click()
+    page.get_by_text("Loaded 2 groups from harm.csv.").wait_for(timeout=30000)
+    current = page.get_by_test_id("stMain").get_by_text("positive = not reoffends")
+    assert current.count() >= 1
 
 
 def test_bad_upload_shows_row_and_column_and_keeps_data(page, tmp_path):
