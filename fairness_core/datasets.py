@@ -186,7 +186,8 @@ def load_demo(key: str, assets: Path = ASSETS_DIR) -> Audit:
 
 
 #: Row-level demo tables for the synthetic-data page: protected attributes, a 0/1 label whose
-#: 1 is the beneficial outcome, and the features (capital gain/loss as log1p, as the ensemble uses).
+#: 1 is the beneficial outcome, and the features. Adult's capital gain and loss are heavy-tailed
+#: dollars, mostly 0: they are given as ln(1 + $), and their column names say so.
 ROW_DEMOS = {"adult": "UCI Adult (income over $50K)", "compas": "COMPAS (not a recidivist, flipped)"}
 
 
@@ -198,6 +199,9 @@ def demo_table(key: str, assets: Path = ASSETS_DIR) -> tuple[pd.DataFrame, str, 
         out["income_over_50k"] = df["income_over_50k"].astype(int)
         features = df[ADULT_FEATURES].copy()
         features[["capital-gain", "capital-loss"]] = np.log1p(features[["capital-gain", "capital-loss"]])
+        features = features.rename(columns={"age": "age (years)", "capital-gain": "capital gain, ln(1 + $)",
+                                            "capital-loss": "capital loss, ln(1 + $)",
+                                            "hours-per-week": "hours per week"})
         return pd.concat([out, features], axis=1), "income_over_50k", ["race", "sex"]
     if key == "compas":
         df = compas_frame(assets)

@@ -54,7 +54,7 @@ class Snapshot:
     total: int
     message: str
     elapsed: float
-    eta: float | None  # seconds, from the rate so far; None before the first step
+    eta: float | None  # seconds, from the recent pace (see Job.snapshot); None before the second unit
     result: Any
     error: str | None
     position: int | None = None  # 1-based place in the queue while pending, else None
@@ -98,12 +98,18 @@ class Job:
     #: thread pool are process-wide, so two trainings side by side would not be reproducible).
     lane: str | None = None
     _runner: "JobRunner | None" = None
+    #: (seconds since start, units done) each time ``done`` moved: the pace the ETA is read from.
+    _pace: list[tuple[float, int]] = field(default_factory=list)
 
     # -- called from the worker thread ----------------------------------------------------
     def on_progress(self, **record: Any) -> None:
         """Append one progress record; ``done``, ``total`` and ``message`` also set the progress bar."""
         with self._lock:
             if "done" in record:
+                if int(record["done"]) != self._done or not self._pace:  # the first report marks work's start
+                    self._pace.append((time.monotonic() - (self.started or time.monotonic()), int(record["done"])))
+                    if len(self._pace) > 4096:
+                        del self._pace[1:2049]  # keep the first point and the recent half
                 self._done = int(record["done"])
             if "total" in record:
                 self._total = int(record["total"])
@@ -173,15 +179,46 @@ class Job:
         with self._lock:
             now = self.finished or time.monotonic()
             elapsed = now - self.started if self.started else 0.0
-            eta = None
-            if self.status == RUNNING and self._done > 0 and self._total > self._done:
-                eta = elapsed / self._done * (self._total - self._done)
+            eta = _eta(self._pace, elapsed, self._done, self._total) if self.status == RUNNING else None
             position = self._runner.position(self) if self._runner is not None and self.status == PENDING else None
             waiting = ("waiting its turn, next in line" if position == 1
                        else f"waiting its turn, {position - 1} job(s) ahead" if position else "")
             message = self._message or waiting
             return Snapshot(self.id, self.name, self.status, list(self._records[since:]), self._done, self._total,
                             message, elapsed, eta, self.result, self.error, position)
+
+
+#: The ETA reads the pace of the last ETA_WINDOW_SHARE of the run (at least ETA_WINDOW_MIN seconds).
+ETA_WINDOW_MIN = 15.0
+ETA_WINDOW_SHARE = 0.3
+
+
+def _eta(pace: list[tuple[float, int]], now: float, done: int, total: int) -> float | None:
+    """Seconds left: the units left at the recent pace, never the average since the start.
+
+    Setup before the first unit (data generation, model building) is not counted as work, and the
+    pace is taken over a recent window, so a run whose units speed up or slow down (the machine
+    gets busy, a cheaper phase begins) is re-estimated within seconds.
+
+    >>> _eta([(30.0, 1), (31.0, 2), (32.0, 3)], now=32.0, done=3, total=13)  # 30 s setup, then 1 unit/s
+    10.0
+    >>> _eta([(5.0, 1)], now=5.0, done=1, total=10) is None  # one point gives no pace yet
+    True
+    """
+    if done <= 0 or total <= done or len(pace) < 2:
+        return None
+    start = now - max(ETA_WINDOW_MIN, ETA_WINDOW_SHARE * (now - pace[0][0]))
+    base = pace[0]
+    for point in pace:  # the last point at or before the window's start (else the first)
+        if point[0] > start:
+            break
+        base = point
+    if base[1] >= done:
+        base = pace[-2]
+    span, units = now - base[0], done - base[1]
+    if span <= 0 or units <= 0:
+        return None
+    return (total - done) * span / units
 
 
 class JobRunner:

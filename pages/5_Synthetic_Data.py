@@ -90,7 +90,7 @@ with right:
 with st.expander("Training budget and objective weights", icon=":material/tune:"):
     s1, s2, s3, s4 = st.columns(4)
     steps = int(s1.number_input("Generator steps", 10, 20000, 1500, 100, key="gan-steps",
-                                help="About 60 steps/s on two CPU cores: 1,500 steps take ~25 s."))
+                                help="Speed depends on the machine and on what else it runs: bench/hydragan.py measured 38 steps/s on one core and 80 on two with nothing else running, and 23–27 with the page open beside it. The progress bar estimates the time left from the recent pace."))
     batch = int(s2.select_slider("Batch size", [64, 128, 256, 512], 256, key="gan-batch"))
     div_weight = float(s3.number_input("Diversity weight", 0.0, 1000.0, 10.0, 1.0, key="gan-divw",
                                        help="0 switches the diversity objective off; realism alone then keeps "

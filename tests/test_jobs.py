@@ -108,6 +108,8 @@ def test_snapshot_since_and_eta():
     halfway = threading.Event()
 
     def two_halves(on_progress, should_stop):
+        on_progress(done=0, total=2, message="set up")  # work starts here
+        threading.Event().wait(0.05)
         on_progress(done=1, total=2, message="first half")
         halfway.set()
         gate.wait(5)
@@ -119,7 +121,19 @@ def test_snapshot_since_and_eta():
     assert snap.status == jobs.RUNNING and snap.message == "first half" and snap.eta is not None
     gate.set()
     job.wait(5)
-    assert [r["message"] for r in job.snapshot(since=1).records] == ["second half"]
+    assert [r["message"] for r in job.snapshot(since=2).records] == ["second half"]
+
+
+def test_eta_reads_the_recent_pace_not_the_average_since_the_start():
+    # 60 s of setup, then 10 units at 1 s each, then the machine gets busy: 4 s per unit.
+    pace = [(60.0, 0)] + [(60.0 + k, k) for k in range(1, 11)] + [(70.0 + 4 * k, 10 + k) for k in range(1, 11)]
+    now, done, total = pace[-1][0], pace[-1][1], 40
+    eta = jobs._eta(pace, now, done, total)
+    assert eta == pytest.approx(20 * 4.0)  # the last 15 s ran at 4 s per unit
+    naive = now / done * (total - done)  # what an average since the start said
+    assert naive == pytest.approx(110 / 20 * 20)
+    # right after setup, the setup time does not inflate the estimate
+    assert jobs._eta(pace[:4], 63.0, 3, 100) == pytest.approx(97.0)
 
 
 def test_a_job_nobody_polls_stops_itself():

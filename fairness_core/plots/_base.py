@@ -88,13 +88,18 @@ PALETTE = ("#4a6fa5", "#c8553d", "#2a9d8f", "#8e6c8a", "#e9a23b", "#5c946e", "#6
 UNDEFINED_BAR = "#c0392b"
 
 
-def _plain(fig: go.Figure, title: str, height: int = 420, legend_below: bool = False) -> go.Figure:
-    """Shared layout. Legends with many entries go below the plot so they never cover titles."""
-    legend = (dict(orientation="h", yanchor="top", y=-0.16, xanchor="left", x=0) if legend_below
+def _plain(fig: go.Figure, title: str, height: int = 420, legend_below: bool | None = None) -> go.Figure:
+    """Shared layout. The legend goes to the bottom of the figure (below the axis titles, measured
+    from the figure's edge) when asked, and always for figures with subplot titles, which a legend
+    at the top would cover; otherwise it sits above the plot on the right."""
+    subplots = bool(fig.layout.annotations) and any(getattr(a, "yref", "") == "paper" and (a.y or 0) >= 0.9
+                                                   for a in fig.layout.annotations)
+    below = subplots or bool(legend_below)
+    legend = (dict(orientation="h", yref="container", yanchor="bottom", y=0.0, xanchor="left", x=0) if below
               else dict(orientation="h", yanchor="bottom", y=1.02, xanchor="right", x=1))
     fig.update_layout(title=dict(text=title, x=0, xanchor="left", font=dict(size=16)), font=FONT,
-                      height=height + (90 if legend_below else 0),
-                      margin=dict(l=10, r=10, t=80, b=100 if legend_below else 10),
+                      height=height + (50 if below else 0),
+                      margin=dict(l=10, r=10, t=80, b=60 if below else 10),
                       plot_bgcolor="white", paper_bgcolor="white", legend=legend)
     fig.update_xaxes(gridcolor="#eee", zerolinecolor="#ccc")
     fig.update_yaxes(gridcolor="#eee", zerolinecolor="#ccc")
@@ -138,10 +143,29 @@ def escape_user_text(fig: go.Figure) -> go.Figure:
     return fig
 
 
+def _tidy_log_axes(fig: go.Figure) -> None:
+    """Log axes label whole decades when their data span two or more (1, 10, 100 …, no crowd of
+    2s and 5s between them), and 1-2-5 steps when they span less. Axes with set ticks are left alone."""
+    layout = fig.layout.to_plotly_json()
+    for key, axis in layout.items():
+        if not key.startswith(("xaxis", "yaxis")) or axis.get("type") != "log" or axis.get("tickvals") is not None:
+            continue
+        letter, ref = key[0], key[0] + key[5:]  # "yaxis2" -> traces with yaxis == "y2"
+        values = [np.asarray(getattr(t, letter), dtype=float) for t in fig.data
+                  if getattr(t, letter, None) is not None and (getattr(t, f"{letter}axis", None) or letter) == ref
+                  and t.type in ("scatter", "scattergl", "bar", "box")]
+        data = np.concatenate(values) if values else np.array([])
+        data = data[np.isfinite(data) & (data > 0)]
+        if data.size:
+            span = float(np.log10(data.max()) - np.log10(data.min()))
+            fig.layout[key].dtick = 1 if span >= 2 else "D2"
+
+
 def _returns_safe_figure(fn: Callable[..., go.Figure]) -> Callable[..., go.Figure]:
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
         fig = escape_user_text(fn(*args, **kwargs))
+        _tidy_log_axes(fig)
         # Importing Streamlit makes its own template plotly's process-wide default, so a figure
         # exported from the app (report, "Download figure") would differ from the same figure
         # exported elsewhere (tick labels clipped). Every figure carries plotly's own template; the app

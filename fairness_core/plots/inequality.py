@@ -43,6 +43,25 @@ def gei_decomposition(table: pd.DataFrame, chosen: float | None = None) -> go.Fi
                   height=400)
 
 
+def _label_points(fig: go.Figure, points: pd.DataFrame, mu: np.ndarray, lam: np.ndarray) -> None:
+    """Each point's name in a white box (readable on the darkest cell), above its marker, or below when
+    a label already sits close above a neighbour; "everyone pooled" always below."""
+    span_x = float(mu[-1] - mu[0]) or 1.0
+    span_y = float(lam[-1] - lam[0]) or 1.0
+    placed: list[tuple[float, float, int]] = []
+    order = np.argsort(points["mu"].to_numpy(dtype=float), kind="stable")
+    for k in order:
+        row = points.iloc[k]
+        x, y = float(row["mu"]), float(row["lambda"])
+        side = -1 if row["group"] == "pooled" else 1
+        if any(abs(x - px) / span_x < 0.12 and abs(y - py) / span_y < 0.12 and s == side for px, py, s in placed):
+            side = -side
+        placed.append((x, y, side))
+        fig.add_annotation(x=x, y=y, text=_hover_safe("everyone pooled" if row["group"] == "pooled" else row["group"]),
+                           showarrow=False, yshift=16 * side, font=dict(size=11, color="#08306b"),
+                           bgcolor="rgba(255,255,255,0.85)", borderpad=2)
+
+
 def gei_landscape(mu: np.ndarray, lam: np.ndarray, grid: np.ndarray, points: pd.DataFrame,
                   alpha: float, unit_cells: tuple[str, str]) -> go.Figure:
     """The index over (μ, λ) for the chosen benefits (Utility as Fair Pricing, Fig. 1/4), the loaded groups marked.
@@ -63,18 +82,18 @@ def gei_landscape(mu: np.ndarray, lam: np.ndarray, grid: np.ndarray, points: pd.
         sub = points[mask]
         if len(sub):
             fig.add_trace(go.Scatter(
-                x=sub["mu"], y=sub["lambda"], mode="markers+text", text=sub["group"], textposition="top center",
+                x=sub["mu"], y=sub["lambda"], mode="markers", text=sub["group"].map(_hover_safe),
                 marker=dict(size=size[mask.to_numpy()], color=color, symbol=symbol, line=dict(color="white", width=1.5)),
                 customdata=np.column_stack([sub["n"], sub["index"]]), showlegend=False,
-                textfont=dict(size=11, color="#08306b"),
                 hovertemplate="%{text} (n = %{customdata[0]:,})<br>μ = %{x:.4f}, λ = %{y:.4f}<br>"
                               "own index %{customdata[1]:.4g}<extra></extra>",
             ))
+    _label_points(fig, points, mu, lam)
     fig.update_xaxes(title="mean benefit μ (in units of the unit reward)", showgrid=False, zeroline=False,
                      range=[float(mu[0]), float(mu[-1])])
     fig.update_yaxes(title=f"λ = share with the unit reward ({' + '.join(unit_cells)})", showgrid=False,
                      zeroline=False, range=[float(lam[0]), float(lam[-1])])
-    fig = _plain(fig, f"The index over (μ, λ) for these benefits, α = {alpha:g} (004 Thm 3.2)<br><sup>grey: "
+    fig = _plain(fig, f"The index over (μ, λ) for these benefits, α = {alpha:g} (Utility as Fair Pricing, Thm 3.2)<br><sup>grey: "
                       "impossible combinations; dots: each group's own (μ, λ), sized by n; ◆ everyone pooled</sup>",
                  height=480)
     fig.update_layout(plot_bgcolor="#e6e6e6")

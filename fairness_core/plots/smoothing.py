@@ -11,14 +11,14 @@ from ._base import _plain, safe_figures
 
 
 def _smoother_style(label: str) -> dict:
-    """Raw black, bashful grey dashed, add-one orange, CPS in blues by λ."""
+    """Raw black, bashful grey dashed, add-one orange; CPS by λ in three distinct hues and dashes."""
     if label == "raw":
         return dict(color="#222", width=2.5)
     if label.startswith("additive"):
         return dict(color="#999", dash="dash", width=2) if "1e-10" in label else dict(color="#e9a23b", width=2)
-    shades = {"5": "#9ecae1", "10": "#4292c6", "20": "#08519c"}
+    styles = {"5": dict(color="#2a9d8f", dash="dot"), "10": dict(color="#2166ac"), "20": dict(color="#8e44ad", dash="dashdot")}
     lam = label.split("=")[-1].strip()
-    return dict(color=shades.get(lam, "#2171b5"), width=2)
+    return dict(width=2.2, **styles.get(lam, dict(color="#2171b5")))
 
 
 def smoothing_curves(table: pd.DataFrame) -> go.Figure:
