@@ -44,5 +44,6 @@ st.page_link("pages/5_Synthetic_Data.py", label="Generate synthetic rows with gr
              "check with OFI whether they reduce bias", icon=":material/auto_awesome:")
 st.page_link("pages/6_Forecasting.py", label="Probabilistic forecasts with quantile fans (PTN) against two baselines",
              icon=":material/ssid_chart:")
-st.caption("Methods and the statistics behind every verdict: docs/methods.md. Demo data provenance: "
-           "assets/PROVENANCE.md.")
+st.caption("In this repository: docs/methods.md (the statistics behind every verdict, the papers cited), "
+           "docs/data.md (data formats and limits, also under Upload), docs/api.md (the Python library). Demo data "
+           "provenance: assets/PROVENANCE.md.")

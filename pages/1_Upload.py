@@ -1,5 +1,7 @@
 """Upload: demo data, a confusion-matrix table, row-level predictions, or a typed table."""
 
+from pathlib import Path
+
 import pandas as pd
 import streamlit as st
 
@@ -9,6 +11,8 @@ from fairness_core.io import (DataValidationError, MAX_ROWS, cms_from_prediction
                               sheet_names)
 from ui.state import current_demo, data_banner, load_demo, page_setup, set_audit
 from ui.widgets import csv_download, md_escape
+
+DATA_DOC = Path(__file__).resolve().parents[1] / "docs" / "data.md"
 
 audit = page_setup("Upload")
 st.title("Load data")
@@ -51,6 +55,9 @@ if loaded := st.session_state.pop("just-loaded", None):
                    icon=":material/check_circle:")
         st.page_link("pages/2_Bias_Audit.py", label="Open the bias audit →", icon=":material/balance:")
 
+
+with st.expander("Data formats and limits", icon=":material/help:"):
+    st.markdown(DATA_DOC.read_text(encoding="utf-8").split("\n", 2)[2])  # the page's own title is enough
 
 demo_tab, table_tab, rows_tab, type_tab = st.tabs(
     ["Demo data", "Confusion-matrix file", "Row-level predictions", "Type or paste"])
