@@ -91,13 +91,14 @@ if tab_match.open:
                                 "at α. Off: each test alone at α.")
         require(chosen, "metric")
         table = audit.match_table(chosen, reference=reference, alpha=alpha, adjust=adjust)
-        st.plotly_chart(plots.match_overview(table, alpha), width="stretch", key="match-overview")
         differs = table["verdict"].eq("differs from the reference")
         same = table["verdict"].eq("indistinguishable from the reference")
         m1, m2, m3 = st.columns(3)
         m1.metric("Differ beyond small-sample noise", f"{int(differs.sum())} of {len(table)}")
         m2.metric("Indistinguishable from the reference", f"{int(same.sum())} of {len(table)}")
         m3.metric("Undefined", f"{int(table['verdict'].eq('undefined').sum())} of {len(table)}")
+        st.markdown(f"**What the numbers say.** {md_escape(match.findings(table))}")
+        st.plotly_chart(plots.match_overview(table, alpha), width="stretch", key="match-overview")
         st.dataframe(styled(table, 4, P_FORMATS), width="stretch", hide_index=True, key="match-table",
                      column_config={"percentile": st.column_config.NumberColumn(help="P(S ≤ observed) under the reference"),
                                     "note": st.column_config.TextColumn(width="medium")})

@@ -49,6 +49,15 @@ if method == "CPS" and small_ref:
     st.warning(f"The reference for {md_escape(', '.join(small_ref))} has fewer than {smoothing.MIN_REFERENCE_N} individuals; "
                "CPS's prior is then noisy itself (the small-data paper, §6.5).", icon=":material/warning:")
 
+moved_all = table.dropna(subset=["change"]).assign(size=lambda d: d["change"].abs())
+if len(moved_all):
+    top = moved_all.nlargest(1, "size").iloc[0]
+    big = moved_all[moved_all["n"] >= 500]
+    st.markdown(f"**What the numbers say.** The largest change: {md_escape(top['group'])} (n = {int(top['n']):,}) "
+                f"{md_escape(top['metric'])} {top['raw']:.3f} → {top['smoothed']:.3f}. "
+                + (f"Groups of 500 or more move by at most {big['size'].max():.4f}: smoothing matters for the small "
+                   "ones." if len(big) else "Every group is under 500 rows: smoothing moves all of them."))
+
 left, right = st.columns([3, 2])
 with left:
     shown = st.selectbox("Plot", chosen, key="sm-plot-metric")
@@ -57,7 +66,9 @@ with left:
     html_download(fig, f"smoothing_{shown}.html", key="sm-shift-html")
 with right:
     became = table[table["became_defined"]]
-    st.metric("Undefined scores made defined", f"{len(became)} of {int(table['raw'].isna().sum())}")
+    undefined = int(table["raw"].isna().sum())
+    st.metric("Undefined scores made defined", f"{len(became)} of {undefined}" if undefined else "none undefined",
+              help="Scores with a zero denominator before smoothing, and how many smoothing defines.")
     if len(became):
         st.markdown("**Became defined:** " + "; ".join(f"{md_escape(g)} {k}" for g, k in zip(became["group"], became["metric"])))
     moved = table.dropna(subset=["change"]).assign(size=lambda d: d["change"].abs()).nlargest(5, "size")
