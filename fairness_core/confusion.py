@@ -112,12 +112,49 @@ class ConfusionMatrix:
         return ConfusionMatrix(*diff.tolist())
 
     @classmethod
-    def from_array(cls, cells: npt.ArrayLike) -> "ConfusionMatrix":
-        """Build from a length-4 sequence ``[tp, fn, fp, tn]``."""
+    def from_array(cls, cells: npt.ArrayLike, *, order: str | None = None) -> "ConfusionMatrix":
+        """Build from four cells in the ``order`` you name, e.g. ``order="tp fn fp tn"``.
+
+        The order must be said: scikit-learn's ``confusion_matrix(y, ŷ).ravel()`` is
+        ``[TN, FP, FN, TP]``, and four numbers cannot tell which layout they are in. For a 2×2
+        scikit-learn matrix use :meth:`from_sklearn`.
+
+        >>> ConfusionMatrix.from_array([1, 0, 0, 5], order="tp fn fp tn")
+        ConfusionMatrix(tp=1, fn=0, fp=0, tn=5)
+        >>> ConfusionMatrix.from_array([5, 0, 0, 1], order="tn fp fn tp")  # sklearn's .ravel()
+        ConfusionMatrix(tp=1, fn=0, fp=0, tn=5)
+        """
         arr = np.asarray(cells)
+        if arr.shape == (2, 2):
+            raise ValueError("a 2×2 matrix: for scikit-learn's confusion_matrix ([[TN, FP], [FN, TP]]) use "
+                             "ConfusionMatrix.from_sklearn(cm)")
         if arr.shape != (4,):
-            raise ValueError(f"expected 4 cells [TP, FN, FP, TN], got shape {arr.shape}")
-        return cls(*arr.tolist())
+            raise ValueError(f"expected 4 cells, got shape {arr.shape}")
+        if order is None:
+            raise ValueError("say which order the four cells are in, e.g. order='tp fn fp tn'. scikit-learn's "
+                             "confusion_matrix(y, y_pred).ravel() is order='tn fp fn tp' (or pass the 2×2 "
+                             "matrix to ConfusionMatrix.from_sklearn)")
+        names = order.lower().replace(",", " ").split()
+        if sorted(names) != ["fn", "fp", "tn", "tp"]:
+            raise ValueError(f"order must name tp, fn, fp and tn once each, got {order!r}")
+        cells_by_name = dict(zip(names, arr.tolist()))
+        return cls(cells_by_name["tp"], cells_by_name["fn"], cells_by_name["fp"], cells_by_name["tn"])
+
+    @classmethod
+    def from_sklearn(cls, matrix: npt.ArrayLike) -> "ConfusionMatrix":
+        """From scikit-learn's ``confusion_matrix(y_true, y_pred)``: ``[[TN, FP], [FN, TP]]`` with
+        labels sorted, so that row and column 1 are the positive class.
+
+        >>> ConfusionMatrix.from_sklearn([[5, 0], [0, 1]])
+        ConfusionMatrix(tp=1, fn=0, fp=0, tn=5)
+        """
+        arr = np.asarray(matrix)
+        if arr.shape != (2, 2):
+            raise ValueError(f"expected scikit-learn's 2×2 [[TN, FP], [FN, TP]], got shape {arr.shape}"
+                             + ("; a flattened .ravel() is ConfusionMatrix.from_array(cells, order='tn fp fn tp')"
+                                if arr.shape == (4,) else ""))
+        (tn, fp), (fn, tp) = arr.tolist()
+        return cls(tp, fn, fp, tn)
 
     @classmethod
     def from_predictions(cls, y_true: npt.ArrayLike, y_pred: npt.ArrayLike) -> "ConfusionMatrix":

@@ -697,6 +697,11 @@ def distinct_values(series: pd.Series, limit: int = 20) -> list[Any]:
         return values.tolist()
 
 
+def _shown(value: Any) -> str:
+    """A value for a message: Python's repr of the plain value, never a NumPy scalar's repr."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
 def _binary(df: pd.DataFrame, col: str, positive: Any, what: str, threshold: float | None) -> np.ndarray:
     s = df[col]
     missing = s.isna().to_numpy()
@@ -711,14 +716,14 @@ def _binary(df: pd.DataFrame, col: str, positive: Any, what: str, threshold: flo
         bad = values.isna().to_numpy()
         if bad.any():
             r = int(np.flatnonzero(bad)[0])
-            raise DataValidationError(Problem(f"{s.iloc[r]!r} is not a number, so it cannot be thresholded",
+            raise DataValidationError(Problem(f"{_shown(s.iloc[r])} is not a number, so it cannot be thresholded",
                                               r + 1, col))
         return (values.to_numpy() >= threshold)
     codes, uniques = pd.factorize(s, sort=False)
     if len(uniques) > 2:
         r = int(np.flatnonzero(codes == 2)[0])
         raise DataValidationError(Problem(
-            f"{s.iloc[r]!r} is a third distinct value (after {uniques[0]!r} and {uniques[1]!r}); "
+            f"{_shown(s.iloc[r])} is a third distinct value (after {_shown(uniques[0])} and {_shown(uniques[1])}); "
             f"the {what} must be binary" + (" — or give a threshold for a score" if what == "prediction" else ""),
             r + 1, col))
     matches = [k for k, u in enumerate(uniques) if _same(u, positive)]
@@ -726,8 +731,8 @@ def _binary(df: pd.DataFrame, col: str, positive: Any, what: str, threshold: flo
         return np.zeros(len(s), dtype=bool)  # every row is the negative value
     if not matches:
         raise DataValidationError(Problem(
-            f"the chosen positive value {positive!r} does not occur; values are "
-            f"{', '.join(map(repr, uniques.tolist()))}", column=col))
+            f"the chosen positive value {_shown(positive)} does not occur; values are "
+            f"{', '.join(map(_shown, uniques.tolist()))}", column=col))
     return codes == matches[0]
 
 
@@ -948,3 +953,66 @@ def to_safe_csv(df: pd.DataFrame, index: bool = True, na_rep: str = "undefined")
     pacsv.write_csv(pa.table(arrays, names=names), sink,
                     write_options=pacsv.WriteOptions(quoting_style="needed"))
     return sink.getvalue().to_pybytes()
+
+
+def _vector(values: Any, name: str) -> np.ndarray:
+    """One array-like column (list, NumPy, pandas or polars Series, one-column frame) as a 1-D array."""
+    if type(values).__module__.split(".")[0] == "polars":
+        values = values.to_pandas() if hasattr(values, "columns") else values.to_numpy()
+    if isinstance(values, pd.DataFrame):
+        if values.shape[1] != 1:
+            raise DataValidationError(f"{name} has {values.shape[1]} columns; expected one")
+        values = values.iloc[:, 0]
+    arr = values.to_numpy() if isinstance(values, pd.Series) else np.asarray(values, dtype=object if isinstance(
+        values, (list, tuple)) and any(isinstance(v, str) for v in values) else None)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise DataValidationError(f"{name} must be one-dimensional, got shape {arr.shape}")
+    return arr
+
+
+def _sensitive_frame(features: Any) -> pd.DataFrame:
+    """Sensitive features as a frame of named columns: a Series keeps its name, a DataFrame (pandas or
+    polars) or a dict its columns, a 2-D array gets sensitive_feature_0, _1, …"""
+    if type(features).__module__.split(".")[0] == "polars" and hasattr(features, "columns"):
+        features = features.to_pandas()
+    if isinstance(features, pd.DataFrame):
+        frame = features.reset_index(drop=True)
+    elif isinstance(features, dict):
+        frame = pd.DataFrame({str(k): _vector(v, f"sensitive feature {k!r}") for k, v in features.items()})
+    elif isinstance(features, pd.Series) or type(features).__module__.split(".")[0] == "polars":
+        name = getattr(features, "name", None) or "sensitive_feature"
+        frame = pd.DataFrame({str(name): _vector(features, "sensitive_features")})
+    else:
+        arr = np.asarray(features, dtype=object)
+        if arr.ndim == 1:
+            frame = pd.DataFrame({"sensitive_feature": arr})
+        elif arr.ndim == 2:
+            frame = pd.DataFrame({f"sensitive_feature_{k}": arr[:, k] for k in range(arr.shape[1])})
+        else:
+            raise DataValidationError(f"sensitive_features must be 1- or 2-dimensional, got shape {arr.shape}")
+    if frame.shape[1] == 0:
+        raise DataValidationError("sensitive_features has no columns")
+    frame.columns = [str(c) for c in frame.columns]
+    return frame
+
+
+def audit_from_predictions(y_true: Any, y_pred: Any, sensitive_features: Any, pos_label: Any = 1, *,
+                           flip: bool = False, threshold: float | None = None,
+                           source: str = "predictions") -> Audit:
+    """The notebook path to an audit; :meth:`fairness_core.audit.Audit.from_predictions` documents it."""
+    labels, predictions = _vector(y_true, "y_true"), _vector(y_pred, "y_pred")
+    groups = _sensitive_frame(sensitive_features)
+    sizes = {"y_true": len(labels), "y_pred": len(predictions), "sensitive_features": len(groups)}
+    if len(set(sizes.values())) != 1:
+        raise DataValidationError("lengths differ: " + ", ".join(f"{k} has {v:,}" for k, v in sizes.items()))
+    groups.columns = [c if c not in ("y_true", "y_pred") else f"{c} (group)" for c in groups.columns]
+    df = pd.concat([pd.DataFrame({"y_true": labels, "y_pred": predictions}), groups], axis=1)
+    try:
+        return cms_from_predictions(df, "y_true", "y_pred", list(groups.columns), pos_label, flip=flip,
+                                    threshold=threshold, source=source)
+    except DataValidationError as exc:  # arrays have positions, not file rows: y_true[3], not "row 4"
+        raise DataValidationError([Problem(f"{p.column}[{p.row - 1}]: {p.message}" if p.row is not None and p.column
+                                           else (f"{p.column}: {p.message}" if p.column else p.message))
+                                   for p in exc.problems]) from None

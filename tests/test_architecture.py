@@ -13,12 +13,27 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def _top_level(tree: ast.Module) -> list[ast.AST]:
+    """Statements run when the module is imported: the body, and inside top-level if/try blocks
+    (not functions or classes, whose imports run later, once every module is initialized)."""
+    out: list[ast.AST] = []
+    todo: list[ast.AST] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        if isinstance(node, (ast.If, ast.Try)):
+            todo.extend(node.body + node.orelse + getattr(node, "finalbody", [])
+                        + [h for handler in getattr(node, "handlers", []) for h in handler.body])
+    return out
+
+
 def _imports(path: Path) -> set[str]:
-    """fairness_core modules that ``path`` imports anywhere (top level or inside functions)."""
+    """fairness_core modules that ``path`` imports when it is imported (import-time cycles are what
+    break: a module seen half-initialized). A late import inside a function is a deliberate, safe edge."""
     name = _module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in _top_level(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.startswith("fairness_core"))
         elif isinstance(node, ast.ImportFrom):
