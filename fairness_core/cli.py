@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Sequence
 
 from . import report as report_mod
-from .audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE
+from .audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, Audit
 from .inference import ADJUSTMENTS
-from .io import DataValidationError, cms_from_predictions, cms_from_table, find_count_columns, read_table
+from .io import DataValidationError, aggregate, cms_from_predictions, cms_from_table, find_count_columns, read_table
 
 EXIT_OK, EXIT_THRESHOLD, EXIT_BAD_INPUT = 0, 1, 2
 #: Exit code after SIGTERM (128 + 15), with nothing half-written.
@@ -46,8 +46,11 @@ class _Terminated(Exception):
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m fairness_core", description="Fairness audits from a terminal.")
     sub = p.add_subparsers(dest="command", required=True)
-    a = sub.add_parser("audit", help="audit a CSV/TSV/XLSX of per-group confusion matrices or row-level predictions")
-    a.add_argument("data", type=Path, help="the file: columns TP, FN, FP, TN per group, or one row per individual")
+    a = sub.add_parser("audit", help="audit a CSV/TSV/XLSX/Parquet of per-group confusion matrices or row-level "
+                                     "predictions")
+    a.add_argument("data", help="the file: columns TP, FN, FP, TN per group, or one row per individual; for row-level "
+                                "Parquet or CSV, a path or glob of any size ('logs/*.parquet'), counted in place by "
+                                "DuckDB")
     a.add_argument("--group", action="append", required=True, metavar="COL",
                    help="group column (repeat for intersections)")
     a.add_argument("--label", help="row-level data: the actual outcome column")
@@ -118,26 +121,64 @@ def _check_out(path: Path) -> str | None:
     return None
 
 
+#: Row-level files above this size are counted in place (DuckDB) rather than read into memory.
+IN_PLACE_BYTES = 256 * 2**20
+
+
+def _in_place(path: str, row_level: bool) -> bool:
+    """Whether to count the data where it lies: a glob, Parquet, or a big file of row-level data."""
+    if not row_level:
+        return False
+    if any(ch in path for ch in "*?["):
+        return True
+    p = Path(path)
+    return p.suffix.lower() in (".parquet", ".pq") or (p.is_file() and p.stat().st_size > IN_PLACE_BYTES)
+
+
 def _run(args: argparse.Namespace) -> int:
     if args.out is not None and (why := _check_out(args.out)):
         print(f"error: {why}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    row_level = bool(args.label and args.prediction)
+    if _in_place(args.data, row_level):
+        try:
+            audit = aggregate(args.data, label=args.label, prediction=args.prediction, groups=args.group,
+                              positive=_coerce(args.positive), threshold=args.threshold, flip=args.flip,
+                              name=Path(args.data).name if "*" not in args.data else args.data)
+        except DataValidationError as exc:
+            print("error: the data was rejected:", file=sys.stderr)
+            for problem in exc.problems[:20]:
+                print(f"  - {problem}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        return _report(args, audit)
+    path = Path(args.data)
     try:
-        data = args.data.read_bytes()
+        data = path.read_bytes()
     except OSError as exc:
-        print(f"error: cannot read {args.data}: {exc.strerror}", file=sys.stderr)
+        print(f"error: cannot read {path}: {exc.strerror}", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
-        table = read_table(data, args.data.name)
+        table = read_table(data, path.name)
         if len(find_count_columns(table.columns)) == 4 and not args.label:
-            audit = cms_from_table(table, args.group, source=args.data.name)
+            audit = cms_from_table(table, args.group, source=path.name)
         else:
             if not (args.label and args.prediction):
                 print("error: no TP/FN/FP/TN columns, so give --label and --prediction for row-level data",
                       file=sys.stderr)
                 return EXIT_BAD_INPUT
             audit = cms_from_predictions(table, args.label, args.prediction, args.group, _coerce(args.positive),
-                                         flip=args.flip, threshold=args.threshold, source=args.data.name)
+                                         flip=args.flip, threshold=args.threshold, source=path.name)
+    except DataValidationError as exc:
+        print("error: the data was rejected:", file=sys.stderr)
+        for problem in exc.problems[:20]:
+            print(f"  - {problem}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return _report(args, audit)
+
+
+def _report(args: argparse.Namespace, audit: Audit) -> int:
+    """Build the report of ``audit``, print the summary, write ``--out`` and apply the fail thresholds."""
+    try:
         rep = report_mod.build(audit, reference=args.reference, tolerance=args.tolerance, alpha=args.alpha,
                                adjust=args.adjust)
     except DataValidationError as exc:

@@ -112,8 +112,10 @@ def read_table(data: bytes, filename: str, max_rows: int = MAX_ROWS, sheet: str 
         raise DataValidationError(f"{filename}: old .xls workbooks are not supported; save it as .xlsx or CSV")
     elif suffix in (".csv", ".tsv", ".txt", ""):
         df = _read_delimited(data, filename, max_rows, notices)
+    elif suffix in (".parquet", ".pq"):
+        df = _read_parquet(data, filename, max_rows)
     else:
-        raise DataValidationError(f"{filename}: unsupported file type {suffix!r}; use CSV, TSV or XLSX")
+        raise DataValidationError(f"{filename}: unsupported file type {suffix!r}; use CSV, TSV, XLSX or Parquet")
     if df.shape[1] == 0 or df.shape[0] == 0:
         raise DataValidationError(f"{filename} has no data rows below its header")
     if len(df) > max_rows:
@@ -129,6 +131,32 @@ def read_table(data: bytes, filename: str, max_rows: int = MAX_ROWS, sheet: str 
     df = _drop_index_column(df, notices)
     df.attrs["notices"] = notices
     return df
+
+
+def _read_parquet(data: bytes, filename: str, max_rows: int) -> pd.DataFrame:
+    """A Parquet file as text, like every other upload: the footer is checked (rows, columns) before
+    any data is read, then each column is cast to text by Arrow (ints "7", floats "0.5", booleans
+    "true"; nulls stay missing). Larger logs go through :func:`aggregate` instead."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        file = pq.ParquetFile(_io.BytesIO(data))
+    except Exception as exc:  # noqa: BLE001 - any reader failure is an unreadable file
+        raise DataValidationError(f"{filename} is not a readable Parquet file: {str(exc).splitlines()[0]}") from None
+    meta = file.metadata
+    _check_columns(meta.num_columns, filename)
+    if meta.num_rows > max_rows:
+        raise DataValidationError(f"{filename} has {meta.num_rows:,} data rows; the limit is {max_rows:,} "
+                                  "(fairness_core.io.aggregate or the command line count any size in place)")
+    table = file.read()
+    columns = []
+    for name, column in zip(table.column_names, table.columns):
+        if pa.types.is_nested(column.type) or pa.types.is_binary(column.type):
+            raise DataValidationError(Problem(f"column of type {column.type} cannot be read as text", column=name))
+        columns.append(column.cast(pa.string()))
+    df = pa.table(columns, names=table.column_names).to_pandas(types_mapper=None)
+    return df.astype(object).where(df.notna(), np.nan)
 
 
 def _check_columns(count: int, filename: str) -> None:
@@ -1016,3 +1044,15 @@ def audit_from_predictions(y_true: Any, y_pred: Any, sensitive_features: Any, po
         raise DataValidationError([Problem(f"{p.column}[{p.row - 1}]: {p.message}" if p.row is not None and p.column
                                            else (f"{p.column}: {p.message}" if p.column else p.message))
                                    for p in exc.problems]) from None
+
+
+def aggregate(source: Any, *, label: str, prediction: str, groups: Sequence[str], positive: Any = 1,
+              positive_prediction: Any = None, threshold: float | None = None, flip: bool = False,
+              name: str | None = None) -> Audit:
+    """Per-group confusion matrices counted where the data live: Parquet/CSV files out of core with
+    an embedded DuckDB, or an Ibis table on its own backend (Spark, a warehouse). See
+    :func:`fairness_core.warehouse.aggregate` for the parameters."""
+    from .warehouse import aggregate as in_place  # late: warehouse builds on this module
+
+    return in_place(source, label=label, prediction=prediction, groups=groups, positive=positive,
+                    positive_prediction=positive_prediction, threshold=threshold, flip=flip, name=name)

@@ -75,9 +75,9 @@ with demo_tab:
 
 with table_tab:
     st.write("One row per group: a **group** column (or two, for intersections) and **TP, FN, FP, TN** "
-             "(any case; *true positives* etc. also work). CSV, TSV or XLSX.")
+             "(any case; *true positives* etc. also work). CSV, TSV, XLSX or Parquet.")
     st.code("group,TP,FN,FP,TN\nA,1,0,0,5\nB,7,0,1,10", language="text")
-    upload = st.file_uploader("Confusion-matrix table", type=["csv", "tsv", "txt", "xlsx"], key="cm-file")
+    upload = st.file_uploader("Confusion-matrix table", type=["csv", "tsv", "txt", "xlsx", "parquet"], key="cm-file")
     if upload is not None:
         try:
             table = read_upload(upload, "cm-file")
@@ -108,7 +108,7 @@ with table_tab:
 with rows_tab:
     st.write(f"One row per individual: an actual **label**, the model's **prediction**, and one or more **group** "
              f"columns (several give intersections). Up to {MAX_ROWS:,} rows.")
-    upload = st.file_uploader("Predictions table", type=["csv", "tsv", "txt", "xlsx"], key="rows-file")
+    upload = st.file_uploader("Predictions table", type=["csv", "tsv", "txt", "xlsx", "parquet"], key="rows-file")
     if upload is not None:
         try:
             rows = read_upload(upload, "rows-file")
