@@ -21,7 +21,7 @@ with st.sidebar:
 
 st.title("Bias audit")
 data_banner(audit)
-st.markdown("**OFI** (Objective Fairness Index) = B_i − B_j, the difference of marginal benefits "
+st.markdown("**OFI** (Objective Fairness Index) = Bᵢ − Bⱼ, the difference of marginal benefits "
             "B = (FP − FN)/n: how much more benefit a group gets than its actual labels warrant. "
             "**OFI ≠ 0: the algorithm is at fault. OFI ≈ 0 with DI ≠ 1: a systemic disparity** "
             "(different base rates) that disparate impact alone cannot tell apart.")

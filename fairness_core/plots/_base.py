@@ -88,6 +88,29 @@ PALETTE = ("#4a6fa5", "#c8553d", "#2a9d8f", "#8e6c8a", "#e9a23b", "#5c946e", "#6
 UNDEFINED_BAR = "#c0392b"
 
 
+#: Longest first title line (characters) kept on one line; figures often sit in half-width columns.
+MAX_TITLE_LINE = 48
+
+
+def _wrap_title(title: str) -> str:
+    """A long first line gives its parenthesis or its part after a colon to a subtitle line, so that
+    the title is not cut off in a narrow column.
+
+    >>> _wrap_title("One validation forecast as training goes (best agent, epoch 30)")
+    'One validation forecast as training goes<br><sup>best agent, epoch 30</sup>'
+    >>> _wrap_title("Short title")
+    'Short title'
+    """
+    first, sep, rest = title.partition("<br>")
+    plain = re.sub(r"<[^>]+>", "", first)
+    if len(plain) <= MAX_TITLE_LINE:
+        return title
+    match = re.match(r"^(.*?)\s*\(([^()]*)\)\s*$", first) or re.match(r"^([^:]{12,}):\s*(.+)$", first)
+    if match is None:
+        return title
+    return f"{match.group(1)}<br><sup>{match.group(2)}</sup>" + (sep + rest if sep else "")
+
+
 def _plain(fig: go.Figure, title: str, height: int = 420, legend_below: bool | None = None) -> go.Figure:
     """Shared layout. The legend goes to the bottom of the figure (below the axis titles, measured
     from the figure's edge) when asked, and always for figures with subplot titles, which a legend
@@ -97,9 +120,11 @@ def _plain(fig: go.Figure, title: str, height: int = 420, legend_below: bool | N
     below = subplots or bool(legend_below)
     legend = (dict(orientation="h", yref="container", yanchor="bottom", y=0.0, xanchor="left", x=0) if below
               else dict(orientation="h", yanchor="bottom", y=1.02, xanchor="right", x=1))
+    title = _wrap_title(title)
+    top = 80 + 18 * max(0, title.count("<br>") - 1)  # room for every subtitle line
     fig.update_layout(title=dict(text=title, x=0, xanchor="left", font=dict(size=16)), font=FONT,
-                      height=height + (50 if below else 0),
-                      margin=dict(l=10, r=10, t=80, b=60 if below else 10),
+                      height=height + (50 if below else 0) + (top - 80),
+                      margin=dict(l=10, r=10, t=top, b=60 if below else 10),
                       plot_bgcolor="white", paper_bgcolor="white", legend=legend)
     fig.update_xaxes(gridcolor="#eee", zerolinecolor="#ccc")
     fig.update_yaxes(gridcolor="#eee", zerolinecolor="#ccc")
