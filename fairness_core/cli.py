@@ -146,10 +146,7 @@ def _run(args: argparse.Namespace) -> int:
                               positive=_coerce(args.positive), threshold=args.threshold, flip=args.flip,
                               name=Path(args.data).name if "*" not in args.data else args.data)
         except DataValidationError as exc:
-            print("error: the data was rejected:", file=sys.stderr)
-            for problem in exc.problems[:20]:
-                print(f"  - {problem}", file=sys.stderr)
-            return EXIT_BAD_INPUT
+            return _rejected(exc)
         return _report(args, audit)
     path = Path(args.data)
     try:
@@ -169,11 +166,16 @@ def _run(args: argparse.Namespace) -> int:
             audit = cms_from_predictions(table, args.label, args.prediction, args.group, _coerce(args.positive),
                                          flip=args.flip, threshold=args.threshold, source=path.name)
     except DataValidationError as exc:
-        print("error: the data was rejected:", file=sys.stderr)
-        for problem in exc.problems[:20]:
-            print(f"  - {problem}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return _rejected(exc)
     return _report(args, audit)
+
+
+def _rejected(exc: DataValidationError) -> int:
+    """Print every problem (the first 20) and return the bad-input exit code."""
+    print("error: the data was rejected:", file=sys.stderr)
+    for problem in exc.problems[:20]:
+        print(f"  - {problem}", file=sys.stderr)
+    return EXIT_BAD_INPUT
 
 
 def _report(args: argparse.Namespace, audit: Audit) -> int:
@@ -182,10 +184,7 @@ def _report(args: argparse.Namespace, audit: Audit) -> int:
         rep = report_mod.build(audit, reference=args.reference, tolerance=args.tolerance, alpha=args.alpha,
                                adjust=args.adjust)
     except DataValidationError as exc:
-        print("error: the data was rejected:", file=sys.stderr)
-        for problem in exc.problems[:20]:
-            print(f"  - {problem}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return _rejected(exc)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

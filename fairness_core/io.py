@@ -896,15 +896,21 @@ def cms_from_predictions(df: pd.DataFrame, label_column: str, prediction_column:
     rows = RowData(y, yhat, np.asarray(names, dtype=object)[inverse.ravel()], probs,
                    tuple(map(str, probability_columns)),
                    None if features is None else features.reset_index(drop=True))
-    notes = []
-    if flip:
-        notes.append(f"{label_column} = {positive_label!r} is harmful, so labels and predictions were flipped: "
-                     "positive here means its opposite, the beneficial outcome.")
-    if threshold is not None:
-        notes.append(f"Prediction = {prediction_column} >= {threshold:g}.")
+    notes = row_notes(label_column, positive_label, prediction_column, flip, threshold)
     return Audit(cms, source=source, notes=tuple(notes), group_columns=tuple(group_columns),
                  positive_outcome=positive_outcome or (f"not {positive_label}" if flip else str(positive_label)),
                  rows=rows)
+
+
+def row_notes(label: str, positive: Any, prediction: str, flip: bool, threshold: float | None) -> list[str]:
+    """What an audit of row-level data says about how its rows were read (flip, threshold)."""
+    notes = []
+    if flip:
+        notes.append(f"{label} = {positive!r} is harmful, so labels and predictions were flipped: positive here "
+                     "means its opposite, the beneficial outcome.")
+    if threshold is not None:
+        notes.append(f"Prediction = {prediction} >= {threshold:g}.")
+    return notes
 
 
 def _probabilities(df: pd.DataFrame, columns: list[str]) -> np.ndarray:

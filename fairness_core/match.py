@@ -394,8 +394,8 @@ def explain(result: MatchResult, group: str, reference_score: float, alpha: floa
     if result.p_value >= alpha:
         return head + (f": a group this size drawn from the reference would land this far out "
                        f"{result.p_value:.0%} of the time, so the score alone does not show a difference.")
-    return head + (f": a group this size drawn from the reference would rarely land this far out, so the "
-                   f"difference is unlikely to be a small-sample accident.")
+    return head + (": a group this size drawn from the reference would rarely land this far out, so the "
+                   "difference is unlikely to be a small-sample accident.")
 
 
 def findings(table: pd.DataFrame) -> str:

@@ -25,7 +25,7 @@ from typing import Any
 
 from .audit import Audit
 from .confusion import ConfusionMatrix
-from .io import INTERSECTION_SEP, MAX_GROUPS, MAX_NAME_LENGTH, DataValidationError, Problem, clean_name
+from .io import INTERSECTION_SEP, MAX_GROUPS, MAX_NAME_LENGTH, DataValidationError, Problem, clean_name, row_notes
 
 #: File kinds a path or glob may name.
 FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "csv", ".txt": "csv"}
@@ -167,12 +167,7 @@ def aggregate(source: Any, *, label: str, prediction: str, groups: Sequence[str]
                                   "Unicode normalization are removed; make them distinct")
     cms = {n: ConfusionMatrix(int(r.tp), int(r.fn), int(r.fp), int(r.tn))
            for n, r in zip(names, counts.itertuples(index=False))}
-    notes = []
-    if flip:
-        notes.append(f"{label} = {positive!r} is harmful, so labels and predictions were flipped: positive here "
-                     "means its opposite, the beneficial outcome.")
-    if threshold is not None:
-        notes.append(f"Prediction = {prediction} >= {threshold:g}.")
+    notes = row_notes(label, positive, prediction, flip, threshold)
     where = name or (f"{source}" if isinstance(source, (str, Path)) else "Ibis table" if _is_ibis_table(source)
                      else "files")
     return Audit(cms, source=f"{where} ({int(found['rows']):,} rows, aggregated in place)", notes=tuple(notes),
