@@ -151,7 +151,7 @@ def test_cm_table_says_what_positive_means_and_flips_a_harmful_one(page, tmp_pat
     page.get_by_label("In this table, positive means").fill("reoffends")
     page.get_by_label("In this table, positive means").press("Enter")
     page.get_by_text("positive = reoffends").wait_for(timeout=30000)
-    page.get_by_text("That outcome is harmful").click()
+    page.get_by_test_id("stMain").locator("label").filter(has_text="That outcome is harmful").click()
     page.get_by_text("positive = not reoffends").wait_for(timeout=30000)
     page.get_by_text("the classes were swapped (TP ↔ TN, FN ↔ FP)").wait_for(timeout=30000)
     page.get_by_role("button", name="Use these groups").click()
