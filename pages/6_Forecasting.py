@@ -137,6 +137,14 @@ for name in result.skill.columns:
                    "forecasts")
 st.markdown(". ".join(verdict) + ". The thesis's numbers (right) come from hours of GPU search on far more data; "
             "ours from the budget you chose.")
+budgets = getattr(result, "budgets", None)
+if budgets is not None and len(budgets):
+    st.markdown("**The budgets behind the comparison** — every model's training wall time and optimizer steps; "
+                f"TiDE gets {result.config.tide_time_share:.0%} of PTN's training time, never a token budget.")
+    st.dataframe(budgets.rename(columns={"train_seconds": "training (s)", "steps": "optimizer steps"}),
+                 width="stretch", key="ptn-budgets",
+                 column_config={"training (s)": st.column_config.NumberColumn(format="%.1f")})
+    csv_download(budgets, "ptn_budgets.csv", "Download budgets (CSV)")
 fig = plots.crps_boxes(result.crps)
 c1, c2 = st.columns(2)
 with c1:
