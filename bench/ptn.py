@@ -46,6 +46,7 @@ def main() -> None:
                       "train_seconds": {"ptn": round(float(b.loc["PTN", "train_seconds"]), 1),
                                         "tide": round(float(b.loc["TiDE", "train_seconds"]), 1)},
                       "steps": {"ptn": int(b.loc["PTN", "steps"]), "tide": int(b.loc["TiDE", "steps"])},
+                      "device": str(b.loc["PTN", "device"]),
                       "median_skill": {k: round(v, 4) for k, v in medians.items()},
                       "share_improved": {c: round(float(skill.loc["share of forecasts PTN improves", c]), 4)
                                          for c in skill.columns},

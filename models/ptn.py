@@ -357,8 +357,20 @@ class TiDE(nn.Module):
 
 # --- training -----------------------------------------------------------------------------------
 
-def tensors(s: FD.Samples) -> tuple[torch.Tensor, ...]:
-    return tuple(torch.as_tensor(a, dtype=torch.float32) for a in (s.static, s.history, s.forecasts, s.target))
+def device_for(choice: str = "auto") -> torch.device:
+    """"auto": the GPU when PyTorch sees one, else the CPU; or a device name ("cpu", "cuda:0")."""
+    if choice == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(choice)
+
+
+def _device_of(model: nn.Module) -> torch.device:
+    return next(model.parameters()).device
+
+
+def tensors(s: FD.Samples, device: torch.device | str = "cpu") -> tuple[torch.Tensor, ...]:
+    return tuple(torch.as_tensor(a, dtype=torch.float32, device=device)
+                 for a in (s.static, s.history, s.forecasts, s.target))
 
 
 def error_scale(s: FD.Samples) -> np.ndarray:
@@ -366,20 +378,21 @@ def error_scale(s: FD.Samples) -> np.ndarray:
     return np.abs(s.forecasts[:, -1, :, 0] - s.target).mean(0)
 
 
-def build(h: dict[str, Any], ds: FD.Dataset, c_t: int, forecast_skip: bool = True) -> PTN:
+def build(h: dict[str, Any], ds: FD.Dataset, c_t: int, forecast_skip: bool = True,
+          device: torch.device | str = "cpu") -> PTN:
     s = ds.parts["darts_train"]
     model = PTN(h, s.static.shape[1], s.history.shape[1], s.history.shape[2], s.forecasts.shape[1],
                 s.forecasts.shape[2], s.forecasts.shape[3], s.target.shape[1], c_t, forecast_skip)
     if model.forecast_skip:
         model.sigma.copy_(torch.as_tensor(error_scale(ds.parts["ga_train"]), dtype=torch.float32))
-    return model
+    return model.to(device)
 
 
 @torch.no_grad()
 def predict(model: nn.Module, s: FD.Samples, batch: int = 512) -> np.ndarray:
     model.eval()
-    st, hi, fo, _ = tensors(s)
-    return np.concatenate([model(st[i:i + batch], hi[i:i + batch], fo[i:i + batch]).numpy()
+    st, hi, fo, _ = tensors(s, _device_of(model))
+    return np.concatenate([model(st[i:i + batch], hi[i:i + batch], fo[i:i + batch]).cpu().numpy()
                            for i in range(0, len(s), batch)])
 
 
@@ -395,7 +408,7 @@ def _step(model: nn.Module, opt: torch.optim.Optimizer, data: tuple[torch.Tensor
     """One optimizer step on a random batch of ``data``; checks ``should_stop`` first."""
     if should_stop is not None and should_stop():
         raise Cancelled("stopped during training")
-    idx = torch.randint(0, len(data[3]), (min(batch, len(data[3])),), generator=gen)
+    idx = torch.randint(0, len(data[3]), (min(batch, len(data[3])),), generator=gen).to(data[3].device)
     ell = loss(model(data[0][idx], data[1][idx], data[2][idx]), data[3][idx])
     opt.zero_grad(set_to_none=True)
     ell.backward()
@@ -427,9 +440,10 @@ def train_darts(model: PTN, h: dict[str, Any], train: FD.Samples, val: FD.Sample
     sched_w = (torch.optim.lr_scheduler.ReduceLROnPlateau(opt_w, patience=1, threshold=0.0) if paper_lr
                else torch.optim.lr_scheduler.CosineAnnealingLR(opt_w, T_max=max(epochs, 1), eta_min=lr / 10))
     sched_a = torch.optim.lr_scheduler.ReduceLROnPlateau(opt_a, patience=1, threshold=0.0)
-    tr, va = tensors(train), tensors(val)
-    fixed_tr = tensors(subsample(train, plateau_samples, seed))
-    fixed_va = tensors(subsample(val, plateau_samples, seed + 1))
+    dev = _device_of(model)
+    tr, va = tensors(train, dev), tensors(val, dev)
+    fixed_tr = tensors(subsample(train, plateau_samples, seed), dev)
+    fixed_va = tensors(subsample(val, plateau_samples, seed + 1), dev)
     for epoch in range(1, epochs + 1):
         model.train()
         for _ in range(weight_steps):
@@ -457,7 +471,7 @@ def train_plain(model: nn.Module, train: FD.Samples, epochs: int, seed: int, ste
     ``seconds``, as many epochs as fit in that wall time (at least ``epochs``). Returns the steps taken."""
     gen = torch.Generator().manual_seed(seed)
     opt = torch.optim.AdamW(model.parameters(), lr=lr)
-    tr = tensors(train)
+    tr = tensors(train, _device_of(model))
     start, epoch, taken = time.perf_counter(), 0, 0
     while epoch < epochs or (seconds is not None and time.perf_counter() - start < seconds):
         epoch += 1
@@ -492,6 +506,7 @@ class PTNConfig:
     forecast_skip: bool = True  # our addition; False is Briscoe 2024's architecture exactly
     paper_lr: bool = False  # True: Table 5.1's learning rate with plateau cuts; False: >= MIN_LR, cosine
     tide_time_share: float = 0.8  # the TiDE baseline trains for this share of PTN's training wall time
+    device: str = "auto"  # "auto": a GPU when present (the paper's budget), else the CPU; same code
     seed: int = 0
 
     def total_units(self) -> int:
@@ -582,6 +597,7 @@ def train(config: PTNConfig, on_progress: Callable[..., None] | None = None,
     "final", "tide", "done"."""
     report = on_progress or (lambda **r: None)
     total, done = config.total_units(), 0
+    device = device_for(config.device)
     rng = np.random.default_rng(config.seed)
     torch.manual_seed(config.seed)
 
@@ -608,7 +624,7 @@ def train(config: PTNConfig, on_progress: Callable[..., None] | None = None,
     for generation in range(1, config.generations + 1):
         for k, agent in enumerate(population):
             agent.generation = generation
-            model = build(agent.hparams, ds, config.quantiles, config.forecast_skip)
+            model = build(agent.hparams, ds, config.quantiles, config.forecast_skip, device)
 
             def on_epoch(epoch: int, tr: float, va: float, model: PTN = model, k: int = k) -> None:
                 nonlocal done
@@ -649,7 +665,7 @@ def train(config: PTNConfig, on_progress: Callable[..., None] | None = None,
         population = children
 
     best = min(everyone, key=lambda a: a.fitness**2 + a.val_fitness**2)
-    model = build(best.hparams, ds, config.quantiles, config.forecast_skip)
+    model = build(best.hparams, ds, config.quantiles, config.forecast_skip, device)
 
     def final_epoch(epoch: int, tr: float, va: float) -> None:
         nonlocal done
@@ -672,7 +688,7 @@ def train(config: PTNConfig, on_progress: Callable[..., None] | None = None,
     s0 = P["darts_train"]
     n_in = s0.static.shape[1] + s0.history[0].size + s0.forecasts[0].size
     torch.manual_seed(config.seed)
-    tide = TiDE(n_in, s0.target.shape[1], config.quantiles)
+    tide = TiDE(n_in, s0.target.shape[1], config.quantiles).to(device)
 
     tide_seconds = config.tide_time_share * ptn_seconds
     tide_start, before = time.perf_counter(), done
@@ -695,6 +711,7 @@ def train(config: PTNConfig, on_progress: Callable[..., None] | None = None,
     report(phase="done", done=total, total=total, message="skill scores computed on the test part")
     budgets = pd.DataFrame({"train_seconds": [ptn_seconds, tide_seconds, 0.0],
                             "steps": [ptn_steps, tide_steps, 0],
+                            "device": [str(device), str(device), "-"],
                             "what": [f"search ({len(everyone)} agents) + the best agent retrained",
                                      f"trained for {config.tide_time_share:.0%} of PTN's time",
                                      "no training: N(forecast, σ = MAE per lead)"]},

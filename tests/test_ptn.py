@@ -208,3 +208,11 @@ def test_tide_trains_for_a_wall_time_budget():
     took = time.perf_counter() - start
     assert took >= 0.5 and steps > 5 and steps % 5 == 0
     assert ptn.train_plain(tide, s0, epochs=2, seed=0, steps=5) == 10  # no budget: exactly the epochs
+
+
+def test_device_is_chosen_automatically_and_the_same_code_runs_there():
+    assert ptn.device_for("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
+    ds = tiny_dataset()
+    model = ptn.build(hparams(), ds, c_t=11, device=ptn.device_for("auto"))
+    q = ptn.predict(model, ds.parts["test"])  # inputs follow the model's device; results come back as NumPy
+    assert isinstance(q, np.ndarray) and q.shape[-1] == 11
