@@ -507,10 +507,17 @@ class PTNConfig:
     paper_lr: bool = False  # True: Table 5.1's learning rate with plateau cuts; False: >= MIN_LR, cosine
     tide_time_share: float = 0.8  # the TiDE baseline trains for this share of PTN's training wall time
     device: str = "auto"  # "auto": a GPU when present (the paper's budget), else the CPU; same code
+    halving: bool = True  # successive halving in the search: the worse half of each generation stops after 1 epoch
     seed: int = 0
 
+    def survivors(self) -> int:
+        """Agents per generation that get the search's later epochs (successive halving)."""
+        return -(-self.population // 2) if self.halving and self.epochs > 1 else self.population
+
     def total_units(self) -> int:
-        return self.population * self.generations * self.epochs + 2 * self.final_epochs
+        per_generation = (self.population + self.survivors() * (self.epochs - 1) if self.halving and self.epochs > 1
+                          else self.population * self.epochs)
+        return self.generations * per_generation + 2 * self.final_epochs
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -622,26 +629,41 @@ def train(config: PTNConfig, on_progress: Callable[..., None] | None = None,
     everyone: list[Agent] = []
     best_by_gen: list[float] = []
     for generation in range(1, config.generations + 1):
-        for k, agent in enumerate(population):
-            agent.generation = generation
-            model = build(agent.hparams, ds, config.quantiles, config.forecast_skip, device)
+        models: dict[int, PTN] = {}
 
-            def on_epoch(epoch: int, tr: float, va: float, model: PTN = model, k: int = k) -> None:
+        def run(k: int, agent: Agent, epochs: int, first: int) -> None:
+            """Train agent k for ``epochs`` more epochs (numbered from ``first``) and score it."""
+            nonlocal done, ptn_steps
+            model = models.setdefault(k, build(agent.hparams, ds, config.quantiles, config.forecast_skip, device))
+
+            def on_epoch(epoch: int, tr: float, va: float) -> None:
                 nonlocal done
                 done += 1
-                report(phase="search", generation=generation, agent=k + 1, epoch=epoch, train_loss=tr, val_loss=va,
-                       architecture=model.architecture(), fan=fan(predict(model, probe)[0]).tolist(), done=done,
-                       total=total, message=f"generation {generation}, agent {k + 1} of {len(population)}, "
-                                            f"epoch {epoch}")
+                report(phase="search", generation=generation, agent=k + 1, epoch=first + epoch - 1, train_loss=tr,
+                       val_loss=va, architecture=model.architecture(), fan=fan(predict(model, probe)[0]).tolist(),
+                       done=done, total=total, message=f"generation {generation}, agent {k + 1} of "
+                                                       f"{len(population)}, epoch {first + epoch - 1}")
 
-            train_darts(model, agent.hparams, P["darts_train"], P["darts_val"], config.epochs,
-                        seed=config.seed + 1000 * generation + k, on_epoch=on_epoch, should_stop=should_stop,
-                        paper_lr=config.paper_lr)
-            ptn_steps += config.epochs * (10 + 5)
+            train_darts(model, agent.hparams, P["darts_train"], P["darts_val"], epochs,
+                        seed=config.seed + 1000 * generation + 100 * first + k, on_epoch=on_epoch,
+                        should_stop=should_stop, paper_lr=config.paper_lr)
+            ptn_steps += epochs * (10 + 5)
             agent.fitness = float(crps_numpy(predict(model, ga_train), ga_train.target).mean())
             agent.val_fitness = float(crps_numpy(predict(model, ga_val), ga_val.target).mean())
             report(phase="search", generation=generation, agent=k + 1, fitness=agent.fitness,
                    val_fitness=agent.val_fitness, hidden=agent.hparams["hidden"], done=done, total=total)
+
+        for agent in population:
+            agent.generation = generation
+        # Successive halving: every agent gets a first epoch; only the better half (by validation
+        # fitness) gets the rest, so the search budget goes to the agents that matter.
+        first_rung = 1 if config.halving and config.epochs > 1 else config.epochs
+        for k, agent in enumerate(population):
+            run(k, agent, first_rung, 1)
+        if first_rung < config.epochs:
+            keep = sorted(range(len(population)), key=lambda k: population[k].val_fitness)[:config.survivors()]
+            for k in sorted(keep):
+                run(k, population[k], config.epochs - first_rung, first_rung + 1)
         everyone.extend(copy.deepcopy(population))
         best_by_gen.append(min(a.val_fitness for a in everyone))
         if len(best_by_gen) > config.patience and best_by_gen[-1] >= best_by_gen[-1 - config.patience]:
