@@ -35,7 +35,7 @@ with st.expander("Search budget", icon=":material/tune:", expanded=budget == "cu
     generations = int(b2.number_input("Generations", 1, 50, base.generations, key=f"ptn-gen-{budget}",
                                       disabled=disabled))
     epochs = int(b3.number_input("Epochs per agent", 1, 100, base.epochs, key=f"ptn-ep-{budget}", disabled=disabled))
-    final_epochs = int(b4.number_input("Final epochs (best agent and TiDE)", 1, 300, base.final_epochs,
+    final_epochs = int(b4.number_input("Final epochs (best agent; TiDE trains for 80 % of PTN's time)", 1, 300, base.final_epochs,
                                        key=f"ptn-final-{budget}", disabled=disabled))
     b1, b2, b3 = st.columns(3)
     hidden = b1.multiselect("Hidden sizes d", list(range(24, 241, 24)), default=list(base.hidden_sizes),
