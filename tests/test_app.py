@@ -316,6 +316,10 @@ def test_forecasting_page_trains_ptn_in_the_background_and_reports_skill(monkeyp
                                  "share of forecasts PTN improves"]
     assert skill.loc["second quartile", "thesis Table 5.2: Chaos vs Det."] == 0.57
     assert any(m.label.startswith("Median skill vs TiDE") for m in at.metric)
+    budgets = frame_with(at, "optimizer steps")  # the fair comparison's record: seconds and steps per model
+    assert list(budgets.index) == ["PTN", "TiDE", "deterministic (normal)"]
+    assert budgets.loc["TiDE", "training (s)"] >= 0.8 * budgets.loc["PTN", "training (s)"] - 1e-9
+    assert budgets.loc["PTN", "optimizer steps"] > 0 and budgets.loc["TiDE", "optimizer steps"] > 0
     at.radio(key="ptn-kind").set_value("multi-modal").run()
     assert not at.exception
 
