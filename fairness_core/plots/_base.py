@@ -181,9 +181,9 @@ def _tidy_log_axes(fig: go.Figure) -> None:
                   and t.type in ("scatter", "scattergl", "bar", "box")]
         data = np.concatenate(values) if values else np.array([])
         data = data[np.isfinite(data) & (data > 0)]
-        if data.size:
-            span = float(np.log10(data.max()) - np.log10(data.min()))
-            fig.layout[key].dtick = 1 if span >= 2 else "D2"
+        span = float(np.log10(data.max()) - np.log10(data.min())) if data.size else 0.0
+        # without raw values (a box of precomputed quartiles) 1-2-5 steps are never crowded
+        fig.layout[key].dtick = 1 if span >= 2 else "D2"
 
 
 def _returns_safe_figure(fn: Callable[..., go.Figure]) -> Callable[..., go.Figure]:
