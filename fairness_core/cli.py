@@ -19,6 +19,7 @@ from typing import Sequence
 from . import report as report_mod
 from .audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, Audit
 from .inference import ADJUSTMENTS
+from .warehouse import is_glob
 from .io import DataValidationError, aggregate, cms_from_predictions, cms_from_table, find_count_columns, read_table
 
 EXIT_OK, EXIT_THRESHOLD, EXIT_BAD_INPUT = 0, 1, 2
@@ -129,7 +130,7 @@ def _in_place(path: str, row_level: bool) -> bool:
     """Whether to count the data where it lies: a glob, Parquet, or a big file of row-level data."""
     if not row_level:
         return False
-    if any(ch in path for ch in "*?["):
+    if is_glob(path):
         return True
     p = Path(path)
     return p.suffix.lower() in (".parquet", ".pq") or (p.is_file() and p.stat().st_size > IN_PLACE_BYTES)
@@ -144,7 +145,7 @@ def _run(args: argparse.Namespace) -> int:
         try:
             audit = aggregate(args.data, label=args.label, prediction=args.prediction, groups=args.group,
                               positive=_coerce(args.positive), threshold=args.threshold, flip=args.flip,
-                              name=Path(args.data).name if "*" not in args.data else args.data)
+                              name=args.data if is_glob(args.data) else Path(args.data).name)
         except DataValidationError as exc:
             return _rejected(exc)
         return _report(args, audit)

@@ -725,11 +725,6 @@ def distinct_values(series: pd.Series, limit: int = 20) -> list[Any]:
         return values.tolist()
 
 
-def _shown(value: Any) -> str:
-    """A value for a message: Python's repr of the plain value, never a NumPy scalar's repr."""
-    return repr(value.item() if isinstance(value, np.generic) else value)
-
-
 def _binary(df: pd.DataFrame, col: str, positive: Any, what: str, threshold: float | None) -> np.ndarray:
     s = df[col]
     missing = s.isna().to_numpy()
@@ -744,14 +739,14 @@ def _binary(df: pd.DataFrame, col: str, positive: Any, what: str, threshold: flo
         bad = values.isna().to_numpy()
         if bad.any():
             r = int(np.flatnonzero(bad)[0])
-            raise DataValidationError(Problem(f"{_shown(s.iloc[r])} is not a number, so it cannot be thresholded",
+            raise DataValidationError(Problem(f"{_show(s.iloc[r])} is not a number, so it cannot be thresholded",
                                               r + 1, col))
         return (values.to_numpy() >= threshold)
     codes, uniques = pd.factorize(s, sort=False)
     if len(uniques) > 2:
         r = int(np.flatnonzero(codes == 2)[0])
         raise DataValidationError(Problem(
-            f"{_shown(s.iloc[r])} is a third distinct value (after {_shown(uniques[0])} and {_shown(uniques[1])}); "
+            f"{_show(s.iloc[r])} is a third distinct value (after {_show(uniques[0])} and {_show(uniques[1])}); "
             f"the {what} must be binary" + (" — or give a threshold for a score" if what == "prediction" else ""),
             r + 1, col))
     matches = [k for k, u in enumerate(uniques) if _same(u, positive)]
@@ -759,8 +754,8 @@ def _binary(df: pd.DataFrame, col: str, positive: Any, what: str, threshold: flo
         return np.zeros(len(s), dtype=bool)  # every row is the negative value
     if not matches:
         raise DataValidationError(Problem(
-            f"the chosen positive value {_shown(positive)} does not occur; values are "
-            f"{', '.join(map(_shown, uniques.tolist()))}", column=col))
+            f"the chosen positive value {_show(positive)} does not occur; values are "
+            f"{', '.join(map(_show, uniques.tolist()))}", column=col))
     return codes == matches[0]
 
 
@@ -884,11 +879,7 @@ def cms_from_predictions(df: pd.DataFrame, label_column: str, prediction_column:
         parts.append(levels[rem % len(levels)])
         rem //= len(levels)
     parts.reverse()
-    names = [INTERSECTION_SEP.join(p) for p in zip(*parts)]
-    if len(set(names)) != len(names):
-        same = pd.Series(names)[pd.Series(names).duplicated()].iloc[0]
-        raise DataValidationError(f"two different group values both read as {same!r} once spaces, invisible "
-                                  "characters and Unicode normalization are removed; make them distinct")
+    names = intersection_names(parts)
     cms = {name: ConfusionMatrix(*row) for name, row in zip(names, counts.tolist())}
     probs = _probabilities(df, probability_columns) if probability_columns else None
     if probs is not None and flip:
@@ -900,6 +891,17 @@ def cms_from_predictions(df: pd.DataFrame, label_column: str, prediction_column:
     return Audit(cms, source=source, notes=tuple(notes), group_columns=tuple(group_columns),
                  positive_outcome=positive_outcome or (f"not {positive_label}" if flip else str(positive_label)),
                  rows=rows)
+
+
+def intersection_names(parts: Sequence[Sequence[str]]) -> list[str]:
+    """Group names from cleaned values, one sequence per group column ("A & B" for intersections);
+    two different raw values that clean to the same name are refused, naming it."""
+    names = [INTERSECTION_SEP.join(p) for p in zip(*parts)]
+    if len(set(names)) != len(names):
+        same = pd.Series(names)[pd.Series(names).duplicated()].iloc[0]
+        raise DataValidationError(f"two different group values both read as {same!r} once spaces, invisible "
+                                  "characters and Unicode normalization are removed; make them distinct")
+    return names
 
 
 def row_notes(label: str, positive: Any, prediction: str, flip: bool, threshold: float | None) -> list[str]:

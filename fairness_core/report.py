@@ -265,7 +265,7 @@ def _fmt(v: Any) -> str:
 
 
 def _cell(x: Any) -> str:
-    """One value of a mixed (object) column as the report writes it."""
+    """One value as the report writes it: yes/no, 1,234, 0.1234, or "undefined"."""
     if x is None or x is pd.NA:
         return "undefined"
     if isinstance(x, (bool, np.bool_)):
@@ -287,18 +287,13 @@ def _table(table: pd.DataFrame, index: bool, css: str = "") -> str:
     columns = []
     for c in t.columns:
         col = t[c]
-        if pd.api.types.is_bool_dtype(col):
-            cells, kind = col.map({True: "yes", False: "no"}).astype(str), "t"
-        elif pd.api.types.is_float_dtype(col):
-            cells, kind = col.map(lambda x: _fmt(float(x))), "n"
-        elif pd.api.types.is_integer_dtype(col):
-            cells, kind = col.map(lambda x: f"{int(x):,}"), "n"
-        else:
-            cells = col.map(_cell)
-            numeric = col.map(lambda x: isinstance(x, (int, float, np.integer, np.floating))
-                              and not isinstance(x, (bool, np.bool_)))
-            kind = "n" if len(col) and bool(numeric.all()) else "t"
-        columns.append([f"<td class='{kind}'>{html.escape(v, quote=False)}</td>" for v in cells])
+        if pd.api.types.is_bool_dtype(col) or pd.api.types.is_numeric_dtype(col):
+            numeric = not pd.api.types.is_bool_dtype(col)
+        else:  # mixed (a transposed table): numbers only if every value is one
+            numeric = bool(col.map(lambda x: isinstance(x, (int, float, np.integer, np.floating))
+                                   and not isinstance(x, (bool, np.bool_))).all())
+        kind = "n" if numeric else "t"
+        columns.append([f"<td class='{kind}'>{html.escape(v, quote=False)}</td>" for v in col.map(_cell)])
     rows = "".join("<tr>" + "".join(r) + "</tr>" for r in zip(*columns))
     return f"<table class='{css}'><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 

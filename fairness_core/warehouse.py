@@ -25,7 +25,8 @@ from typing import Any
 
 from .audit import Audit
 from .confusion import ConfusionMatrix
-from .io import INTERSECTION_SEP, MAX_GROUPS, MAX_NAME_LENGTH, DataValidationError, Problem, clean_name, row_notes
+from .io import (MAX_GROUPS, MAX_NAME_LENGTH, DataValidationError, Problem, _show, clean_name, intersection_names,
+                 row_notes)
 
 #: File kinds a path or glob may name.
 FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "csv", ".txt": "csv"}
@@ -33,6 +34,11 @@ FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "csv"
 
 def _is_ibis_table(source: Any) -> bool:
     return type(source).__module__.startswith("ibis.") and hasattr(source, "group_by") and hasattr(source, "schema")
+
+
+def is_glob(path: str) -> bool:
+    """Whether a path names several files by a pattern (``*``, ``?``, ``[…]``)."""
+    return any(ch in path for ch in "*?[")
 
 
 def open_files(source: str | Path | Sequence[str | Path]) -> Any:
@@ -45,7 +51,7 @@ def open_files(source: str | Path | Sequence[str | Path]) -> Any:
         raise DataValidationError("no files given")
     kinds = set()
     for p in paths:
-        matched = globbing.glob(p) if any(ch in p for ch in "*?[") else ([p] if Path(p).exists() else [])
+        matched = globbing.glob(p) if is_glob(p) else ([p] if Path(p).exists() else [])
         if not matched:
             raise DataValidationError(f"no file matches {p!r}")
         for m in matched:
@@ -82,7 +88,7 @@ def _literal_like(column: Any, value: Any, what: str, name: str) -> Any:
             return float(value)
         return str(value)
     except (TypeError, ValueError):
-        raise DataValidationError(Problem(f"the {what} value {value!r} cannot be compared with this column of "
+        raise DataValidationError(Problem(f"the {what} value {_show(value)} cannot be compared with this column of "
                                           f"type {dtype}", column=name)) from None
 
 
@@ -158,13 +164,13 @@ def aggregate(source: Any, *, label: str, prediction: str, groups: Sequence[str]
         raise DataValidationError(f"all {int(found['rows']):,} rows fall in one group ({', '.join(groups)}); an "
                                   "audit compares at least two groups")
     counts = counts.sort_values(groups, kind="stable")
-    names = [INTERSECTION_SEP.join(clean_name(v) for v in values) for values in counts[groups].itertuples(index=False)]
-    long = [n for n in names if len(n) > MAX_NAME_LENGTH * len(groups)]
-    if long:
-        raise DataValidationError(f"a group name of {len(long[0]):,} characters; the limit is {MAX_NAME_LENGTH}")
-    if len(set(names)) != len(names):
-        raise DataValidationError("two different group values read the same once spaces, invisible characters and "
-                                  "Unicode normalization are removed; make them distinct")
+    parts = [[clean_name(v) for v in counts[g]] for g in groups]
+    for g, values in zip(groups, parts):  # the upload's limit, per value
+        longest = max(values, key=len)
+        if len(longest) > MAX_NAME_LENGTH:
+            raise DataValidationError(Problem(f"group value of {len(longest):,} characters; the limit is "
+                                              f"{MAX_NAME_LENGTH}", column=g))
+    names = intersection_names(parts)
     cms = {n: ConfusionMatrix(int(r.tp), int(r.fn), int(r.fp), int(r.tn))
            for n, r in zip(names, counts.itertuples(index=False))}
     notes = row_notes(label, positive, prediction, flip, threshold)
@@ -185,7 +191,7 @@ def _check(found: Any, label: str, prediction: str, groups: list[str], positive:
         problems.append(Problem(f"{int(found['label_values'])} distinct values; the label must be binary",
                                 column=label))
     elif found["label_positive"] == 0 and found["label_values"] == 2:
-        problems.append(Problem(f"the chosen positive value {positive!r} does not occur", column=label))
+        problems.append(Problem(f"the chosen positive value {_show(positive)} does not occur", column=label))
     if found["prediction_missing"]:
         problems.append(Problem(f"missing prediction in {int(found['prediction_missing']):,} row(s)",
                                 column=prediction))

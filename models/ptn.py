@@ -634,7 +634,9 @@ def train(config: PTNConfig, on_progress: Callable[..., None] | None = None,
         def run(k: int, agent: Agent, epochs: int, first: int) -> None:
             """Train agent k for ``epochs`` more epochs (numbered from ``first``) and score it."""
             nonlocal done, ptn_steps
-            model = models.setdefault(k, build(agent.hparams, ds, config.quantiles, config.forecast_skip, device))
+            if k not in models:  # built once: its second rung continues the same model
+                models[k] = build(agent.hparams, ds, config.quantiles, config.forecast_skip, device)
+            model = models[k]
 
             def on_epoch(epoch: int, tr: float, va: float) -> None:
                 nonlocal done

@@ -145,3 +145,14 @@ def test_upload_reads_a_parquet_file_as_text(rows):
     assert table["code"].iloc[0] == "007" and table["y"].iloc[0] in ("0", "1")
     audit = io.cms_from_predictions(table, "y", "score", ["race"], 1, threshold=0.5)
     assert audit.cms == _in_memory(rows.head(50), groups=["race"]).cms
+
+
+def test_group_names_follow_the_upload_rules(tmp_path):
+    long = pd.DataFrame({"y": [0, 1, 1, 0], "p": [1, 0, 1, 0], "g": ["a", "a", "x" * 201, "x" * 201]})
+    long.to_parquet(tmp_path / "long.parquet", index=False)
+    with pytest.raises(DataValidationError, match="column 'g': group value of 201 characters; the limit is 200"):
+        io.aggregate(tmp_path / "long.parquet", label="y", prediction="p", groups=["g"])
+    twins = pd.DataFrame({"y": [0, 1, 1, 0], "p": [1, 0, 1, 0], "g": ["Asian", "Asian", "Asian\u200b", "Asian\u200b"]})
+    twins.to_parquet(tmp_path / "twins.parquet", index=False)
+    with pytest.raises(DataValidationError, match="two different group values both read as 'Asian'"):
+        io.aggregate(tmp_path / "twins.parquet", label="y", prediction="p", groups=["g"])
