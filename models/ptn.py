@@ -220,6 +220,8 @@ class MixedOp(nn.Module):
         return F.softmax(self.alpha, dim=0)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if len(self.ops) == 1:  # a derived architecture: the one kept candidate
+            return self.ops[0](x)
         w = self.weights()
         return sum(w[i] * op(x) for i, op in enumerate(self.ops))
 
@@ -244,12 +246,43 @@ class CollapseDense(nn.Module):
         return self.dense(x).squeeze(-1)
 
 
+#: Candidates from the cheapest to the dearest per step (measured on 2 CPU cores, d = 48, batch 64:
+#: a PTN step with every candidate ~170 ms, without the BiGRU ~86 ms, with 1-D convolutions only ~44 ms).
+COST_ORDER = ("dense collapse", "conv2d collapse", "conv1d", "attention", "bigru")
+
+
+def derive(architecture: dict[str, dict[str, float]], tie: float = 0.01) -> dict[str, str]:
+    """DARTS's derivation (Liu et al. 2019): keep each mixed operation's strongest candidate.
+
+    Candidates whose architecture weight is within ``tie`` of the strongest are not told apart by
+    the search; of those the cheapest per step is kept (:data:`COST_ORDER`), so a search too short
+    to move the weights derives the cheap architecture rather than an arbitrary one.
+    """
+    out = {}
+    for name, weights in architecture.items():
+        best = max(weights.values())
+        close = [c for c, w in weights.items() if w >= best - tie]
+        out[name] = min(close, key=COST_ORDER.index)
+    return out
+
+
 class PTN(nn.Module):
-    """Briscoe 2024, §5.4.1's hypermodel for one hyperparameter set ``h``."""
+    """Briscoe 2024, §5.4.1's hypermodel for one hyperparameter set ``h``; with ``keep``, the derived
+    architecture that has only the named candidate in each mixed operation (:func:`derive`)."""
 
     def __init__(self, h: dict[str, Any], c_s: int, tau_h: int, c_h: int, f_f: int, tau_f: int, c_f: int,
-                 tau_t: int, c_t: int, forecast_skip: bool = True):
+                 tau_t: int, c_t: int, forecast_skip: bool = True, keep: dict[str, str] | None = None):
         super().__init__()
+        keep = keep or {}
+
+        def mixed(name: str, ops: dict[str, nn.Module]) -> MixedOp:
+            """All candidates (the search), or only ``keep[name]`` (a derived architecture)."""
+            if name not in keep:
+                return MixedOp(ops)
+            if keep[name] not in ops:
+                raise ValueError(f"{name}: no candidate {keep[name]!r}; candidates are {', '.join(ops)}")
+            return MixedOp({keep[name]: ops[keep[name]]})
+
         # Our addition (not in Briscoe 2024): add the latest deterministic forecast to every output quantile,
         # so the network learns corrections and spread around it from the first step (TiDE has a
         # global skip of the same kind). Needs τ_f = τ_t and the target among the forecast channels.
@@ -264,17 +297,17 @@ class PTN(nn.Module):
         self.h_dense, self.h_drop = nn.Linear(c_h, d), nn.Dropout(p)
         k = int(h["history_embed_kernel"])
         self.h_time = nn.Conv1d(tau_h, d, k, padding=k // 2)
-        self.h_mixed = MixedOp({"attention": Attention(d, int(h["history_heads"]), p),
-                                "conv1d": CausalConv(d, int(h["history_kernel"]), s), "bigru": BiGRU(d)})
+        self.h_mixed = mixed("history", {"attention": Attention(d, int(h["history_heads"]), p),
+                                         "conv1d": CausalConv(d, int(h["history_kernel"]), s), "bigru": BiGRU(d)})
         # forecast block
-        self.f_collapse = MixedOp({"conv2d collapse": Collapse2D(c_f, int(h["collapse_kernel_h"]),
-                                                                 int(h["collapse_kernel_w"])),
-                                   "dense collapse": CollapseDense(c_f)})
+        self.f_collapse = mixed("forecast collapse", {"conv2d collapse": Collapse2D(c_f, int(h["collapse_kernel_h"]),
+                                                                                    int(h["collapse_kernel_w"])),
+                                                      "dense collapse": CollapseDense(c_f)})
         self.f_dense = nn.Linear(tau_f, d)
         k = int(h["forecast_embed_kernel"])
         self.f_time = nn.Conv1d(f_f, d, k, padding=k // 2)
-        self.f_mixed = MixedOp({"attention": Attention(d, int(h["forecast_heads"]), p),
-                                "conv1d": CausalConv(d, int(h["forecast_kernel"]), s), "bigru": BiGRU(d)})
+        self.f_mixed = mixed("forecasts", {"attention": Attention(d, int(h["forecast_heads"]), p),
+                                           "conv1d": CausalConv(d, int(h["forecast_kernel"]), s), "bigru": BiGRU(d)})
         # fusion and output
         self.scales = nn.Parameter(torch.ones(3))
         self.norm_kind = h["norm"]
@@ -295,10 +328,11 @@ class PTN(nn.Module):
         self.d = d
 
     def arch_parameters(self) -> list[nn.Parameter]:
-        return [self.h_mixed.alpha, self.f_collapse.alpha, self.f_mixed.alpha]
+        """The architecture weights of the mixed operations that still have a choice to make."""
+        return [op.alpha for op in (self.h_mixed, self.f_collapse, self.f_mixed) if len(op.names) > 1]
 
     def weight_parameters(self) -> list[nn.Parameter]:
-        arch = {id(a) for a in self.arch_parameters()}
+        arch = {id(op.alpha) for op in (self.h_mixed, self.f_collapse, self.f_mixed)}
         return [p for p in self.parameters() if id(p) not in arch]
 
     def architecture(self) -> dict[str, dict[str, float]]:
@@ -379,10 +413,10 @@ def error_scale(s: FD.Samples) -> np.ndarray:
 
 
 def build(h: dict[str, Any], ds: FD.Dataset, c_t: int, forecast_skip: bool = True,
-          device: torch.device | str = "cpu") -> PTN:
+          device: torch.device | str = "cpu", keep: dict[str, str] | None = None) -> PTN:
     s = ds.parts["darts_train"]
     model = PTN(h, s.static.shape[1], s.history.shape[1], s.history.shape[2], s.forecasts.shape[1],
-                s.forecasts.shape[2], s.forecasts.shape[3], s.target.shape[1], c_t, forecast_skip)
+                s.forecasts.shape[2], s.forecasts.shape[3], s.target.shape[1], c_t, forecast_skip, keep)
     if model.forecast_skip:
         model.sigma.copy_(torch.as_tensor(error_scale(ds.parts["ga_train"]), dtype=torch.float32))
     return model.to(device)
@@ -419,6 +453,8 @@ def _step(model: nn.Module, opt: torch.optim.Optimizer, data: tuple[torch.Tensor
 #: Smallest weight learning rate used. Table 5.1 draws 1e-5 … 1e-3 (mostly ~1e-4), which with a
 #: patience-1 plateau cut leaves the quantile offsets barely moving in a few hundred steps (issue 17).
 MIN_LR = 1e-3
+#: Learning rate of the warm start (fine-tuning on the first part of the held-out data), PTN and TiDE alike.
+WARM_LR = 3e-4
 
 
 def train_darts(model: PTN, h: dict[str, Any], train: FD.Samples, val: FD.Samples, epochs: int, seed: int,
@@ -430,11 +466,16 @@ def train_darts(model: PTN, h: dict[str, Any], train: FD.Samples, val: FD.Sample
     ``arch_steps`` AdamW steps of the architecture parameters on ``val``; each optimizer has a
     reduce-on-plateau scheduler with patience 1 (Briscoe 2024, §5.4.1). The schedulers watch the loss on a
     fixed set of ``plateau_samples`` rows of each split (not the noisy mean of a few batches,
-    which would cut the learning rate tenfold every other epoch by chance)."""
+    which would cut the learning rate tenfold every other epoch by chance). A derived architecture
+    (nothing left to choose) takes the weight steps only."""
     gen = torch.Generator().manual_seed(seed)
     lr = float(h["lr"]) if paper_lr else max(float(h["lr"]), MIN_LR)
     opt_w = torch.optim.AdamW(model.weight_parameters(), lr=lr, betas=(h["beta1"], h["beta2"]))
-    opt_a = torch.optim.AdamW(model.arch_parameters(), lr=h["arch_lr"], betas=(h["arch_beta1"], h["arch_beta2"]))
+    if not model.arch_parameters():  # a derived architecture: nothing left to choose, weights only
+        arch_steps = 0
+        opt_a = torch.optim.AdamW([nn.Parameter(torch.zeros(1))], lr=h["arch_lr"])
+    else:
+        opt_a = torch.optim.AdamW(model.arch_parameters(), lr=h["arch_lr"], betas=(h["arch_beta1"], h["arch_beta2"]))
     # Paper: reduce-on-plateau with patience 1. Ours: a cosine decay over the run, so the rate never
     # collapses after two noisy epochs but still settles at the end.
     sched_w = (torch.optim.lr_scheduler.ReduceLROnPlateau(opt_w, patience=1, threshold=0.0) if paper_lr
@@ -491,9 +532,9 @@ class PTNConfig:
 
     dataset: str = "lorenz"  # "lorenz" | "weather"
     population: int = 4
-    generations: int = 3
+    generations: int = 2
     epochs: int = 3  # DARTS epochs per agent in the search (the paper: 30)
-    final_epochs: int = 25  # the best agent, retrained (TiDE trains for a share of PTN's time)
+    final_epochs: int = 100  # the derived architecture, retrained (TiDE trains for a share of PTN's time)
     final_weight_steps: int = 10  # weight steps per final epoch (the paper: 10)
     quantiles: int = 111
     hidden_sizes: tuple[int, ...] = (48, 72)  # demo; the paper's Table 5.1: 72, 96, ..., 240
@@ -508,6 +549,10 @@ class PTNConfig:
     tide_time_share: float = 0.8  # the TiDE baseline trains for this share of PTN's training wall time
     device: str = "auto"  # "auto": a GPU when present (the paper's budget), else the CPU; same code
     halving: bool = True  # successive halving in the search: the worse half of each generation stops after 1 epoch
+    derive: bool = True  # DARTS: retrain the derived architecture (each mixed op's strongest candidate, ties to the cheapest)
+    warm_share: float = 0.25  # warm start (Briscoe 2024, §5.5): train on this first share of the test part, test on the rest
+    warm_epochs: int = 5  # PTN's warm-start epochs (of final_weight_steps steps); TiDE gets tide_time_share of that time
+    seeds: int = 2  # the best agent and TiDE retrained with this many seeds; skills pooled, spread per seed
     seed: int = 0
 
     def survivors(self) -> int:
@@ -517,7 +562,7 @@ class PTNConfig:
     def total_units(self) -> int:
         per_generation = (self.population + self.survivors() * (self.epochs - 1) if self.halving and self.epochs > 1
                           else self.population * self.epochs)
-        return self.generations * per_generation + 2 * self.final_epochs
+        return self.generations * per_generation + self.seeds * (2 * self.final_epochs + 2)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -526,7 +571,8 @@ class PTNConfig:
 DEMO = PTNConfig()
 PAPER = PTNConfig(population=12, generations=10, epochs=30, final_epochs=30, final_weight_steps=10,
                   hidden_sizes=tuple(range(72, 241, 24)),
-                  elite_every=2, elites=2, patience=3, fitness_samples=4096, systems_per_part=50, inits_per_system=5)
+                  elite_every=2, elites=2, patience=3, fitness_samples=4096, systems_per_part=50, inits_per_system=5,
+                  seeds=7)
 
 
 @dataclass
@@ -535,6 +581,7 @@ class Agent:
     generation: int
     fitness: float = float("nan")  # CRPS on GA train (lower is better)
     val_fitness: float = float("nan")  # CRPS on GA validation
+    architecture: dict[str, dict[str, float]] = field(default_factory=dict)  # weights after its search run
 
 
 @dataclass
@@ -549,8 +596,14 @@ class PTNResult:
     examples: dict[str, Any]  # a browser of test forecasts
     description: str
     scaler: FD.Scaler = field(repr=False)
-    #: Per model: training wall seconds and optimizer steps (the fair-comparison record).
+    #: Per model: training wall seconds and optimizer steps (the fair-comparison record), means over seeds.
     budgets: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: Per seed of the final training: PTN's and TiDE's seconds and steps and their median skills.
+    runs: pd.DataFrame = field(default_factory=pd.DataFrame)
+    searched_architecture: dict[str, dict[str, float]] = field(default_factory=dict)
+    derived: dict[str, str] = field(default_factory=dict)  # the candidate kept per mixed op ({} = all kept)
+    warm_rows: int = 0  # test-part windows used for the warm start (the first ones)
+    test_rows: int = 0  # test-part windows scored
 
 
 def subsample(s: FD.Samples, n: int, seed: int) -> FD.Samples:
@@ -574,6 +627,27 @@ def skill_table(ptn: np.ndarray, baselines: dict[str, np.ndarray]) -> pd.DataFra
         per = 1 - ptn / np.where(base > 0, base, np.nan)
         out[f"vs {name}"] = [*(1 - q_ptn / q_base), float(np.nanmean(per >= 0))]
     return pd.DataFrame(out, index=SEED_TABLE_5_2.index)
+
+
+def verdict_text(skill: pd.DataFrame, runs: pd.DataFrame | None = None) -> str:
+    """The skill table in words. PTN "beats" a baseline only when the pooled median skill is > 0 and
+    so is every seed's; seeds that disagree make it "mixed across seeds", never a win."""
+    out = []
+    for name in skill.columns:
+        s = skill[name]
+        median, share = float(s.loc["second quartile"]), float(s.loc["share of forecasts PTN improves"])
+        col = f"median skill {name}"
+        per = runs[col].to_numpy(dtype=float) if runs is not None and col in runs else np.array([median])
+        if median > 0 and (per > 0).all():
+            word = "beats"
+        elif median <= 0 and (per <= 0).all():
+            word = "does not beat"
+        else:
+            word = "is mixed against"
+        spread = (f"; per seed {per.min():+.3f} to {per.max():+.3f} over {len(per)} seeds" if len(per) > 1 else "")
+        out.append(f"PTN **{word}** the {name.removeprefix('vs ')} baseline at the median (skill {median:+.3f}"
+                   f"{spread}) and improves {share:.0%} of forecasts.")
+    return " ".join(out)
 
 
 def examples(q: np.ndarray, s: FD.Samples, crps_ptn: np.ndarray, k: int = 12) -> dict[str, Any]:
@@ -650,6 +724,7 @@ def train(config: PTNConfig, on_progress: Callable[..., None] | None = None,
                         seed=config.seed + 1000 * generation + 100 * first + k, on_epoch=on_epoch,
                         should_stop=should_stop, paper_lr=config.paper_lr)
             ptn_steps += epochs * (10 + 5)
+            agent.architecture = model.architecture()
             agent.fitness = float(crps_numpy(predict(model, ga_train), ga_train.target).mean())
             agent.val_fitness = float(crps_numpy(predict(model, ga_val), ga_val.target).mean())
             report(phase="search", generation=generation, agent=k + 1, fitness=agent.fitness,
@@ -689,57 +764,99 @@ def train(config: PTNConfig, on_progress: Callable[..., None] | None = None,
         population = children
 
     best = min(everyone, key=lambda a: a.fitness**2 + a.val_fitness**2)
-    model = build(best.hparams, ds, config.quantiles, config.forecast_skip, device)
-
-    def final_epoch(epoch: int, tr: float, va: float) -> None:
-        nonlocal done
-        done += 1
-        report(phase="final", epoch=epoch, train_loss=tr, val_loss=va, architecture=model.architecture(),
-               fan=fan(predict(model, probe)[0]).tolist(), done=done, total=total,
-               message=f"retraining the best agent, epoch {epoch} of {config.final_epochs}")
-
-    train_darts(model, best.hparams, P["darts_train"], P["darts_val"], config.final_epochs, seed=config.seed + 7,
-                weight_steps=config.final_weight_steps, on_epoch=final_epoch, should_stop=should_stop,
-                paper_lr=config.paper_lr)
-    ptn_steps += config.final_epochs * (config.final_weight_steps + 5)
-    ptn_seconds = time.perf_counter() - ptn_start
-    test = P["test"]
-    q_ptn = predict(model, test)
-    # Baseline 1: N(deterministic forecast, σ = its MAE per lead on the GA-train part).
-    sigma = error_scale(P["ga_train"])
-    q_det = normal_quantiles(test.forecasts[:, -1, :, 0], sigma, config.quantiles)
-    # Baseline 2: TiDE-style MLP on the same inputs and loss, as many epochs as PTN's final run.
+    search_seconds, search_steps = time.perf_counter() - ptn_start, ptn_steps
+    # The architecture the search chose: the best agent's architecture weights at the end of its search run.
+    keep = derive(best.architecture) if config.derive and best.architecture else None
+    # Warm start (Briscoe 2024, §5.5): the first warm_share of the held-out part trains, the rest tests.
+    test_all = P["test"]
+    n_warm = int(round(config.warm_share * len(test_all)))
+    warm, test = test_all.take(np.arange(n_warm)), test_all.take(np.arange(n_warm, len(test_all)))
     s0 = P["darts_train"]
     n_in = s0.static.shape[1] + s0.history[0].size + s0.forecasts[0].size
-    torch.manual_seed(config.seed)
-    tide = TiDE(n_in, s0.target.shape[1], config.quantiles).to(device)
+    runs, crps_sets, examples_from = [], [], None
+    for r in range(config.seeds):
+        seed = config.seed + 7 + 101 * r
+        torch.manual_seed(seed)
+        model = build(best.hparams, ds, config.quantiles, config.forecast_skip, device, keep)
+        t0 = time.perf_counter()
 
-    tide_seconds = config.tide_time_share * ptn_seconds
-    tide_start, before = time.perf_counter(), done
+        def final_epoch(epoch: int, tr: float, va: float) -> None:
+            nonlocal done
+            done += 1
+            report(phase="final", epoch=epoch, train_loss=tr, val_loss=va, architecture=model.architecture(),
+                   fan=fan(predict(model, probe)[0]).tolist(), done=done, total=total, run=r + 1,
+                   message=f"retraining the best agent (seed {r + 1} of {config.seeds}), epoch {epoch} of "
+                           f"{config.final_epochs}")
 
-    def tide_epoch(epoch: int, tr: float) -> None:
-        nonlocal done
-        share = min(1.0, (time.perf_counter() - tide_start) / max(tide_seconds, 1e-9))
-        done = before + min(config.final_epochs, round(config.final_epochs * share))
-        report(phase="tide", epoch=epoch, train_loss=tr, done=done, total=total,
-               message=f"training the TiDE baseline for {tide_seconds:.0f} s ({config.tide_time_share:.0%} of "
-                       f"PTN's training time), epoch {epoch}")
+        train_darts(model, best.hparams, P["darts_train"], P["darts_val"], config.final_epochs, seed=seed,
+                    weight_steps=config.final_weight_steps, on_epoch=final_epoch, should_stop=should_stop,
+                    paper_lr=config.paper_lr)
+        final_steps = config.final_epochs * (config.final_weight_steps + (5 if model.arch_parameters() else 0))
+        final_seconds = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        warm_steps = train_plain(model, warm, config.warm_epochs, seed=seed + 1, steps=config.final_weight_steps,
+                                 lr=WARM_LR, should_stop=should_stop) if len(warm) and config.warm_epochs else 0
+        warm_seconds = time.perf_counter() - t0
+        done += 1
+        ptn_seconds = search_seconds + final_seconds + warm_seconds
+        # Baseline 2: TiDE-style MLP on the same inputs and loss, for a share of PTN's training time
+        # (the search included), warm-started the same way for the same share of PTN's warm-start time.
+        torch.manual_seed(seed)
+        tide = TiDE(n_in, s0.target.shape[1], config.quantiles).to(device)
+        tide_budget = config.tide_time_share * (search_seconds + final_seconds)
+        tide_start, before = time.perf_counter(), done
 
-    tide_steps = train_plain(tide, P["darts_train"], config.final_epochs, seed=config.seed + 11,
-                             steps=config.final_weight_steps, on_epoch=tide_epoch, should_stop=should_stop,
-                             seconds=tide_seconds)
-    tide_seconds = time.perf_counter() - tide_start
-    q_tide = predict(tide, test)
-    c_ptn, c_det, c_tide = (crps_numpy(q, test.target) for q in (q_ptn, q_det, q_tide))
-    skill = skill_table(c_ptn, {"deterministic (normal, σ = MAE)": c_det, "TiDE": c_tide})
+        def tide_epoch(epoch: int, tr: float) -> None:
+            nonlocal done
+            share = min(1.0, (time.perf_counter() - tide_start) / max(tide_budget, 1e-9))
+            done = before + min(config.final_epochs, round(config.final_epochs * share))
+            report(phase="tide", epoch=epoch, train_loss=tr, done=done, total=total, run=r + 1,
+                   message=f"training the TiDE baseline for {tide_budget:.0f} s ({config.tide_time_share:.0%} of "
+                           f"PTN's training time; seed {r + 1} of {config.seeds}), epoch {epoch}")
+
+        tide_steps = train_plain(tide, P["darts_train"], config.final_epochs, seed=seed + 11,
+                                 steps=config.final_weight_steps, on_epoch=tide_epoch, should_stop=should_stop,
+                                 seconds=tide_budget)
+        done = before + config.final_epochs
+        t0 = time.perf_counter()
+        if warm_steps:
+            tide_steps += train_plain(tide, warm, 1, seed=seed + 12, steps=config.final_weight_steps, lr=WARM_LR,
+                                      should_stop=should_stop, seconds=config.tide_time_share * warm_seconds)
+        tide_seconds = time.perf_counter() - tide_start
+        done += 1
+        q_ptn, q_tide = predict(model, test), predict(tide, test)
+        c_ptn, c_tide = crps_numpy(q_ptn, test.target), crps_numpy(q_tide, test.target)
+        crps_sets.append((c_ptn, c_tide))
+        if examples_from is None:
+            examples_from = (q_ptn, c_ptn, model)
+        runs.append({"seed": seed, "PTN (s)": ptn_seconds, "PTN steps": search_steps + final_steps + warm_steps,
+                     "TiDE (s)": tide_seconds, "TiDE steps": tide_steps,
+                     "final_crps_ptn": float(np.median(c_ptn)), "final_crps_tide": float(np.median(c_tide))})
+    # Baseline 1: N(deterministic forecast, σ = its MAE per lead on the GA-train part); no training.
+    sigma = error_scale(P["ga_train"])
+    c_det = crps_numpy(normal_quantiles(test.forecasts[:, -1, :, 0], sigma, config.quantiles), test.target)
+    c_ptn = np.concatenate([c for c, _ in crps_sets])
+    c_tide = np.concatenate([c for _, c in crps_sets])
+    names = ("deterministic (normal, σ = MAE)", "TiDE")
+    # Seven runs pooled in the thesis; here config.seeds runs of the final training, pooled the same way.
+    skill = skill_table(c_ptn, {names[0]: np.tile(c_det, config.seeds), names[1]: c_tide})
+    for row, (cp, ct) in zip(runs, crps_sets):
+        per = skill_table(cp, {names[0]: c_det, names[1]: ct})
+        row[f"median skill vs {names[0]}"] = float(per.loc["second quartile", f"vs {names[0]}"])
+        row["median skill vs TiDE"] = float(per.loc["second quartile", "vs TiDE"])
+    runs_df = pd.DataFrame(runs).drop(columns=["final_crps_ptn", "final_crps_tide"]).set_index("seed")
     report(phase="done", done=total, total=total, message="skill scores computed on the test part")
-    budgets = pd.DataFrame({"train_seconds": [ptn_seconds, tide_seconds, 0.0],
-                            "steps": [ptn_steps, tide_steps, 0],
+    budgets = pd.DataFrame({"train_seconds": [runs_df["PTN (s)"].mean(), runs_df["TiDE (s)"].mean(), 0.0],
+                            "steps": [int(runs_df["PTN steps"].mean()), int(runs_df["TiDE steps"].mean()), 0],
                             "device": [str(device), str(device), "-"],
-                            "what": [f"search ({len(everyone)} agents) + the best agent retrained",
-                                     f"trained for {config.tide_time_share:.0%} of PTN's time",
+                            "what": [(f"search ({len(everyone)} agents, {search_seconds:.0f} s) + the "
+                                      f"{'derived architecture' if keep else 'best agent'} retrained + warm start"),
+                                     f"trained for {config.tide_time_share:.0%} of PTN's time, warm start likewise",
                                      "no training: N(forecast, σ = MAE per lead)"]},
                            index=pd.Index(["PTN", "TiDE", "deterministic (normal)"], name="model"))
+    q_ptn, c_first, model = examples_from
     return PTNResult(config, best, everyone, model, model.architecture(), skill,
-                     pd.DataFrame({"PTN": c_ptn, "deterministic": c_det, "TiDE": c_tide}),
-                     examples(q_ptn, test, c_ptn), ds.description, ds.scaler, budgets)
+                     pd.DataFrame({"PTN": crps_sets[0][0], "deterministic": c_det, "TiDE": crps_sets[0][1]}),
+                     examples(q_ptn, test, c_first), ds.description, ds.scaler, budgets, runs_df,
+                     searched_architecture=best.architecture, derived=keep or {},
+                     warm_rows=n_warm, test_rows=len(test))

@@ -37,6 +37,19 @@ with st.expander("Search budget", icon=":material/tune:", expanded=budget == "cu
     epochs = int(b3.number_input("Epochs per agent", 1, 100, base.epochs, key=f"ptn-ep-{budget}", disabled=disabled))
     final_epochs = int(b4.number_input("Final epochs (best agent; TiDE trains for 80 % of PTN's time)", 1, 300, base.final_epochs,
                                        key=f"ptn-final-{budget}", disabled=disabled))
+    b1, b2, b3 = st.columns([1, 1, 2])
+    seeds = int(b1.number_input("Seeds", 1, 7, base.seeds, key=f"ptn-seeds-{budget}", disabled=disabled,
+                                help="The best agent and TiDE are retrained once per seed; the skill table pools "
+                                     "every seed's forecasts (the thesis pools seven runs) and the spread per seed is "
+                                     "shown beside it. Each seed adds a final training and a TiDE training."))
+    warm = b2.toggle("Warm start", value=base.warm_epochs > 0, key=f"ptn-warm-{budget}", disabled=disabled,
+                     help=f"The thesis's protocol: PTN and TiDE are fine-tuned on the first {base.warm_share:.0%} of "
+                          "the held-out part (TiDE for 80 % of PTN's time), and every model is scored on the rest.")
+    derived = b3.toggle("Retrain the derived architecture (DARTS)", value=base.derive, key=f"ptn-derive-{budget}",
+                        disabled=disabled,
+                        help="On: the best agent is retrained with only the strongest candidate of each mixed "
+                             "operation (where the search could not tell candidates apart, the cheapest), as DARTS "
+                             "does. Off: with every candidate mixed by its weights.")
     b1, b2, b3 = st.columns(3)
     hidden = b1.multiselect("Hidden sizes d", list(range(24, 241, 24)), default=list(base.hidden_sizes),
                             key=f"ptn-hidden-{budget}", disabled=disabled,
@@ -54,7 +67,8 @@ if not hidden:
 config = ptn.PTNConfig(dataset=dataset, population=population, generations=generations, epochs=epochs,
                        final_epochs=final_epochs, hidden_sizes=tuple(sorted(hidden)), forecast_skip=skip, seed=seed,
                        systems_per_part=base.systems_per_part, inits_per_system=base.inits_per_system,
-                       fitness_samples=base.fitness_samples, elites=base.elites, patience=base.patience)
+                       fitness_samples=base.fitness_samples, elites=base.elites, patience=base.patience,
+                       seeds=seeds, derive=derived, warm_epochs=base.warm_epochs if warm else 0)
 if budget == "paper":
     st.warning("The paper's budget takes hours and is meant for a GPU machine; this server trains on its CPU.",
                icon=":material/schedule:")
@@ -128,15 +142,18 @@ for col, name in zip(m, result.skill.columns):
                help="1 − CRPS_PTN / CRPS_baseline at the median of each CRPS set; > 0: PTN is better")
 st.dataframe(styled(table, 3), width="stretch", key="ptn-skill")
 csv_download(table, "ptn_skill_scores.csv", "Download skill scores (CSV)")
-verdict = []
-for name in result.skill.columns:
-    s = result.skill[name]
-    word = "beats" if s.loc["second quartile"] > 0 else "does not beat"
-    verdict.append(f"PTN **{word}** the {name.removeprefix('vs ')} baseline at the median (skill "
-                   f"{s.loc['second quartile']:+.3f}) and improves {s.loc['share of forecasts PTN improves']:.0%} of "
-                   "forecasts")
-st.markdown(". ".join(verdict) + ". The thesis's numbers (right) come from hours of GPU search on far more data; "
-            "ours from the budget you chose.")
+runs = getattr(result, "runs", None)
+st.markdown(ptn.verdict_text(result.skill, runs) + " The thesis's numbers (right) come from hours of GPU search "
+            "on far more data; ours from the budget you chose.")
+if runs is not None and len(runs):
+    st.markdown(f"**Seeds and spread** — the best agent and TiDE retrained with {len(runs)} seed(s); the table above "
+                "pools their forecasts, each row here is one seed"
+                + (f"; every model is scored on the last {result.test_rows:,} held-out windows after a warm start "
+                   f"on the first {result.warm_rows:,}" if result.warm_rows else "") + ".")
+    st.dataframe(runs, width="stretch", key="ptn-runs",
+                 column_config={c: st.column_config.NumberColumn(format="%.3f" if "skill" in c else "%.1f")
+                                for c in runs.columns if "steps" not in c})
+    csv_download(runs, "ptn_seeds.csv", "Download per-seed budgets and skills (CSV)")
 budgets = getattr(result, "budgets", None)
 if budgets is not None and len(budgets):
     st.markdown("**The budgets behind the comparison** — every model's training wall time and optimizer steps; "
@@ -151,7 +168,12 @@ with c1:
     st.plotly_chart(fig, width="stretch", key="ptn-crps")
     csv_download(result.crps, "ptn_test_crps.csv", "Download per-forecast CRPS (CSV)", index=False)
 with c2:
-    st.plotly_chart(plots.architecture_bars(result.architecture), width="stretch", key="ptn-arch-final")
+    searched = getattr(result, "searched_architecture", None) or result.architecture
+    st.plotly_chart(plots.architecture_bars(searched), width="stretch", key="ptn-arch-final")
+    if getattr(result, "derived", None):
+        st.caption("Architecture weights of the best agent at the end of its search run. Retrained with: "
+                   + "; ".join(f"{k}: **{v}**" for k, v in result.derived.items())
+                   + " (the strongest candidate; within 0.01 of it, the cheapest per step).")
     agents = pd.DataFrame([{"generation": a.generation, **a.hparams, "fitness": a.fitness,
                             "validation fitness": a.val_fitness} for a in result.agents])
     csv_download(agents, "ptn_agents.csv", "Download every agent's hyperparameters and fitness (CSV)", index=False)

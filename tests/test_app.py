@@ -320,8 +320,17 @@ def test_forecasting_page_trains_ptn_in_the_background_and_reports_skill(monkeyp
     assert list(budgets.index) == ["PTN", "TiDE", "deterministic (normal)"]
     assert budgets.loc["TiDE", "training (s)"] >= 0.8 * budgets.loc["PTN", "training (s)"] - 1e-9
     assert budgets.loc["PTN", "optimizer steps"] > 0 and budgets.loc["TiDE", "optimizer steps"] > 0
+    runs = frame_with(at, "TiDE steps")  # one row per seed of the final training, with each seed's skill
+    assert len(runs) == ptn_demo_seeds() and (runs["TiDE (s)"] >= 0.8 * runs["PTN (s)"] - 1e-9).all()
+    assert any("per seed" in m.value and "over 2 seeds" in m.value for m in at.markdown)
     at.radio(key="ptn-kind").set_value("multi-modal").run()
     assert not at.exception
+
+
+def ptn_demo_seeds() -> int:
+    from models import ptn
+
+    return ptn.DEMO.seeds
 
 
 def uploaded_rows_audit(with_probabilities: bool):  # type: ignore[no-untyped-def]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from scipy.integrate import solve_ivp
@@ -216,3 +217,58 @@ def test_device_is_chosen_automatically_and_the_same_code_runs_there():
     model = ptn.build(hparams(), ds, c_t=11, device=ptn.device_for("auto"))
     q = ptn.predict(model, ds.parts["test"])  # inputs follow the model's device; results come back as NumPy
     assert isinstance(q, np.ndarray) and q.shape[-1] == 11
+
+
+def test_derive_keeps_the_strongest_candidate_and_breaks_ties_toward_the_cheapest():
+    arch = {"history": {"attention": 0.2, "conv1d": 0.3, "bigru": 0.5},
+            "forecast collapse": {"conv2d collapse": 0.5, "dense collapse": 0.5},
+            "forecasts": {"attention": 0.334, "conv1d": 0.333, "bigru": 0.333}}
+    assert ptn.derive(arch) == {"history": "bigru", "forecast collapse": "dense collapse", "forecasts": "conv1d"}
+    assert ptn.derive(arch, tie=0.0)["forecasts"] == "attention"  # no tolerance: the largest weight wins
+
+
+def test_a_derived_architecture_has_one_candidate_per_mixed_op_and_trains_weights_only():
+    ds = tiny_dataset()
+    keep = {"history": "conv1d", "forecast collapse": "dense collapse", "forecasts": "attention"}
+    torch.manual_seed(0)
+    model = ptn.build(hparams(), ds, c_t=11, keep=keep)
+    assert {k: list(v) for k, v in model.architecture().items()} == {k: [v] for k, v in keep.items()}
+    assert model.arch_parameters() == []
+    full = ptn.build(hparams(), ds, c_t=11)
+    assert sum(p.numel() for p in model.parameters()) < sum(p.numel() for p in full.parameters())
+    seen = ds.parts["darts_train"]
+    before = ptn.crps_numpy(ptn.predict(model, seen), seen.target).mean()
+    ptn.train_darts(model, hparams(), seen, ds.parts["darts_val"], epochs=6, seed=0)
+    assert ptn.crps_numpy(ptn.predict(model, seen), seen.target).mean() < before
+    with pytest.raises(ValueError, match="no candidate 'lstm'"):
+        ptn.build(hparams(), ds, c_t=11, keep={"history": "lstm"})
+
+
+def test_verdict_text_never_calls_a_seed_split_a_win():
+    skill = pd.DataFrame({"vs TiDE": [0.1, 0.05, 0.0, 0.6]}, index=ptn.SEED_TABLE_5_2.index)
+    runs = pd.DataFrame({"median skill vs TiDE": [0.04, 0.06]})
+    assert "**beats** the TiDE baseline" in ptn.verdict_text(skill, runs)
+    assert "+0.040 to +0.060 over 2 seeds" in ptn.verdict_text(skill, runs)
+    assert "**is mixed against**" in ptn.verdict_text(skill, pd.DataFrame({"median skill vs TiDE": [-0.01, 0.11]}))
+    lost = skill.assign(**{"vs TiDE": -skill["vs TiDE"]})
+    assert "**does not beat**" in ptn.verdict_text(lost, pd.DataFrame({"median skill vs TiDE": [-0.04, -0.06]}))
+    assert "per seed" not in ptn.verdict_text(skill)  # one run: no spread to show
+
+
+def test_the_run_warm_starts_retrains_per_seed_and_gives_tide_its_share_of_the_time(monkeypatch):
+    real = FD.lorenz_dataset
+    monkeypatch.setattr(FD, "lorenz_dataset", lambda *a, **k: real(1, 1, k.get("seed", 0), nvar_steps=200,
+                                                                    progress=k.get("progress")))
+    config = ptn.PTNConfig(population=2, generations=1, epochs=1, final_epochs=1, quantiles=11, seeds=2,
+                           warm_epochs=1, fitness_samples=64, hidden_sizes=(24,))
+    records = []
+    result = ptn.train(config, lambda **r: records.append(r))
+    assert len(result.runs) == 2 and result.runs.index.is_unique  # two seeds, one row each
+    assert result.warm_rows > 0 and result.warm_rows + result.test_rows == len(
+        real(1, 1, 0, nvar_steps=200)[0].parts["test"])
+    assert len(result.crps) == result.test_rows  # scored on the held-out windows the warm start never saw
+    assert (result.runs["TiDE (s)"] >= config.tide_time_share * result.runs["PTN (s)"] - 1e-9).all()
+    assert set(result.derived) == {"history", "forecast collapse", "forecasts"}
+    assert {k: list(v) for k, v in result.architecture.items()} == {k: [v] for k, v in result.derived.items()}
+    assert records[-1]["done"] == records[-1]["total"] == config.total_units()
+    assert max(r["done"] for r in records) <= config.total_units()
