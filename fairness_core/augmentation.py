@@ -68,14 +68,26 @@ def distance_table(real: pd.Series, synthetic: pd.Series, target: Mapping[str, f
 
 def per_group_distance_table(real: pd.Series, real_groups: pd.Series, synthetic: pd.Series,
                              synthetic_groups: pd.Series, target: Mapping[str, float]) -> pd.DataFrame:
-    """Like :func:`distance_table`, but each distance is the mean over groups of the distance of
-    that group's category mix to the target (the diversity objective acts within every group)."""
-    def mean_distances(values: pd.Series, groups: pd.Series) -> dict[str, float]:
-        per = [distances(values[groups.to_numpy() == g], target) for g in pd.unique(groups)]
-        return {k: float(np.mean([d[k] for d in per])) for k in per[0]}
+    """Like :func:`distance_table`, but each distance is a mean over groups of the distance of that
+    group's category mix to the target (the diversity objective acts within every group).
 
-    return _table(mean_distances(synthetic.reset_index(drop=True), synthetic_groups.reset_index(drop=True)),
-                  mean_distances(real.reset_index(drop=True), real_groups.reset_index(drop=True)))
+    The first three columns weight each group by its number of real rows, so the table speaks for
+    the people in the data; the ``(unweighted)`` columns give every group the same weight, as the
+    thesis's Table 3.5 does, where a few tiny groups can carry the whole improvement. Groups
+    without synthetic rows are left out of both sides."""
+    real, real_groups = real.reset_index(drop=True), real_groups.reset_index(drop=True)
+    synthetic, synthetic_groups = synthetic.reset_index(drop=True), synthetic_groups.reset_index(drop=True)
+    groups = [g for g in pd.unique(real_groups) if (synthetic_groups.to_numpy() == g).any()]
+    size = np.array([(real_groups.to_numpy() == g).sum() for g in groups], dtype=float)
+
+    def mean_distances(values: pd.Series, labels: pd.Series, weights: np.ndarray) -> dict[str, float]:
+        per = [distances(values[labels.to_numpy() == g], target) for g in groups]
+        return {k: float(np.average([d[k] for d in per], weights=weights)) for k in per[0]}
+
+    weighted = _table(mean_distances(synthetic, synthetic_groups, size), mean_distances(real, real_groups, size))
+    flat = np.ones(len(groups))
+    plain = _table(mean_distances(synthetic, synthetic_groups, flat), mean_distances(real, real_groups, flat))
+    return weighted.join(plain.add_suffix(" (unweighted)"))
 
 
 def group_share_table(real: pd.Series, real_groups: pd.Series, synthetic: pd.Series, synthetic_groups: pd.Series,
@@ -120,11 +132,19 @@ def bias_by_group(y_true: npt.ArrayLike, y_pred: npt.ArrayLike, groups: npt.Arra
     return out
 
 
-def summarize(runs: pd.DataFrame, names: Iterable[str] = TABLE_3_4) -> pd.DataFrame:
+#: Groups with fewer test rows than this are flagged: their bias metrics swing between seeds.
+MIN_TEST_ROWS = 30
+
+
+def summarize(runs: pd.DataFrame, names: Iterable[str] = TABLE_3_4, min_rows: int = MIN_TEST_ROWS) -> pd.DataFrame:
     """Mean and spread over seeds, before (``real``) and after (``augmented``), with the
     improvement |before − pivot| − |after − pivot| (> 0: closer to no bias).
 
-    ``runs`` is long: columns seed, data ("real" / "augmented"), group, and one column per metric.
+    ``improves`` reads the improvement against its noise: "yes" / "no" only when it is more than
+    twice its standard error over the classifier seeds (√(sd²_real/k + sd²_augmented/k)); "within
+    seed noise" otherwise; "too few test rows" when the group has fewer than ``min_rows`` test
+    rows (n); "undefined" when a metric is. ``runs`` is long: columns seed, data ("real" /
+    "augmented"), group, n, and one column per metric.
     """
     out = []
     for name in names:
@@ -135,9 +155,20 @@ def summarize(runs: pd.DataFrame, names: Iterable[str] = TABLE_3_4) -> pd.DataFr
             mb, ma = _mean(before), _mean(after)
             imp = abs(mb - pivot) - abs(ma - pivot) if np.isfinite(mb) and np.isfinite(ma) else np.nan
             n = int(part["n"].iloc[0]) if "n" in part else None
-            out.append({"metric": name, "group": g, **({"n": n} if n is not None else {}), "real": mb, "real sd": _sd(before), "augmented": ma,
-                        "augmented sd": _sd(after), "improvement": imp,
-                        "improves": "yes" if imp > 0 else ("no" if imp <= 0 else "undefined")})
+            sb, sa = _sd(before), _sd(after)
+            k = max(min(np.isfinite(before).sum(), np.isfinite(after).sum()), 1)
+            se = float(np.sqrt(np.nan_to_num(sb) ** 2 / k + np.nan_to_num(sa) ** 2 / k))
+            if not np.isfinite(imp):
+                word = "undefined"
+            elif n is not None and n < min_rows:
+                word = "too few test rows"
+            elif abs(imp) <= 2 * se:
+                word = "within seed noise"
+            else:
+                word = "yes" if imp > 0 else "no"
+            out.append({"metric": name, "group": g, **({"n": n} if n is not None else {}), "real": mb, "real sd": sb,
+                        "augmented": ma, "augmented sd": sa, "improvement": imp, "improvement se": se,
+                        "improves": word})
     return pd.DataFrame(out)
 
 

@@ -17,13 +17,17 @@ import pandas as pd
 import torch
 from torch import nn
 
-from fairness_core import augmentation
+from fairness_core import augmentation, realism
 from fairness_core.ensemble import make_design
 from fairness_core.jobs import Cancelled
 
 from . import hydragan as H
 
-MODES = ("real + synthetic", "synthetic only")
+#: How the "after" classifier is trained: on synthetic rows only (the thesis's setting, the default)
+#: or on the real training rows plus the synthetic ones.
+MODES = ("synthetic only", "real + synthetic")
+#: Realism references and the synthetic rows, in the order the realism table lists them.
+REALISM_ROWS = ("synthetic (HydraGAN)", "real (another sample)", "independent columns")
 FIT_UNITS = 100  # progress units per classifier fit, beside one unit per GAN step
 
 
@@ -60,6 +64,11 @@ class ExperimentResult:
     summary: pd.DataFrame
     train_rows: int
     test_rows: int
+    mode: str = MODES[0]
+    #: Classifier two-sample tests against the held-out real rows: AUC, interval, n per side
+    realism: pd.DataFrame = field(default_factory=pd.DataFrame)
+    marginals: pd.DataFrame = field(default_factory=pd.DataFrame)  # per column, synthetic vs held-out real
+    correlations: pd.DataFrame = field(default_factory=pd.DataFrame)  # max/mean |Δ correlation| per row of realism
 
 
 def split(data: pd.DataFrame, columns: list[str], test_size: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -170,6 +179,9 @@ def run(config: ExperimentConfig, data: pd.DataFrame, on_progress: Callable[...,
                 on_progress(phase="evaluate", done=done, total=total,
                             message=f"classifier on {name} data, seed {seed}")
     runs_df = pd.concat(runs, ignore_index=True)
+    if on_progress is not None:
+        on_progress(phase="evaluate", done=done, total=total, message="two-sample tests of realism")
+    real_table, marginals, correlations = assess_realism(model, train_df, test_df, gan.seed)
     return ExperimentResult(
         model=model, synthetic=synthetic,
         condition_shares=augmentation.share_table(real_cond, syn_cond, quota),
@@ -178,4 +190,46 @@ def run(config: ExperimentConfig, data: pd.DataFrame, on_progress: Callable[...,
         label_distances=augmentation.per_group_distance_table(real_label, real_cond, syn_label, syn_cond, target),
         label_group_shares=augmentation.group_share_table(real_label, real_cond, syn_label, syn_cond,
                                                           list(target)[-1], list(target.values())[-1]),
-        runs=runs_df, summary=augmentation.summarize(runs_df), train_rows=len(train_df), test_rows=len(test_df))
+        runs=runs_df, summary=augmentation.summarize(runs_df), train_rows=len(train_df), test_rows=len(test_df),
+        mode=config.mode, realism=real_table, marginals=marginals, correlations=correlations)
+
+
+def assess_realism(model: H.HydraGAN, train_df: pd.DataFrame, test_df: pd.DataFrame,
+                   seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Can a classifier tell synthetic rows from held-out real ones?
+
+    Every set compared with the held-out real rows has their exact mix of groups × diversity
+    categories, so the test sees realism alone (not the quotas or targets that were asked for):
+    synthetic rows generated cell by cell, another sample of real (training) rows — the floor a
+    perfect generator would reach — and rows whose columns are drawn independently within each
+    cell — what a generator that learned only per-group marginals would reach. Cells with no
+    training rows are left out of every set."""
+    schema = model.schema
+    strata = lambda df: (H.condition_labels(df, schema.condition_columns) + "\x1f"  # noqa: E731
+                         + df[schema.diversity_column].astype(str))
+    test_strata, train_strata = strata(test_df), strata(train_df)
+    usable = test_strata.isin(set(train_strata))
+    test_df, test_strata = test_df[usable.to_numpy()].reset_index(drop=True), test_strata[usable].reset_index(drop=True)
+    counts = test_strata.value_counts().sort_index()
+    if schema.label_condition:
+        table = np.zeros((len(schema.conditions), len(schema.label_categories)), dtype=int)
+        for key, k in counts.items():
+            cond, label = key.split("\x1f")
+            table[schema.conditions.index(cond), schema.label_categories.index(label)] = k
+        synthetic = model.sample_cells(table, seed=seed + 2)
+    else:  # draw more rows than needed at the test rows' group mix and keep each cell's count
+        quota = H.condition_labels(test_df, schema.condition_columns).value_counts(normalize=True).to_dict()
+        pool = model.sample(4 * len(test_df), quota, seed=seed + 2)
+        synthetic = realism.matched_sample(pool, strata(pool), counts[counts.index.isin(set(strata(pool)))], seed)
+    columns = list(test_df.columns)
+    sets = {REALISM_ROWS[0]: synthetic[columns],
+            REALISM_ROWS[1]: realism.matched_sample(train_df, train_strata, counts, seed)[columns],
+            REALISM_ROWS[2]: realism.independent_columns(train_df, train_strata, counts, seed)[columns]}
+    rows, corr = [], []
+    for name, frame in sets.items():
+        result = realism.c2st(test_df, frame, seed=seed)
+        rows.append({"rows": name, "AUC": result.auc, "95% low": result.low, "95% high": result.high,
+                     "n per side": result.n_real, "reading": result.reading()})
+        corr.append({"rows": name, **realism.correlation_distance(test_df, frame)})
+    return (pd.DataFrame(rows).set_index("rows"), realism.marginal_distances(test_df, synthetic[columns]),
+            pd.DataFrame(corr).set_index("rows"))

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fairness_core import datasets, plots
+from fairness_core import augmentation, datasets, plots
 from models import experiment, hydragan
 from ui import jobs
 from ui.state import page_setup
@@ -35,10 +35,12 @@ def uploaded_table() -> tuple[pd.DataFrame, str, list[str]] | None:
 st.title("Synthetic data: Conditional HydraGAN")
 st.markdown("Underrepresented groups get worse models. **Conditional HydraGAN** (Briscoe, The Art of Fairness, §3.5) generates synthetic rows "
             "for any mix of protected groups you ask for (the *condition* makes the group quotas exact) while a "
-            "Wasserstein critic keeps each group's rows realistic and a *diversity* objective pulls the share of a "
-            "chosen category (the label) in every group toward a target. A classifier is then trained on real data "
-            "and on real + synthetic data and tested on held-out real rows: **OFI says whether the synthetic rows "
-            "reduced algorithmic bias for each group**.")
+            "Wasserstein critic keeps each group's rows realistic. The share of a chosen category (the label) in "
+            "every group is set to a target: exactly, by making the category part of the condition (the default), "
+            "or by the thesis's *diversity* objective. A classifier two-sample test then asks whether the synthetic "
+            "rows can be told from held-out real ones, and a classifier trained on real data and on synthetic data "
+            "(only, as in the thesis, or added to the real rows) is tested on held-out real rows: **OFI says whether "
+            "the synthetic rows reduced algorithmic bias for each group**.")
 
 sources = {k: v for k, v in datasets.ROW_DEMOS.items()}
 if uploaded_table() is not None:
@@ -92,9 +94,12 @@ with st.expander("Training budget and objective weights", icon=":material/tune:"
     steps = int(s1.number_input("Generator steps", 10, 20000, 1500, 100, key="gan-steps",
                                 help="Speed depends on the machine and on what else it runs: bench/hydragan.py measured 38 steps/s on one core and 80 on two with nothing else running, and 23–27 with the page open beside it. The progress bar estimates the time left from the recent pace."))
     batch = int(s2.select_slider("Batch size", [64, 128, 256, 512], 256, key="gan-batch"))
+    label_condition = st.session_state.get("gan-labelcond", True)
     div_weight = float(s3.number_input("Diversity weight", 0.0, 1000.0, 10.0, 1.0, key="gan-divw",
-                                       help="0 switches the diversity objective off; realism alone then keeps "
-                                            "each group's real label mix."))
+                                       disabled=label_condition,
+                                       help="The thesis's diversity objective (used when the category is not part "
+                                            "of the condition). 0 switches it off; realism alone then keeps each "
+                                            "group's real label mix."))
     gp_weight = float(s4.number_input("Gradient-penalty weight λ", 0.0, 100.0, 10.0, 1.0, key="gan-gp"))
     s1, s2, s3, s4 = st.columns(4)
     lr = float(s1.select_slider("Learning rate", [5e-5, 1e-4, 2e-4, 5e-4, 1e-3], 2e-4, key="gan-lr"))
@@ -103,9 +108,16 @@ with st.expander("Training budget and objective weights", icon=":material/tune:"
                                 key="gan-nsyn"))
     n_eval = int(s4.number_input("Classifier seeds", 1, 10, 3, key="gan-evalseeds"))
     s1, s2, s3 = st.columns(3)
-    mode = s1.radio("Augmented classifier trains on", experiment.MODES, key="gan-mode", horizontal=True)
+    mode = s1.radio("Augmented classifier trains on", experiment.MODES, key="gan-mode", horizontal=True,
+                    help="Synthetic only: the thesis's setting (the classifier never sees a real row). Real + "
+                         "synthetic: the synthetic rows are added to the real training rows.")
     epochs = int(s2.number_input("Classifier epochs", 1, 100, 8, key="gan-epochs"))
     sees = s3.toggle("Classifier sees the protected attributes", value=True, key="gan-sees")
+    st.toggle("Condition on the diversity category (its target met exactly in every group)", value=True,
+              key="gan-labelcond",
+              help="On: the category joins the condition, so each group's synthetic rows are split by the target "
+                   "to within one row, large groups included. Off: the thesis's diversity objective pulls the "
+                   "generated shares toward the target during training, which moves small groups more than large.")
 
 
 def shares_from(table: pd.DataFrame, name_col: str, what: str) -> dict[str, float] | None:
@@ -129,7 +141,8 @@ if quota is not None and div_target is not None:
     config = experiment.ExperimentConfig(
         gan=hydragan.HydraConfig(condition_columns=list(chosen), diversity_column=div_col,
                                  diversity_target=div_target, steps=steps, batch_size=batch,
-                                 diversity_weight=div_weight, gp_weight=gp_weight, lr=lr, seed=seed),
+                                 diversity_weight=div_weight, gp_weight=gp_weight, lr=lr, seed=seed,
+                                 label_condition=label_condition),
         label=label, quota=quota, n_synthetic=n_syn or None, mode=mode,
         eval_seeds=list(range(seed, seed + n_eval)), epochs=epochs, classifier_sees_protected=sees, threads=1)
 
@@ -142,7 +155,10 @@ if st.button("Train and evaluate", type="primary", key="gan-train", icon=":mater
                      lane="torch")
     if job is not None:
         st.session_state["gan-description"] = (f"{sources[source]}; condition {' × '.join(chosen)}; "
-                                               f"{steps:,} steps; diversity on {div_col} toward the {preset} (weight {div_weight:g})")
+                                               f"{steps:,} steps; {div_col} toward the {preset} "
+                                               + ("(exact, by the condition)" if label_condition
+                                                  else f"(diversity objective, weight {div_weight:g})")
+                                               + f"; after: trained on {mode}")
         st.rerun()
 
 
@@ -157,8 +173,9 @@ def draw(snap) -> None:  # type: ignore[no-untyped-def]
     m3.metric("Wasserstein estimate", f"{-records['critic'].tail(50).mean():.3f}",
               help="E D(real) − E D(fake), mean of the last 50 steps: shrinks as fake rows become realistic.")
     quality = records["quality"].dropna() if "quality" in records else pd.Series(dtype=float)
-    m4.metric("Diversity gap", f"{quality.iloc[-1]:.3f}" if len(quality) else "—",
-              help="Mean |generated − target| share of the diversity category over groups (every 100 steps).")
+    m4.metric("Diversity gap", f"{quality.iloc[-1]:.3f}" if len(quality) else ("exact" if label_condition else "—"),
+              help="Mean |generated − target| share of the diversity category over groups (every 100 steps); "
+                   "exact when the category is part of the condition.")
     st.plotly_chart(plots.gan_training_curves(records), width="stretch", key=f"gan-curves-{len(records)}")
 
 
@@ -181,18 +198,63 @@ st.caption(f"{md_escape(description)} · trained on {result.train_rows:,} real r
            f"rows · {len(result.synthetic):,} synthetic rows")
 ofi = result.summary[result.summary["metric"] == "OFI"]
 better = int((ofi["improves"] == "yes").sum())
-t1, t2, t3 = st.columns(3)
-t1.metric("Groups whose OFI moved toward 0", f"{better} of {len(ofi)}")
+readable = int((~ofi["improves"].isin(["too few test rows", "undefined"])).sum())
+mode_used = getattr(result, "mode", "real + synthetic")
+realism_table = getattr(result, "realism", pd.DataFrame())
+t1, t2, t3, t4 = st.columns(4)
+t1.metric("Groups whose OFI moved toward 0", f"{better} of {len(ofi)}",
+          help=f"Beyond twice its standard error over the classifier seeds; {readable} of {len(ofi)} groups have "
+               f"at least {augmentation.MIN_TEST_ROWS} test rows and a defined OFI.")
 acc = result.runs.groupby("data")["accuracy"].mean()
-t2.metric("Test accuracy, real → augmented", f"{acc['real']:.3f} → {acc['augmented']:.3f}")
+t2.metric("Test accuracy, real → augmented", f"{acc['real']:.3f} → {acc['augmented']:.3f}",
+          help=f"Augmented: trained on {mode_used}.")
 t3.metric("Condition quota met (KS to target)", f"{result.condition_distances.loc['KS statistic', 'synthetic']:.3f}")
+if len(realism_table):
+    row = realism_table.iloc[0]
+    t4.metric("Realism: two-sample AUC", f"{row['AUC']:.3f}",
+              help="0.5: a classifier cannot tell the synthetic rows from held-out real ones; 1: it always can. "
+                   f"95 % interval {row['95% low']:.3f}–{row['95% high']:.3f}.")
+
+if len(realism_table):
+    st.subheader("Realism: can the synthetic rows be told from real ones?")
+    ref, indep = realism_table.iloc[1], realism_table.iloc[2]
+    st.markdown(f"Synthetic rows: {md_escape(realism_table.iloc[0]['reading'])}. For scale: another sample of real "
+                f"rows scores {ref['AUC']:.3f}, rows with every column drawn on its own within each group and label "
+                f"score {indep['AUC']:.3f}.")
+    r1, r2 = st.columns([3, 2])
+    with r1:
+        fig = plots.c2st_chart(realism_table)
+        st.plotly_chart(fig, width="stretch", key="gan-c2st")
+    with r2:
+        st.dataframe(styled(realism_table.drop(columns="reading"), 3), width="stretch", key="gan-c2st-table")
+        csv_download(realism_table, "hydragan_realism.csv", "Download the two-sample tests (CSV)")
+        corr = getattr(result, "correlations", pd.DataFrame())
+        if len(corr):
+            st.dataframe(styled(corr.rename(columns={"max": "largest |Δ correlation|", "mean": "mean |Δ correlation|",
+                                                     "columns": "numeric columns"}), 3),
+                         width="stretch", key="gan-corr")
+    st.caption("A gradient-boosted classifier, cross-fitted over 5 folds, tries to tell each set from the held-out "
+               "real rows; every set has exactly their mix of groups × label, so only realism is tested, not the "
+               "quotas or targets. Interval: Hanley and McNeil's standard error. Correlations: Pearson, between "
+               "numeric columns, synthetic minus held-out real.")
+    with st.expander("Each column: synthetic vs held-out real", icon=":material/table:"):
+        st.dataframe(styled(result.marginals, 3), width="stretch", key="gan-marginals")
+        csv_download(result.marginals, "hydragan_marginals.csv", "Download (CSV)")
+        st.caption("Numeric columns: Kolmogorov–Smirnov statistic, moments and the share of the most common real "
+                   "value (a count's spike at zero); categorical: total variation distance.")
 
 st.subheader("Before and after: the audit (the thesis's Table 3.4)")
+st.caption(f"Before: a classifier trained on the {result.train_rows:,} real training rows. After: trained on "
+           f"**{md_escape(mode_used)}**. Both tested on the same {result.test_rows:,} held-out real rows.")
 fig = plots.before_after(result.summary)
 st.plotly_chart(fig, width="stretch", key="gan-before-after")
 html_download(fig, "hydragan_before_after.html", key="gan-before-after-html")
 st.dataframe(styled(result.summary, 4), hide_index=True, width="stretch", key="gan-summary",
-             column_config={"improves": st.column_config.TextColumn(help="|real − pivot| − |augmented − pivot| > 0")})
+             column_config={"n": st.column_config.NumberColumn("test n", help="held-out real rows of the group"),
+                            "improves": st.column_config.TextColumn(
+                                help="|real − pivot| − |augmented − pivot|: yes/no only beyond twice its standard "
+                                     f"error over the classifier seeds; groups under {augmentation.MIN_TEST_ROWS} "
+                                     "test rows are too few to read")})
 b1, b2 = st.columns(2)
 with b1:
     csv_download(result.summary, "hydragan_bias_summary.csv", "Download summary (CSV)", index=False)
@@ -200,7 +262,8 @@ with b2:
     csv_download(result.runs, "hydragan_bias_runs.csv", "Download every seed's run (CSV)", index=False)
 st.caption("Each group is compared with the rest of the test rows. Improvement = |real − pivot| − |augmented − pivot| "
            "(pivot 0, or 1 for DI): positive means closer to no bias. Spread: the standard deviation over classifier "
-           "seeds (the GAN is trained once). Groups with few test rows move a lot between seeds: read their n.")
+           f"seeds (the GAN is trained once). Groups with fewer than {augmentation.MIN_TEST_ROWS} test rows are "
+           "flagged: their metrics swing between seeds.")
 
 st.subheader("Distributions against the targets (the thesis's Table 3.5)")
 d1, d2 = st.columns(2)
@@ -215,11 +278,14 @@ with d2:
     fig = plots.share_bars(category, f"{dcol} = {category.attrs.get('category', '')} within each group: real vs "
                                      "synthetic vs target")
     st.plotly_chart(fig, width="stretch", key="gan-label-bars")
-    st.dataframe(styled(result.label_distances, 4, {"improvement": "{:.1%}"}), width="stretch", key="gan-label-dist")
+    st.dataframe(styled(result.label_distances, 4, {"improvement": "{:.1%}", "improvement (unweighted)": "{:.1%}"}),
+                 width="stretch", key="gan-label-dist")
     csv_download(result.label_distances, "hydragan_label_distances.csv", "Download (CSV)")
 st.caption("KS statistic over the categories' CDFs, KL divergence D(observed ‖ target) and Jensen–Shannon distance "
-           "(natural log), from SciPy; for the diversity category, the mean over groups of each group's distance. "
-           "Improvement = 1 − synthetic/real, undefined where the real rows already match the target.")
+           "(natural log), from SciPy. For the diversity category, the mean over groups of each group's distance, "
+           "weighted by the group's real rows (first columns) and unweighted as in the thesis's Table 3.5, where "
+           "tiny groups can carry the whole improvement. Improvement = 1 − synthetic/real, undefined where the real "
+           "rows already match the target.")
 
 st.subheader("Synthetic rows")
 st.dataframe(result.synthetic.head(200), width="stretch", key="gan-samples")

@@ -37,10 +37,13 @@ def test_schema_shapes_and_condition_handling():
     schema = H.fit_schema(df, cfg)
     assert schema.conditions == ["A & F", "A & M", "B & F", "B & M"]
     assert [c["name"] for c in schema.numeric] == ["x", "count"] and schema.numeric[1]["integer"]
-    assert [c["name"] for c in schema.categorical] == ["y"] and schema.data_dim == 4
+    # the label joins the condition (not generated); count's five values are each a point mass
+    assert schema.categorical == [] and schema.label_categories == ["0", "1"] and schema.condition_dim == 4 + 2
+    assert schema.numeric[1]["spikes"] == [0, 1, 2, 3, 4] and schema.numeric[1]["means"] == []
+    assert schema.data_dim == (1 + len(schema.numeric[0]["means"])) + (1 + 5)
     x, cond = H.encode(df, schema)
-    assert x.shape == (100, 4) and set(cond.tolist()) == {0, 1, 2, 3}
-    gen = H.Generator(cfg.noise_dim, 4, schema.data_dim, cfg.hidden)
+    assert x.shape == (100, schema.data_dim) and set(cond.tolist()) == {0, 1, 2, 3}
+    gen = H.Generator(cfg.noise_dim, schema.condition_dim, schema.data_dim, cfg.hidden)
     model = H.HydraGAN(cfg, schema, gen)
     out = model.sample(103, {"A & F": 1, "B & M": 2}, seed=3)
     assert list(out.columns) == ["group", "sex", "x", "count", "y"]
@@ -82,10 +85,12 @@ def test_diversity_loss_is_the_mse_of_per_condition_proportions():
 
 
 def test_short_seeded_run_learns_realism_and_diversity():
+    """The thesis's diversity objective (label not in the condition) pulls the shares toward the target."""
     df = toy(200)
-    cfg = config(diversity_target={"0": 0.1, "1": 0.9}, diversity_weight=20.0)
-    untrained = H.HydraGAN(cfg, H.fit_schema(df, cfg),
-                           H.Generator(cfg.noise_dim, 2, H.fit_schema(df, cfg).data_dim, cfg.hidden))
+    cfg = config(diversity_target={"0": 0.1, "1": 0.9}, diversity_weight=20.0, label_condition=False)
+    schema = H.fit_schema(df, cfg)
+    assert [c["name"] for c in schema.categorical] == ["sex", "y"] and not schema.label_condition
+    untrained = H.HydraGAN(cfg, schema, H.Generator(cfg.noise_dim, schema.condition_dim, schema.data_dim, cfg.hidden))
     records: list[dict] = []
     model = H.train(cfg, df, on_progress=lambda **r: records.append(r))
     assert len(records) == 300 and records[-1]["done"] == 300
@@ -150,6 +155,12 @@ def test_experiment_end_to_end_small():
     assert set(res.runs["data"]) == {"real", "augmented"} and len(res.runs) == 2 * 2 * 2
     assert set(res.summary["metric"]) == set(augmentation.TABLE_3_4)
     assert res.train_rows + res.test_rows == 300
+    assert res.mode == "synthetic only"  # the thesis's setting is the default, and the result says so
+    assert list(res.realism.index) == list(E.REALISM_ROWS)
+    assert ((res.realism["95% low"] <= res.realism["AUC"]) & (res.realism["AUC"] <= res.realism["95% high"])).all()
+    assert (res.realism["n per side"] == res.test_rows).all()  # every test cell has training rows here
+    assert set(res.marginals.index) == set(df.columns) and set(res.correlations.index) == set(E.REALISM_ROWS)
+    assert {"synthetic (unweighted)", "real (unweighted)"} <= set(res.label_distances.columns)
 
 
 def test_bias_by_group_is_each_group_against_the_rest():
@@ -179,6 +190,14 @@ def test_distances_against_scipy_definitions():
     assert s.loc["OFI", "improvement"] == pytest.approx(0.11 - 0.03) and s.loc["OFI", "improves"] == "yes"
     assert s.loc["DI", "improvement"] == pytest.approx(0.4 - 0.1)
     assert s.loc["DPPL", "improves"] == "no" and s.loc["OFI", "real sd"] == pytest.approx(np.std([0.1, 0.12], ddof=1))
+    # an improvement inside its seed noise, and a group too small to read, are not called findings
+    noisy = augmentation.summarize(pd.DataFrame({
+        "seed": [0, 1, 0, 1] * 2, "data": ["real", "real", "augmented", "augmented"] * 2,
+        "group": ["a"] * 4 + ["b"] * 4, "n": [200] * 4 + [12] * 4,
+        "OFI": [0.10, 0.30, 0.05, 0.25, 0.10, 0.12, 0.02, 0.04]}), names=["OFI"]).set_index("group")
+    assert noisy.loc["a", "improvement"] == pytest.approx(0.05) and noisy.loc["a", "improves"] == "within seed noise"
+    assert noisy.loc["a", "improvement se"] == pytest.approx(np.sqrt(0.02 / 2 + 0.02 / 2))
+    assert noisy.loc["b", "improves"] == "too few test rows"
 
 
 def test_per_group_label_distances_and_shares():
@@ -191,7 +210,93 @@ def test_per_group_label_distances_and_shares():
     # real: group a has 1/3 zeros (KS |1/3 − 1/2|), b all zeros (KS 1/2); synthetic matches exactly.
     assert table.loc["KS statistic", "real"] == pytest.approx((1 / 6 + 1 / 2) / 2)
     assert table.loc["KS statistic", "synthetic"] == 0 and table.loc["KS statistic", "improvement"] == 1
+    # weighted by real rows: a big group far from the target outweighs a small one on it
+    real = pd.Series(["0"] * 90 + ["0", "1"] * 5)
+    real_g = pd.Series(["big"] * 90 + ["small"] * 10)
+    syn = pd.Series(["0"] * 8 + ["1"] * 2 + ["0", "1"] * 5)
+    syn_g = pd.Series(["big"] * 10 + ["small"] * 10)
+    table = augmentation.per_group_distance_table(real, real_g, syn, syn_g, target)
+    assert table.loc["KS statistic", "real"] == pytest.approx(0.9 * 0.5 + 0.1 * 0.0)
+    assert table.loc["KS statistic", "real (unweighted)"] == pytest.approx((0.5 + 0.0) / 2)
+    assert table.loc["KS statistic", "synthetic"] == pytest.approx(0.9 * 0.3)
+    real, real_g = pd.Series(["1", "1", "0", "0", "0", "0"]), pd.Series(["a", "a", "a", "b", "b", "b"])
+    syn, syn_g = pd.Series(["1", "0", "1", "0"]), pd.Series(["a", "a", "b", "b"])
     shares = augmentation.group_share_table(real, real_g, syn, syn_g, "1", 0.5)
     assert shares.loc["a", "real"] == pytest.approx(2 / 3) and shares.loc["b", "synthetic"] == 0.5
     matched = augmentation.distance_table(pd.Series(["0", "1"]), pd.Series(["0", "0", "1"]), target)
     assert np.isnan(matched.loc["KS statistic", "improvement"])  # real already on target: no ratio
+
+
+def test_mode_specific_normalization_round_trips_and_keeps_point_masses():
+    """A zero-inflated count and a bimodal measurement: encoding then decoding with the encoded
+    modes gives the values back (to rounding), and a value at a point mass is exact (α = 0)."""
+    rng = np.random.default_rng(0)
+    n = 3000
+    counts = np.where(rng.uniform(size=n) < 0.6, 0, rng.poisson(6, n) + 1)
+    bimodal = np.where(rng.uniform(size=n) < 0.5, rng.normal(-10, 1, n), rng.normal(10, 2, n))
+    modes = H.fit_modes(counts.astype(float))
+    assert 0.0 in modes["spikes"]  # 60 % of the rows: a point mass of its own
+    fitted = H.fit_modes(bimodal)
+    assert not fitted["spikes"] and len(fitted["means"]) >= 2
+    assert min(abs(np.array(fitted["means"]) + 10)) < 1 and min(abs(np.array(fitted["means"]) - 10)) < 1
+    for v, c in ((counts.astype(float), modes), (bimodal, fitted)):
+        enc = H.encode_numeric(v, c, np.random.default_rng(1))
+        mode = enc[:, 1:].argmax(1)
+        assert np.allclose(enc[:, 1:].sum(1), 1)
+        back = H.decode_numeric(enc[:, 0], mode, c)
+        spikes = c["spikes"]
+        inside = np.abs(enc[:, 0]) < 0.99  # α clipped at ±0.99: values beyond 4 σ of their mode
+        assert np.allclose(back[inside], v[inside]) and inside.mean() > 0.99
+        at_spike = mode < len(spikes)
+        assert (enc[at_spike, 0] == 0).all() and np.array_equal(back[at_spike], v[at_spike])
+
+
+def test_label_conditioned_sampling_meets_the_target_in_every_group():
+    """Every group's label share equals the target to within one row, whatever the group's size,
+    and sample_cells gives an exact table of groups × labels."""
+    df = toy(300)
+    cfg = config(steps=3, diversity_target={"0": 0.3, "1": 0.7})
+    model = H.train(cfg, df)
+    out = model.sample(1001, {"A": 0.9, "B": 0.1}, seed=0)
+    sizes = out.groupby("group").size()
+    assert sizes.to_dict() == {"A": 901, "B": 100}
+    for g, k in sizes.items():
+        share = (out.loc[out["group"] == g, "y"] == "1").mean()
+        assert abs(share - 0.7) <= 1 / k + 1e-12, (g, share)
+    table = np.array([[5, 0], [2, 7]])
+    cells = model.sample_cells(table, seed=1)
+    assert pd.crosstab(cells["group"], cells["y"]).to_numpy().tolist() == table.tolist()
+    assert list(cells.columns) == list(df.columns)  # the training frame's column order
+    with pytest.raises(ValueError, match="2 × 2 table"):
+        model.sample_cells(np.ones((3, 2)))
+
+
+def test_zero_inflated_count_keeps_its_spike_after_training():
+    """A count that is 0 for 70 % of the rows: the generator keeps the spike (point-mass mode),
+    where the old linear output smeared it (the COMPAS priors_count review)."""
+    rng = np.random.default_rng(3)
+    n = 600
+    g = rng.choice(["A", "B"], n)
+    df = pd.DataFrame({"group": g, "priors": np.where(rng.uniform(size=n) < 0.7, 0, rng.poisson(4, n) + 1),
+                       "y": rng.integers(0, 2, n)})
+    model = H.train(config(steps=300, batch_size=128), df)
+    out = model.sample(4000, seed=0)
+    assert abs((out["priors"] == 0).mean() - 0.7) < 0.1
+    assert out["priors"].min() >= 0 and out["priors"].max() <= df["priors"].max()
+
+
+def test_packed_critic_and_its_gradient_penalty():
+    """PacGAN: the critic scores ``pac`` rows at once; the penalty is on the gradient norm of each pack."""
+    critic = H.Critic(data_dim=3, n_conditions=2, hidden=8, pac=4)
+    x, c = torch.randn(8, 3), torch.zeros(8, 2)
+    assert critic(x, c).shape == (2,)
+
+    class PackedLinear(torch.nn.Module):
+        pac = 2
+
+        def forward(self, x, c):
+            return torch.cat([x, c], 1).reshape(x.shape[0] // 2, -1) @ torch.tensor([3.0, 0, 0, 0, 4, 0])
+
+    # the gradient of each pack of 2 rows × (2 data + 1 condition) is (3, 0, 0, 4, …): norm 5, GP = λ (5 − 1)²
+    real, fake = torch.randn(6, 2), torch.randn(6, 2)
+    assert H.gradient_penalty(PackedLinear(), real, fake, torch.zeros(6, 1), 10.0).item() == pytest.approx(160.0)

@@ -60,6 +60,32 @@ def share_bars(table: pd.DataFrame, title: str) -> go.Figure:
     return _plain(fig, title, height=360)
 
 
+def c2st_chart(table: pd.DataFrame, goal: float | None = None) -> go.Figure:
+    """Classifier two-sample tests as dots with their 95 % intervals (rows of
+    ``models.experiment.assess_realism``'s table: AUC, 95% low, 95% high): 0.5 means a
+    classifier cannot tell the rows from held-out real ones."""
+    names = [str(i) for i in table.index]
+    colors = ["#2a9d8f" if k == 0 else "#8c8c8c" for k in range(len(names))]
+    fig = go.Figure(go.Scatter(
+        x=table["AUC"], y=names, mode="markers", marker=dict(size=13, color=colors),
+        error_x=dict(type="data", symmetric=False, array=table["95% high"] - table["AUC"],
+                     arrayminus=table["AUC"] - table["95% low"], thickness=2, width=6),
+        customdata=np.column_stack([table["95% low"], table["95% high"], table["n per side"]]),
+        hovertemplate="%{y}: AUC %{x:.3f} (95 %: %{customdata[0]:.3f}–%{customdata[1]:.3f}), "
+                      "%{customdata[2]:,} rows per side<extra></extra>", showlegend=False))
+    fig.add_vline(x=0.5, line=dict(color="#222", width=1, dash="dot"),
+                  annotation_text="indistinguishable", annotation_position="top")
+    if goal is not None:
+        fig.add_vline(x=goal, line=dict(color="#c0392b", width=1, dash="dash"),
+                      annotation_text=f"goal ≤ {goal:g}", annotation_position="bottom")
+    lo = min(0.45, float(np.nanmin(table["95% low"])) - 0.02)
+    hi = max(0.75, float(np.nanmax(table["95% high"])) + 0.02)
+    fig.update_xaxes(range=[lo, min(hi, 1.0)], title="classifier AUC, synthetic or reference vs held-out real rows")
+    fig.update_yaxes(autorange="reversed")
+    return _plain(fig, "Can a classifier tell these rows from real ones?<br><sup>two-sample test on held-out real "
+                       "rows at their mix of groups and labels; bars: 95 % intervals</sup>", height=300)
+
+
 def before_after(summary: pd.DataFrame) -> go.Figure:
     """Briscoe 2024, Table 3.4 as a picture: per metric and group, the classifier trained on real data vs
     augmented data (mean ± sd over seeds), with the no-bias pivot as a line."""

@@ -1,0 +1,189 @@
+"""How hard synthetic rows are to tell from real ones.
+
+- :func:`c2st`: the classifier two-sample test (Lopez-Paz and Oquab 2017). A gradient-boosted
+  classifier learns to tell the two sets apart; its cross-validated ROC AUC is the score
+  (0.5: indistinguishable; 1: always told apart), with a Hanley–McNeil 95 % interval. Both sets
+  are given at the same size, so the AUC is not moved by a class imbalance.
+- :func:`marginal_distances`: per column, the Kolmogorov–Smirnov statistic (numeric) or the
+  total variation distance (categorical), with the moments and the largest point mass of
+  each side (a count column's spike at zero, for instance).
+- :func:`correlation_distance`: the largest and mean absolute difference between the two
+  Pearson correlation matrices of the numeric columns.
+- :func:`independent_columns`: a reference sample that keeps every column's distribution within
+  each stratum but no structure between columns: what a generator that learned only
+  per-group marginals would produce.
+
+Pure functions over pandas frames; categorical columns are those that are not numeric.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+__all__ = ["C2ST", "c2st", "marginal_distances", "correlation_distance", "independent_columns",
+           "matched_sample", "design_matrix"]
+
+
+@dataclass(frozen=True)
+class C2ST:
+    """A classifier two-sample test result."""
+
+    auc: float
+    low: float  # 95 % interval (Hanley–McNeil)
+    high: float
+    n_real: int
+    n_other: int
+    folds: int
+
+    def to_dict(self) -> dict[str, float | int]:
+        return asdict(self)
+
+    def reading(self) -> str:
+        """The result in words: whether a classifier can tell the two sets apart at this n."""
+        if self.low > 0.5:
+            return (f"a classifier tells them apart (AUC {self.auc:.3f}, 95 % interval {self.low:.3f}–"
+                    f"{self.high:.3f})")
+        return (f"not told apart at this sample size (AUC {self.auc:.3f}, 95 % interval {self.low:.3f}–"
+                f"{self.high:.3f} includes 0.5)")
+
+
+def design_matrix(frames: list[pd.DataFrame]) -> list[np.ndarray]:
+    """The frames as one numeric design: numeric columns as they are, the others one-hot over the
+    categories of every frame together (so the sets share one encoding)."""
+    columns = list(frames[0].columns)
+    for f in frames[1:]:
+        if list(f.columns) != columns:
+            raise ValueError(f"the frames have different columns: {columns} and {list(f.columns)}")
+    both = pd.concat(frames, ignore_index=True)
+    parts = []
+    for col in columns:
+        s = both[col]
+        if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
+            parts.append(s.to_numpy(dtype=float)[:, None])
+        else:
+            values = s.astype(str).to_numpy()
+            cats = np.unique(values)
+            parts.append((values[:, None] == cats[None, :]).astype(float))
+    x = np.hstack(parts) if parts else np.empty((len(both), 0))
+    bounds = np.cumsum([0, *(len(f) for f in frames)])
+    return [x[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def hanley_mcneil(auc: float, n1: int, n2: int) -> tuple[float, float]:
+    """95 % interval of an AUC from Hanley and McNeil (1982)'s standard error, clipped to [0, 1]."""
+    q1, q2 = auc / (2 - auc), 2 * auc**2 / (1 + auc)
+    var = (auc * (1 - auc) + (n1 - 1) * (q1 - auc**2) + (n2 - 1) * (q2 - auc**2)) / (n1 * n2)
+    half = 1.959963984540054 * np.sqrt(max(var, 0.0))
+    return max(0.0, auc - half), min(1.0, auc + half)
+
+
+def c2st(real: pd.DataFrame, other: pd.DataFrame, folds: int = 5, seed: int = 0, max_iter: int = 100) -> C2ST:
+    """Classifier two-sample test of ``real`` against ``other`` (same columns).
+
+    The larger set is subsampled (seeded) to the smaller one's size; a histogram gradient-boosting
+    classifier (scikit-learn) is cross-fitted over ``folds`` stratified folds and the AUC of its
+    out-of-fold scores is returned with a Hanley–McNeil interval.
+    """
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.metrics import roc_auc_score
+    from sklearn.model_selection import StratifiedKFold
+
+    n = min(len(real), len(other))
+    if n < 2 * folds:
+        raise ValueError(f"{n} rows per set are too few for a {folds}-fold two-sample test (need {2 * folds})")
+    rng = np.random.default_rng(seed)
+    real = real.iloc[np.sort(rng.choice(len(real), n, replace=False))] if len(real) > n else real
+    other = other.iloc[np.sort(rng.choice(len(other), n, replace=False))] if len(other) > n else other
+    xr, xo = design_matrix([real.reset_index(drop=True), other.reset_index(drop=True)])
+    x, y = np.vstack([xr, xo]), np.r_[np.zeros(n), np.ones(n)]
+    scores = np.empty(2 * n)
+    for train, test in StratifiedKFold(folds, shuffle=True, random_state=seed).split(x, y):
+        clf = HistGradientBoostingClassifier(max_iter=max_iter, random_state=seed)
+        clf.fit(x[train], y[train])
+        scores[test] = clf.predict_proba(x[test])[:, 1]
+    auc = float(roc_auc_score(y, scores))
+    low, high = hanley_mcneil(auc, n, n)
+    return C2ST(auc, low, high, n, n, folds)
+
+
+def _is_numeric(s: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+
+
+def marginal_distances(real: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
+    """Per column: the distance between the two marginals and what each side looks like.
+
+    Numeric: Kolmogorov–Smirnov statistic, means, standard deviations and the share of the most
+    common value (the spike). Categorical: total variation distance ½ Σ |p − q| and the share of
+    the most common category.
+    """
+    rows = []
+    for col in real.columns:
+        a, b = real[col], other[col]
+        if _is_numeric(a) and _is_numeric(b):
+            va, vb = a.to_numpy(dtype=float), b.to_numpy(dtype=float)
+            mode = pd.Series(va).mode().iloc[0]
+            rows.append({"column": col, "kind": "numeric", "distance": float(stats.ks_2samp(va, vb).statistic),
+                         "measure": "Kolmogorov–Smirnov", "real mean": va.mean(), "synthetic mean": vb.mean(),
+                         "real sd": va.std(), "synthetic sd": vb.std(), "most common (real)": str(mode),
+                         "its share, real": float(np.mean(va == mode)),
+                         "its share, synthetic": float(np.mean(vb == mode))})
+        else:
+            pa = a.astype(str).value_counts(normalize=True)
+            pb = b.astype(str).value_counts(normalize=True)
+            p = pd.concat([pa, pb], axis=1).fillna(0.0).to_numpy()
+            mode = str(pa.index[0])
+            rows.append({"column": col, "kind": "categorical", "distance": float(0.5 * np.abs(p[:, 0] - p[:, 1]).sum()),
+                         "measure": "total variation", "real mean": np.nan, "synthetic mean": np.nan,
+                         "real sd": np.nan, "synthetic sd": np.nan, "most common (real)": mode,
+                         "its share, real": float(pa.iloc[0]), "its share, synthetic": float(pb.get(mode, 0.0))})
+    return pd.DataFrame(rows).set_index("column")
+
+
+def correlation_distance(real: pd.DataFrame, other: pd.DataFrame) -> dict[str, float]:
+    """Largest and mean absolute difference of the Pearson correlations between numeric columns
+    (upper triangle); NaN where fewer than two numeric columns vary on both sides."""
+    cols = [c for c in real.columns if _is_numeric(real[c]) and _is_numeric(other[c])
+            and real[c].nunique() > 1 and other[c].nunique() > 1]
+    if len(cols) < 2:
+        return {"max": float("nan"), "mean": float("nan"), "columns": len(cols)}
+    diff = np.abs(real[cols].astype(float).corr().to_numpy() - other[cols].astype(float).corr().to_numpy())
+    upper = diff[np.triu_indices(len(cols), 1)]
+    return {"max": float(upper.max()), "mean": float(upper.mean()), "columns": len(cols)}
+
+
+def matched_sample(pool: pd.DataFrame, pool_strata: pd.Series, counts: pd.Series, seed: int = 0) -> pd.DataFrame:
+    """Rows of ``pool`` with ``counts[s]`` rows from each stratum ``s`` (without replacement where
+    the stratum has enough rows, with replacement where it has fewer)."""
+    rng = np.random.default_rng(seed)
+    strata = pool_strata.to_numpy()
+    picks = []
+    for s, k in counts.items():
+        idx = np.flatnonzero(strata == s)
+        if k <= 0:
+            continue
+        if len(idx) == 0:
+            raise ValueError(f"stratum {s!r} has no rows to draw from")
+        picks.append(rng.choice(idx, int(k), replace=len(idx) < k))
+    return pool.iloc[np.concatenate(picks)].reset_index(drop=True)
+
+
+def independent_columns(pool: pd.DataFrame, pool_strata: pd.Series, counts: pd.Series, seed: int = 0) -> pd.DataFrame:
+    """Like :func:`matched_sample`, but every column is drawn on its own within the stratum: each
+    column keeps its distribution per stratum and loses all structure between columns."""
+    rng = np.random.default_rng(seed)
+    strata = pool_strata.to_numpy()
+    out = []
+    for s, k in counts.items():
+        idx = np.flatnonzero(strata == s)
+        if k <= 0:
+            continue
+        if len(idx) == 0:
+            raise ValueError(f"stratum {s!r} has no rows to draw from")
+        block = {c: pool[c].to_numpy()[rng.choice(idx, int(k))] for c in pool.columns}
+        out.append(pd.DataFrame(block))
+    return pd.concat(out, ignore_index=True)[list(pool.columns)]
