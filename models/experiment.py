@@ -127,7 +127,7 @@ def run(config: ExperimentConfig, data: pd.DataFrame, on_progress: Callable[...,
     if config.threads is not None:
         torch.set_num_threads(config.threads)
     data = data.reset_index(drop=True)
-    H.fit_schema(data, gan)  # every column and value checked before anything is split or trained
+    H.fit_schema(data, gan, modes=False)  # every column and value checked before anything is split or trained
     _as_binary(data[config.label], config.label)
     train_idx, test_idx = split(data, gan.condition_columns, config.test_size, gan.seed)
     train_df, test_df = data.iloc[train_idx].reset_index(drop=True), data.iloc[test_idx].reset_index(drop=True)

@@ -59,8 +59,9 @@ with st.expander("Search budget", icon=":material/tune:", expanded=budget == "cu
                      key="ptn-skip", help="Off: the thesis's architecture exactly. On: the network learns corrections and "
                                           "spread around the deterministic forecast, which a CPU budget can reach.")
     st.caption("Table 5.1's other hyperparameters (dropouts, slopes, heads, kernels, optimizers, normalization) are "
-               "searched as published. Per epoch: 10 weight steps on the DARTS training part and 5 architecture steps "
-               "on the DARTS validation part, batches of 64.")
+               "searched as published. Per search epoch: 10 weight steps on the DARTS training part and 5 architecture "
+               "steps on the DARTS validation part, batches of 64; the derived architecture's final epochs are 10 "
+               "weight steps each.")
 if not hidden:
     st.warning("Pick at least one hidden size.", icon=":material/warning:")
     st.stop()

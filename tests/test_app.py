@@ -295,6 +295,12 @@ def test_synthetic_data_page_trains_in_the_background_and_shows_the_audit():
     assert tiles["Groups whose OFI moved toward 0"].endswith("of 6")  # six COMPAS race groups
     summary = frame_with(at, "improves")
     assert set(summary["metric"]) == {"OFI", "DI", "DCA", "DPPL"} and len(summary) == 24
+    # groups with few test rows are flagged, never read (COMPAS Native American has 3 or so)
+    assert "too few test rows" in set(summary["improves"]) and summary["n"].min() < 30
+    assert 0.0 <= float(tiles["Realism: two-sample AUC"]) <= 1.0
+    c2st = frame_with(at, "n per side")  # the realism panel: synthetic rows and both references
+    assert list(c2st.index) == ["synthetic (HydraGAN)", "real (another sample)", "independent columns"]
+    assert any("trained on **synthetic only**" in c.value for c in at.caption)  # the thesis's setting, said
 
 
 def test_forecasting_page_trains_ptn_in_the_background_and_reports_skill(monkeypatch):

@@ -5,6 +5,7 @@ heatmaps of those groups appear. Skipped only outside CI when Chromium is absent
 """
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -299,6 +300,8 @@ def test_three_sessions_at_once_do_not_cross_talk(server, tmp_path):
             auditor.get_by_role("heading", name="Bias audit").wait_for(timeout=60000)
             auditor.get_by_text("Data: mine.csv").wait_for(timeout=60000)
             # Each training session still shows its own job, and its data is still the demo.
+            # (the GAN first learns each numeric column's modes, a few seconds, then reports its steps)
+            gan.get_by_text(re.compile(r"Running ·.*step")).first.wait_for(timeout=60000)
             gan_status = gan.get_by_text("Running ·").first.inner_text()
             fc_status = fc.get_by_text("Queued ·").first.inner_text()
             assert "step" in gan_status and "generation" not in gan_status, gan_status  # the GAN's own job
