@@ -156,19 +156,25 @@ def correlation_distance(real: pd.DataFrame, other: pd.DataFrame) -> dict[str, f
     return {"max": float(upper.max()), "mean": float(upper.mean()), "columns": len(cols)}
 
 
+def _cells(pool_strata: pd.Series, counts: pd.Series) -> list[tuple[np.ndarray, int]]:
+    """(row positions of the stratum, rows wanted) for each stratum with a positive count."""
+    strata = pool_strata.to_numpy()
+    out = []
+    for s, k in counts.items():
+        if k <= 0:
+            continue
+        idx = np.flatnonzero(strata == s)
+        if len(idx) == 0:
+            raise ValueError(f"stratum {s!r} has no rows to draw from")
+        out.append((idx, int(k)))
+    return out
+
+
 def matched_sample(pool: pd.DataFrame, pool_strata: pd.Series, counts: pd.Series, seed: int = 0) -> pd.DataFrame:
     """Rows of ``pool`` with ``counts[s]`` rows from each stratum ``s`` (without replacement where
     the stratum has enough rows, with replacement where it has fewer)."""
     rng = np.random.default_rng(seed)
-    strata = pool_strata.to_numpy()
-    picks = []
-    for s, k in counts.items():
-        idx = np.flatnonzero(strata == s)
-        if k <= 0:
-            continue
-        if len(idx) == 0:
-            raise ValueError(f"stratum {s!r} has no rows to draw from")
-        picks.append(rng.choice(idx, int(k), replace=len(idx) < k))
+    picks = [rng.choice(idx, k, replace=len(idx) < k) for idx, k in _cells(pool_strata, counts)]
     return pool.iloc[np.concatenate(picks)].reset_index(drop=True)
 
 
@@ -176,14 +182,6 @@ def independent_columns(pool: pd.DataFrame, pool_strata: pd.Series, counts: pd.S
     """Like :func:`matched_sample`, but every column is drawn on its own within the stratum: each
     column keeps its distribution per stratum and loses all structure between columns."""
     rng = np.random.default_rng(seed)
-    strata = pool_strata.to_numpy()
-    out = []
-    for s, k in counts.items():
-        idx = np.flatnonzero(strata == s)
-        if k <= 0:
-            continue
-        if len(idx) == 0:
-            raise ValueError(f"stratum {s!r} has no rows to draw from")
-        block = {c: pool[c].to_numpy()[rng.choice(idx, int(k))] for c in pool.columns}
-        out.append(pd.DataFrame(block))
+    out = [pd.DataFrame({c: pool[c].to_numpy()[rng.choice(idx, k)] for c in pool.columns})
+           for idx, k in _cells(pool_strata, counts)]
     return pd.concat(out, ignore_index=True)[list(pool.columns)]

@@ -75,7 +75,7 @@ with left:
 candidates = [c for c in data.columns if c not in chosen
               and (c == label or not pd.api.types.is_numeric_dtype(data[c]) or data[c].nunique() <= 10)]
 with right:
-    div_col = st.selectbox("Diversity category (its share in every group is pulled toward the target)", candidates,
+    div_col = st.selectbox("Diversity category (its share in every group is set to the target)", candidates,
                            index=candidates.index(label), key=f"gan-div-{source}")
     cats = data[div_col].astype(str).value_counts().sort_index()
     preset = st.radio("Target", ["pooled real shares", "uniform"], horizontal=True, key="gan-divpreset",
@@ -222,7 +222,7 @@ if len(realism_table):
     st.markdown(f"Synthetic rows: {md_escape(realism_table.iloc[0]['reading'])}. For scale: another sample of real "
                 f"rows scores {ref['AUC']:.3f}, rows with every column drawn on its own within each group and label "
                 f"score {indep['AUC']:.3f}.")
-    r1, r2 = st.columns([3, 2])
+    r1, r2 = st.columns(2)
     with r1:
         fig = plots.c2st_chart(realism_table)
         st.plotly_chart(fig, width="stretch", key="gan-c2st")
@@ -279,6 +279,11 @@ with d2:
     fig = plots.share_bars(category, f"{dcol} = {category.attrs.get('category', '')} within each group: real vs "
                                      "synthetic vs target")
     st.plotly_chart(fig, width="stretch", key="gan-label-bars")
+    gap = (category["synthetic"] - category["target"]).abs()
+    big = gap[[g in counts.index and counts[g] >= 100 for g in gap.index]]
+    st.caption(f"Largest gap between a group's synthetic share and the target: {gap.max():.3f}"
+               + (f"; among the {len(big)} groups with at least 100 real rows: {big.max():.3f}" if len(big) else "")
+               + ".")
     st.dataframe(styled(result.label_distances, 4, {"improvement": "{:.1%}", "improvement (unweighted)": "{:.1%}"}),
                  width="stretch", key="gan-label-dist")
     csv_download(result.label_distances, "hydragan_label_distances.csv", "Download (CSV)")

@@ -122,6 +122,8 @@ def _plain(fig: go.Figure, title: str, height: int = 420, legend_below: bool | N
               else dict(orientation="h", yanchor="bottom", y=1.02, xanchor="right", x=1))
     title = _wrap_title(title)
     top = 80 + 18 * max(0, title.count("<br>") - 1)  # room for every subtitle line
+    if subplots and title.count("<br>") >= 2:
+        top += 22  # and for the subplot titles under a two-line subtitle
     fig.update_layout(title=dict(text=title, x=0, xanchor="left", font=dict(size=16)), font=FONT,
                       height=height + (50 if below else 0) + (top - 80),
                       margin=dict(l=10, r=10, t=top, b=60 if below else 10),
