@@ -92,7 +92,7 @@ with right:
 with st.expander("Training budget and objective weights", icon=":material/tune:"):
     s1, s2, s3, s4 = st.columns(4)
     steps = int(s1.number_input("Generator steps", 10, 20000, 1500, 100, key="gan-steps",
-                                help="Speed depends on the machine, the columns and what else runs: bench/hydragan.py measured about 18 steps/s on one core for COMPAS by race and 10 for Adult by race × sex. The progress bar estimates the time left from the recent pace."))
+                                help="Speed depends on the machine, the columns and what else runs: bench/hydragan.py measured about 18 steps/s on one core for COMPAS by race, 16 for Adult by race and 13 for Adult by race × sex. The progress bar estimates the time left from the recent pace."))
     batch = int(s2.select_slider("Batch size", [64, 128, 256, 512], 256, key="gan-batch"))
     label_condition = st.session_state.get("gan-labelcond", True)
     div_weight = float(s3.number_input("Diversity weight", 0.0, 1000.0, 10.0, 1.0, key="gan-divw",

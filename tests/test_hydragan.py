@@ -279,7 +279,7 @@ def test_zero_inflated_count_keeps_its_spike_after_training():
     g = rng.choice(["A", "B"], n)
     df = pd.DataFrame({"group": g, "priors": np.where(rng.uniform(size=n) < 0.7, 0, rng.poisson(4, n) + 1),
                        "y": rng.integers(0, 2, n)})
-    model = H.train(config(steps=300, batch_size=128), df)
+    model = H.train(config(steps=1000, batch_size=128), df)
     out = model.sample(4000, seed=0)
     assert abs((out["priors"] == 0).mean() - 0.7) < 0.1
     assert out["priors"].min() >= 0 and out["priors"].max() <= df["priors"].max()
