@@ -67,11 +67,7 @@ def ctgan_auc(train_df: pd.DataFrame, test_df: pd.DataFrame, label: str, groups:
             v = pool[col].astype(float).clip(train_df[col].min(), train_df[col].max())
             whole = bool((train_df[col] == train_df[col].round()).all())
             pool[col] = v.round().astype(train_df[col].dtype) if whole else v
-    key = lambda df: H.condition_labels(df, groups) + "\x1f" + df[label].astype(str)  # noqa: E731
-    counts = key(test_df).value_counts()
-    counts = counts[counts.index.isin(set(key(pool)))]
-    synthetic = realism.matched_sample(pool, key(pool), counts, 0)[list(test_df.columns)]
-    kept = test_df[key(test_df).isin(set(counts.index)).to_numpy()].reset_index(drop=True)
+    synthetic, kept = E.matched_from_pool(pool, test_df, groups, label)
     result = realism.c2st(kept, synthetic)
     return {"auc": result.auc, "low": result.low, "high": result.high, "epochs": epochs, "train_s": took}
 

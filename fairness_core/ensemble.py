@@ -55,8 +55,9 @@ class Design:
         return np.hstack(parts)
 
 
-def make_design(features: pd.DataFrame) -> Design:
-    """Learn the encoding from ``features`` (the training rows). ValueError naming a bad column."""
+def make_design(features: pd.DataFrame, max_levels: int = MAX_LEVELS) -> Design:
+    """Learn the encoding from ``features`` (the training rows). ValueError naming a bad column,
+    or one with more than ``max_levels`` distinct text values."""
     if features.shape[1] == 0:
         raise ValueError("no feature columns")
     numeric, categories = [], {}
@@ -67,8 +68,8 @@ def make_design(features: pd.DataFrame) -> Design:
             raise ValueError(f"row {r + 1}, column {col!r}: missing value in a feature")
         if pd.api.types.is_bool_dtype(s) or not pd.api.types.is_numeric_dtype(s):
             levels = tuple(sorted(s.astype(str).unique()))
-            if len(levels) > MAX_LEVELS:
-                raise ValueError(f"column {col!r} has {len(levels)} distinct text values (limit {MAX_LEVELS}); "
+            if len(levels) > max_levels:
+                raise ValueError(f"column {col!r} has {len(levels)} distinct text values (limit {max_levels}); "
                                  "an identifier is not a feature")
             categories[str(col)] = levels
         else:

@@ -24,8 +24,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .ensemble import make_design
+
 __all__ = ["C2ST", "c2st", "marginal_distances", "correlation_distance", "independent_columns",
-           "matched_sample", "design_matrix"]
+           "matched_sample"]
+
+#: Distinct text values a column may have in a two-sample test (generated tables allow up to 100).
+MAX_TEST_LEVELS = 1000
 
 
 @dataclass(frozen=True)
@@ -51,28 +56,6 @@ class C2ST:
                 f"{self.high:.3f} includes 0.5)")
 
 
-def design_matrix(frames: list[pd.DataFrame]) -> list[np.ndarray]:
-    """The frames as one numeric design: numeric columns as they are, the others one-hot over the
-    categories of every frame together (so the sets share one encoding)."""
-    columns = list(frames[0].columns)
-    for f in frames[1:]:
-        if list(f.columns) != columns:
-            raise ValueError(f"the frames have different columns: {columns} and {list(f.columns)}")
-    both = pd.concat(frames, ignore_index=True)
-    parts = []
-    for col in columns:
-        s = both[col]
-        if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
-            parts.append(s.to_numpy(dtype=float)[:, None])
-        else:
-            values = s.astype(str).to_numpy()
-            cats = np.unique(values)
-            parts.append((values[:, None] == cats[None, :]).astype(float))
-    x = np.hstack(parts) if parts else np.empty((len(both), 0))
-    bounds = np.cumsum([0, *(len(f) for f in frames)])
-    return [x[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
-
-
 def hanley_mcneil(auc: float, n1: int, n2: int) -> tuple[float, float]:
     """95 % interval of an AUC from Hanley and McNeil (1982)'s standard error, clipped to [0, 1]."""
     q1, q2 = auc / (2 - auc), 2 * auc**2 / (1 + auc)
@@ -92,14 +75,16 @@ def c2st(real: pd.DataFrame, other: pd.DataFrame, folds: int = 5, seed: int = 0,
     from sklearn.metrics import roc_auc_score
     from sklearn.model_selection import StratifiedKFold
 
+    if list(real.columns) != list(other.columns):
+        raise ValueError(f"the frames have different columns: {list(real.columns)} and {list(other.columns)}")
     n = min(len(real), len(other))
     if n < 2 * folds:
         raise ValueError(f"{n} rows per set are too few for a {folds}-fold two-sample test (need {2 * folds})")
     rng = np.random.default_rng(seed)
     real = real.iloc[np.sort(rng.choice(len(real), n, replace=False))] if len(real) > n else real
     other = other.iloc[np.sort(rng.choice(len(other), n, replace=False))] if len(other) > n else other
-    xr, xo = design_matrix([real.reset_index(drop=True), other.reset_index(drop=True)])
-    x, y = np.vstack([xr, xo]), np.r_[np.zeros(n), np.ones(n)]
+    both = pd.concat([real, other], ignore_index=True)  # one encoding for both sets
+    x, y = make_design(both, MAX_TEST_LEVELS).transform(both), np.r_[np.zeros(n), np.ones(n)]
     scores = np.empty(2 * n)
     for train, test in StratifiedKFold(folds, shuffle=True, random_state=seed).split(x, y):
         clf = HistGradientBoostingClassifier(max_iter=max_iter, random_state=seed)

@@ -194,6 +194,22 @@ def run(config: ExperimentConfig, data: pd.DataFrame, on_progress: Callable[...,
         mode=config.mode, realism=real_table, marginals=marginals, correlations=correlations)
 
 
+def cells(df: pd.DataFrame, condition_columns: list[str], label: str) -> pd.Series:
+    """Each row's group × label cell, e.g. "Black & Female" + "\x1f" + "1" (the realism strata)."""
+    return H.condition_labels(df, condition_columns) + "\x1f" + df[label].astype(str)
+
+
+def matched_from_pool(pool: pd.DataFrame, test_df: pd.DataFrame, condition_columns: list[str], label: str,
+                      seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(generated rows at the test rows' count per cell, the test rows of the cells the pool has):
+    for generators sampled in bulk, whose output is then matched cell by cell."""
+    counts = cells(test_df, condition_columns, label).value_counts()
+    counts = counts[counts.index.isin(set(cells(pool, condition_columns, label)))]
+    matched = realism.matched_sample(pool, cells(pool, condition_columns, label), counts, seed)
+    kept = test_df[cells(test_df, condition_columns, label).isin(set(counts.index)).to_numpy()]
+    return matched[list(test_df.columns)], kept.reset_index(drop=True)
+
+
 def assess_realism(model: H.HydraGAN, train_df: pd.DataFrame, test_df: pd.DataFrame,
                    seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Can a classifier tell synthetic rows from held-out real ones?
@@ -203,24 +219,21 @@ def assess_realism(model: H.HydraGAN, train_df: pd.DataFrame, test_df: pd.DataFr
     synthetic rows generated cell by cell, another sample of real (training) rows — the floor a
     perfect generator would reach — and rows whose columns are drawn independently within each
     cell — what a generator that learned only per-group marginals would reach. Cells with no
-    training rows are left out of every set."""
+    training rows (or, for a model without label conditioning, no generated rows) are left out
+    of every set."""
     schema = model.schema
-    strata = lambda df: (H.condition_labels(df, schema.condition_columns) + "\x1f"  # noqa: E731
-                         + df[schema.diversity_column].astype(str))
-    test_strata, train_strata = strata(test_df), strata(train_df)
-    usable = test_strata.isin(set(train_strata))
-    test_df, test_strata = test_df[usable.to_numpy()].reset_index(drop=True), test_strata[usable].reset_index(drop=True)
-    counts = test_strata.value_counts().sort_index()
+    groups, label = schema.condition_columns, schema.diversity_column
+    train_strata = cells(train_df, groups, label)
+    test_df = test_df[cells(test_df, groups, label).isin(set(train_strata)).to_numpy()].reset_index(drop=True)
     if schema.label_condition:
-        table = np.zeros((len(schema.conditions), len(schema.label_categories)), dtype=int)
-        for key, k in counts.items():
-            cond, label = key.split("\x1f")
-            table[schema.conditions.index(cond), schema.label_categories.index(label)] = k
-        synthetic = model.sample_cells(table, seed=seed + 2)
+        table = pd.crosstab(H.condition_labels(test_df, groups), test_df[label].astype(str)).reindex(
+            index=schema.conditions, columns=schema.label_categories, fill_value=0)
+        synthetic = model.sample_cells(table.to_numpy(), seed=seed + 2)
     else:  # draw more rows than needed at the test rows' group mix and keep each cell's count
-        quota = H.condition_labels(test_df, schema.condition_columns).value_counts(normalize=True).to_dict()
-        pool = model.sample(4 * len(test_df), quota, seed=seed + 2)
-        synthetic = realism.matched_sample(pool, strata(pool), counts[counts.index.isin(set(strata(pool)))], seed)
+        quota = H.condition_labels(test_df, groups).value_counts(normalize=True).to_dict()
+        synthetic, test_df = matched_from_pool(model.sample(4 * len(test_df), quota, seed=seed + 2), test_df,
+                                               groups, label, seed)
+    counts = cells(test_df, groups, label).value_counts().sort_index()
     columns = list(test_df.columns)
     sets = {REALISM_ROWS[0]: synthetic[columns],
             REALISM_ROWS[1]: realism.matched_sample(train_df, train_strata, counts, seed)[columns],

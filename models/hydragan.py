@@ -489,10 +489,6 @@ class HydraGAN:
         cells = np.repeat(np.arange(k * m), counts.reshape(-1).astype(int))
         return self._generate(cells // m, cells % m, seed, batch)
 
-    def condition_vector(self, cond: torch.Tensor, label: torch.Tensor | None) -> torch.Tensor:
-        """One-hot condition, followed by the one-hot diversity category for label-conditioned models."""
-        return conditioning(cond, label, self.schema)
-
     def _generate(self, cond_index: np.ndarray, label_index_: np.ndarray | None, seed: int,
                   batch: int) -> pd.DataFrame:
         gen = torch.Generator().manual_seed(int(seed))
@@ -505,7 +501,7 @@ class HydraGAN:
             idx = torch.as_tensor(cond_index[start:start + batch])
             lab = None if label_index_ is None else torch.as_tensor(label_index_[start:start + batch])
             z = torch.randn(len(idx), self.config.noise_dim, generator=gen)
-            raw = self.generator(z, self.condition_vector(idx, lab))
+            raw = self.generator(z, conditioning(idx, lab, self.schema))
 
             def draw(s: int, e: int) -> np.ndarray:  # Gumbel-max: an exact draw from the softmax
                 u = torch.rand(len(idx), e - s, generator=gen).clamp_(1e-10, 1 - 1e-10)

@@ -118,8 +118,9 @@ def test_tiny_seeded_run_lowers_the_loss_and_cancel_stops():
     seen = ds.parts["darts_train"]  # PTN now starts at the deterministic-normal baseline: on this tiny
     before = ptn.crps_numpy(ptn.predict(model, seen), seen.target).mean()  # set, 8 epochs improve the fit,
     losses = []                                                            # not yet held-out forecasts
-    ptn.train_darts(model, h, ds.parts["darts_train"], ds.parts["darts_val"], epochs=8, seed=0,
-                    on_epoch=lambda e, tr, va: losses.append(tr))
+    taken = ptn.train_darts(model, h, ds.parts["darts_train"], ds.parts["darts_val"], epochs=8, seed=0,
+                            on_epoch=lambda e, tr, va: losses.append(tr))
+    assert taken == 8 * (10 + 5)  # weight and architecture steps
     after = ptn.crps_numpy(ptn.predict(model, seen), seen.target).mean()
     assert after < before and losses[-1] < losses[0]
     calls = []
@@ -238,7 +239,7 @@ def test_a_derived_architecture_has_one_candidate_per_mixed_op_and_trains_weight
     assert sum(p.numel() for p in model.parameters()) < sum(p.numel() for p in full.parameters())
     seen = ds.parts["darts_train"]
     before = ptn.crps_numpy(ptn.predict(model, seen), seen.target).mean()
-    ptn.train_darts(model, hparams(), seen, ds.parts["darts_val"], epochs=6, seed=0)
+    assert ptn.train_darts(model, hparams(), seen, ds.parts["darts_val"], epochs=6, seed=0) == 6 * 10  # no arch steps
     assert ptn.crps_numpy(ptn.predict(model, seen), seen.target).mean() < before
     with pytest.raises(ValueError, match="no candidate 'lstm'"):
         ptn.build(hparams(), ds, c_t=11, keep={"history": "lstm"})
