@@ -40,3 +40,18 @@ def p_values(p: np.ndarray) -> np.ndarray:
     out[p < 0.001] = "p < 0.001"
     out[np.isnan(p)] = "p undefined"
     return out
+
+
+def bound(x: float, null: float, decimals: int = 3, signed: bool = False) -> str:
+    """An interval end with ``decimals`` places, or more where fewer would print the ``null`` value it differs
+    from (a bound of 0.9996 beside a test of DI = 1 prints "0.9996", not "1.00").
+
+    >>> bound(0.99962, 1.0, 2), bound(1.0, 1.0, 2), bound(0.0004, 0.0, 3, signed=True), bound(0.5, 0.0, 3)
+    ('0.9996', '1.00', '+0.0004', '0.500')
+    """
+    if not np.isfinite(x):
+        return "∞" if x > 0 else ("−∞" if x < 0 else "undefined")
+    places = decimals
+    while places < 10 and x != null and round(x, places) == round(null, places):
+        places += 1
+    return f"{x:+.{places}f}" if signed else f"{x:.{places}f}"

@@ -81,18 +81,20 @@ def reasons_frame(reasons: Mapping[str, Mapping[str, str]]) -> pd.DataFrame:
 
 
 _VERDICT_HELP = {
-    "algorithmic bias": "OFI differs from 0 significantly (after the multiplicity adjustment) and is not shown to be "
-                        "within the tolerance: the model favours one group relative to the labels.",
-    "systemic disparity": "OFI is shown to be within ±tolerance (two one-sided tests) while DI differs significantly "
-                          "from 1, with its interval beyond the four-fifths line: different base rates.",
-    "no bias detected": "OFI within ±tolerance and DI within 4/5–5/4, both shown by their (1 − 2α) intervals.",
-    "inconclusive": "Neither a significant difference nor an equivalence can be shown at these group sizes; the "
-                    "table says how many more rows would settle it.",
+    "algorithmic bias": "OFI's adjusted interval lies beyond ±tolerance: the model favours one group, relative to "
+                        "the labels, by more than the difference you declared material.",
+    "materiality unclear": "OFI's adjusted interval excludes 0 but reaches inside ±tolerance: a real difference that "
+                           "may be too small to matter. Not called bias, and not OFI ≈ 0.",
+    "systemic disparity": "OFI's adjusted interval lies inside ±tolerance while DI's lies beyond the four-fifths "
+                          "band [0.8, 1.25]: different base rates, not the model's fault.",
+    "no bias detected": "OFI's adjusted interval inside ±tolerance and DI's inside the four-fifths band.",
+    "inconclusive": "The intervals are too wide to decide at these group sizes; the table says how many more rows "
+                    "would settle each pair.",
 }
 
 
 def verdict_summary(verdicts: pd.DataFrame) -> None:
-    """Four tiles: how many group pairs get each verdict (inconclusive included)."""
+    """One tile per verdict: how many group pairs get it (inconclusive included)."""
     counts = verdicts["verdict"].value_counts()
     for col, verdict in zip(st.columns(len(VERDICTS)), VERDICTS):
         col.metric(verdict.capitalize(), f"{counts.get(verdict, 0):,} of {len(verdicts):,} pairs",

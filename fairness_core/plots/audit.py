@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 from .. import bias, inference, text
 from .. import metrics as m
 from ..audit import Audit
+from ..verdicts import interval_label
 from ._base import (
     FAVOURS_I,
     FAVOURS_J,
@@ -351,7 +352,7 @@ def group_metric_chart(audit: Audit, name: str) -> go.Figure:
     return fig
 
 
-VERDICT_COLORS = {"algorithmic bias": "#c0392b", "systemic disparity": "#e9a23b",
+VERDICT_COLORS = {"algorithmic bias": "#c0392b", "materiality unclear": "#d98880", "systemic disparity": "#e9a23b",
                   "no bias detected": "#2a9d8f", "inconclusive": "#8c8c8c"}
 
 
@@ -362,7 +363,6 @@ def ofi_di_scatter(verdicts: pd.DataFrame, max_points: int = 3000) -> go.Figure:
     Pairs with undefined DI cannot sit on a log axis and are counted in the subtitle. Above
     ``max_points`` pairs, the most significant are drawn (the subtitle says how many).
     """
-    alpha = verdicts.attrs.get("alpha", 0.05)
     tol = verdicts.attrs.get("tolerance", 0.05)
     ok = np.isfinite(verdicts["di"].to_numpy(float)) & (verdicts["di"].to_numpy(float) > 0)
     shown = verdicts[ok]
@@ -376,7 +376,7 @@ def ofi_di_scatter(verdicts: pd.DataFrame, max_points: int = 3000) -> go.Figure:
     fig.add_hrect(y0=-tol, y1=tol, fillcolor="#4a6fa5", opacity=0.10, line_width=0, layer="below")
     fig.add_vline(x=1, line=dict(color="#999", width=1, dash="dot"))
     fig.add_hline(y=0, line=dict(color="#999", width=1, dash="dot"))
-    level = f"{1 - alpha:.0%}"
+    level = "OFI: " + interval_label(verdicts, "ofi") + ", DI: " + interval_label(verdicts, "di")
     for verdict, color in VERDICT_COLORS.items():
         part = shown[shown["verdict"] == verdict]
         if part.empty:
@@ -396,10 +396,10 @@ def ofi_di_scatter(verdicts: pd.DataFrame, max_points: int = 3000) -> go.Figure:
             hovertemplate=("<b>%{customdata[0]}</b> (n = %{customdata[1]:,}) vs <b>%{customdata[2]}</b> "
                            "(n = %{customdata[3]:,})<br>OFI = %{y:+.3f} [" + "%{customdata[4]:+.3f}, "
                            "%{customdata[5]:+.3f}]<br>DI = %{x:.3f} [%{customdata[6]:.3f}, %{customdata[7]:.3f}]"
-                           f"<br>{level} intervals · " + verdict + "<extra></extra>"),
+                           f"<br>{level} · " + verdict + "<extra></extra>"),
         ))
     undefined = int((~ok).sum())
-    sub = (f"{level} intervals · green band: four-fifths rule met · blue band: |OFI| ≤ {tol:g}"
+    sub = (f"{level} · green band: four-fifths rule met · blue band: |OFI| ≤ {tol:g}"
            + (f" · {undefined} pair(s) with undefined DI not shown" if undefined else "") + dropped)
     fig.update_layout(
         title=dict(text=f"OFI against DI for every pair<br><sup>{sub}</sup>", x=0, xanchor="left", font=dict(size=16)),
@@ -415,9 +415,8 @@ def ofi_di_scatter(verdicts: pd.DataFrame, max_points: int = 3000) -> go.Figure:
 
 
 def ofi_forest(verdicts: pd.DataFrame, reference: str) -> go.Figure:
-    """Forest plot: every group's OFI against ``reference`` with its interval, sorted by OFI,
+    """Forest plot: every group's OFI against ``reference`` with its (adjusted) interval, sorted by OFI,
     coloured by verdict; n beside each name."""
-    alpha = verdicts.attrs.get("alpha", 0.05)
     tol = verdicts.attrs.get("tolerance", 0.05)
     as_i = verdicts[verdicts["group_j"] == reference]
     as_j = verdicts[verdicts["group_i"] == reference]
@@ -449,7 +448,7 @@ def ofi_forest(verdicts: pd.DataFrame, reference: str) -> go.Figure:
                            "%{customdata[1]:+.3f}]<br>adjusted p = %{customdata[2]:.3g}<extra>" + verdict + "</extra>"),
         ))
     fig.update_layout(
-        title=dict(text=f"OFI of each group against {_hover_safe(reference)}<br><sup>{1 - alpha:.0%} intervals · "
+        title=dict(text=f"OFI of each group against {_hover_safe(reference)}<br><sup>{interval_label(verdicts)}s · "
                         f"right of 0: the group fares better than {_hover_safe(reference)} relative to its labels · "
                         f"band: |OFI| ≤ {tol:g}</sup>", x=0, xanchor="left", font=dict(size=16)),
         font=FONT, height=max(300, 120 + 34 * len(rows)), margin=dict(l=10, r=10, t=80, b=10),

@@ -1,0 +1,325 @@
+"""The verdict for every pair of groups: three-sided decisions at one multiplicity-adjusted level.
+
+For a pair (i, j) the Objective Fairness Index Δ = B_i − B_j is compared with the user's tolerance
+T, the size of a difference that matters (docs/methods.md, "Verdicts"). Each pair can support one of
+three OFI claims (Goeman, Solari & Stijnen, *Three-sided hypothesis testing*):
+
+- **beyond ±T** (Δ > T or Δ < −T): the difference is material — *algorithmic bias*;
+- **within ±T** (|Δ| < T): the model treats the groups alike up to the tolerance;
+- **≠ 0**: a real difference, whatever its size.
+
+Each kind of claim is a family of tests across the pairs, adjusted by the user's method (Holm,
+Benjamini–Hochberg or none). For each family the adjustment is equivalent to a *critical level*
+``a_F``: a pair's claim is made exactly when its unadjusted p-value is below ``a_F``
+(:func:`critical_level`). The verdicts are read from ONE interval per pair, at level 1 − a with
+``a = min(a_F)`` over the three families: every claim made is then a claim its own family's
+procedure makes (so each family keeps its error rate), and the interval printed beside a verdict
+is exactly the one that decided it. Disparate impact gets the same treatment against the
+four-fifths band [4/5, 5/4].
+
+The verdicts:
+
+``algorithmic bias``      OFI's adjusted interval lies beyond +T or beyond −T.
+``materiality unclear``   OFI's adjusted interval excludes 0 but reaches across ±T: a real difference
+                          that may or may not be material.
+``systemic disparity``    OFI's interval lies inside ±T and DI's lies beyond the four-fifths band.
+``no bias detected``      OFI's interval inside ±T and DI's inside the band (or nobody is selected).
+``inconclusive``          otherwise, with the rows per group that would settle it at the same rates.
+
+Pairs are oriented so that group j is selected at least as often as group i (DI = PPR_i / PPR_j ≤ 1,
+the impact ratio of the four-fifths rule), or j is the ``reference`` group when one is given.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+from scipy import stats
+
+from . import bias, inference
+
+FloatArray = npt.NDArray[np.float64]
+
+#: What the verdict column can say, in the order pages count and list them.
+VERDICTS = ("algorithmic bias", "materiality unclear", "systemic disparity", "no bias detected", "inconclusive")
+
+#: Past this many more rows per group a pair is "not reachable at these rates".
+MAX_ROWS_NEEDED = 1e9
+
+#: Power used for the detectable-difference column.
+POWER = 0.8
+
+
+def critical_level(p_values: npt.ArrayLike, alpha: float, adjust: str) -> float:
+    """The per-test level ``a`` of an adjustment: ``p < a`` exactly when the adjusted p < ``alpha``.
+
+    Holm rejects the R smallest p-values, and those are exactly the p-values below α/(m − R);
+    Benjamini–Hochberg's R rejections are those below R·α/m; "none" is α. The returned level is
+    moved, where floating point demands it, to lie strictly above every rejected p-value and at or
+    below every other one, so the equivalence holds exactly. NaN p-values are not tests.
+
+    >>> critical_level([0.001, 0.02, 0.3], 0.05, "holm")   # two rejected: α / (3 − 2)
+    0.05
+    >>> critical_level([0.02, 0.03, 0.3], 0.05, "holm")    # none rejected: Bonferroni
+    0.016666666666666666
+    """
+    p = np.asarray(p_values, dtype=float)
+    p = p[~np.isnan(p)]
+    m = p.size
+    if m == 0 or adjust == "none":
+        return float(alpha)
+    rejected = inference.adjust_p_values(p, adjust) < alpha
+    r = int(rejected.sum())
+    if adjust == "holm":
+        a = alpha / (m - r) if r < m else alpha
+    else:
+        a = max(r, 1) * alpha / m
+    if r:
+        a = max(a, float(np.nextafter(p[rejected].max(), np.inf)))
+    if r < m:
+        a = min(a, float(p[~rejected].min()))
+    return float(a)
+
+
+def _two_sided(p_above: FloatArray, p_below: FloatArray) -> FloatArray:
+    return np.minimum(1.0, 2 * np.minimum(p_above, p_below))
+
+
+def _orient(sel: FloatArray, n: FloatArray, i: np.ndarray, j: np.ndarray,
+            reference: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """Swap pairs so that j is the reference (when in the pair) or the more often selected group."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = sel / n
+    swap = rate[i] > rate[j]
+    if reference is not None:
+        swap = np.where(i == reference, True, np.where(j == reference, False, swap))
+    return np.where(swap, j, i), np.where(swap, i, j)
+
+
+def pair_verdicts(names: list[str], cells: npt.ArrayLike, tolerance: float, alpha: float, adjust: str,
+                  ofi_method: str = "auto", di_method: str = "auto",
+                  reference: str | None = None) -> pd.DataFrame:
+    """The verdict table for groups ``names`` with confusion-matrix rows ``cells`` (TP, FN, FP, TN).
+
+    See :meth:`fairness_core.audit.Audit.verdicts` for the columns.
+    """
+    if not (0 <= tolerance <= 2):
+        raise ValueError(f"tolerance must be in [0, 2], got {tolerance}")
+    if not (0 < alpha < 0.5):
+        raise ValueError(f"alpha must be in (0, 0.5), got {alpha}")
+    inference.adjust_p_values([], adjust)  # validates the name
+    cells = np.asarray(cells, dtype=float)
+    tp, fn, fp, tn = cells.T
+    n = cells.sum(axis=1)
+    sel = tp + fp
+    ref = None if reference is None else names.index(reference)
+    i, j = _orient(sel, n, *np.triu_indices(len(names), 1), ref)
+    args = (fp[i], fn[i], n[i], fp[j], fn[j], n[j])
+    t = float(tolerance)
+
+    # OFI: the three families' p-values, their critical levels, one decision level.
+    o = inference.ofi_pairs(*args, method=ofi_method)
+    p_zero = o.p_value(0.0)
+    if t > 0:
+        p_beyond = _two_sided(o.p_value(t, "above"), o.p_value(-t, "below"))
+        p_within = np.minimum(1.0, 2 * np.maximum(o.p_value(-t, "above"), o.p_value(t, "below")))
+    else:
+        p_beyond, p_within = p_zero, np.ones_like(p_zero)
+    ofi_fam = {"differs from 0": critical_level(p_zero, alpha, adjust),
+               "beyond the tolerance": critical_level(p_beyond, alpha, adjust),
+               "within the tolerance": critical_level(p_within, alpha, adjust)}
+    a = min(ofi_fam.values())
+    lo, hi = o.bounds(a / 2)
+    lo_u, hi_u = o.bounds(alpha / 2)
+    # Read from the interval printed beside the verdict (the p-values are its duals).
+    nonzero, beyond = (lo > 0) | (hi < 0), (lo > t) | (hi < -t)
+    within = (lo > -t) & (hi < t)
+    estimate = o.estimate
+    methods = o.method
+
+    # DI against 1 and against the four-fifths band, the same way.
+    dargs = (sel[i], n[i], sel[j], n[j])
+    band_low, band_high = bias.FOUR_FIFTHS_LOW, bias.FOUR_FIFTHS_HIGH
+    d = inference.di_pairs(*dargs, method=di_method)
+    q_zero = d.p_value(1.0)
+    q_beyond = _two_sided(d.p_value(band_high, "above"), d.p_value(band_low, "below"))
+    q_within = np.minimum(1.0, 2 * np.maximum(d.p_value(band_low, "above"), d.p_value(band_high, "below")))
+    nobody = np.isnan(q_zero)
+    di_fam = {"differs from 1": critical_level(q_zero, alpha, adjust),
+              "beyond the four-fifths band": critical_level(q_beyond, alpha, adjust),
+              "within the four-fifths band": critical_level(q_within, alpha, adjust)}
+    a_di = min(di_fam.values())
+    d_lo, d_hi = d.bounds(a_di / 2)
+    d_lo_u, d_hi_u = d.bounds(alpha / 2)
+    with np.errstate(invalid="ignore"):
+        di_beyond = ((d_hi < band_low) | (d_lo > band_high)) & ~nobody
+        di_within = ((d_lo > band_low) & (d_hi < band_high)) | nobody
+    with np.errstate(divide="ignore", invalid="ignore"):
+        di = np.where(sel[j] > 0, (sel[i] / n[i]) / (sel[j] / n[j]), np.nan)
+
+    verdict = np.select([beyond, nonzero & ~within, within & di_beyond, within & di_within],
+                        ["algorithmic bias", "materiality unclear", "systemic disparity", "no bias detected"],
+                        "inconclusive")
+    rows_i, rows_j, reach = _rows_needed(verdict, estimate, lo, hi, a, t, n[i], n[j], within,
+                                         (di, d_lo, d_hi, a_di))
+    z_a = stats.norm.ppf(1 - a / 2)
+    se = (hi - lo) / (2 * z_a)
+    group_i, group_j = np.array(names, dtype=object)[i], np.array(names, dtype=object)[j]
+    b = (fp - fn) / n
+    df = pd.DataFrame({
+        "group_i": group_i, "group_j": group_j,
+        "n_i": n[i].astype(np.int64), "n_j": n[j].astype(np.int64),
+        "ofi": estimate, "ofi_ci_low": lo, "ofi_ci_high": hi,
+        "ofi_p": p_zero, "ofi_p_adjusted": _adjusted(p_zero, alpha, adjust, a),
+        "di": di, "di_ci_low": d_lo, "di_ci_high": d_hi,
+        "di_p": q_zero, "di_p_adjusted": _adjusted(q_zero, alpha, adjust, a_di),
+        "verdict": verdict,
+        "favours": np.where(beyond | (nonzero & ~within), np.where(estimate > 0, group_i, group_j), ""),
+        "ofi_ci_low_unadjusted": lo_u, "ofi_ci_high_unadjusted": hi_u,
+        "di_ci_low_unadjusted": d_lo_u, "di_ci_high_unadjusted": d_hi_u,
+        "ofi_beyond_tolerance": beyond, "ofi_within_tolerance": within, "ofi_differs": nonzero,
+        "ofi_p_beyond": p_beyond, "ofi_p_within": p_within,
+        "ofi_equivalent": within, "di_within_band": di_within & ~nobody, "di_beyond_band": di_beyond,
+        "four_fifths": bias.four_fifths_verdicts(di),
+        "ofi_mde": t + (z_a + stats.norm.ppf(POWER)) * se,
+        "rows_needed_i": rows_i, "rows_needed_j": rows_j, "rows_needed_note": reach,
+        "B_i": b[i], "B_j": b[j], "ofi_method": methods,
+        "di_method": d.method,
+    })
+    df.attrs.update({"alpha": alpha, "adjust": adjust, "tolerance": t, "level": 1 - alpha,
+                     "ofi_level": 1 - a, "di_level": 1 - a_di, "ofi_families": ofi_fam, "di_families": di_fam,
+                     "ofi_method": ofi_method, "di_method": di_method, "reference": reference,
+                     "pairs": len(df)})
+    return df
+
+
+def _adjusted(p: FloatArray, alpha: float, adjust: str, a: float) -> FloatArray:
+    """The adjusted p printed beside a verdict: the family's adjusted p, and never below p·α/a, so that it is
+    below α exactly when the adjusted interval (level 1 − a) excludes the null value."""
+    with np.errstate(invalid="ignore"):
+        return np.maximum(inference.adjust_p_values(p, adjust), np.minimum(1.0, p * alpha / a))
+
+
+def _rows_needed(verdict: np.ndarray, estimate: FloatArray, lo: FloatArray, hi: FloatArray, a: float, t: float,
+                 n_i: FloatArray, n_j: FloatArray, within: np.ndarray,
+                 di_parts: tuple[FloatArray, FloatArray, FloatArray, float]) -> tuple[FloatArray, FloatArray, np.ndarray]:
+    """More rows per group (both grown by one factor k at the same rates) that would settle an open pair at
+    the current adjusted level: OFI's interval beyond or inside ±T, or, when OFI is settled inside ±T, DI's
+    interval beyond or inside the four-fifths band. Normal approximation: the interval's half-width shrinks
+    as 1/√k. NaN with a note past :data:`MAX_ROWS_NEEDED` rows or when no growth can settle it."""
+    z = stats.norm.ppf(1 - a / 2)
+    centre, se = (lo + hi) / 2, (hi - lo) / (2 * z)
+    c = np.abs(centre)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k_beyond = np.where(c > t, (z * se / (c - t)) ** 2, np.inf)
+        k_within = np.where(c < t, (z * se / (t - c)) ** 2, np.inf)
+        k = np.minimum(k_beyond, k_within)
+        di, d_lo, d_hi, a_di = di_parts
+        zd = stats.norm.ppf(1 - a_di / 2)
+        log_lo, log_hi = np.log(np.maximum(d_lo, 1e-300)), np.log(d_hi)
+        d_centre, d_se = (log_lo + log_hi) / 2, (log_hi - log_lo) / (2 * zd)
+        edge_lo, edge_hi = np.log(bias.FOUR_FIFTHS_LOW), np.log(bias.FOUR_FIFTHS_HIGH)
+        outside = np.maximum(edge_lo - d_centre, d_centre - edge_hi)
+        inside = np.minimum(d_centre - edge_lo, edge_hi - d_centre)
+        k_di = np.where(outside > 0, (zd * d_se / outside) ** 2, np.where(inside > 0, (zd * d_se / inside) ** 2, np.inf))
+    k = np.where(within, k_di, k)
+    open_ = np.isin(verdict, ("inconclusive", "materiality unclear"))
+    k = np.where(np.isfinite(k), np.maximum(k, 1 + 1e-6), np.inf)
+    with np.errstate(invalid="ignore", over="ignore"):
+        more_i, more_j = np.ceil((k - 1) * n_i - 1e-9), np.ceil((k - 1) * n_j - 1e-9)
+    reachable = np.isfinite(more_i) & np.isfinite(more_j) & (np.maximum(more_i, more_j) <= MAX_ROWS_NEEDED)
+    note = np.where(~open_, "", np.where(reachable, "", "not reachable at these rates"))
+    keep = open_ & reachable
+    return np.where(keep, more_i, np.nan), np.where(keep, more_j, np.nan), note.astype(object)
+
+
+#: The error rates of the equal-opportunity question: (name, errors, denominator) as cell indices TP, FN, FP, TN.
+ERROR_RATES = {"FNR": ("qualified individuals denied the favourable outcome", 1, (0, 1)),
+               "FPR": ("unqualified individuals given the favourable outcome", 2, (2, 3))}
+
+
+def _wilson(x: FloatArray, n: FloatArray, gamma: float) -> tuple[FloatArray, FloatArray]:
+    """Wilson score bounds, each one-sided at ``gamma``."""
+    z = stats.norm.ppf(1 - gamma)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = x / n
+        centre = (x + z * z / 2) / (n + z * z)
+        half = z * np.sqrt(n * p * (1 - p) + z * z / 4) / (n + z * z)
+    return np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
+
+
+def error_rate_gaps(names: list[str], cells: npt.ArrayLike, alpha: float) -> pd.DataFrame:
+    """Equal opportunity: every pair's FNR and FPR difference with simultaneous intervals.
+
+    FNR = FN/(TP + FN) is the share of qualified individuals (positive label) denied the favourable
+    outcome; FPR = FP/(FP + TN) the share of unqualified ones given it. For each rate the difference
+    rate_i − rate_j of every pair where both are defined gets Newcombe's hybrid score interval (MOVER
+    with Wilson limits) at level 1 − α/m, Bonferroni over the m such pairs, so that the largest gap,
+    picked after looking, is still covered; ``differs`` when the interval excludes 0. Undefined rates
+    (no qualified, or no unqualified, individuals in a group) give NaN with the reason.
+    """
+    cells = np.asarray(cells, dtype=float)
+    i, j = np.triu_indices(len(names), 1)
+    group = np.array(names, dtype=object)
+    frames = []
+    for rate, (meaning, err, denominator) in ERROR_RATES.items():
+        x, d = cells[:, err], cells[:, list(denominator)].sum(axis=1)
+        defined = (d[i] > 0) & (d[j] > 0)
+        m = max(int(defined.sum()), 1)
+        gamma = alpha / m / 2
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = x / d
+            li, ui = _wilson(x[i], d[i], gamma)
+            lj, uj = _wilson(x[j], d[j], gamma)
+            diff = r[i] - r[j]
+            low = diff - np.sqrt((r[i] - li) ** 2 + (uj - r[j]) ** 2)
+            high = diff + np.sqrt((ui - r[i]) ** 2 + (r[j] - lj) ** 2)
+        who = np.where(d[i] == 0, group[i], group[j]).astype(str)
+        kind = "qualified" if rate == "FNR" else "unqualified"
+        reason = np.where(defined, "", np.char.add(f"no {kind} individuals in ", who)).astype(object)
+        frames.append(pd.DataFrame({
+            "rate": rate, "meaning": meaning, "group_i": group[i],
+            "group_j": group[j], "rate_i": np.where(d[i] > 0, r[i], np.nan),
+            "rate_j": np.where(d[j] > 0, r[j], np.nan), "denominator_i": d[i].astype(np.int64),
+            "denominator_j": d[j].astype(np.int64),
+            "gap": np.where(defined, diff, np.nan), "ci_low": np.where(defined, np.clip(low, -1, 1), np.nan),
+            "ci_high": np.where(defined, np.clip(high, -1, 1), np.nan),
+            "differs": defined & ((low > 0) | (high < 0)), "level": 1 - alpha / m, "undefined_because": reason,
+        }))
+    return pd.concat(frames, ignore_index=True)
+
+
+def largest_gaps(gaps: pd.DataFrame) -> pd.DataFrame:
+    """The pair with the largest |gap| for each error rate (rows of :func:`error_rate_gaps`; none where undefined)."""
+    ok = gaps.dropna(subset=["gap"])
+    if ok.empty:
+        return ok
+    return ok.loc[ok["gap"].abs().groupby(ok["rate"]).idxmax()].reset_index(drop=True)
+
+
+def level_text(level: float) -> str:
+    """A confidence level as people write it, with the fewest decimals that keep it below 100 %.
+
+    >>> level_text(0.95), level_text(0.99666), level_text(0.99983)
+    ('95 %', '99.7 %', '99.98 %')
+    """
+    percent = level * 100
+    for digits in range(0, 5):
+        shown = f"{percent:.{digits}f}"
+        if float(shown) < 100 and abs(float(shown) - percent) < 10 ** -(digits + 1) * 5 and (
+                digits or abs(percent - round(percent)) < 1e-9):
+            return f"{shown} %"
+    return f"{percent:.5f} %"
+
+
+def interval_label(verdicts: pd.DataFrame, what: str = "ofi") -> str:
+    """How the interval beside a verdict is labelled: its level and, when adjusted, the adjustment
+    ("Holm-adjusted 99.7 % CI"; "95 % CI" without adjustment). ``what``: "ofi" or "di"."""
+    adjust = verdicts.attrs.get("adjust", "holm")
+    level = verdicts.attrs.get(f"{what}_level", 1 - verdicts.attrs.get("alpha", 0.05))
+    return f"{inference.ADJUSTED_LABEL[adjust]}{level_text(level)} CI"
+
+
+__all__ = ["VERDICTS", "MAX_ROWS_NEEDED", "ERROR_RATES", "critical_level", "pair_verdicts", "error_rate_gaps",
+           "largest_gaps", "level_text", "interval_label"]
