@@ -357,6 +357,8 @@ def _mover_ratio(p1: FloatArray, p2: FloatArray, l1: FloatArray, u1: FloatArray,
             u2 * (2 * p2 - u2))
         high = (p1 * p2 + np.sqrt(np.maximum((p1 * p2) ** 2 - u1 * l2 * (2 * p1 - u1) * (2 * p2 - l2), 0))) / (
             l2 * (2 * p2 - l2))
+        # Past u2 = 2·p2 the quadratic has no lower root: the data allow any ratio down to 0.
+        low = np.where(u2 * (2 * p2 - u2) > 0, low, 0.0)
         low = np.where(zero1, 0.0, np.where(zero2, l1 / u2, low))
         high = np.where(zero2, np.inf, np.where(zero1, u1 / np.maximum(l2, 1e-300), high))
     return np.maximum(low, 0.0), high
@@ -487,7 +489,7 @@ class _Limits:
 
     def __init__(self, limits, keys: FloatArray, pairs: int) -> None:  # type: ignore[no-untyped-def]
         self.limits, self.keys = limits, keys
-        self.table = keys.shape[0] * _Z_GRID.size <= 24 * pairs
+        self.table = keys.shape[0] * _Z_GRID.size <= max(24 * pairs, 400_000)
         if self.table:
             low, high = limits(*(c[:, None] for c in keys.T), _Z_GRID[None, :])
             self.low, self.high = low.ravel(), high.ravel()
@@ -535,8 +537,9 @@ class _GridBounds:
         rows = np.arange(self.size)
         lo0, hi0 = self.at(k, rows)
         lo1, hi1 = self.at(k + 1, rows)
-        with np.errstate(invalid="ignore"):
-            return lo0 + t * (lo1 - lo0), hi0 + t * (hi1 - hi0)
+        with np.errstate(invalid="ignore"):      # an infinite bound (DI with P̂_j = 0) stays infinite
+            return (np.where(lo0 == lo1, lo0, lo0 + t * (lo1 - lo0)),
+                    np.where(hi0 == hi1, hi0, hi0 + t * (hi1 - hi0)))
 
     def p_value(self, null: npt.ArrayLike, side: str) -> FloatArray:
         """One-sided p-value, the dual of :meth:`bounds`: ``side="above"`` tests H0: θ ≤ null (small when the

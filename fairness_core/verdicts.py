@@ -161,8 +161,7 @@ def pair_verdicts(names: list[str], cells: npt.ArrayLike, tolerance: float, alph
     verdict = np.select([beyond, nonzero & ~within, within & di_beyond, within & di_within],
                         ["algorithmic bias", "materiality unclear", "systemic disparity", "no bias detected"],
                         "inconclusive")
-    rows_i, rows_j, reach = _rows_needed(verdict, estimate, lo, hi, a, t, n[i], n[j], within,
-                                         (di, d_lo, d_hi, a_di))
+    rows_i, rows_j, reach = _rows_needed(verdict, estimate, lo, hi, t, n[i], n[j], within, (di, d_lo, d_hi))
     z_a = stats.norm.ppf(1 - a / 2)
     se = (hi - lo) / (2 * z_a)
     group_i, group_j = np.array(names, dtype=object)[i], np.array(names, dtype=object)[j]
@@ -201,29 +200,31 @@ def _adjusted(p: FloatArray, alpha: float, adjust: str, a: float) -> FloatArray:
         return np.maximum(inference.adjust_p_values(p, adjust), np.minimum(1.0, p * alpha / a))
 
 
-def _rows_needed(verdict: np.ndarray, estimate: FloatArray, lo: FloatArray, hi: FloatArray, a: float, t: float,
+def _rows_needed(verdict: np.ndarray, estimate: FloatArray, lo: FloatArray, hi: FloatArray, t: float,
                  n_i: FloatArray, n_j: FloatArray, within: np.ndarray,
-                 di_parts: tuple[FloatArray, FloatArray, FloatArray, float]) -> tuple[FloatArray, FloatArray, np.ndarray]:
+                 di_parts: tuple[FloatArray, FloatArray, FloatArray]) -> tuple[FloatArray, FloatArray, np.ndarray]:
     """More rows per group (both grown by one factor k at the same rates) that would settle an open pair at
     the current adjusted level: OFI's interval beyond or inside ±T, or, when OFI is settled inside ±T, DI's
-    interval beyond or inside the four-fifths band. Normal approximation: the interval's half-width shrinks
-    as 1/√k. NaN with a note past :data:`MAX_ROWS_NEEDED` rows or when no growth can settle it."""
-    z = stats.norm.ppf(1 - a / 2)
-    centre, se = (lo + hi) / 2, (hi - lo) / (2 * z)
-    c = np.abs(centre)
+    interval beyond or inside the four-fifths band. Each side of the interval shrinks towards the estimate as
+    1/√k (normal approximation). NaN with a note past :data:`MAX_ROWS_NEEDED` rows or when no growth can
+    settle it (an estimate exactly on the edge: |OFI| = T)."""
+    c = np.abs(estimate)
+    near = np.where(estimate >= 0, estimate - lo, hi - estimate)    # the side facing 0
+    wide = np.maximum(estimate - lo, hi - estimate)
     with np.errstate(divide="ignore", invalid="ignore"):
-        k_beyond = np.where(c > t, (z * se / (c - t)) ** 2, np.inf)
-        k_within = np.where(c < t, (z * se / (t - c)) ** 2, np.inf)
+        k_beyond = np.where(c > t, (near / (c - t)) ** 2, np.inf)
+        k_within = np.where(c < t, (wide / (t - c)) ** 2, np.inf)
         k = np.minimum(k_beyond, k_within)
-        di, d_lo, d_hi, a_di = di_parts
-        zd = stats.norm.ppf(1 - a_di / 2)
-        log_lo, log_hi = np.log(np.maximum(d_lo, 1e-300)), np.log(d_hi)
-        d_centre, d_se = (log_lo + log_hi) / 2, (log_hi - log_lo) / (2 * zd)
+        di, d_lo, d_hi = di_parts
+        log_di, log_lo, log_hi = np.log(di), np.log(np.maximum(d_lo, 1e-300)), np.log(d_hi)
         edge_lo, edge_hi = np.log(bias.FOUR_FIFTHS_LOW), np.log(bias.FOUR_FIFTHS_HIGH)
-        outside = np.maximum(edge_lo - d_centre, d_centre - edge_hi)
-        inside = np.minimum(d_centre - edge_lo, edge_hi - d_centre)
-        k_di = np.where(outside > 0, (zd * d_se / outside) ** 2, np.where(inside > 0, (zd * d_se / inside) ** 2, np.inf))
-    k = np.where(within, k_di, k)
+        up, down = log_hi - log_di, log_di - log_lo
+        k_out = np.where(log_di < edge_lo, (up / (edge_lo - log_di)) ** 2,
+                         np.where(log_di > edge_hi, (down / (log_di - edge_hi)) ** 2, np.inf))
+        k_in = np.where((log_di > edge_lo) & (log_di < edge_hi),
+                        np.maximum((down / (log_di - edge_lo)) ** 2, (up / (edge_hi - log_di)) ** 2), np.inf)
+        k_di = np.minimum(k_out, k_in)
+    k = np.where(within, np.where(np.isnan(k_di), np.inf, k_di), k)
     open_ = np.isin(verdict, ("inconclusive", "materiality unclear"))
     k = np.where(np.isfinite(k), np.maximum(k, 1 + 1e-6), np.inf)
     with np.errstate(invalid="ignore", over="ignore"):

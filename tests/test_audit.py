@@ -6,29 +6,36 @@ import pytest
 
 from fairness_core import ConfusionMatrix, bias, datasets, metrics
 from fairness_core.audit import Audit
+from verdict_helpers import pair
 
 CM = ConfusionMatrix
 
 
 def test_verdicts_read_ofi_beside_di():
     ci, cj = CM(50, 50, 0, 250), CM(50, 350, 0, 550)  # docs/methods.md's i=[1,1,0,5], j=[1,7,0,11], x50
-    v = Audit({"i": ci, "j": cj}).verdicts(0.05).iloc[0]
+    v = pair(Audit({"i": ci, "j": cj}).verdicts(0.05), "i", "j")
     assert v["verdict"] == "algorithmic bias" and v["favours"] == "i"
     assert v["ofi"] == pytest.approx(bias.compare("OFI", ci, cj))
 
 
 def test_the_worked_example_itself_is_too_small_to_call():
-    v = Audit({"i": CM(1, 1, 0, 5), "j": CM(1, 7, 0, 11)}).verdicts(0.05).iloc[0]
+    v = pair(Audit({"i": CM(1, 1, 0, 5), "j": CM(1, 7, 0, 11)}).verdicts(0.05), "i", "j")
     assert v["ofi"] == pytest.approx(0.226, abs=1e-3)
     assert v["verdict"] == "inconclusive" and v["ofi_ci_low"] < 0 < v["ofi_ci_high"]
     assert v["rows_needed_i"] > 0 and "more rows" in v["explanation"]
 
 
 def test_systemic_disparity_when_ofi_zero_and_di_outside_band():
-    audit = Audit({"a": CM(10, 0, 0, 90), "b": CM(50, 0, 0, 50)})
+    audit = Audit({"a": CM(100, 0, 0, 900), "b": CM(500, 0, 0, 500)})
     v = audit.verdicts().iloc[0]
     assert v["ofi"] == 0 and v["di"] == pytest.approx(0.2)
     assert v["verdict"] == "systemic disparity"
+
+
+def test_no_errors_in_100_rows_is_no_evidence_that_ofi_is_within_005():
+    """0 errors in 100 rows allow error rates near 4 % in each group: OFI ≈ 0 within ±0.05 is not shown."""
+    v = Audit({"a": CM(10, 0, 0, 90), "b": CM(50, 0, 0, 50)}).verdicts().iloc[0]
+    assert v["ofi"] == 0 and v["ofi_ci_high"] > 0.05 and v["verdict"] == "inconclusive"
 
 
 def test_no_bias_when_both_agree():
@@ -40,24 +47,25 @@ def test_ricci_scenario_a_has_ofi_zero_but_too_few_candidates_to_prove_it():
     audit = datasets.load_demo("ricci_a")
     assert audit.cells()["n"].to_dict() == {"Black": 27, "Hispanic": 23, "White": 68}
     assert audit.cms["White"] == CM(41, 0, 0, 27)
-    v = audit.verdicts().set_index(["group_i", "group_j"])
-    row = v.loc[("Black", "White")]
+    row = pair(audit.verdicts(), "Black", "White")
     assert row["ofi"] == 0 and row["ofi_ci_low"] < 0 < row["ofi_ci_high"]
     assert row["di"] == pytest.approx((9 / 27) / (41 / 68)) and row["four_fifths"] == "bias for j"
     # with 27 and 68 candidates neither "OFI within ±0.05" nor the DI gap (after Holm) can be shown
     assert row["verdict"] == "inconclusive"
-    wider = audit.verdicts(0.10).set_index(["group_i", "group_j"]).loc[("Black", "White")]
+    wider = pair(audit.verdicts(0.25), "Black", "White")
     assert wider["ofi_equivalent"] and wider["verdict"] == "inconclusive"  # OFI ≈ 0 shown; the DI gap is not
     assert "four-fifths line" in wider["explanation"]
 
 
 def test_ricci_scenario_b_ofi_favours_black_and_di_is_undefined():
     audit = datasets.load_demo("ricci_b")
-    v = audit.verdicts().set_index(["group_i", "group_j"])
-    assert v.loc[("Black", "White"), "ofi"] == pytest.approx(-9 / 27 + 41 / 68)
-    assert math.isnan(v.loc[("Black", "White"), "di"])
-    assert v.loc[("Black", "White"), "verdict"] == "algorithmic bias"
-    assert v.loc[("Black", "White"), "favours"] == "Black"
+    row = pair(audit.verdicts(), "Black", "White")
+    assert row["ofi"] == pytest.approx(-9 / 27 + 41 / 68) and math.isnan(row["di"])
+    # 27 and 68 candidates: under Holm over three pairs the interval still reaches 0
+    assert row["verdict"] == "inconclusive" and row["ofi_ci_low"] < 0 < row["ofi_ci_high"]
+    alone = pair(audit.verdicts(adjust="none"), "Black", "White")   # one pair on its own: real, size unclear
+    assert alone["verdict"] == "materiality unclear" and 0 < alone["ofi_ci_low"] < 0.05
+    assert alone["favours"] == "Black" and "may not matter" in alone["explanation"]
 
 
 def test_compas_demo_uses_propublica_filter_and_flips():
@@ -105,7 +113,7 @@ def test_audit_validation():
 def test_an_ofi_within_small_sample_noise_is_inconclusive_not_bias():
     """COMPAS Native American (n = 11): a large OFI against African-American, but an interval across 0."""
     v = datasets.load_demo("compas_race").verdicts()
-    row = v[(v["group_i"] == "African-American") & (v["group_j"] == "Native American")].iloc[0]
+    row = pair(v, "African-American", "Native American")
     assert row["ofi"] > 0.2 and row["ofi_ci_low"] < 0 < row["ofi_ci_high"]
     assert row["verdict"] == "inconclusive" and "Cannot tell yet" in row["explanation"]
     big = v[(v["group_i"] == "African-American") & (v["group_j"] == "Caucasian")].iloc[0]

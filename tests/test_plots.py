@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from fairness_core import ConfusionMatrix, plots
+from verdict_helpers import pair
 from fairness_core.audit import Audit
 
 CM = ConfusionMatrix
@@ -53,7 +54,7 @@ def test_heatmaps_with_verdicts_hover_the_interval_and_bracket_non_significant_c
     assert list(fig.data[0].y) == ["a", "c", "b"]  # by B: +0.07, 0, −0.08
     a, b, c = 0, 2, 1
     text, hover = fig.data[0].text, fig.data[0].hovertext
-    ab = v[(v.group_i == "a") & (v.group_j == "b")].iloc[0]
+    ab = pair(v, "a", "b")
     assert ab["verdict"] == "algorithmic bias" and not text[a][b].startswith("(")
     assert f"[{ab['ofi_ci_low']:+.3f}, {ab['ofi_ci_high']:+.3f}]" in hover[a][b]
     assert f"[{-ab['ofi_ci_high']:+.3f}, {-ab['ofi_ci_low']:+.3f}]" in hover[b][a]  # mirrored cell
@@ -68,13 +69,13 @@ def test_ofi_di_scatter_and_forest_plot_every_pair_with_intervals():
     v = audit.verdicts(0.05)
     fig = plots.ofi_di_scatter(v)
     points = [t for t in fig.data if t.type == "scatter"]
-    assert sum(len(t.x) for t in points) == int(np.isfinite(v["di"]).sum())
+    assert sum(len(t.x) for t in points) == int((np.isfinite(v["di"]) & (v["di"] > 0)).sum())
     assert {t.name for t in points} <= set(v["verdict"])
-    assert "undefined DI not shown" in fig.layout.title.text  # d selects nobody: DI undefined against it
+    assert "DI undefined or 0 not shown" in fig.layout.title.text  # d selects nobody: DI = 0 against it
     forest = plots.ofi_forest(v, "a")
     ys = [y for t in forest.data for y in t.y]
     assert len(ys) == 3 and any("&lt;b&gt;d&lt;/b&gt;" in y for y in ys)  # names escaped for Plotly
-    row = v[(v.group_i == "a") & (v.group_j == "b")].iloc[0]
+    row = pair(v, "a", "b")
     xb = [x for t in forest.data for x, y in zip(t.x, t.y) if y.startswith("b ")]
     assert xb == [pytest.approx(-row["ofi"])]  # b against a: the sign flips
 

@@ -400,7 +400,7 @@ def ofi_di_scatter(verdicts: pd.DataFrame, max_points: int = 3000) -> go.Figure:
         ))
     undefined = int((~ok).sum())
     sub = (f"{level} · green band: four-fifths rule met · blue band: |OFI| ≤ {tol:g}"
-           + (f" · {undefined} pair(s) with undefined DI not shown" if undefined else "") + dropped)
+           + (f" · {undefined} pair(s) with DI undefined or 0 not shown (log axis)" if undefined else "") + dropped)
     fig.update_layout(
         title=dict(text=f"OFI against DI for every pair<br><sup>{sub}</sup>", x=0, xanchor="left", font=dict(size=16)),
         font=FONT, height=520, margin=dict(l=10, r=10, t=80, b=10), plot_bgcolor="white", paper_bgcolor="white",
