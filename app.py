@@ -19,8 +19,10 @@ st.markdown(
     "Audit a classifier for bias from its **per-group confusion matrices**. The **Objective Fairness Index** "
     "(OFI, the difference of marginal benefits (FP − FN)/n) says whether the *algorithm* treats a group "
     "unfairly relative to its actual labels; **disparate impact** (DI) with the four-fifths rule says whether "
-    "selection rates differ. Read together: OFI ≠ 0 means the algorithm is at fault; OFI ≈ 0 with DI ≠ 1 a "
-    "systemic disparity outside it."
+    "selection rates differ. Read together against the tolerance you set (the smallest OFI that matters): OFI "
+    "shown beyond it means the algorithm is at fault; OFI shown within it with DI beyond the four-fifths band "
+    "a systemic disparity outside it. Every verdict rests on an interval at the multiplicity-adjusted level, "
+    "printed beside it; when the data cannot tell, the verdict says *inconclusive*."
 )
 with st.sidebar:
     tolerance, alpha, adjust = verdict_settings()

@@ -57,7 +57,7 @@ DI methods (:data:`DI_METHODS`) for the ratio of selection rates PPR_i / PPR_j:
 >>> from fairness_core import ConfusionMatrix, inference
 >>> r = inference.ofi_test(ConfusionMatrix(5, 1, 9, 20), ConfusionMatrix(30, 12, 4, 60))
 >>> round(r.estimate, 3), r.method, r.ci_low < r.estimate < r.ci_high
-(0.304, 'adjusted', True)
+(0.304, 'score', True)
 >>> d = inference.di_interval(ConfusionMatrix(5, 1, 9, 20), ConfusionMatrix(30, 12, 4, 60))
 >>> round(d.estimate, 3), d.method
 (1.247, 'score')
@@ -353,12 +353,11 @@ def _mover_ratio(p1: FloatArray, p2: FloatArray, l1: FloatArray, u1: FloatArray,
                  zero1: npt.NDArray[np.bool_], zero2: npt.NDArray[np.bool_]) -> tuple[FloatArray, FloatArray]:
     """MOVER-R bounds of p1/p2 from each rate's limits (Donner & Zou 2012); ``zero1``/``zero2``: no selections."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        low = (p1 * p2 - np.sqrt(np.maximum((p1 * p2) ** 2 - l1 * u2 * (2 * p1 - l1) * (2 * p2 - u2), 0))) / (
-            u2 * (2 * p2 - u2))
+        # Rationalized (A − √(A² − B)) / D = B / (D·(A + √(A² − B))): no 0/0 when u2 reaches 2·p2.
+        low = l1 * (2 * p1 - l1) / (
+            p1 * p2 + np.sqrt(np.maximum((p1 * p2) ** 2 - l1 * u2 * (2 * p1 - l1) * (2 * p2 - u2), 0)))
         high = (p1 * p2 + np.sqrt(np.maximum((p1 * p2) ** 2 - u1 * l2 * (2 * p1 - u1) * (2 * p2 - l2), 0))) / (
             l2 * (2 * p2 - l2))
-        # Past u2 = 2·p2 the quadratic has no lower root: the data allow any ratio down to 0.
-        low = np.where(u2 * (2 * p2 - u2) > 0, low, 0.0)
         low = np.where(zero1, 0.0, np.where(zero2, l1 / u2, low))
         high = np.where(zero2, np.inf, np.where(zero1, u1 / np.maximum(l2, 1e-300), high))
     return np.maximum(low, 0.0), high
@@ -522,12 +521,22 @@ def _group_index(*columns: FloatArray) -> tuple[FloatArray, npt.NDArray[np.intp]
 
 
 class _GridBounds:
-    """Lower and upper bounds of many pairs as functions of z, given at the grid indices by ``at(k, rows)``
-    (returning the lower and upper bound of those rows at grid index k), linear in z between grid points.
+    """Lower and upper bounds of many pairs as functions of z, given at the grid indices by ``at(k, rows, side)``
+    (the lower and upper bound of those rows at grid index k; ``side`` "low" or "high" may leave the other
+    one out), linear in z between grid points.
     The lower bound falls and the upper rises with z."""
 
-    def __init__(self, at, size: int) -> None:  # type: ignore[no-untyped-def]
-        self.at, self.size = at, size
+    def __init__(self, at, size: int, log: bool = False) -> None:  # type: ignore[no-untyped-def]
+        """``log``: the bounds are positive (a ratio) and linear in z on the log scale, so that swapping the
+        two groups gives exactly reciprocal bounds and the same p-values."""
+        self.size, self.log = size, log
+        if log:
+            def log_at(k, rows, side="both"):  # type: ignore[no-untyped-def]
+                with np.errstate(divide="ignore"):
+                    return tuple(None if b is None else np.log(b) for b in at(k, rows, side))
+            self.at = log_at
+        else:
+            self.at = at
 
     def bounds(self, gamma: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
         """Lower and upper bounds, each one-sided at level 1 − ``gamma`` (a scalar or one value per pair)."""
@@ -538,18 +547,22 @@ class _GridBounds:
         lo0, hi0 = self.at(k, rows)
         lo1, hi1 = self.at(k + 1, rows)
         with np.errstate(invalid="ignore"):      # an infinite bound (DI with P̂_j = 0) stays infinite
-            return (np.where(lo0 == lo1, lo0, lo0 + t * (lo1 - lo0)),
-                    np.where(hi0 == hi1, hi0, hi0 + t * (hi1 - hi0)))
+            low = np.where((lo0 == lo1) | (t == 0), lo0, lo0 + t * (lo1 - lo0))
+            high = np.where((hi0 == hi1) | (t == 0), hi0, hi0 + t * (hi1 - hi0))
+        return (np.exp(low), np.exp(high)) if self.log else (low, high)
 
     def p_value(self, null: npt.ArrayLike, side: str) -> FloatArray:
         """One-sided p-value, the dual of :meth:`bounds`: ``side="above"`` tests H0: θ ≤ null (small when the
         lower bound lies above ``null``), ``"below"`` H0: θ ≥ null. At most 0.5; at least :data:`P_FLOOR`."""
         null = np.broadcast_to(np.asarray(null, dtype=float), (self.size,))
+        if self.log:
+            with np.errstate(divide="ignore"):
+                null = np.log(null)
         pick = 0 if side == "above" else 1
         sign = 1.0 if side == "above" else -1.0
 
         def excess(k: npt.NDArray[np.intp], rows: npt.NDArray[np.intp]) -> FloatArray:
-            return sign * (self.at(k, rows)[pick] - null[rows])   # falls with k; > 0: the null is excluded
+            return sign * (self.at(k, rows, ("low", "high")[pick])[pick] - null[rows])   # falls with k; > 0: excluded
 
         rows = np.arange(self.size)
         e0 = excess(np.zeros(self.size, dtype=np.intp), rows)
@@ -563,7 +576,8 @@ class _GridBounds:
             lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
         if todo.size:
             e_lo, e_hi = excess(lo, todo), excess(hi, todo)
-            z = _Z_GRID[lo] + Z_STEP * e_lo / (e_lo - e_hi)
+            with np.errstate(invalid="ignore"):
+                z = _Z_GRID[lo] + Z_STEP * np.where(np.isinf(e_hi), 0.0, e_lo / (e_lo - e_hi))
             p[todo] = stats.norm.sf(z)
         return np.where(np.isnan(e0), np.nan, p)
 
@@ -613,13 +627,29 @@ class OFIPairs:
             b = (keys[:, 0] - keys[:, 1]) / keys[:, 2]
             est = b[gi] - b[gj]
 
-            def at(k: npt.NDArray[np.intp], rows: npt.NDArray[np.intp]) -> tuple[FloatArray, FloatArray]:
-                a, c = gi[rows], gj[rows]
-                lo_i, hi_i = limits(a, k)
-                lo_j, hi_j = limits(c, k)
-                low = est[rows] - np.sqrt((b[a] - lo_i) ** 2 + (hi_j - b[c]) ** 2)
-                high = est[rows] + np.sqrt((hi_i - b[a]) ** 2 + (b[c] - lo_j) ** 2)
-                return np.maximum(low, -OFI_RANGE), np.minimum(high, OFI_RANGE)
+            if limits.table:   # squared distances from B̂ to each limit, flat: one gather per group and bound
+                width = _Z_GRID.size
+                below = ((np.repeat(b, width) - limits.low) ** 2)
+                above = ((limits.high - np.repeat(b, width)) ** 2)
+
+                def at(k: npt.NDArray[np.intp], rows: npt.NDArray[np.intp],
+                       side: str = "both") -> tuple[FloatArray | None, FloatArray | None]:
+                    a, c = gi[rows] * width + k, gj[rows] * width + k
+                    low = high = None
+                    if side != "high":
+                        low = np.maximum(est[rows] - np.sqrt(below[a] + above[c]), -OFI_RANGE)
+                    if side != "low":
+                        high = np.minimum(est[rows] + np.sqrt(above[a] + below[c]), OFI_RANGE)
+                    return low, high
+            else:
+                def at(k: npt.NDArray[np.intp], rows: npt.NDArray[np.intp],
+                       side: str = "both") -> tuple[FloatArray | None, FloatArray | None]:
+                    a, c = gi[rows], gj[rows]
+                    lo_i, hi_i = limits(a, k)
+                    lo_j, hi_j = limits(c, k)
+                    low = est[rows] - np.sqrt((b[a] - lo_i) ** 2 + (hi_j - b[c]) ** 2)
+                    high = est[rows] + np.sqrt((hi_i - b[a]) ** 2 + (b[c] - lo_j) ** 2)
+                    return np.maximum(low, -OFI_RANGE), np.minimum(high, OFI_RANGE)
 
             self._grid = _GridBounds(at, s.size)
 
@@ -689,13 +719,14 @@ class DIPairs:
             r = keys[:, 0] / keys[:, 1]
             zero1, zero2 = x1[s] == 0, x2[s] == 0
 
-            def at(k: npt.NDArray[np.intp], rows: npt.NDArray[np.intp]) -> tuple[FloatArray, FloatArray]:
+            def at(k: npt.NDArray[np.intp], rows: npt.NDArray[np.intp],
+                   side: str = "both") -> tuple[FloatArray, FloatArray]:
                 a, c = gi[rows], gj[rows]
                 lo_i, hi_i = limits(a, k)
                 lo_j, hi_j = limits(c, k)
                 return _mover_ratio(r[a], r[c], lo_i, hi_i, lo_j, hi_j, zero1[rows], zero2[rows])
 
-            self._grid = _GridBounds(at, s.size)
+            self._grid = _GridBounds(at, s.size, log=True)
 
     def p_value(self, null: float = 1.0, side: str = "two-sided") -> FloatArray:
         """p-value of H0: DI ≤ null (``"above"``), DI ≥ null (``"below"``) or DI = null (``"two-sided"``)."""

@@ -125,12 +125,46 @@ def read_table(data: bytes, filename: str, max_rows: int = MAX_ROWS, sheet: str 
     if long:
         raise DataValidationError(f"{filename}: a column name has {len(long[0]):,} characters; the limit is "
                                   f"{MAX_NAME_LENGTH}")
-    dup = pd.Index(df.columns)[pd.Index(df.columns).duplicated()].unique().tolist()
-    if dup:
-        raise DataValidationError([Problem("this column name appears more than once", column=c) for c in dup])
+    df = _resolve_duplicate_columns(df, notices)
     df = _drop_index_column(df, notices)
     df.attrs["notices"] = notices
     return df
+
+
+def _resolve_duplicate_columns(df: pd.DataFrame, notices: list[str]) -> pd.DataFrame:
+    """Columns whose name appears more than once (real exports carry them: ProPublica's COMPAS file has two
+    ``decile_score`` and two ``priors_count`` columns). A copy identical to the first is dropped; a copy that
+    differs is kept as "name (2)", "name (3)", …; each with a notice saying so."""
+    names = [str(c) for c in df.columns]
+    if len(set(names)) == len(names):
+        return df
+    keep, renamed = [], []
+    seen: dict[str, int] = {}
+    taken = set(names)
+    for k, name in enumerate(names):
+        if name not in seen:
+            seen[name] = k
+            keep.append(k)
+            renamed.append(name)
+            continue
+        first = df.iloc[:, seen[name]]
+        copy = df.iloc[:, k]
+        if first.fillna("\0missing").astype(str).equals(copy.fillna("\0missing").astype(str)):
+            notices.append(f"Column {name!r} appears more than once with identical values; one copy is kept.")
+            continue
+        suffix = 2
+        while f"{name} ({suffix})" in taken:
+            suffix += 1
+        new = f"{name} ({suffix})"
+        taken.add(new)
+        keep.append(k)
+        renamed.append(new)
+        notices.append(f"Column {name!r} appears more than once with different values; the copy in column "
+                       f"{k + 1} is kept as {new!r} ({name!r} is the first).")
+    out = df.iloc[:, keep].copy()
+    out.columns = renamed
+    out.attrs = dict(df.attrs)
+    return out
 
 
 def _read_parquet(data: bytes, filename: str, max_rows: int) -> pd.DataFrame:
@@ -220,6 +254,9 @@ def _read_delimited(data: bytes, filename: str, max_rows: int, notices: list[str
             raise DataValidationError(ragged) from None
         try:
             df = pd.read_csv(_io.BytesIO(raw), engine="c", low_memory=False, index_col=False, **kwargs)
+            header = next(csv.reader([first.rstrip("\r")], delimiter=sep), [])
+            if len(header) == df.shape[1]:   # pandas renames repeated names ("x.1"); keep them as written
+                df.columns = header
         except pd.errors.ParserError as exc:
             raise DataValidationError(f"could not parse {filename}: {exc}") from None
         except (pd.errors.EmptyDataError, ValueError) as exc:
@@ -658,8 +695,9 @@ def _name_score(column: str, names: tuple[str, ...]) -> int:
 def guess_columns(df: pd.DataFrame, max_group_levels: int = 50) -> ColumnGuess:
     """Guess the label, prediction and group columns of a row-level table by names and values.
 
-    The label is a two-valued column named like a label (label, target, actual, outcome, y ...);
-    the prediction a two-valued or numeric column named like one (pred, yhat, score, decision ...);
+    The label is a two-valued column named like a label (label, target, actual, outcome, y ...) and never
+    one named like a prediction; the prediction a two-valued or numeric column named like one (pred, yhat,
+    score, decision ...);
     groups are text columns with 2 to ``max_group_levels`` values, named like a protected attribute
     first. A column with a different value in every row (an id) is never guessed.
 
@@ -688,8 +726,11 @@ def guess_columns(df: pd.DataFrame, max_group_levels: int = 50) -> ColumnGuess:
         scored = sorted(candidates, key=lambda c: -_name_score(c, names))
         return scored[0] if scored and _name_score(scored[0], names) > 0 else None
 
-    label = best(binary, _LABEL_NAMES) or best(binary, ("approved", "hired", "admitted", "recid", "default",
-                                                        "income", "passed", "paid"))
+    # A column named like a prediction ("approved_pred", "decile_score", "yhat") is never the label.
+    outcomes = [c for c in binary if _name_score(c, _PREDICTION_NAMES) < 2]
+    label = best(outcomes, _LABEL_NAMES) or best(outcomes, ("approved", "hired", "admitted", "recid", "default",
+                                                            "income", "passed", "paid", "good", "credit", "repaid",
+                                                            "churn", "fraud"))
     if label:
         reasons.append(f"label = {label!r} (two values, named like an outcome)")
     scores = [c for c, (d, num) in stats_.items() if c != label and c not in unique_per_row and (d == 2 or num)]
@@ -698,7 +739,7 @@ def guess_columns(df: pd.DataFrame, max_group_levels: int = 50) -> ColumnGuess:
         kind = "two values" if stats_[prediction][0] == 2 else "a numeric score"
         reasons.append(f"prediction = {prediction!r} ({kind}, named like a prediction)")
     if label is None and prediction is not None:  # a second two-valued column is the label
-        rest = [c for c in binary if c != prediction and _name_score(c, _GROUP_NAMES) == 0]
+        rest = [c for c in outcomes if c != prediction and _name_score(c, _GROUP_NAMES) == 0]
         label = rest[0] if len(rest) == 1 else None
         if label:
             reasons.append(f"label = {label!r} (the other two-valued column)")

@@ -1,13 +1,16 @@
 """The MATCH test (docs/methods.md; Briscoe 2024, §4.5, Briscoe, Kepler et al., §5): is a group's score plausible under the reference?
 
-Reference cell probabilities p_c are the normalized reference CM (by default
-the rest of the data). The group's n is kept; its score S is compared with
-S's distribution when n individuals are drawn from the reference.
+With ``reference="population"`` (the seed's one-sample test) the reference cell probabilities
+p_c are the normalized reference CM (by default the rest of the data), taken as exact; the
+group's n is kept and its score S is compared with S's distribution when n individuals are
+drawn from the reference. With ``reference="sample"`` (the default) the reference is itself a
+sample and a two-sample test carries its sampling error too (:func:`test`).
 Reported: the percentile P(S <= s_obs), P(S >= s_obs) and the two-sided
 p-value 2·min(both), capped at 1.
 
 >>> from fairness_core import ConfusionMatrix, match
->>> r = match.test("PPR", ConfusionMatrix(40, 10, 40, 10), ConfusionMatrix(300, 100, 450, 150), method="normal")
+>>> r = match.test("PPR", ConfusionMatrix(40, 10, 40, 10), ConfusionMatrix(300, 100, 450, 150), method="normal",
+...                reference="population")
 >>> round(r.cdf, 2)
 0.9
 """
@@ -239,8 +242,12 @@ def _jrm(metric: str, cm: ConfusionMatrix, probs: np.ndarray, method: str, lam: 
                           "rate, not the reference's sampling distribution; compare with exact")
 
 
+#: What the reference is: another sample (its sampling error counts) or a known population.
+REFERENCES = ("sample", "population")
+
+
 def test(metric: str, cm_group: ConfusionMatrix, cm_reference: ConfusionMatrix, method: str = "exact",
-         lam: float = 1.0) -> MatchResult:
+         lam: float = 1.0, reference: str = "sample") -> MatchResult:
     """MATCH test of ``metric`` for ``cm_group`` against ``cm_reference``.
 
     Parameters
@@ -249,23 +256,44 @@ def test(metric: str, cm_group: ConfusionMatrix, cm_reference: ConfusionMatrix, 
         A binomial metric (ACC, PREV, PPR, INACC, NPREV, PNR), B, or a JRM
         (TPR, FNR, FPR, TNR, PPV, FDR, NPV, FOR).
     method : {"exact", "normal", "peizer_pratt", "beta"}
-        "exact" for all; "normal" (continuity-corrected) for binomial metrics
-        and B; "peizer_pratt" for binomial metrics; "beta" (the thesis's shortcut,
-        eq. 4.44, with pseudo-count ``lam``) for JRMs.
+        For ``reference="population"``: "exact" for all; "normal" (continuity-corrected) for
+        binomial metrics and B; "peizer_pratt" for binomial metrics; "beta" (the thesis's
+        shortcut, eq. 4.44, with pseudo-count ``lam``) for JRMs. Ignored for ``"sample"``.
+    reference : {"sample", "population"}
+        ``"sample"`` (default): the reference is itself a sample, so the test is a two-sample
+        test that carries both groups' sampling error, and its p does not depend on which group
+        is called the reference. B uses the OFI score test of :mod:`fairness_core.inference`, the
+        rates (binomial metrics and JRMs) the test of equal proportions of DI's procedure (score
+        for two groups of 30 rows or more, else the exact dual of the Clopper–Pearson MOVER-R
+        interval) — so the p equals the verdict table's for the same pair (``ofi_p`` for B,
+        ``di_p`` for PPR). ``"population"``: the reference is a known population (the seed's
+        one-sample MATCH test): its cell rates are taken as exact.
 
     Returns
     -------
     MatchResult
-        ``cdf`` = P(S <= s_obs), ``sf`` = P(S >= s_obs), ``p_value`` two-sided.
-        NaN with a ``note`` where the group's score or the reference
+        ``cdf`` = P(S <= s_obs), ``sf`` = P(S >= s_obs), ``p_value`` two-sided (for
+        ``"sample"``: the one-sided p-values that the group's rate is below / above the
+        reference's). NaN with a ``note`` where the group's score or the reference
         distribution is undefined.
+
+    >>> from fairness_core import ConfusionMatrix as CM
+    >>> a, b = CM(10, 2, 1, 0), CM(300, 100, 450, 150)
+    >>> abs(test("PPR", a, b).p_value - test("PPR", b, a).p_value) < 1e-12
+    True
+    >>> test("PPR", a, b).p_value > test("PPR", a, b, reference="population").p_value
+    True
     """
     if metric not in SUPPORTED:
         raise ValueError(f"MATCH is defined for {', '.join(SUPPORTED)}; got {metric!r}")
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
+    if reference not in REFERENCES:
+        raise ValueError(f"reference must be one of {', '.join(REFERENCES)}; got {reference!r}")
     if cm_group.n == 0:
         raise ValueError("the group is empty")
+    if reference == "sample":
+        return _two_sample(metric, cm_group, cm_reference)
     probs = _reference_probs(cm_reference)
     observed = m.compute(metric, cm_group)
     nan = float("nan")
@@ -288,6 +316,39 @@ def test(metric: str, cm_group: ConfusionMatrix, cm_reference: ConfusionMatrix, 
                                f"the reference never produces a defined {metric} (its denominator cells are 0)")
         cdf, sf, note = _jrm(metric, cm_group, probs, method, lam)
     return _result(metric, method, observed, cdf, sf, cm_group.n, note)
+
+
+def _two_sample(metric: str, cm_group: ConfusionMatrix, cm_reference: ConfusionMatrix) -> MatchResult:
+    """The two-sample MATCH test: both the group and the reference are samples (see :func:`test`)."""
+    if cm_reference.n == 0:
+        raise ValueError("the reference confusion matrix is empty")
+    observed = m.compute(metric, cm_group)
+    nan = float("nan")
+    g, r = cm_group.as_array().astype(float), cm_reference.as_array().astype(float)
+    if metric == "B":
+        o = inference.ofi_pairs(g[2], g[1], g.sum(), r[2], r[1], r.sum())
+        below, above = float(o.p_value(0.0, "below")), float(o.p_value(0.0, "above"))
+        return MatchResult(metric, "two-sample score", observed, below, above, min(1.0, 2 * min(below, above)),
+                           cm_group.n, "")
+    if metric in BINOMIAL_CELLS:
+        a, b = BINOMIAL_CELLS[metric]
+        x1, d1, x2, d2 = g[a] + g[b], g.sum(), r[a] + r[b], r.sum()
+    else:
+        a, b = JRM_CELLS[metric]
+        x1, d1, x2, d2 = g[a], g[a] + g[b], r[a], r[a] + r[b]
+        if d1 == 0 or d2 == 0:
+            who = "group" if d1 == 0 else "reference"
+            why = (m.undefined_reason(metric, cm_group) if d1 == 0 else m.undefined_reason(metric, cm_reference))
+            return MatchResult(metric, "two-sample", observed, nan, nan, nan, cm_group.n,
+                               f"the {who}'s {metric} is undefined: {why}")
+    if x1 == 0 and x2 == 0 or x1 == d1 and x2 == d2:
+        return MatchResult(metric, "two-sample", observed, 0.5, 0.5, 1.0, cm_group.n,
+                           f"both rates are {'0' if x1 == 0 else '1'}: no difference to test")
+    # Equal rates are a ratio of 1; where both rates are 1 - (…) it is the complementary rate's ratio.
+    d = inference.di_pairs(x1, d1, x2, d2, "auto")
+    below, above = float(d.p_value(1.0, "below")), float(d.p_value(1.0, "above"))
+    label = f"two-sample {d.method[0]}"
+    return MatchResult(metric, label, observed, below, above, min(1.0, 2 * min(below, above)), cm_group.n, "")
 
 
 match_test = test

@@ -34,6 +34,7 @@ from .audit import (
     VERDICTS,
     Audit,
     findings_first,
+    interval_label,
     verdict_findings,
     verdict_reading,
 )
@@ -57,6 +58,7 @@ class Report:
         return {"pairs": int(len(v)),
                 "verdicts": {k: int((v["verdict"] == k).sum()) for k in VERDICTS},
                 "max |OFI|": _num(v["ofi"].abs().max()),
+                "OFI interval level": interval_label(v, "ofi"), "DI interval level": interval_label(v, "di"),
                 # the largest distance from 0 that some pair's adjusted OFI interval keeps entirely (0 if none excludes 0)
                 "max |OFI| lower bound": _num(float(max(0.0, np.nanmax(outside))) if len(v) else None),
                 "four-fifths violations (point estimate)": int((~v["four_fifths"].isin(["no bias", "undefined"])).sum()),

@@ -23,8 +23,10 @@ st.title("Bias audit")
 data_banner(audit)
 st.markdown("**OFI** (Objective Fairness Index) = Bᵢ − Bⱼ, the difference of marginal benefits "
             "B = (FP − FN)/n: how much more benefit a group gets than its actual labels warrant. "
-            "**OFI ≠ 0: the algorithm is at fault. OFI ≈ 0 with DI ≠ 1: a systemic disparity** "
-            "(different base rates) that disparate impact alone cannot tell apart.")
+            "**OFI beyond the tolerance: the algorithm is at fault. OFI within it with DI beyond the four-fifths band: "
+            "a systemic disparity** (different base rates) that disparate impact alone cannot tell apart. A difference "
+            "shown to exist but not to exceed the tolerance reads *materiality unclear*. The intervals beside the "
+            "verdicts are adjusted for the number of pairs and labelled with their level.")
 
 @st.cache_data(show_spinner="Building the report…", max_entries=4)
 def audit_report(_audit, key: tuple, reference: str, tolerance: float, alpha: float,  # type: ignore[no-untyped-def]

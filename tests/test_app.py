@@ -44,18 +44,21 @@ def test_bias_audit_shows_verdicts_for_every_pair():
     at.switch_page("pages/2_Bias_Audit.py")
     at.run()
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Algorithmic bias"] == "4 of 15 pairs"  # 6 COMPAS groups; was 13 before intervals
-    assert metrics["Inconclusive"] == "11 of 15 pairs"
+    # 6 COMPAS groups: was 13 of 15 before intervals; one pair is real but not shown beyond the tolerance
+    assert metrics["Algorithmic bias"] == "3" and metrics["Materiality unclear"] == "1"
+    assert metrics["Inconclusive"] == "11" and any("of 15 pairs in all" in c.value for c in at.caption)
     assert any("What the numbers say" in m.value and "Native American" in m.value for m in at.markdown)
     def verdict_table():  # type: ignore[no-untyped-def]
         return next(d.value for d in at.dataframe if "pair" in d.value.columns)
 
     table = verdict_table()
-    assert list(table.columns[:5]) == ["pair", "OFI [95% CI]", "DI [95% CI]", "verdict", "reading"]
+    # the intervals beside the verdicts are the Holm-adjusted ones that decided them, labelled so
+    assert list(table.columns[:5]) == ["pair", "OFI [Holm-adjusted 99.7 % CI]",
+                                       "DI = P̂_i / P̂_j [Holm-adjusted 99.6 % CI]", "verdict", "reading"]
     at.selectbox(key="adjust").set_value("none").run()
-    assert {m.label: m.value for m in at.metric}["Algorithmic bias"] != "0 of 15 pairs"
+    assert {m.label: m.value for m in at.metric}["Algorithmic bias"] != "0"
     at.select_slider(key="alpha").set_value(0.01).run()
-    assert "[99% CI]" in verdict_table().columns[1]
+    assert verdict_table().columns[1] == "OFI [99 % CI]"   # no adjustment: the plain 1 − α interval
     at.selectbox(key="comparison").set_value("TE").run()
     assert not at.exception
     at.switch_page("app.py").run()  # the settings follow the user to Home
@@ -71,7 +74,7 @@ def test_home_counts_verdicts_and_escapes_group_names_in_its_findings():
     at.session_state["demo_key"] = None
     at.run()
     assert not at.exception
-    assert {m.label: m.value for m in at.metric}["Algorithmic bias"] == "1 of 1 pairs"
+    assert {m.label: m.value for m in at.metric}["Algorithmic bias"] == "1"
     findings = [m.value for m in at.markdown if "What the numbers say" in m.value][0]
     assert r"\*bold\*\_\[x\]\(y\)" in findings
 

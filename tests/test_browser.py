@@ -141,7 +141,9 @@ def test_upload_csv_and_see_heatmaps(page, tmp_path):
     # groups of 6 to 18 rows: every value shown, in parentheses because none is significant
     for text in ("Alpha", "Beta", "Gamma", "OFI = B", "(-0.056)", "(0.38)"):
         assert text in heatmaps, text
-    assert page.get_by_text("3 of 3 pairs").count() == 1  # all three inconclusive
+    assert page.get_by_text("of 3 pairs in all").count() == 1  # all three inconclusive
+    tiles = page.get_by_test_id("stMetricValue").all_inner_texts()
+    assert tiles[-1] == "3" and tiles[:-1] == ["0"] * 4
     assert page.get_by_text("What the numbers say.").count() == 1
     page.screenshot(path=str(tmp_path / "bias_audit.png"))
 

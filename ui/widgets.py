@@ -94,11 +94,11 @@ _VERDICT_HELP = {
 
 
 def verdict_summary(verdicts: pd.DataFrame) -> None:
-    """One tile per verdict: how many group pairs get it (inconclusive included)."""
+    """One tile per verdict: how many group pairs get it (inconclusive included), and of how many."""
     counts = verdicts["verdict"].value_counts()
     for col, verdict in zip(st.columns(len(VERDICTS)), VERDICTS):
-        col.metric(verdict.capitalize(), f"{counts.get(verdict, 0):,} of {len(verdicts):,} pairs",
-                   help=_VERDICT_HELP[verdict])
+        col.metric(verdict.capitalize(), f"{counts.get(verdict, 0):,}", help=_VERDICT_HELP[verdict])
+    st.caption(f"Group pairs with each verdict, of {len(verdicts):,} pairs in all.")
 
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>$~:=])")
