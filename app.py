@@ -8,7 +8,7 @@ Audit, ...) as a multipage app. Every page reads the session's one
 import streamlit as st
 
 from ui.state import current_demo, data_banner, page_setup, verdict_settings, verdicts_for
-from ui.widgets import md_escape, verdict_summary
+from ui.widgets import md_escape, questions_panel, verdict_summary
 from fairness_core import datasets
 from fairness_core.audit import verdict_findings
 
@@ -29,6 +29,7 @@ with st.sidebar:
 data_banner(audit)
 verdicts = verdicts_for(audit, tolerance, alpha, adjust)
 verdict_summary(verdicts)
+questions_panel(audit, verdicts)
 st.markdown(f"**What the numbers say.** {md_escape(verdict_findings(verdicts))}")
 if current_demo():
     st.markdown(f"**About this demo.** {datasets.DEMOS[current_demo()].explain(audit)}")

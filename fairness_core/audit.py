@@ -8,6 +8,9 @@ one :class:`Audit` in its session state; every page reads it.
 
 from __future__ import annotations
 
+import dataclasses
+import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
@@ -16,6 +19,7 @@ import pandas as pd
 from scipy import stats
 
 from . import bias, inference, match, text
+from . import bias as bias_mod
 from . import verdicts as verdicts_
 from . import metrics as m
 from .confusion import CELLS, ConfusionMatrix
@@ -27,13 +31,48 @@ DEFAULT_OFI_TOLERANCE = 0.05
 #: Default significance level of the verdicts.
 DEFAULT_ALPHA = 0.05
 
+#: What a model's positive prediction can be declared to be, for the person it is about.
+POSITIVE_IS = ("benefit", "harm")
+
 #: What the verdict columns can say, in the order the app counts them.
 VERDICTS = verdicts_.VERDICTS
 level_text, interval_label = verdicts_.level_text, verdicts_.interval_label
 
 
+def resolve_positive_is(positive_is: str | None, flip: bool | None, what: str) -> str | None:
+    """``positive_is`` from the new argument or the deprecated ``flip``, with a warning when neither says it.
+
+    Returns "benefit", "harm", or None (undeclared: a benefit is assumed and a :class:`UserWarning` says so).
+    """
+    if flip is not None:
+        warnings.warn("flip= is deprecated; say positive_is='harm' (or 'benefit')", DeprecationWarning, stacklevel=3)
+        from_flip = "harm" if flip else "benefit"
+        if positive_is is not None and positive_is != from_flip:
+            raise ValueError(f"positive_is={positive_is!r} contradicts flip={flip!r}")
+        positive_is = from_flip
+    if positive_is is None:
+        warnings.warn(f"positive_is not given: assuming a positive prediction ({what}) is a benefit for the person. "
+                      "If it is a harm (e.g. 'likely to reoffend'), every verdict's direction is reversed: pass "
+                      "positive_is='harm'.", UserWarning, stacklevel=3)
+        return None
+    if positive_is not in POSITIVE_IS:
+        raise ValueError(f"positive_is must be 'benefit' or 'harm', got {positive_is!r}")
+    return positive_is
+
+
+_CODE = re.compile(r"^[A-Za-z]{0,3}[-_]?\d+(\.\d+)?$")
+_GENERIC = {"yes", "no", "true", "false", "y", "n", "t", "f", "other", "unknown", "none", "na", "n/a", "missing"}
+
+
+def _ambiguous(value: str) -> bool:
+    """Whether an attribute's value says nothing alone ("A92", "1", "yes"): then its name carries the attribute."""
+    v = value.strip()
+    return len(v) <= 1 or bool(_CODE.match(v)) or v.lower() in _GENERIC
+
+
 @dataclass(frozen=True)
 class Audit:
+
     """Named group confusion matrices plus where they came from.
 
     Parameters
@@ -51,6 +90,16 @@ class Audit:
     rows : RowData, optional
         The individuals behind the CMs (row-level uploads and demos): labels, predictions,
         group per row, and an ensemble's probabilities or features where available.
+    positive_is : {"benefit", "harm"} or None
+        What the model's positive prediction was declared to be for the person: "benefit" (a
+        loan, a job) or "harm" (flagged as likely to reoffend; the classes were then flipped so
+        that positive here is the benefit). None: not declared, a benefit assumed. Every page,
+        the report and the JSON state it in words (:attr:`direction`).
+    group_values : mapping of group name to its value in each of ``group_columns``, optional
+        Set for intersections of several attributes, so that :meth:`marginal` can pool them.
+    provenance : mapping of str to str
+        How the groups were counted, for the report: the label and prediction columns, the positive
+        values, the threshold, the group columns.
     """
 
     cms: Mapping[str, ConfusionMatrix]
@@ -59,6 +108,9 @@ class Audit:
     positive_outcome: str = "the beneficial outcome"
     group_columns: tuple[str, ...] = field(default=())
     rows: RowData | None = field(default=None, compare=False, repr=False)
+    positive_is: str | None = None
+    group_values: Mapping[str, tuple[str, ...]] | None = field(default=None, compare=False, repr=False)
+    provenance: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         cms = dict(self.cms)
@@ -73,6 +125,13 @@ class Audit:
                 raise ValueError(f"group {name!r} is empty (TP = FN = FP = TN = 0)")
         object.__setattr__(self, "cms", cms)
         object.__setattr__(self, "notes", tuple(self.notes))
+        if self.group_values is not None:
+            values = {str(k): tuple(map(str, v)) for k, v in self.group_values.items()}
+            if set(values) != set(cms) or any(len(v) != len(self.group_columns) for v in values.values()):
+                raise ValueError("group_values needs one value per group column for every group")
+            object.__setattr__(self, "group_values", values)
+        if self.positive_is is not None and self.positive_is not in POSITIVE_IS:
+            raise ValueError(f"positive_is must be one of {', '.join(POSITIVE_IS)} or None, got {self.positive_is!r}")
         if self.rows is not None:
             if not isinstance(self.rows, RowData):
                 raise ValueError(f"rows must be RowData, got {type(self.rows).__name__}")
@@ -82,7 +141,8 @@ class Audit:
 
     @classmethod
     def from_predictions(cls, y_true: Any, y_pred: Any, sensitive_features: Any, pos_label: Any = 1, *,
-                         flip: bool = False, threshold: float | None = None, source: str = "predictions") -> "Audit":
+                         positive_is: str | None = None, flip: bool | None = None, threshold: float | None = None,
+                         source: str = "predictions") -> "Audit":
         """An audit in one call from labels, predictions and sensitive features, as in Fairlearn.
 
         Parameters
@@ -93,12 +153,16 @@ class Audit:
             ``score >= threshold``.
         sensitive_features : array-like, Series, DataFrame or dict
             One column, or several: groups are then their intersections, named as in the app
-            (``"Black & Female"``).
+            (``"Black & Female"``); :meth:`marginal` gives each attribute alone.
         pos_label : value
-            The positive value of ``y_true`` (and ``y_pred``); it should be the beneficial outcome.
-        flip : bool
-            The positive value is harmful ("will reoffend"): label and prediction are negated so
-            that positive means the beneficial outcome, and the audit's notes say so.
+            The positive value of ``y_true`` (and ``y_pred``).
+        positive_is : {"benefit", "harm"}
+            What a positive prediction is for the person: "benefit" (approved, hired) or "harm"
+            (flagged as likely to reoffend). It decides every verdict's direction, so declare it:
+            "harm" negates labels and predictions so that positive means the benefit. Without it a
+            :class:`UserWarning` names the assumption (a benefit).
+        flip : bool, deprecated
+            The former spelling: ``flip=True`` is ``positive_is="harm"``.
 
         Raises
         ------
@@ -108,14 +172,79 @@ class Audit:
         Examples
         --------
         >>> audit = Audit.from_predictions([1, 0, 1, 1, 0, 1], [1, 0, 0, 1, 1, 1],
-        ...                                ["a", "a", "a", "b", "b", "b"])
+        ...                                ["a", "a", "a", "b", "b", "b"], positive_is="benefit")
         >>> audit.cms["a"], audit.cms["b"]
         (ConfusionMatrix(tp=1, fn=1, fp=0, tn=1), ConfusionMatrix(tp=2, fn=0, fp=1, tn=0))
+        >>> audit.direction
+        'positive prediction = 1 = a benefit (declared)'
         """
         from .io import audit_from_predictions  # late: io builds Audits
 
-        return audit_from_predictions(y_true, y_pred, sensitive_features, pos_label, flip=flip, threshold=threshold,
-                                      source=source)
+        return audit_from_predictions(y_true, y_pred, sensitive_features, pos_label,
+                                      positive_is=resolve_positive_is(positive_is, flip, f"pos_label={pos_label!r}"),
+                                      threshold=threshold, source=source)
+
+    @property
+    def attributes(self) -> tuple[str, ...]:
+        """The attributes whose intersections the groups are (empty unless there are two or more)."""
+        return tuple(self.group_columns) if self.group_values is not None and len(self.group_columns) > 1 else ()
+
+    def marginal(self, attribute: str) -> "Audit":
+        """The audit of one attribute alone, each of its values pooled over the other attributes.
+
+        Group names are the attribute's values, or "attribute = value" where a value alone would be
+        ambiguous (a code such as "A92", a number, yes/no). Rows, notes and the declared direction
+        carry over.
+
+        >>> from fairness_core import ConfusionMatrix as CM
+        >>> a = Audit({"F & young": CM(1, 2, 3, 4), "F & old": CM(5, 6, 7, 8), "M & young": CM(1, 1, 1, 1),
+        ...            "M & old": CM(2, 2, 2, 2)}, group_columns=("sex", "age"),
+        ...           group_values={"F & young": ("F", "young"), "F & old": ("F", "old"),
+        ...                         "M & young": ("M", "young"), "M & old": ("M", "old")})
+        >>> m = a.marginal("sex")
+        >>> m.groups, m.cms["sex = F"]
+        (['sex = F', 'sex = M'], ConfusionMatrix(tp=6, fn=8, fp=10, tn=12))
+        >>> a.marginal("age").groups
+        ['young', 'old']
+        """
+        if attribute not in self.attributes:
+            raise ValueError(f"{attribute!r} is not one of this audit's attributes "
+                             f"({', '.join(map(repr, self.attributes)) or 'it has a single one'})")
+        assert self.group_values is not None
+        k = self.group_columns.index(attribute)
+        value_of = {g: self.group_values[g][k] for g in self.groups}
+        values = list(dict.fromkeys(value_of.values()))
+        named = {v: (f"{attribute} = {v}" if _ambiguous(v) else v) for v in values}
+        pooled: dict[str, np.ndarray] = {}
+        for g, cm in self.cms.items():
+            name = named[value_of[g]]
+            pooled[name] = pooled.get(name, 0) + cm.as_array()
+        cms = {name: ConfusionMatrix(*map(int, cells)) for name, cells in pooled.items()}
+        rows = None
+        if self.rows is not None:
+            mapping = {g: named[v] for g, v in value_of.items()}
+            rows = dataclasses.replace(self.rows,
+                                       groups=pd.Series(self.rows.groups).map(mapping).to_numpy(dtype=object))
+        return Audit(cms, source=f"{self.source}, by {attribute} alone", notes=self.notes,
+                     positive_outcome=self.positive_outcome, group_columns=(attribute,), rows=rows,
+                     positive_is=self.positive_is, group_values={n: (v,) for v, n in named.items()},
+                     provenance={**self.provenance, "attribute audited": f"{attribute} alone (pooled over "
+                                 + ", ".join(c for c in self.group_columns if c != attribute) + ")"})
+
+    @property
+    def direction(self) -> str:
+        """What a positive prediction means here, in words, and whether that was declared.
+
+        >>> from fairness_core import ConfusionMatrix as CM
+        >>> Audit({"a": CM(1, 1, 1, 1), "b": CM(2, 1, 1, 1)}, positive_outcome="approved").direction
+        'positive prediction = approved, assumed to be a benefit (not declared)'
+        """
+        if self.positive_is is None:
+            return f"positive prediction = {self.positive_outcome}, assumed to be a benefit (not declared)"
+        if self.positive_is == "benefit":
+            return f"positive prediction = {self.positive_outcome} = a benefit (declared)"
+        return (f"positive here = {self.positive_outcome} = a benefit: the model's positive prediction was declared "
+                "a harm, so labels and predictions were flipped")
 
     @property
     def groups(self) -> list[str]:
@@ -264,7 +393,8 @@ class Audit:
         return self.rest_of(group) if reference is None else self.cms[self._check(reference)]
 
     def match_table(self, names: Iterable[str] = ("PPR", "TPR", "FPR", "B"), reference: str | None = None,
-                    method: str = "exact", alpha: float = 0.05, adjust: bool = True) -> pd.DataFrame:
+                    method: str = "exact", alpha: float = 0.05, adjust: bool = True,
+                    reference_is: str = "sample") -> pd.DataFrame:
         """The MATCH test (docs/methods.md) of every group against its reference, for every metric.
 
         Parameters
@@ -272,8 +402,11 @@ class Audit:
         names : metrics from :data:`fairness_core.match.SUPPORTED`.
         reference : None for "the rest of the data" (each group against all
             other groups pooled), or a group name (that group is then not tested).
-        method : see :func:`fairness_core.match.test`.
+        method : see :func:`fairness_core.match.test` (one-sample methods, for ``reference_is="population"``).
         alpha : level below which a group "differs from the reference".
+        reference_is : "sample" (default: the reference is itself a sample; two-sample tests whose p
+            does not depend on which group is the reference, equal to the verdict table's ``ofi_p`` for
+            B and ``di_p`` for PPR) or "population" (the reference's rates are known: the one-sample test).
         adjust : Holm-adjust the p-values across the whole table (family-wise
             error rate alpha); otherwise each test stands alone.
 
@@ -289,7 +422,7 @@ class Audit:
                 continue
             ref = self.reference_for(g, reference)
             for name in names:
-                r = match.test(name, cm, ref, method=method)
+                r = match.test(name, cm, ref, method=method, reference=reference_is)
                 rows.append({"group": g, "n": cm.n, "metric": name, "observed": r.observed,
                              "reference score": m.compute(name, ref), "percentile": r.cdf,
                              "p-value": r.p_value, "note": r.note})
@@ -531,3 +664,75 @@ def _explanations(df: pd.DataFrame) -> np.ndarray:
                  "these sizes would show beyond the tolerance is about " + text.fixed(df["ofi_mde"].to_numpy()[rows])
                  + "." + settle(rows, "settle it"))
     return out.astype(object)
+
+
+def three_questions(audit: Audit, verdicts: pd.DataFrame) -> dict[str, Any]:
+    """The three questions an audit is judged by, each answered with its interval and verdict.
+
+    - ``"ofi"``: is the algorithm at fault? The verdict counts and the largest OFI shown beyond the tolerance.
+    - ``"four_fifths"``: every pair whose impact ratio DI = P̂_i / P̂_j is below 0.8 by point estimate, with
+      its adjusted interval and whether the data can tell ("shown below 0.8", "cannot tell", or "within the
+      band" when the interval says the gap is inside [0.8, 1.25] after all).
+    - ``"equal_opportunity"``: the largest gap in false-negative rate (qualified individuals denied the
+      favourable decision) and in false-positive rate, each with a simultaneous interval
+      (:func:`fairness_core.verdicts.error_rate_gaps`).
+
+    Returns the answers as tables and one sentence per question (``"text"``).
+    """
+    alpha = verdicts.attrs.get("alpha", DEFAULT_ALPHA)
+    counts = verdicts["verdict"].value_counts()
+    bias = verdicts[verdicts["verdict"] == "algorithmic bias"]
+    tol = verdicts.attrs.get("tolerance", DEFAULT_OFI_TOLERANCE)
+    if len(bias):
+        top = bias.loc[bias["ofi"].abs().idxmax()]
+        loser = top["group_j"] if top["favours"] == top["group_i"] else top["group_i"]
+        lo, hi = sorted((abs(top["ofi_ci_low"]), abs(top["ofi_ci_high"])))
+        ofi_text = (f"Yes for {len(bias):,} of {len(verdicts):,} pairs: the largest, {loser} against {top['favours']}: "
+                    f"|OFI| = {abs(top['ofi']):.3f} ({interval_label(verdicts, 'ofi')} {lo:.3f} to {hi:.3f}, beyond "
+                    f"the tolerance {tol:g}).")
+    else:
+        unclear = int(counts.get("materiality unclear", 0))
+        within = int(counts.get("systemic disparity", 0) + counts.get("no bias detected", 0))
+        ofi_text = (f"Not shown for any pair: no OFI interval lies beyond ±{tol:g}"
+                    + (f"; {within} pair(s) are shown within it" if within else "")
+                    + (f"; {unclear} pair(s) differ but may be immaterial" if unclear else "")
+                    + (f"; {int(counts.get('inconclusive', 0))} pair(s) are inconclusive" if counts.get("inconclusive")
+                       else "") + ".")
+    below = verdicts[verdicts["di"] < bias_mod.FOUR_FIFTHS_LOW].copy()
+    below["data say"] = np.where(below["di_beyond_band"], "shown below 0.8",
+                                 np.where(below["di_within_band"], "within the band after all", "cannot tell"))
+    ff = below[["group_i", "group_j", "n_i", "n_j", "di", "di_ci_low", "di_ci_high", "di_p_adjusted", "data say"]]
+    ff = ff.sort_values("di").reset_index(drop=True)
+    if len(ff):
+        shown = int((ff["data say"] == "shown below 0.8").sum())
+        worst = ff.iloc[0]
+        ff_text = (f"{len(ff):,} pair(s) fall below 0.8 by point estimate, {shown} of them shown by the data "
+                   f"({interval_label(verdicts, 'di')}); the lowest: {worst['group_i']} against {worst['group_j']}, "
+                   f"DI = {worst['di']:.2f} [{text.bound(worst['di_ci_low'], 0.8, 2)}, "
+                   f"{text.bound(worst['di_ci_high'], 0.8, 2)}] ({worst['data say']}).")
+    else:
+        ff_text = "No pair falls below 0.8 by point estimate."
+    gaps = verdicts_.error_rate_gaps(audit.groups, np.array([audit.cms[g].as_array() for g in audit.groups],
+                                                             dtype=float), alpha)
+    largest = verdicts_.largest_gaps(gaps)
+    eo_parts = []
+    for _, g in largest.iterrows():
+        word = "denied to qualified" if g["rate"] == "FNR" else "granted to unqualified"
+        if g["gap"] == 0:
+            eo_parts.append(f"no {g['rate']} gap in the data (the favourable decision {word} individuals equally "
+                            f"often; simultaneous {level_text(g['level'])} CI {text.bound(g['ci_low'], 0.0, 3, True)} "
+                            f"to {text.bound(g['ci_high'], 0.0, 3, True)})")
+            continue
+        eo_parts.append(f"the largest {g['rate']} gap (the favourable decision {word} individuals): {g['group_i']} "
+                        f"{g['rate_i']:.1%} against "
+                        f"{g['group_j']} {g['rate_j']:.1%}, a gap of {g['gap']:+.3f} (simultaneous "
+                        f"{level_text(g['level'])} CI {text.bound(g['ci_low'], 0.0, 3, True)} to "
+                        f"{text.bound(g['ci_high'], 0.0, 3, True)}: "
+                        + ("shown" if g["differs"] else "not shown") + ")")
+    eo_text = "; ".join(eo_parts) + "." if eo_parts else "error rates are undefined for every pair."
+    eo_text = eo_text[0].upper() + eo_text[1:]
+    return {"ofi": {"counts": {k: int(counts.get(k, 0)) for k in VERDICTS}, "text": ofi_text},
+            "four_fifths": {"pairs": ff, "text": ff_text},
+            "equal_opportunity": {"gaps": gaps, "largest": largest, "text": eo_text},
+            "text": {"Is the algorithm at fault (OFI)?": ofi_text, "The four-fifths rule": ff_text,
+                     "Equal opportunity (error rates)": eo_text}}

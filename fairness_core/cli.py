@@ -59,7 +59,11 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--positive", default="1", help="row-level data: the positive value (default 1)")
     a.add_argument("--threshold", type=_finite(-1e300, 1e300, "--threshold"),
                    help="row-level data: the prediction is a score; positive when >= this")
-    a.add_argument("--flip", action="store_true", help="the positive value is harmful: flip label and prediction")
+    a.add_argument("--positive-is", choices=["benefit", "harm"], dest="positive_is",
+                   help="what the positive value is for the person: a benefit (approved, hired) or a harm (flagged "
+                        "as likely to reoffend: label and prediction are flipped). It decides every verdict's "
+                        "direction; without it a benefit is assumed and the output says so")
+    a.add_argument("--flip", action="store_true", help="deprecated: the same as --positive-is harm")
     a.add_argument("--reference", help="reference group for the one-vs-reference table (default: the largest)")
     a.add_argument("--tolerance", type=_finite(0, 2, "--tolerance"), default=DEFAULT_OFI_TOLERANCE,
                    help="|OFI| counted as 0 (default 0.05)")
@@ -138,6 +142,15 @@ def _in_place(path: str, row_level: bool) -> bool:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.flip:
+        if args.positive_is == "benefit":
+            print("error: --flip contradicts --positive-is benefit", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        print("note: --flip is deprecated; say --positive-is harm", file=sys.stderr)
+        args.positive_is = "harm"
+    if args.positive_is is None:
+        print("note: --positive-is not given: assuming a positive prediction is a benefit for the person; if it is "
+              "a harm (e.g. 'likely to reoffend'), every verdict's direction is reversed", file=sys.stderr)
     if args.out is not None and (why := _check_out(args.out)):
         print(f"error: {why}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -145,7 +158,8 @@ def _run(args: argparse.Namespace) -> int:
     if _in_place(args.data, row_level):
         try:
             audit = aggregate(args.data, label=args.label, prediction=args.prediction, groups=args.group,
-                              positive=_coerce(args.positive), threshold=args.threshold, flip=args.flip,
+                              positive=_coerce(args.positive), threshold=args.threshold,
+                              positive_is=args.positive_is,
                               name=args.data if is_glob(args.data) else Path(args.data).name)
         except DataValidationError as exc:
             return _rejected(exc)
@@ -159,14 +173,14 @@ def _run(args: argparse.Namespace) -> int:
     try:
         table = read_table(data, path.name)
         if len(find_count_columns(table.columns)) == 4 and not args.label:
-            audit = cms_from_table(table, args.group, source=path.name)
+            audit = cms_from_table(table, args.group, source=path.name, positive_is=args.positive_is)
         else:
             if not (args.label and args.prediction):
                 print("error: no TP/FN/FP/TN columns, so give --label and --prediction for row-level data",
                       file=sys.stderr)
                 return EXIT_BAD_INPUT
             audit = cms_from_predictions(table, args.label, args.prediction, args.group, _coerce(args.positive),
-                                         flip=args.flip, threshold=args.threshold, source=path.name)
+                                         positive_is=args.positive_is, threshold=args.threshold, source=path.name)
     except DataValidationError as exc:
         return _rejected(exc)
     return _report(args, audit)
@@ -191,11 +205,14 @@ def _report(args: argparse.Namespace, audit: Audit) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     summary = rep.summary()
+    print(f"{audit.source}: {audit.direction}")
     print(f"{audit.source}: {len(audit.groups)} groups, n = {audit.total().n:,}, {summary['pairs']} pairs; "
           + ", ".join(f"{k} {v}" for k, v in summary["verdicts"].items())
           + f"; max |OFI| = {summary['max |OFI|']}; four-fifths violations "
             f"{summary['four-fifths violations (significant)']} significant "
             f"({summary['four-fifths violations (point estimate)']} by point estimate)")
+    for question, answer in summary["three questions"].items():
+        print(f"{question} {answer}")
     print(summary["findings"])
     if args.out:
         text = rep.to_json() if args.json else rep.html()

@@ -59,7 +59,7 @@ def _compas(by: str) -> Callable[[Path], Audit]:
     def load(assets: Path) -> Audit:
         df = compas_frame(assets)
         return cms_from_predictions(
-            df, "two_year_recid", "predicted_high_risk", [by], positive_label=1, flip=True,
+            df, "two_year_recid", "predicted_high_risk", [by], positive_label=1, positive_is="harm",
             features=df[COMPAS_FEATURES],
             source=f"COMPAS (ProPublica, Broward County, n = {len(df):,}) by {by}",
             positive_outcome="not a recidivist / low risk",
@@ -74,6 +74,7 @@ def _adult(by: str) -> Callable[[Path], Audit]:
         features[["capital-gain", "capital-loss"]] = np.log1p(features[["capital-gain", "capital-loss"]])
         return cms_from_predictions(
             df, "income_over_50k", "predicted_over_50k", [by], positive_label=1, features=features,
+            positive_is="benefit",
             source=f"UCI Adult (1994 census, n = {len(df):,}) by {by}; predictions from a cross-fitted "
                    "logistic regression without race or sex",
             positive_outcome="income over $50K",
@@ -97,7 +98,7 @@ def _ricci(scenario: str) -> Callable[[Path], Audit]:
         df["promoted"] = df["passed"] if scenario == "A" else 0
         what = "results certified" if scenario == "A" else "results discarded, nobody promoted"
         return cms_from_predictions(
-            df, "passed", "promoted", ["race"], positive_label=1, features=df[RICCI_FEATURES],
+            df, "passed", "promoted", ["race"], positive_label=1, features=df[RICCI_FEATURES], positive_is="benefit",
             source=f"Ricci v. DeStefano, New Haven firefighter exams (n = {len(df)}), scenario {scenario}: {what}",
             positive_outcome="promoted / passed the exam (combined score >= 70)",
         )

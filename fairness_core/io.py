@@ -467,7 +467,7 @@ def find_count_columns(columns: Iterable[Hashable]) -> dict[str, str]:
 
 def cms_from_table(df: pd.DataFrame, group_columns: Sequence[str] | None = None,
                    source: str = "uploaded confusion matrices", *, positive: str | None = None,
-                   flip: bool = False) -> Audit:
+                   flip: bool = False, positive_is: str | None = None) -> Audit:
     """Build an Audit from a table with a group column (or two) plus TP, FN, FP, TN.
 
     With two group columns the groups are their intersections ("A & B").
@@ -475,14 +475,21 @@ def cms_from_table(df: pd.DataFrame, group_columns: Sequence[str] | None = None,
     columns explicitly, in which case extra columns are ignored.
 
     ``positive`` says what the table's positive class means ("approved", "reoffends"). With
-    ``flip`` that class is harmful: the classes swap (TP ↔ TN, FN ↔ FP), so that positive means
-    the beneficial outcome, as every measure here assumes, and a note says so.
+    ``positive_is="harm"`` (formerly ``flip=True``) that class is harmful: the classes swap (TP ↔ TN,
+    FN ↔ FP), so that positive means the beneficial outcome, as every measure here assumes, and a note
+    says so; ``"benefit"`` declares it beneficial; None leaves it undeclared.
 
     >>> t = pd.DataFrame({"group": ["a", "b"], "TP": [5, 2], "FN": [1, 2], "FP": [3, 0], "TN": [9, 8]})
     >>> a = cms_from_table(t, positive="reoffends", flip=True)
     >>> a.cms["a"], a.positive_outcome
     (ConfusionMatrix(tp=9, fn=3, fp=1, tn=5), 'not reoffends')
     """
+    if positive_is is not None:
+        if positive_is not in ("benefit", "harm"):
+            raise DataValidationError(f"positive_is must be 'benefit' or 'harm', got {positive_is!r}")
+        flip = positive_is == "harm"
+    elif flip:
+        positive_is = "harm"
     notices_before = list(df.attrs.get("notices", []))
     df = df.reset_index(drop=True)
     df.attrs["notices"] = list(notices_before)
@@ -540,7 +547,10 @@ def cms_from_table(df: pd.DataFrame, group_columns: Sequence[str] | None = None,
     cms = {name: ConfusionMatrix(*row) for name, row in zip(names, cells.tolist())}
     try:
         return Audit(cms, source=source, group_columns=tuple(group_columns), notes=tuple(notes),
-                     positive_outcome=outcome)
+                     positive_outcome=outcome, positive_is=positive_is,
+                     group_values=group_values(names, df.attrs.get("group_parts", [])),
+                     provenance={"attribute(s) audited": " × ".join(map(str, group_columns)),
+                                 "input": "per-group confusion matrices"})
     except ValueError as exc:  # belt and braces: the checks above should have caught it
         raise DataValidationError(str(exc)) from None
 
@@ -624,6 +634,8 @@ def clean_name(value: Any) -> str:
 
 
 def _group_names(df: pd.DataFrame, group_columns: list[str], problems: list[Problem]) -> list[str]:
+    """Each row's group name ("A & B" for two columns); the per-column values are kept in
+    ``df.attrs["group_parts"]``."""
     parts = []
     for col in group_columns:
         s = df[col]
@@ -642,6 +654,7 @@ def _group_names(df: pd.DataFrame, group_columns: list[str], problems: list[Prob
                 f"Group names in {col!r} were normalized (Unicode NFC, invisible characters removed), e.g. row "
                 f"{int(np.flatnonzero(changed.to_numpy())[0]) + 1}.")
         parts.append(text.where(~blank, "").tolist())
+    df.attrs["group_parts"] = parts
     return [INTERSECTION_SEP.join(p) for p in zip(*parts)]
 
 
@@ -825,7 +838,8 @@ def cms_from_predictions(df: pd.DataFrame, label_column: str, prediction_column:
                          group_columns: Sequence[str], positive_label: Any, positive_prediction: Any = None,
                          *, flip: bool = False, threshold: float | None = None,
                          source: str = "uploaded predictions", positive_outcome: str | None = None,
-                         probability_columns: Sequence[str] = (), features: pd.DataFrame | None = None) -> Audit:
+                         probability_columns: Sequence[str] = (), features: pd.DataFrame | None = None,
+                         positive_is: str | None = None) -> Audit:
     """Aggregate row-level labels and predictions into one CM per group (or intersection).
 
     Parameters
@@ -841,9 +855,12 @@ def cms_from_predictions(df: pd.DataFrame, label_column: str, prediction_column:
     positive_label, positive_prediction : value
         The value meaning "positive" in each column (``positive_prediction``
         defaults to ``positive_label``).
+    positive_is : {"benefit", "harm"} or None
+        What the positive prediction is for the person. "harm" (COMPAS's "will reoffend") negates
+        label and prediction so positive = beneficial; None leaves the direction undeclared (the
+        audit says a benefit is assumed).
     flip : bool
-        Set when the positive value is *harmful* (COMPAS's "will reoffend"):
-        label and prediction are both negated so positive = beneficial.
+        The former spelling of ``positive_is="harm"`` (kept for callers that still pass it).
     probability_columns : sequence of str
         Optional: an ensemble's probabilities of the positive value, one column per model
         (at least two), for Virny's stability metrics. Each value must lie in [0, 1]; with
@@ -853,6 +870,12 @@ def cms_from_predictions(df: pd.DataFrame, label_column: str, prediction_column:
 
     The returned audit carries the rows (:class:`~fairness_core.stability.RowData`).
     """
+    if positive_is is not None:
+        if positive_is not in ("benefit", "harm"):
+            raise DataValidationError(f"positive_is must be 'benefit' or 'harm', got {positive_is!r}")
+        flip = positive_is == "harm"
+    elif flip:
+        positive_is = "harm"
     for col in [label_column, prediction_column, *group_columns]:
         if col not in df.columns:
             raise DataValidationError(Problem(f"no such column; columns are {', '.join(map(repr, df.columns))}",
@@ -931,7 +954,13 @@ def cms_from_predictions(df: pd.DataFrame, label_column: str, prediction_column:
     notes = row_notes(label_column, positive_label, prediction_column, flip, threshold)
     return Audit(cms, source=source, notes=tuple(notes), group_columns=tuple(group_columns),
                  positive_outcome=positive_outcome or (f"not {positive_label}" if flip else str(positive_label)),
-                 rows=rows)
+                 rows=rows, positive_is=positive_is, group_values=group_values(names, parts),
+                 provenance={"label column": label_column, "positive label": str(positive_label),
+                             "prediction column": prediction_column,
+                             "positive prediction": (f"score >= {threshold:g}" if threshold is not None
+                                                     else str(positive_prediction)),
+                             "attribute(s) audited": " × ".join(group_columns) if len(group_columns) > 1
+                             else group_columns[0]})
 
 
 def intersection_names(parts: Sequence[Sequence[str]]) -> list[str]:
@@ -943,6 +972,13 @@ def intersection_names(parts: Sequence[Sequence[str]]) -> list[str]:
         raise DataValidationError(f"two different group values both read as {same!r} once spaces, invisible "
                                   "characters and Unicode normalization are removed; make them distinct")
     return names
+
+
+def group_values(names: Sequence[str], parts: Sequence[Sequence[Any]]) -> dict[str, tuple[str, ...]] | None:
+    """Each group's value in every group column, for intersections (None for a single column)."""
+    if len(parts) < 2:
+        return None
+    return {name: tuple(str(p[k]) for p in parts) for k, name in enumerate(names)}
 
 
 def row_notes(label: str, positive: Any, prediction: str, flip: bool, threshold: float | None) -> list[str]:
@@ -1076,7 +1112,7 @@ def _sensitive_frame(features: Any) -> pd.DataFrame:
 
 
 def audit_from_predictions(y_true: Any, y_pred: Any, sensitive_features: Any, pos_label: Any = 1, *,
-                           flip: bool = False, threshold: float | None = None,
+                           positive_is: str | None = None, threshold: float | None = None,
                            source: str = "predictions") -> Audit:
     """The notebook path to an audit; :meth:`fairness_core.audit.Audit.from_predictions` documents it."""
     labels, predictions = _vector(y_true, "y_true"), _vector(y_pred, "y_pred")
@@ -1087,7 +1123,7 @@ def audit_from_predictions(y_true: Any, y_pred: Any, sensitive_features: Any, po
     groups.columns = [c if c not in ("y_true", "y_pred") else f"{c} (group)" for c in groups.columns]
     df = pd.concat([pd.DataFrame({"y_true": labels, "y_pred": predictions}), groups], axis=1)
     try:
-        return cms_from_predictions(df, "y_true", "y_pred", list(groups.columns), pos_label, flip=flip,
+        return cms_from_predictions(df, "y_true", "y_pred", list(groups.columns), pos_label, positive_is=positive_is,
                                     threshold=threshold, source=source)
     except DataValidationError as exc:  # arrays have positions, not file rows: y_true[3], not "row 4"
         raise DataValidationError([Problem(f"{p.column}[{p.row - 1}]: {p.message}" if p.row is not None and p.column
@@ -1097,11 +1133,12 @@ def audit_from_predictions(y_true: Any, y_pred: Any, sensitive_features: Any, po
 
 def aggregate(source: Any, *, label: str, prediction: str, groups: Sequence[str], positive: Any = 1,
               positive_prediction: Any = None, threshold: float | None = None, flip: bool = False,
-              name: str | None = None) -> Audit:
+              name: str | None = None, positive_is: str | None = None) -> Audit:
     """Per-group confusion matrices counted where the data live: Parquet/CSV files out of core with
     an embedded DuckDB, or an Ibis table on its own backend (Spark, a warehouse). See
     :func:`fairness_core.warehouse.aggregate` for the parameters."""
     from .warehouse import aggregate as in_place  # late: warehouse builds on this module
 
     return in_place(source, label=label, prediction=prediction, groups=groups, positive=positive,
-                    positive_prediction=positive_prediction, threshold=threshold, flip=flip, name=name)
+                    positive_prediction=positive_prediction, threshold=threshold, flip=flip, name=name,
+                    positive_is=positive_is)

@@ -372,7 +372,8 @@ def compare_methods(metric: str, cm_group: ConfusionMatrix, cm_reference: Confus
     Columns: method, percentile (P(S <= s_obs)), p_value, percentile_error and
     p_value_error (signed, method minus exact), note.
     """
-    results = [test(metric, cm_group, cm_reference, method=meth) for meth in methods_for(metric)]
+    results = [test(metric, cm_group, cm_reference, method=meth, reference="population")
+               for meth in methods_for(metric)]
     exact = results[0]
     return pd.DataFrame([{
         "method": r.method, "percentile": r.cdf, "p_value": r.p_value,
@@ -452,6 +453,12 @@ def explain(result: MatchResult, group: str, reference_score: float, alpha: floa
     gap = result.observed - reference_score
     head = (f"At n = {result.n:,}, {group}'s {result.metric} of {result.observed:.3f} against the reference's "
             f"{reference_score:.3f} (a gap of {gap:+.3f}) has p = {result.p_value:.3g}")
+    if result.method.startswith("two-sample"):
+        if result.p_value >= alpha:
+            return head + (" (two-sample test: both are samples): a gap this size between two samples of these "
+                           "sizes is common, so the data do not show a difference.")
+        return head + (" (two-sample test: both are samples): a gap this size would rarely arise between two samples "
+                       "of these sizes by chance, so the difference is unlikely to be a small-sample accident.")
     if result.p_value >= alpha:
         return head + (f": a group this size drawn from the reference would land this far out "
                        f"{result.p_value:.0%} of the time, so the score alone does not show a difference.")

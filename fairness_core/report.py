@@ -35,6 +35,7 @@ from .audit import (
     Audit,
     findings_first,
     interval_label,
+    three_questions,
     verdict_findings,
     verdict_reading,
 )
@@ -64,7 +65,8 @@ class Report:
                 "four-fifths violations (point estimate)": int((~v["four_fifths"].isin(["no bias", "undefined"])).sum()),
                 # DI's adjusted interval (the one printed) beyond the four-fifths band
                 "four-fifths violations (significant)": int(v["di_beyond_band"].sum()),
-                "findings": verdict_findings(v)}
+                "findings": verdict_findings(v),
+                "three questions": three_questions(self.audit, v)["text"]}
 
     def to_json(self) -> str:
         """Settings, summary and every table as records; undefined numbers as null.
@@ -72,6 +74,8 @@ class Report:
         The tables are written by pandas' JSON writer (fast for 124,750 pairs) and spliced in."""
         doc = {"tool": "fairness-audit-workbench", "version": __version__, "created": self.created,
                "source": self.audit.source, "positive outcome": self.audit.positive_outcome,
+               "positive is": self.audit.positive_is or "undeclared (a benefit assumed)",
+               "direction": self.audit.direction,
                "notes": list(self.audit.notes) + self.extra_notes, "settings": self.settings,
                "summary": self.summary(), "tables": "@TABLES@"}
         head = json.dumps(doc, indent=2, allow_nan=False, default=str)
@@ -91,14 +95,18 @@ class Report:
         people read them), the figures, every table, and the settings; prints cleanly to A4 or Letter."""
         esc = html.escape
         parts = [f"<header><h1>Fairness audit report</h1><p class='meta'>{esc(self.audit.source)} · "
-                 f"{len(self.audit.groups)} groups · n = {self.audit.total().n:,} · positive = "
-                 f"{esc(self.audit.positive_outcome)}<br>Created {esc(self.created)} by fairness-audit-workbench "
-                 f"{esc(__version__)}</p>"]
+                 f"{len(self.audit.groups)} groups · n = {self.audit.total().n:,} · "
+                 f"{esc(self.audit.direction)}<br>Model: {esc(str(self.settings.get('model (name and version)', '')))}"
+                 f" · period: {esc(str(self.settings.get('period the data cover', '')))}"
+                 + "".join(f" · {esc(k)}: {esc(str(v))}" for k, v in self.audit.provenance.items())
+                 + f"<br>Created {esc(self.created)} by fairness-audit-workbench {esc(__version__)}</p>"]
         for note in [*self.audit.notes, *self.extra_notes]:
             parts.append(f"<p class='note'>{esc(note)}</p>")
         s = self.summary()
         counts = ", ".join(f"{esc(k)}: {v}" for k, v in s["verdicts"].items())
-        parts.append(f"<h2>Summary</h2><p>{s['pairs']} group pairs — {counts}.</p><p>{esc(s['findings'])}</p>"
+        questions = "".join(f"<li><b>{esc(q)}</b> {esc(a)}</li>" for q, a in s["three questions"].items())
+        parts.append(f"<h2>Summary</h2><ol class='questions'>{questions}</ol>"
+                     f"<p>{s['pairs']} group pairs — {counts}.</p><p>{esc(s['findings'])}</p>"
                      f"<p>Largest |OFI| = {_fmt(s['max |OFI|'])}; four-fifths rule violated by the point estimate in "
                      f"{s['four-fifths violations (point estimate)']} pairs, significantly in "
                      f"{s['four-fifths violations (significant)']}. OFI beyond the tolerance: the algorithm is at fault; OFI "
@@ -112,6 +120,13 @@ class Report:
                       if len(verdicts) > MAX_HTML_ROWS else "")
         parts.append(f"<section><h2>Verdict per pair</h2>{shown_note}"
                      + _table(reading, index=False, css="reading") + "</section>")
+        for attribute in self.audit.attributes:   # each attribute alone, beside the intersections above
+            table = self.tables[f"verdicts by {attribute} alone"]
+            answers = three_questions(self.audit.marginal(attribute), table)["text"]
+            items = "".join(f"<li><b>{esc(q)}</b> {esc(a)}</li>" for q, a in answers.items())
+            parts.append(f"<section><h2>By {esc(attribute)} alone</h2><ol class='questions'>{items}</ol>"
+                         + _table(verdict_reading(table, MAX_HTML_ROWS).iloc[:, :9], index=False, css="reading")
+                         + "</section>")
         parts.append("<section><h2>Figures</h2>")
         first = True
         for name, fig in self.figures.items():
@@ -125,8 +140,11 @@ class Report:
                   "versus reference": "Every comparison against the reference group",
                   "match": "MATCH: is each group's score plausible under the rest of the data?",
                   "smoothing": "Cross-Prior Smoothing: raw and smoothed scores (Briscoe 2024, §4.6)",
-                  "undefined": "Why values are undefined"}
+                  "undefined": "Why values are undefined",
+                  "equal opportunity": "Equal opportunity: FNR and FPR gaps of every pair (simultaneous intervals)"}
         for name, table in self.tables.items():
+            if name.startswith("verdicts by "):
+                continue   # shown in their own sections; every number is in the JSON and the CSV zip
             shown, note = table, ""
             if len(table) > MAX_HTML_ROWS:
                 shown = (findings_first(table) if name == "verdicts" else table).head(MAX_HTML_ROWS)
@@ -303,10 +321,14 @@ def _table(table: pd.DataFrame, index: bool, css: str = "") -> str:
 def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT_OFI_TOLERANCE,
           match_metrics: tuple[str, ...] = ("PPR", "TPR", "FPR", "B"), alpha: float = DEFAULT_ALPHA,
           cps_lambda: float = 10.0, extra_tables: dict[str, pd.DataFrame] | None = None,
-          notes: list[str] | None = None, adjust: str = "holm") -> Report:
+          notes: list[str] | None = None, adjust: str = "holm", model: str = "", period: str = "") -> Report:
     """Compute everything the report shows for ``audit`` (reference: the largest group by default).
 
-    ``alpha`` and ``adjust`` govern the verdicts (and the MATCH table's Holm control)."""
+    ``alpha`` and ``adjust`` govern the verdicts (and the MATCH table's Holm control). ``model`` (name and
+    version) and ``period`` (the time the data cover) are the user's words, printed in the report's header,
+    settings and JSON; the attribute(s) audited, the label and prediction columns, the threshold and what
+    positive means come from the audit. With several attributes the report has a verdict table per attribute
+    beside the intersections."""
     reference = reference or max(audit.groups, key=lambda g: audit.cms[g].n)
     if reference not in audit.cms:
         raise ValueError(f"unknown reference group {reference!r}; groups are {', '.join(audit.groups)}")
@@ -319,6 +341,11 @@ def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT
               "smoothing": smoothing.smooth_groups(audit.cms, smoothing.Smoother("cps", cps_lambda),
                                                    list(match_metrics)),
               "undefined": pd.DataFrame(reasons, columns=["group", "metric", "undefined because"])}
+    gaps = three_questions(audit, verdicts)["equal_opportunity"]["gaps"]
+    tables["equal opportunity"] = gaps
+    for attribute in audit.attributes:
+        tables[f"verdicts by {attribute} alone"] = audit.marginal(attribute).verdicts(tolerance, alpha=alpha,
+                                                                                       adjust=adjust)
     tables.update(extra_tables or {})
     figures = {"OFI against DI for every pair": plots.ofi_di_scatter(verdicts),
                f"OFI of each group against {reference}": plots.ofi_forest(verdicts, reference),
@@ -326,13 +353,18 @@ def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT
                "Disparate impact and the four-fifths rule": plots.disparate_impact_heatmap(audit, verdicts),
                "Benefit vs expected benefit": plots.benefit_chart(audit),
                "MATCH p-values": plots.match_overview(tables["match"], alpha)}
-    settings = {"reference group": reference, "OFI tolerance": tolerance, "α (significance level)": alpha,
+    settings = {"model (name and version)": model.strip() or "not given",
+                "period the data cover": period.strip() or "not given",
+                "what a positive prediction is": audit.direction, **dict(audit.provenance),
+                "reference group": reference, "OFI tolerance": tolerance, "α (significance level)": alpha,
                 "multiplicity adjustment": {"holm": "Holm", "bh": "Benjamini–Hochberg", "none": "none"}[adjust],
-                "OFI interval": "auto: pseudo-count Welch t (adjusted) below 1,000 rows or 10 individuals outside the "
-                                "most common outcome, Wald above; p-value dual to the interval",
+                "OFI interval": "score: MOVER-D from per-group Tango score limits (continuity correction ¼), judged "
+                                "by exact coverage; p-values dual to the interval",
                 "DI interval": "auto: Miettinen–Nurminen score when both groups have >= 30 rows, else MOVER-R from "
-                               "Clopper–Pearson limits with Fisher's exact test",
-                "equivalence": f"TOST: {1 - 2 * alpha:.0%} interval inside ±tolerance (OFI) or [0.8, 1.25] (DI)",
+                               "Clopper–Pearson limits with its dual test",
+                "verdict rule": "three-sided against the tolerance (beyond, within, ≠ 0), each kind of claim adjusted "
+                                "across pairs; every interval printed is the adjusted one that decided its verdict",
+                "OFI interval level": interval_label(verdicts, "ofi"), "DI interval level": interval_label(verdicts, "di"),
                 "MATCH metrics": ", ".join(match_metrics),
                 "MATCH α (Holm-adjusted)": alpha, "Cross-Prior Smoothing λ (each group against the rest)": cps_lambda}
     return Report(audit, settings, tables, figures, datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),

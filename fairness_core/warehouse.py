@@ -25,7 +25,8 @@ from typing import Any
 
 from .audit import Audit
 from .confusion import ConfusionMatrix
-from .io import (MAX_GROUPS, MAX_NAME_LENGTH, DataValidationError, Problem, _show, clean_name, intersection_names,
+from .io import (MAX_GROUPS, MAX_NAME_LENGTH, DataValidationError, Problem, _show, clean_name, group_values,
+                 intersection_names,
                  row_notes)
 
 #: File kinds a path or glob may name.
@@ -94,6 +95,7 @@ def _literal_like(column: Any, value: Any, what: str, name: str) -> Any:
 
 def aggregate(source: Any, *, label: str, prediction: str, groups: Sequence[str], positive: Any = 1,
               positive_prediction: Any = None, threshold: float | None = None, flip: bool = False,
+              positive_is: str | None = None,
               name: str | None = None) -> Audit:
     """Count one confusion matrix per group inside the engine that holds the data.
 
@@ -121,6 +123,10 @@ def aggregate(source: Any, *, label: str, prediction: str, groups: Sequence[str]
         A missing column, a label or prediction with a third value, a positive value that never
         occurs, missing values (with their count), fewer than 2 or more than 500 groups.
     """
+    if positive_is is not None:
+        if positive_is not in ("benefit", "harm"):
+            raise DataValidationError(f"positive_is must be 'benefit' or 'harm', got {positive_is!r}")
+        flip = positive_is == "harm"
     groups = [str(g) for g in groups]
     if not groups:
         raise DataValidationError("choose at least one group column")
@@ -177,7 +183,9 @@ def aggregate(source: Any, *, label: str, prediction: str, groups: Sequence[str]
     where = name or (f"{source}" if isinstance(source, (str, Path)) else "Ibis table" if _is_ibis_table(source)
                      else "files")
     return Audit(cms, source=f"{where} ({int(found['rows']):,} rows, aggregated in place)", notes=tuple(notes),
-                 group_columns=tuple(groups), positive_outcome=f"not {positive}" if flip else str(positive))
+                 group_columns=tuple(groups), positive_outcome=f"not {positive}" if flip else str(positive),
+                 positive_is=positive_is if positive_is is not None else ("harm" if flip else None),
+                 group_values=group_values(names, parts))
 
 
 def _check(found: Any, label: str, prediction: str, groups: list[str], positive: Any,

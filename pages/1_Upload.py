@@ -16,8 +16,9 @@ DATA_DOC = Path(__file__).resolve().parents[1] / "docs" / "data.md"
 
 audit = page_setup("Upload")
 st.title("Load data")
-st.write("Audit a classifier from its **per-group confusion matrices**. The positive prediction must be the "
-         "*beneficial* outcome (hired, released, approved); flip harmful positives below.")
+st.write("Audit a classifier from its **per-group confusion matrices**. Say for each upload whether the positive "
+         "prediction is a benefit (hired, released, approved) or a harm (flagged as likely to reoffend) for the person: "
+         "harms are flipped so that every measure reads the favourable decision.")
 
 
 def show_problems(exc: DataValidationError) -> None:
@@ -41,6 +42,20 @@ def read_upload(upload, key: str):  # type: ignore[no-untyped-def]
     return table
 
 
+DIRECTIONS = {"benefit": "a **benefit** for the person (approved, hired, released, promoted)",
+              "harm": "a **harm** for the person (flagged, denied, judged likely to reoffend)"}
+
+
+def direction_question(key: str, what: str) -> str | None:
+    """Ask whether the positive value is a benefit or a harm, with no answer preselected: it decides the direction
+    of every verdict. Returns "benefit", "harm" or None (not answered yet)."""
+    return st.radio(f"For the person concerned, {what} is …", list(DIRECTIONS), index=None, key=key,
+                    format_func=DIRECTIONS.get, horizontal=True,
+                    help="Every measure here reads a positive prediction as the favourable decision. A harm (COMPAS's "
+                         "'high risk') is flipped, so that the audit's positive is its opposite; auditing a harm as "
+                         "if it were a benefit reverses every verdict.")
+
+
 def commit(new_audit, message: str) -> None:  # type: ignore[no-untyped-def]
     """Make ``new_audit`` the session's data; the next run says so at the top and offers the audit."""
     set_audit(new_audit)
@@ -51,7 +66,7 @@ def commit(new_audit, message: str) -> None:  # type: ignore[no-untyped-def]
 if loaded := st.session_state.pop("just-loaded", None):
     with st.container(border=True):
         st.success(f"**{md_escape(loaded)}.** Every page now audits these data: {len(audit.groups)} groups, "
-                   f"n = {audit.total().n:,}, positive = {md_escape(audit.positive_outcome)}.",
+                   f"n = {audit.total().n:,}, {md_escape(audit.direction)}.",
                    icon=":material/check_circle:")
         st.page_link("pages/2_Bias_Audit.py", label="Open the bias audit →", icon=":material/balance:")
 
@@ -60,7 +75,7 @@ with st.expander("Data formats and limits", icon=":material/help:"):
     st.markdown(DATA_DOC.read_text(encoding="utf-8").split("\n", 2)[2])  # the page's own title is enough
 
 demo_tab, table_tab, rows_tab, type_tab = st.tabs(
-    ["Demo data", "Confusion-matrix file", "Row-level predictions", "Type or paste"])
+    ["Demo data", "Confusion-matrix file", "Row-level predictions", "Type or paste"], key="upload-tab")
 
 with demo_tab:
     keys = list(datasets.DEMOS)
@@ -87,13 +102,12 @@ with table_tab:
                 chosen = st.multiselect("Besides TP, FN, FP, TN this table has several columns: pick the group "
                                         "column(s); the rest are ignored", others, default=others[:1],
                                         max_selections=2, key="cm-group-cols")
-            c1, c2 = st.columns(2)
-            meaning = c1.text_input("In this table, positive means", placeholder="e.g. approved, hired, reoffends",
+            meaning = st.text_input("In this table, positive means", placeholder="e.g. approved, hired, reoffends",
                                     key="cm-positive", max_chars=80)
-            flip = c2.toggle("That outcome is **harmful**: swap the classes (TP ↔ TN, FN ↔ FP) so positive = "
-                             "beneficial", key="cm-flip")
+            cm_direction = direction_question("cm-direction", "the table's positive class"
+                                              + (f" ({meaning.strip()})" if meaning.strip() else ""))
             parsed = cms_from_table(table, group_columns=chosen or None, source=f"{upload.name}",
-                                    positive=meaning, flip=flip)
+                                    positive=meaning, positive_is=cm_direction)
         except DataValidationError as exc:
             show_problems(exc)
         else:
@@ -102,7 +116,9 @@ with table_tab:
             for note in parsed.notes:
                 st.caption(md_escape(note))
             st.dataframe(parsed.cells(), width="stretch")
-            if st.button("Use these groups", type="primary", key="use-cm-file"):
+            if cm_direction is None:
+                st.caption("Say whether the positive class is a benefit or a harm to use these groups.")
+            if st.button("Use these groups", type="primary", key="use-cm-file", disabled=cm_direction is None):
                 commit(parsed, f"Loaded {len(parsed.groups)} groups from {upload.name}")
 
 with rows_tab:
@@ -130,7 +146,9 @@ with rows_tab:
                                     else min(1, len(cols) - 1))
             candidates = [c for c in cols if c not in (label_col, pred_col)]
             default_groups = [c for c in guess.groups if c in candidates] or candidates[:1]
-            group_cols = c3.multiselect("Group column(s)", candidates, default=default_groups)  # resets with the options
+            group_cols = c3.multiselect("Group column(s)", candidates, default=default_groups, key="group-cols",
+                                        help="Several columns: each attribute alone and their intersections are "
+                                             "all audited (switch between them in the sidebar).")
             c1, c2, c3 = st.columns(3)
             label_values = distinct_values(rows[label_col])
             pos_label = c1.selectbox("Positive label value", label_values, index=len(label_values) - 1,
@@ -145,8 +163,9 @@ with rows_tab:
                 default = pred_values.index(pos_label) if pos_label in pred_values else len(pred_values) - 1
                 pos_pred = c2.selectbox("Positive prediction value", pred_values, index=max(default, 0),
                                         key="pos-pred")
-            flip = st.toggle("The positive value is **harmful** (e.g. 'will reoffend'): flip label and prediction "
-                             "so positive = beneficial", key="flip")
+            shown_positive = (f"a prediction of {pos_pred!r}" if pos_pred is not None
+                              else f"a score of {threshold:g} or more")
+            row_direction = direction_question("rows-direction", shown_positive)
             with st.expander("Optional: an ensemble's probabilities or features (stability and uncertainty)"):
                 st.caption("For Virny's stability and uncertainty metrics on the Bias Audit page: map one column "
                            "per model holding that model's probability of the positive value, or pick feature "
@@ -155,10 +174,13 @@ with rows_tab:
                 prob_cols = st.multiselect("Probability columns (one per model, at least two)", free, key="prob-cols")
                 feature_cols = st.multiselect("Feature columns", [c for c in free if c not in (pred_col, *prob_cols)],
                                               key="feature-cols")
-            if st.button("Aggregate and use", type="primary", key="use-rows"):
+            if row_direction is None:
+                st.caption("Say whether the positive prediction is a benefit or a harm to aggregate.")
+            if st.button("Aggregate and use", type="primary", key="use-rows", disabled=row_direction is None):
                 try:
                     parsed = cms_from_predictions(rows, label_col, pred_col, group_cols, pos_label, pos_pred,
-                                                  flip=flip, threshold=threshold, source=f"{upload.name}",
+                                                  positive_is=row_direction, threshold=threshold,
+                                                  source=f"{upload.name}",
                                                   probability_columns=prob_cols,
                                                   features=to_numbers(rows[feature_cols]) if feature_cols else None)
                 except DataValidationError as exc:
@@ -172,13 +194,14 @@ with type_tab:
                             column_config={c: st.column_config.NumberColumn(c, min_value=0, step=1)
                                            for c in ("TP", "FN", "FP", "TN")})
     pasted = st.text_area("…or paste CSV (header: group,TP,FN,FP,TN)", height=120, key="cm-paste")
-    if st.button("Use this table", type="primary", key="use-typed"):
+    typed_direction = direction_question("typed-direction", "the positive class (TP + FP predicted positive)")
+    if st.button("Use this table", type="primary", key="use-typed", disabled=typed_direction is None):
         try:
             if pasted.strip():
                 source = read_table(pasted.encode("utf-8"), "pasted.csv")
             else:
                 source = pd.DataFrame(edited).dropna(how="all")
-            parsed = cms_from_table(source, source="typed table")
+            parsed = cms_from_table(source, source="typed table", positive_is=typed_direction)
         except DataValidationError as exc:
             show_problems(exc)
         else:

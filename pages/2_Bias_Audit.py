@@ -8,7 +8,7 @@ from fairness_core.audit import verdict_findings
 from ui.audit_sections import inequality_section, stability_section
 from ui.state import data_banner, page_setup, verdict_settings, verdicts_for
 from ui.widgets import (MAX_VERDICT_ROWS, P_FORMATS, csv_download, html_download, md_escape, reasons_frame, styled,
-                        verdict_display, verdict_summary)
+                        questions_panel, verdict_display, verdict_summary)
 
 audit = page_setup("Bias Audit")
 
@@ -30,8 +30,9 @@ st.markdown("**OFI** (Objective Fairness Index) = Bᵢ − Bⱼ, the difference 
 
 @st.cache_data(show_spinner="Building the report…", max_entries=4)
 def audit_report(_audit, key: tuple, reference: str, tolerance: float, alpha: float,  # type: ignore[no-untyped-def]
-                 adjust: str):
-    return report.build(_audit, reference=reference, tolerance=tolerance, alpha=alpha, adjust=adjust)
+                 adjust: str, model: str, period: str):
+    return report.build(_audit, reference=reference, tolerance=tolerance, alpha=alpha, adjust=adjust, model=model,
+                        period=period)
 
 
 with st.expander("Download the audit report", icon=":material/description:"):
@@ -39,10 +40,15 @@ with st.expander("Download the audit report", icon=":material/description:"):
                "verdicts with their intervals, p-values and methods, the OFI-vs-DI and forest charts, the OFI and DI "
                "heatmaps, every metric table, MATCH tests, Cross-Prior Smoothing of every group, the settings used, the "
                "date and the tool version. The same numbers as JSON, and every table as CSV in a zip.")
+    m1, m2 = st.columns(2)
+    model = m1.text_input("Model name and version", max_chars=120, key="report-model",
+                          placeholder="e.g. credit scorecard v3.2", help="Printed in the report's header and settings.")
+    period = m2.text_input("Period the data cover", max_chars=120, key="report-period",
+                           placeholder="e.g. 2025-01-01 to 2025-06-30")
     cells_key = (audit.source, tuple(audit.groups), tuple(map(tuple, audit.cells().to_numpy())))
 
     def built():  # type: ignore[no-untyped-def]
-        return audit_report(audit, cells_key, reference, tolerance, alpha, adjust)  # built on first click, cached
+        return audit_report(audit, cells_key, reference, tolerance, alpha, adjust, model, period)  # cached
 
     def or_failure(make, what: str):  # type: ignore[no-untyped-def]
         """The download's bytes, or a short file that says the download failed and why (never silence)."""
@@ -70,6 +76,7 @@ if tab_groups.open:
         verdicts = verdicts_for(audit, tolerance, alpha, adjust)
         st.subheader("Verdict per pair")
         verdict_summary(verdicts)
+        questions_panel(audit, verdicts)
         st.markdown(f"**What the numbers say.** {md_escape(verdict_findings(verdicts))}")
 
         scatter_fig = plots.ofi_di_scatter(verdicts)

@@ -79,7 +79,7 @@ tab_match, tab_cdf, tab_holes, tab_normal, tab_imb = st.tabs(TABS, key="tab", bi
 # --- MATCH ---------------------------------------------------------------------------------------
 if tab_match.open:
     with tab_match:
-        c1, c2, c3, c4 = st.columns([3, 2, 1.2, 1])
+        c1, c2, c3, c4, c5 = st.columns([3, 2, 1.2, 1, 1.4])
         chosen = c1.multiselect("Metrics", match.SUPPORTED, default=["PPR", "TPR", "FPR", "B"], key="match-metrics",
                                 help="Binomial metrics (ACC, PREV, PPR, INACC, NPREV, PNR), the marginal benefit B "
                                      "and the joint ratio metrics (TPR … FOR).")
@@ -89,8 +89,16 @@ if tab_match.open:
         adjust = c4.toggle("Holm", value=True, key="match-holm",
                            help="Holm–Bonferroni controls the chance of any false “differs” in the whole table "
                                 "at α. Off: each test alone at α.")
+        population = c5.toggle("Reference is a population", value=False, key="match-population",
+                               help="Off (default): the reference is itself a sample, so its sampling error counts "
+                                    "and the p-value does not depend on which group is called the reference — the "
+                                    "same p the Bias Audit prints for that pair. On: the reference's rates are "
+                                    "known exactly (the one-sample MATCH test of Briscoe 2024).")
+        reference_is = "population" if population else "sample"
         require(chosen, "metric")
-        table = audit.match_table(chosen, reference=reference, alpha=alpha, adjust=adjust)
+        table = audit.match_table(chosen, reference=reference, alpha=alpha, adjust=adjust, reference_is=reference_is)
+        st.caption("Two-sample tests: both the group and its reference are samples." if not population else
+                   "One-sample MATCH tests: the reference's rates are taken as a known population.")
         differs = table["verdict"].eq("differs from the reference")
         same = table["verdict"].eq("indistinguishable from the reference")
         m1, m2, m3 = st.columns(3)
@@ -113,20 +121,26 @@ if tab_match.open:
         metric = d2.selectbox("Metric", chosen, key="match-metric")
         cm = audit.cms[group]
         ref_cm = audit.reference_for(group, reference)
-        result = match.test(metric, cm, ref_cm)
+        result = match.test(metric, cm, ref_cm, reference=reference_is)
+        one_sample = result if population else match.test(metric, cm, ref_cm, reference="population")
         ref_score = metrics.compute(metric, ref_cm)
         st.info(md_escape(match.explain(result, group, ref_score, alpha)), icon=":material/lightbulb:")
         x, mass, exact = match.reference_distribution(metric, cm.n, ref_cm)
         ref_name = reference or f"the rest (n = {ref_cm.n:,})"
-        tail = "lower" if result.cdf <= result.sf else "upper"
-        tail_p = min(result.cdf, result.sf)
-        fig = plots.pmf_bars(x, mass, f"{metric} of a group of n = {cm.n:,} drawn from {ref_name}<br><sup>red: the "
-                                      f"{tail} tail P(S {'≤' if tail == 'lower' else '≥'} observed) = {tail_p:.3g}; "
-                                      "the two-sided p-value doubles it</sup>",
-                             observed=result.observed, tail=tail, p_value=result.p_value, exact=exact, x_title=metric)
+        tail = "lower" if one_sample.cdf <= one_sample.sf else "upper"
+        tail_p = min(one_sample.cdf, one_sample.sf)
+        premise = "" if population else "if the reference were a known population: "
+        fig = plots.pmf_bars(x, mass, f"{metric} of a group of n = {cm.n:,} drawn from {ref_name}<br><sup>{premise}red: "
+                                      f"the {tail} tail P(S {'≤' if tail == 'lower' else '≥'} observed) = {tail_p:.3g}; "
+                                      "the two-sided one-sample p-value doubles it</sup>",
+                             observed=one_sample.observed, tail=tail, p_value=one_sample.p_value, exact=exact,
+                             x_title=metric)
         st.plotly_chart(fig, width="stretch", key="match-dist")
         html_download(fig, f"match_{metric}_{group}.html", key="match-dist-html")
-        st.markdown("**Approximations beside exact** (error = method − exact)")
+        if not population:
+            st.caption(f"The chart shows the one-sample view for intuition; the test above treats the reference as a "
+                       f"sample too (two-sample p = {result.p_value:.3g}, one-sample p = {one_sample.p_value:.3g}).")
+        st.markdown("**One-sample approximations beside exact** (error = method − exact)")
         methods = match.compare_methods(metric, cm, ref_cm)
         st.dataframe(styled(methods, 5, P_FORMATS), width="stretch", hide_index=True, key="match-methods",
                      column_config={"note": st.column_config.TextColumn(width="large")})

@@ -91,6 +91,7 @@ def test_bad_pasted_table_is_rejected_and_changes_nothing():
     at = fresh("pages/1_Upload.py")
     before = at.session_state["audit"]
     at.text_area(key="cm-paste").input("group,TP,FN,FP,TN\nA,1,-3,0,5\nB,1,1,1,1\n").run()
+    at.radio(key="typed-direction").set_value("benefit").run()
     at.button(key="use-typed").click().run()
     assert at.session_state["audit"] is before
     assert "row 1 (file line 2), column 'FN': negative count -3" in plain(at.error[0].value)
@@ -99,8 +100,12 @@ def test_bad_pasted_table_is_rejected_and_changes_nothing():
 def test_good_pasted_table_is_loaded():
     at = fresh("pages/1_Upload.py")
     at.text_area(key="cm-paste").input("group,TP,FN,FP,TN\nA,1,0,0,5\nB,7,0,1,10\n").run()
+    assert at.button(key="use-typed").disabled  # the direction must be declared first, with no preselected answer
+    assert at.radio(key="typed-direction").value is None
+    at.radio(key="typed-direction").set_value("benefit").run()
     at.button(key="use-typed").click().run()
     assert at.session_state["audit"].groups == ["A", "B"]
+    assert at.session_state["audit"].positive_is == "benefit"
 
 
 SAMPLE_SIZE = "pages/3_Sample_Size_Explorer.py"
@@ -276,6 +281,7 @@ def test_stability_tab_trains_an_ensemble_for_the_demo():
 def test_stability_tab_explains_what_cm_tables_cannot_show():
     at = fresh("pages/1_Upload.py")
     at.text_area(key="cm-paste").set_value("group,TP,FN,FP,TN\nA,1,0,0,5\nB,7,0,1,10").run()
+    at.radio(key="typed-direction").set_value("benefit").run()
     at.button(key="use-typed").click().run()
     at.switch_page(AUDIT_PAGE)
     at.session_state["view"] = "Stability and uncertainty"

@@ -116,11 +116,22 @@ def open_page(server, request):
         assert not errors, errors
 
 
-def upload_cm_file(page, path, text: str) -> None:
-    """Write ``text`` to ``path`` and upload it on the Upload page's confusion-matrix tab."""
+def upload_cm_file(page, path, text: str, direction: str | None = "benefit") -> None:
+    """Write ``text`` to ``path``, upload it on the Upload page's confusion-matrix tab and, unless ``direction`` is
+    None, declare the positive class a benefit or a harm (the page preselects no answer)."""
     path.write_text(text)
     page.get_by_role("tab", name="Confusion-matrix file").click()
     page.locator("[data-testid='stFileUploader'] input[type='file']").first.set_input_files(str(path))
+    if direction is not None:
+        declare(page, direction)
+
+
+def declare(page, direction: str) -> None:
+    """Answer the Upload page's question: is the positive value a benefit or a harm for the person?"""
+    words = {"benefit": "benefit for the person", "harm": "harm for the person"}[direction]
+    option = page.get_by_test_id("stMain").get_by_test_id("stRadio").get_by_text(words)
+    option.wait_for(timeout=30000)
+    option.click()
 
 
 def test_upload_csv_and_see_heatmaps(page, tmp_path):
@@ -149,12 +160,13 @@ def test_upload_csv_and_see_heatmaps(page, tmp_path):
 
 
 def test_cm_table_says_what_positive_means_and_flips_a_harmful_one(page, tmp_path):
-    upload_cm_file(page, tmp_path / "harm.csv", "group,TP,FN,FP,TN\nAlpha,5,1,3,9\nBeta,2,2,0,8\n")
+    upload_cm_file(page, tmp_path / "harm.csv", "group,TP,FN,FP,TN\nAlpha,5,1,3,9\nBeta,2,2,0,8\n", direction=None)
     page.get_by_text("2 groups read from harm.csv").wait_for(timeout=30000)
+    assert page.get_by_role("button", name="Use these groups").is_disabled()  # no answer preselected
     page.get_by_label("In this table, positive means").fill("reoffends")
     page.get_by_label("In this table, positive means").press("Enter")
     page.get_by_text("positive = reoffends").wait_for(timeout=30000)
-    page.get_by_test_id("stMain").locator("label").filter(has_text="That outcome is harmful").click()
+    declare(page, "harm")
     page.get_by_text("positive = not reoffends").wait_for(timeout=30000)
     page.get_by_text("the classes were swapped (TP ↔ TN, FN ↔ FP)").wait_for(timeout=30000)
     page.get_by_role("button", name="Use these groups").click()
@@ -164,7 +176,8 @@ def test_cm_table_says_what_positive_means_and_flips_a_harmful_one(page, tmp_pat
 
 
 def test_bad_upload_shows_row_and_column_and_keeps_data(page, tmp_path):
-    upload_cm_file(page, tmp_path / "bad.csv", "group,TP,FN,FP,TN\nAlpha,1,0,0,5\nBeta,7,-1,1,10\n")
+    upload_cm_file(page, tmp_path / "bad.csv", "group,TP,FN,FP,TN\nAlpha,1,0,0,5\nBeta,7,-1,1,10\n",
+                   direction=None)
     page.get_by_text("Nothing was loaded").wait_for(timeout=30000)
     assert page.get_by_text("row 2 (file line 3), column 'FN': negative count -1").count() == 1
     assert page.get_by_text("Data: COMPAS").count() == 1

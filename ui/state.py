@@ -96,7 +96,11 @@ def data_banner(audit: Audit) -> None:
     """One line saying which data every number on the page comes from."""
     total = audit.total().n
     st.caption(f"**Data:** {md_escape(audit.source)} · {len(audit.groups)} groups · n = {total:,} · "
-               f"positive = {md_escape(audit.positive_outcome)}")
+               f"{md_escape(audit.direction)}")
+    if audit.positive_is is None:
+        st.warning("Whether a positive prediction is a benefit or a harm for the person was not declared, so a "
+                   "benefit is assumed. If it is a harm (e.g. 'likely to reoffend'), every verdict's direction is "
+                   "reversed: declare it on the Upload page.", icon=":material/help:")
     for note in audit.notes:
         st.info(md_escape(note), icon=":material/swap_vert:")
 
@@ -146,8 +150,35 @@ def page_setup(title: str) -> Audit:
             st.page_link(script, label=label, icon=icon)
         st.divider()
         jobs.keep_alive()
+        audit = get_audit()
+        if audit.attributes:
+            audit = _view(audit)
     if st.session_state.pop("restarted", False):
         st.warning("The server restarted since this page was opened (or this link belongs to another browser "
                    "session), so the data loaded there is gone and the COMPAS demo is shown. Load your data again "
                    "on the Upload page.", icon=":material/restart_alt:")
-    return get_audit()
+    return audit
+
+
+INTERSECTIONS = "every combination"
+
+
+def _view(audit: Audit) -> Audit:
+    """The sidebar's choice of groups for an audit of several attributes: their intersections or one attribute
+    alone (pooled over the others), kept across pages."""
+    options = [INTERSECTIONS, *audit.attributes]
+    store = "kept-groups-view"
+    if st.session_state.get(store) not in options:
+        st.session_state[store] = INTERSECTIONS
+    choice = st.selectbox("Groups", options, **_kept("groups-view", INTERSECTIONS),
+                          format_func=lambda o: (f"every combination of {', '.join(audit.attributes)}"
+                                                 if o == INTERSECTIONS else f"by {o} alone"),
+                          help="Each attribute alone (its values pooled over the other attributes) or their "
+                               "intersections. Every page audits the groups chosen here.")
+    if choice == INTERSECTIONS:
+        return audit
+    cached = st.session_state.get("marginal-audit")
+    if not cached or cached[0] is not audit or cached[1] != choice:   # the base audit itself, not its id
+        cached = (audit, choice, audit.marginal(choice))
+        st.session_state["marginal-audit"] = cached
+    return cached[2]

@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from fairness_core.audit import VERDICTS, verdict_reading
+from fairness_core.audit import VERDICTS, three_questions, verdict_reading
 from fairness_core.io import to_safe_csv
 
 
@@ -99,6 +99,24 @@ def verdict_summary(verdicts: pd.DataFrame) -> None:
     for col, verdict in zip(st.columns(len(VERDICTS)), VERDICTS):
         col.metric(verdict.capitalize(), f"{counts.get(verdict, 0):,}", help=_VERDICT_HELP[verdict])
     st.caption(f"Group pairs with each verdict, of {len(verdicts):,} pairs in all.")
+
+
+def questions_panel(audit, verdicts: pd.DataFrame) -> None:  # type: ignore[no-untyped-def]
+    """The three questions an audit is judged by, side by side: OFI, the four-fifths rule, equal opportunity."""
+    answers = three_questions(audit, verdicts)
+    for col, (question, answer) in zip(st.columns(3), answers["text"].items()):
+        with col.container(border=True):
+            st.markdown(f"**{question}**")
+            st.markdown(md_escape(answer))
+    pairs = answers["four_fifths"]["pairs"]
+    if len(pairs):
+        with st.expander(f"Every pair below the four-fifths line by point estimate ({len(pairs)})"):
+            st.dataframe(pairs, width="stretch", hide_index=True, key="four-fifths-pairs")
+            csv_download(pairs, "four_fifths_pairs.csv", "Download (CSV)", index=False)
+    gaps = answers["equal_opportunity"]["gaps"]
+    with st.expander("Error-rate gaps for every pair (equal opportunity)"):
+        st.dataframe(gaps, width="stretch", hide_index=True, key="error-rate-gaps")
+        csv_download(gaps, "error_rate_gaps.csv", "Download (CSV)", index=False)
 
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>$~:=])")
