@@ -47,6 +47,6 @@ st.page_link("pages/5_Synthetic_Data.py", label="Generate synthetic rows with gr
              "check with OFI whether they reduce bias", icon=":material/auto_awesome:")
 st.page_link("pages/6_Forecasting.py", label="Probabilistic forecasts with quantile fans (PTN) against two baselines",
              icon=":material/ssid_chart:")
-st.caption("In this repository: docs/methods.md (the statistics behind every verdict, the papers cited), "
-           "docs/data.md (data formats and limits, also under Upload), docs/api.md (the Python library). Demo data "
-           "provenance: assets/PROVENANCE.md.")
+st.page_link("pages/9_Methods.py", label="Methods: the statistics behind every verdict and the papers cited; data "
+             "formats and limits; the Python library", icon=":material/menu_book:")
+st.caption("Demo data provenance: assets/PROVENANCE.md in the repository.")

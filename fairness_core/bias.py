@@ -111,7 +111,7 @@ _INFO: dict[str, BiasInfo] = {
                  "P_i/P^_i − P_j/P^_j", 0.0),
         BiasInfo("DCR", difference_conditional_rejection, "difference in conditional rejection",
                  "N_j/N^_j − N_i/N^_i", 0.0),
-        BiasInfo("DPPL", _diff("PPR"), "difference in positive proportions of labels",
+        BiasInfo("DPPL", _diff("PPR"), "difference in positive proportions of predicted labels",
                  "P^_i/n_i − P^_j/n_j", 0.0),
         BiasInfo("OFI", objective_fairness_index, "Objective Fairness Index",
                  "(FP_i−FN_i)/n_i − (FP_j−FN_j)/n_j", 0.0),
@@ -231,7 +231,7 @@ _PROPERTIES: dict[str, tuple[str, tuple[bool, ...]]] = {
     "AAOD": ("Average absolute odds difference", (False, True, False, True, True, False)),
     "DCA": ("Difference in conditional acceptance", (False, True, True, True, False, False)),
     "DCR": ("Difference in conditional rejection", (False, True, True, True, False, False)),
-    "DPPL": ("Difference in positive proportions of labels", (False, True, True, True, True, True)),
+    "DPPL": ("Difference in positive proportions of predicted labels", (False, True, True, True, True, True)),
     "OFI": ("Objective Fairness Index", (True, True, True, True, True, True)),
 }
 

@@ -213,7 +213,8 @@ def error_curves(group: ConfusionMatrix, reference: ConfusionMatrix, ns: Sequenc
     Returns
     -------
     DataFrame with columns metric, smoother, n, mse, p_excluded, se (NaN in exact mode),
-    truth (the whole group's score). A metric undefined on the whole group is left out.
+    truth (the whole group's score). A metric undefined on the whole group is left out, with the
+    reason in ``attrs["dropped"]``.
     """
     if mode not in ("exact", "monte_carlo"):
         raise ValueError(f"mode must be 'exact' or 'monte_carlo', got {mode!r}")
@@ -224,6 +225,8 @@ def error_curves(group: ConfusionMatrix, reference: ConfusionMatrix, ns: Sequenc
     p = group.as_array() / group.n
     ref = reference_probs(reference)
     truth = {name: float(m.compute(name, group)) for name in names}
+    dropped = {name: f"undefined on the whole group ({m.undefined_reason(name, group)}), so no subsample has a "
+                     "score to be compared with" for name in names if not np.isfinite(truth[name])}
     names = [name for name in names if np.isfinite(truth[name])]
     ns = [int(n) for n in ns]
     if any(n < 1 for n in ns):
@@ -255,4 +258,24 @@ def error_curves(group: ConfusionMatrix, reference: ConfusionMatrix, ns: Sequenc
                          "p_excluded": max(0.0, 1.0 - defined), "se": se, "truth": truth[name]})
         if progress is not None:
             progress((k + 1) / len(ns))
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows, columns=["metric", "smoother", "n", "mse", "p_excluded", "se", "truth"])
+    out.attrs["dropped"] = dropped
+    return out
+
+
+#: A smoother undefined in more than this share of subsamples is never named the best.
+MAX_UNDEFINED_FOR_BEST = 0.5
+
+
+def best_smoother(curves: pd.DataFrame, metric: str, n: int) -> str:
+    """The smoother with the lowest MSE for ``metric`` at subsample size ``n`` among those defined in at least
+    half the subsamples (an MSE over the few defined samples says little); "none defined in most samples" else.
+
+    >>> t = pd.DataFrame({"metric": ["TPR"] * 2, "smoother": ["raw", "CPS λ = 10"], "n": [5, 5],
+    ...                   "mse": [0.001, 0.02], "p_excluded": [0.67, 0.0]})
+    >>> best_smoother(t, "TPR", 5)
+    'CPS λ = 10'
+    """
+    rows = curves[(curves["metric"] == metric) & (curves["n"] == n)
+                  & (curves["p_excluded"] <= MAX_UNDEFINED_FOR_BEST)].dropna(subset=["mse"])
+    return str(rows.loc[rows["mse"].idxmin(), "smoother"]) if len(rows) else "none defined in most samples"

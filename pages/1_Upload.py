@@ -9,7 +9,7 @@ from fairness_core import datasets
 from fairness_core.io import (DataValidationError, MAX_ROWS, cms_from_predictions, cms_from_table, to_numbers,
                               cms_to_table, distinct_values, find_count_columns, guess_columns, read_table,
                               sheet_names)
-from ui.state import current_demo, data_banner, load_demo, page_setup, set_audit
+from ui.state import GONE_KEY, current_demo, data_banner, load_demo, page_setup, set_audit
 from ui.widgets import csv_download, md_escape
 
 DATA_DOC = Path(__file__).resolve().parents[1] / "docs" / "data.md"
@@ -133,7 +133,9 @@ with rows_tab:
             rows = None
         if rows is not None:
             st.caption(f"{len(rows):,} rows × {rows.shape[1]} columns")
-            st.dataframe(rows.head(8).set_axis(range(1, min(8, len(rows)) + 1)), width="stretch")  # rows as errors count them
+            preview = rows.head(8).set_axis(range(1, min(8, len(rows)) + 1))  # rows as errors count them
+            preview.attrs = {}   # the reader's notes stay with the upload, not in the browser
+            st.dataframe(preview, width="stretch")
             cols = rows.columns.tolist()
             guess = guess_columns(rows)
             if guess.reasons:
@@ -207,6 +209,8 @@ with type_tab:
         else:
             commit(parsed, f"Loaded {len(parsed.groups)} typed groups")
 
+if st.session_state.get(GONE_KEY):
+    st.stop()   # the page said the upload is gone; no demo shown in its place
 st.divider()
 st.subheader("Current data")
 data_banner(audit)

@@ -22,7 +22,10 @@ with st.sidebar:
 st.title("Bias audit")
 data_banner(audit)
 st.markdown("**OFI** (Objective Fairness Index) = Bᵢ − Bⱼ, the difference of marginal benefits "
-            "B = (FP − FN)/n: how much more benefit a group gets than its actual labels warrant. "
+            "B = (FP − FN)/n: how much more benefit a group gets than its actual labels warrant. A *false positive* "
+            "is a favourable decision the label says was not earned (a loan to someone who then defaulted); a "
+            "*false negative* a favourable decision withheld from someone the label says had earned it (a good "
+            "payer refused). "
             "**OFI beyond the tolerance: the algorithm is at fault. OFI within it with DI beyond the four-fifths band: "
             "a systemic disparity** (different base rates) that disparate impact alone cannot tell apart. A difference "
             "shown to exist but not to exceed the tolerance reads *materiality unclear*. The intervals beside the "

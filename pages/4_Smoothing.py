@@ -130,6 +130,10 @@ if params not in results:
     jobs.live_panel(ERR_KEY, lambda snap: None, interval=0.5)
 if params in results:
     curves = results[params]
+    for name, why in curves.attrs.get("dropped", {}).items():
+        st.info(f"{name} is not plotted: {md_escape(why)}.", icon=":material/info:")
+    if curves.empty:
+        st.stop()
     fig = plots.smoothing_curves(curves)
     st.plotly_chart(fig, width="stretch", key="err-fig")
     html_download(fig, f"smoothing_error_{group}.html", key="err-html")
@@ -138,12 +142,22 @@ if params in results:
     for metric_name, g in wide.groupby(level="metric"):
         beats = int((g["CPS λ = 10"] < g["raw"]).sum())
         addone = int((g["additive ε = 1"] > g["raw"]).sum())
+        first, last = g.index[0][1], g.index[-1][1]
+        raw_undefined = curves[(curves["metric"] == metric_name) & (curves["smoother"] == "raw")
+                               & (curves["n"] == first)]["p_excluded"]
         verdict.append({"metric": metric_name, "CPS λ = 10 below raw": f"{beats} of {len(g)} n",
                         "add-one worse than raw": f"{addone} of {len(g)} n",
-                        "best at the smallest n": g.iloc[0].idxmin(), "best at the largest n": g.iloc[-1].idxmin()})
+                        "best at the smallest n": smoothing.best_smoother(curves, metric_name, first),
+                        "best at the largest n": smoothing.best_smoother(curves, metric_name, last),
+                        "raw undefined at the smallest n": float(raw_undefined.iloc[0]) if len(raw_undefined)
+                        else float("nan")})
     st.markdown("**Does CPS beat raw here?** The seeds report CPS below raw for every metric and add-one "
                 "inconsistent; for this group and range:")
-    st.dataframe(verdict, hide_index=True, width="stretch", key="err-verdict")
+    st.dataframe(verdict, hide_index=True, width="stretch", key="err-verdict",
+                 column_config={"raw undefined at the smallest n": st.column_config.NumberColumn(format="percent")})
+    st.caption(f"'Best' is the lowest MSE among smoothers defined in at least "
+               f"{1 - smoothing.MAX_UNDEFINED_FOR_BEST:.0%} of the subsamples: an MSE over the few samples where a "
+               "score happens to be defined says little.")
     st.caption("Where CPS loses, the group differs from the rest of the data: CPS's bias λ/(n+λ)·(p′ − p) then "
                "outweighs the variance it removes (a group with no false positives, say, scores FPR = 0 at every "
                "n raw, while CPS pulls it toward the others' FPR).")

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGES = ["app.py", "pages/1_Upload.py", "pages/2_Bias_Audit.py", "pages/3_Sample_Size_Explorer.py",
          "pages/4_Smoothing.py", "pages/5_Synthetic_Data.py",
-         "pages/6_Forecasting.py"]
+         "pages/6_Forecasting.py", "pages/9_Methods.py"]
 
 
 def plain(markdown: str) -> str:
@@ -458,6 +458,23 @@ def test_an_open_tab_learns_that_the_server_restarted():
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params["sid"] = "an-id-from-before-the-restart"
     at.run()
-    assert any("server restarted" in w.value for w in at.warning)
-    at.run()  # said once
-    assert not any("server restarted" in w.value for w in at.warning)
+    assert any("upload is gone" in e.value and "server restarted" in e.value for e in at.error)
+    assert not at.metric  # the demo is not shown as if nothing happened
+    at.button(key="gone-demo").click().run()
+    assert not at.error and at.metric
+
+
+def test_a_reload_keeps_the_uploaded_data_and_settings():
+    at = fresh("pages/1_Upload.py")
+    at.text_area(key="cm-paste").input("group,TP,FN,FP,TN\nA,1,0,0,5\nB,7,0,1,10\n").run()
+    at.radio(key="typed-direction").set_value("harm").run()
+    at.button(key="use-typed").click().run()
+    sid = at.session_state["sid"]
+    at.switch_page("app.py").run()
+    at.select_slider(key="alpha").set_value(0.01).run()
+    again = AppTest.from_file(APP, default_timeout=120)   # F5: a new session, the same URL
+    again.query_params["sid"] = sid
+    again.run()
+    assert not again.exception and not again.error
+    assert again.session_state["audit"].groups == ["A", "B"] and again.session_state["audit"].positive_is == "harm"
+    assert again.select_slider(key="alpha").value == 0.01

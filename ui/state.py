@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import secrets
+import threading
+import time
+from collections import OrderedDict
+from typing import Any
 
 import streamlit as st
 
@@ -39,11 +43,45 @@ def current_demo() -> str | None:
 
 
 def set_audit(audit: Audit, demo_key: str | None = None) -> None:
-    """Replace the current data (only ever called with a validated Audit)."""
+    """Replace the current data (only ever called with a validated Audit); a reload of the page keeps it."""
     if not isinstance(audit, Audit):
         raise TypeError("set_audit needs a validated Audit")
     st.session_state[AUDIT_KEY] = audit
     st.session_state[DEMO_KEY] = demo_key
+    st.session_state.pop(GONE_KEY, None)
+    _remember()
+
+
+#: A reload (F5) starts a new Streamlit session; the browser session's id in the URL (``?sid=``) finds its data
+#: again here, for at most SAVED_HOURS hours and the SAVED_SESSIONS most recent sessions of this server process.
+#: Held in memory, never written to disk: a server restart loses it, and the page then says so.
+SAVED_SESSIONS, SAVED_HOURS = 64, 8
+_SAVED: OrderedDict[str, dict[str, Any]] = OrderedDict()
+_SAVED_LOCK = threading.Lock()
+GONE_KEY = "upload-gone"
+
+
+def _remember() -> None:
+    """Keep this session's data and settings for a reload of the same browser session."""
+    sid = st.session_state.get("sid")
+    if not sid or AUDIT_KEY not in st.session_state:
+        return
+    entry = {"audit": st.session_state[AUDIT_KEY], "demo": st.session_state.get(DEMO_KEY), "time": time.time(),
+             "settings": {k: v for k, v in st.session_state.items() if str(k).startswith("kept-")}}
+    with _SAVED_LOCK:
+        _SAVED[sid] = entry
+        _SAVED.move_to_end(sid)
+        while len(_SAVED) > SAVED_SESSIONS:
+            _SAVED.popitem(last=False)
+
+
+def _recall(sid: str) -> dict[str, Any] | None:
+    with _SAVED_LOCK:
+        entry = _SAVED.get(sid)
+        if entry is None or time.time() - entry["time"] > SAVED_HOURS * 3600:
+            _SAVED.pop(sid, None)
+            return None
+        return entry
 
 
 ADJUSTMENTS = {"holm": "Holm (family-wise error)", "bh": "Benjamini–Hochberg (false discovery rate)",
@@ -116,6 +154,7 @@ PAGES: tuple[tuple[str, str, str], ...] = (
     ("pages/4_Smoothing.py", "Smoothing", ":material/blur_linear:"),
     ("pages/5_Synthetic_Data.py", "Synthetic Data", ":material/auto_awesome:"),
     ("pages/6_Forecasting.py", "Forecasting", ":material/ssid_chart:"),
+    ("pages/9_Methods.py", "Methods", ":material/menu_book:"),
 )
 
 
@@ -125,11 +164,22 @@ _KNOWN_SESSIONS: set[str] = set()
 
 
 def session_id() -> str:
-    """This browser session's id (also in the URL as ``?sid=``), the owner of its background jobs."""
+    """This browser session's id (also in the URL as ``?sid=``), the owner of its background jobs. A reload
+    comes back with the id in its URL and gets its data and settings back; an id whose data are gone (a server
+    restart, or older than the retention) is told so."""
     if "sid" not in st.session_state:
         returning = st.query_params.get("sid")
+        saved = _recall(returning) if returning else None
+        if saved is not None:
+            st.session_state["sid"] = returning
+            st.session_state[AUDIT_KEY], st.session_state[DEMO_KEY] = saved["audit"], saved["demo"]
+            for key, value in saved["settings"].items():
+                st.session_state[key] = value
+            return returning
         if returning and returning not in _KNOWN_SESSIONS:
             st.session_state["restarted"] = True
+        elif returning:
+            st.session_state[GONE_KEY] = True
         st.session_state["sid"] = secrets.token_urlsafe(9)
         _KNOWN_SESSIONS.add(st.session_state["sid"])
     if st.query_params.get("sid") != st.session_state["sid"]:
@@ -154,9 +204,21 @@ def page_setup(title: str) -> Audit:
         if audit.attributes:
             audit = _view(audit)
     if st.session_state.pop("restarted", False):
-        st.warning("The server restarted since this page was opened (or this link belongs to another browser "
-                   "session), so the data loaded there is gone and the COMPAS demo is shown. Load your data again "
-                   "on the Upload page.", icon=":material/restart_alt:")
+        st.session_state[GONE_KEY] = True
+        st.session_state["gone-why"] = ("The server restarted since this page was opened (or this link belongs to "
+                                        "another browser session)")
+    _remember()
+    if st.session_state.get(GONE_KEY):
+        why = st.session_state.get("gone-why", f"The data of this link are older than {SAVED_HOURS} hours")
+        st.error(f"**Your upload is gone.** {why}, so the data loaded there are no longer on the server. Nothing "
+                 "from them is shown. Load your data again on the Upload page, or continue with the demo.",
+                 icon=":material/restart_alt:")
+        if title != "Upload":
+            st.page_link("pages/1_Upload.py", label="Load your data again →", icon=":material/upload_file:")
+            if st.button("Continue with the COMPAS demo", key="gone-demo"):
+                st.session_state.pop(GONE_KEY, None)
+                st.rerun()
+            st.stop()
     return audit
 
 

@@ -41,10 +41,14 @@ def smoothing_curves(table: pd.DataFrame) -> go.Figure:
                 hovertemplate=(f"{metric}, {label}<br>n = %{{x}}: MSE %{{y:.3g}}<br>"
                                "undefined (excluded): %{customdata[0]:.1%}<extra></extra>"),
             ), row=r + 1, col=c + 1)
-    fig.update_yaxes(type="log", title_text="MSE vs the whole group", exponentformat="power")
+    zero = bool((table["mse"] == 0).any())   # an MSE of exactly 0 has no place on a log axis
+    fig.update_yaxes(type="linear" if zero else "log", title_text="MSE vs the whole group",
+                     exponentformat="power", rangemode="tozero" if zero else "normal")
     fig.update_xaxes(title_text="subsample size n")
+    scale = "linear scale: some MSE is exactly 0" if zero else "log scale"
     return _plain(fig, "How far a subsample's score lies from the whole group's, raw and smoothed<br><sup>"
-                       "undefined values excluded (the share is in the hover and the CSV); lower is better</sup>",
+                       f"undefined values excluded (the share is in the hover and the CSV); lower is better; {scale}"
+                       "</sup>",
                   height=330 * rows + 100, legend_below=True)
 
 
