@@ -484,12 +484,7 @@ def cms_from_table(df: pd.DataFrame, group_columns: Sequence[str] | None = None,
     >>> a.cms["a"], a.positive_outcome
     (ConfusionMatrix(tp=9, fn=3, fp=1, tn=5), 'not reoffends')
     """
-    if positive_is is not None:
-        if positive_is not in ("benefit", "harm"):
-            raise DataValidationError(f"positive_is must be 'benefit' or 'harm', got {positive_is!r}")
-        flip = positive_is == "harm"
-    elif flip:
-        positive_is = "harm"
+    positive_is, flip = direction(positive_is, flip)
     notices_before = list(df.attrs.get("notices", []))
     df = df.reset_index(drop=True)
     df.attrs["notices"] = list(notices_before)
@@ -870,12 +865,7 @@ def cms_from_predictions(df: pd.DataFrame, label_column: str, prediction_column:
 
     The returned audit carries the rows (:class:`~fairness_core.stability.RowData`).
     """
-    if positive_is is not None:
-        if positive_is not in ("benefit", "harm"):
-            raise DataValidationError(f"positive_is must be 'benefit' or 'harm', got {positive_is!r}")
-        flip = positive_is == "harm"
-    elif flip:
-        positive_is = "harm"
+    positive_is, flip = direction(positive_is, flip)
     for col in [label_column, prediction_column, *group_columns]:
         if col not in df.columns:
             raise DataValidationError(Problem(f"no such column; columns are {', '.join(map(repr, df.columns))}",
@@ -972,6 +962,16 @@ def intersection_names(parts: Sequence[Sequence[str]]) -> list[str]:
         raise DataValidationError(f"two different group values both read as {same!r} once spaces, invisible "
                                   "characters and Unicode normalization are removed; make them distinct")
     return names
+
+
+def direction(positive_is: str | None, flip: bool) -> tuple[str | None, bool]:
+    """(positive_is, flip) from either spelling: ``positive_is`` "benefit" | "harm" wins; ``flip=True`` alone
+    means "harm"; neither leaves the direction undeclared (None, no flip)."""
+    if positive_is is not None:
+        if positive_is not in ("benefit", "harm"):
+            raise DataValidationError(f"positive_is must be 'benefit' or 'harm', got {positive_is!r}")
+        return positive_is, positive_is == "harm"
+    return ("harm", True) if flip else (None, False)
 
 
 def group_values(names: Sequence[str], parts: Sequence[Sequence[Any]]) -> dict[str, tuple[str, ...]] | None:

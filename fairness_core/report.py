@@ -332,7 +332,7 @@ def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT
     reference = reference or max(audit.groups, key=lambda g: audit.cms[g].n)
     if reference not in audit.cms:
         raise ValueError(f"unknown reference group {reference!r}; groups are {', '.join(audit.groups)}")
-    verdicts = audit.verdicts(tolerance, alpha=alpha, adjust=adjust)
+    verdicts = audit.verdicts(tolerance, alpha=alpha, adjust=adjust, reference=reference)
     reasons = [{"group": g, "metric": k, "undefined because": r}
                for g, rs in audit.undefined_reasons().items() for k, r in rs.items()]
     tables = {"verdicts": verdicts, "cells": audit.cells(), "group metrics": audit.group_table(),

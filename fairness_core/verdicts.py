@@ -86,6 +86,20 @@ def _two_sided(p_above: FloatArray, p_below: FloatArray) -> FloatArray:
     return np.minimum(1.0, 2 * np.minimum(p_above, p_below))
 
 
+def _three_families(pairs: inference.OFIPairs | inference.DIPairs, null: float, low: float, high: float, alpha: float,
+                    adjust: str, labels: tuple[str, str, str]):  # type: ignore[no-untyped-def]
+    """The three claims about each pair's value θ — differs from ``null``, beyond [low, high], within it — as
+    families of tests with their critical levels; the decision level a = the smallest; and the bounds at a and
+    at α (each one-sided at half the level). Returns ((p against null, beyond, within), {label: level}, a,
+    bounds at a, bounds at α)."""
+    p_null = pairs.p_value(null)
+    p_beyond = _two_sided(pairs.p_value(high, "above"), pairs.p_value(low, "below"))
+    p_within = np.minimum(1.0, 2 * np.maximum(pairs.p_value(low, "above"), pairs.p_value(high, "below")))
+    levels = {label: critical_level(p, alpha, adjust) for label, p in zip(labels, (p_null, p_beyond, p_within))}
+    a = min(levels.values())
+    return (p_null, p_beyond, p_within), levels, a, pairs.bounds(a / 2), pairs.bounds(alpha / 2)
+
+
 def _orient(sel: FloatArray, n: FloatArray, i: np.ndarray, j: np.ndarray,
             reference: int | None) -> tuple[np.ndarray, np.ndarray]:
     """Swap pairs so that j is the reference (when in the pair) or the more often selected group."""
@@ -118,40 +132,23 @@ def pair_verdicts(names: list[str], cells: npt.ArrayLike, tolerance: float, alph
     args = (fp[i], fn[i], n[i], fp[j], fn[j], n[j])
     t = float(tolerance)
 
-    # OFI: the three families' p-values, their critical levels, one decision level.
+    # OFI against 0 and ±T, DI against 1 and the four-fifths band: each with its three families' critical
+    # levels and the one decision level, read from the interval printed beside the verdict.
     o = inference.ofi_pairs(*args, method=ofi_method)
-    p_zero = o.p_value(0.0)
-    if t > 0:
-        p_beyond = _two_sided(o.p_value(t, "above"), o.p_value(-t, "below"))
-        p_within = np.minimum(1.0, 2 * np.maximum(o.p_value(-t, "above"), o.p_value(t, "below")))
-    else:
-        p_beyond, p_within = p_zero, np.ones_like(p_zero)
-    ofi_fam = {"differs from 0": critical_level(p_zero, alpha, adjust),
-               "beyond the tolerance": critical_level(p_beyond, alpha, adjust),
-               "within the tolerance": critical_level(p_within, alpha, adjust)}
-    a = min(ofi_fam.values())
-    lo, hi = o.bounds(a / 2)
-    lo_u, hi_u = o.bounds(alpha / 2)
-    # Read from the interval printed beside the verdict (the p-values are its duals).
+    (p_zero, p_beyond, p_within), ofi_fam, a, (lo, hi), (lo_u, hi_u) = _three_families(
+        o, 0.0, -t, t, alpha, adjust, ("differs from 0", "beyond the tolerance", "within the tolerance"))
     nonzero, beyond = (lo > 0) | (hi < 0), (lo > t) | (hi < -t)
     within = (lo > -t) & (hi < t)
     estimate = o.estimate
     methods = o.method
 
-    # DI against 1 and against the four-fifths band, the same way.
     dargs = (sel[i], n[i], sel[j], n[j])
     band_low, band_high = bias.FOUR_FIFTHS_LOW, bias.FOUR_FIFTHS_HIGH
     d = inference.di_pairs(*dargs, method=di_method)
-    q_zero = d.p_value(1.0)
-    q_beyond = _two_sided(d.p_value(band_high, "above"), d.p_value(band_low, "below"))
-    q_within = np.minimum(1.0, 2 * np.maximum(d.p_value(band_low, "above"), d.p_value(band_high, "below")))
+    (q_zero, _, _), di_fam, a_di, (d_lo, d_hi), (d_lo_u, d_hi_u) = _three_families(
+        d, 1.0, band_low, band_high, alpha, adjust,
+        ("differs from 1", "beyond the four-fifths band", "within the four-fifths band"))
     nobody = np.isnan(q_zero)
-    di_fam = {"differs from 1": critical_level(q_zero, alpha, adjust),
-              "beyond the four-fifths band": critical_level(q_beyond, alpha, adjust),
-              "within the four-fifths band": critical_level(q_within, alpha, adjust)}
-    a_di = min(di_fam.values())
-    d_lo, d_hi = d.bounds(a_di / 2)
-    d_lo_u, d_hi_u = d.bounds(alpha / 2)
     with np.errstate(invalid="ignore"):
         di_beyond = ((d_hi < band_low) | (d_lo > band_high)) & ~nobody
         di_within = ((d_lo > band_low) & (d_hi < band_high)) | nobody

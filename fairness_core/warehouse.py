@@ -25,7 +25,7 @@ from typing import Any
 
 from .audit import Audit
 from .confusion import ConfusionMatrix
-from .io import (MAX_GROUPS, MAX_NAME_LENGTH, DataValidationError, Problem, _show, clean_name, group_values,
+from .io import (MAX_GROUPS, MAX_NAME_LENGTH, DataValidationError, Problem, _show, clean_name, direction, group_values,
                  intersection_names,
                  row_notes)
 
@@ -123,10 +123,7 @@ def aggregate(source: Any, *, label: str, prediction: str, groups: Sequence[str]
         A missing column, a label or prediction with a third value, a positive value that never
         occurs, missing values (with their count), fewer than 2 or more than 500 groups.
     """
-    if positive_is is not None:
-        if positive_is not in ("benefit", "harm"):
-            raise DataValidationError(f"positive_is must be 'benefit' or 'harm', got {positive_is!r}")
-        flip = positive_is == "harm"
+    positive_is, flip = direction(positive_is, flip)
     groups = [str(g) for g in groups]
     if not groups:
         raise DataValidationError("choose at least one group column")
@@ -184,7 +181,7 @@ def aggregate(source: Any, *, label: str, prediction: str, groups: Sequence[str]
                      else "files")
     return Audit(cms, source=f"{where} ({int(found['rows']):,} rows, aggregated in place)", notes=tuple(notes),
                  group_columns=tuple(groups), positive_outcome=f"not {positive}" if flip else str(positive),
-                 positive_is=positive_is if positive_is is not None else ("harm" if flip else None),
+                 positive_is=positive_is,
                  group_values=group_values(names, parts))
 
 

@@ -15,7 +15,7 @@ audit = page_setup("Bias Audit")
 with st.sidebar:
     st.header("Audit settings")
     tolerance, alpha, adjust = verdict_settings()
-    reference = st.selectbox("Reference group (one-vs-reference views)", audit.groups,
+    reference = st.selectbox("Reference group (every pair with it reads DI = group / reference)", audit.groups,
                              index=max(range(len(audit.groups)), key=lambda k: audit.cms[audit.groups[k]].n),
                              key="reference")
 
@@ -76,7 +76,7 @@ tab_groups, tab_gei, tab_virny = st.tabs(TABS, key="view", bind="query-params")
 
 if tab_groups.open:
     with tab_groups:
-        verdicts = verdicts_for(audit, tolerance, alpha, adjust)
+        verdicts = verdicts_for(audit, tolerance, alpha, adjust, reference)
         st.subheader("Verdict per pair")
         verdict_summary(verdicts)
         questions_panel(audit, verdicts)
