@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from fairness_core import inference  # noqa: E402
 from test_inference import _di_exact_coverage  # noqa: E402
-from test_verdicts import exact_ofi_coverage, support  # noqa: E402
+from test_verdicts import exact_ofi_coverage, exact_ofi_summary, support  # noqa: E402
 
 SIZES = [5, 8, 11, 20, 40, 100, 300, 1000, 5000]
 RATES = [(0.0, 0.0), (0.01, 0.0), (0.0, 0.01), (0.05, 0.0), (0.0, 0.05), (0.02, 0.02), (0.15, 0.05), (0.3, 0.0),
@@ -50,15 +50,8 @@ def _old_auto(ni: int, nj: int) -> str:
     return "wald" if min(ni, nj) >= 1000 else "adjusted"
 
 
-def mean_width(ni: int, ri, nj: int, rj, method: str, chunk: float = 2e7) -> float:  # type: ignore[no-untyped-def]
-    fi, ni_, wi = support(ni, *ri)
-    fj, nj_, wj = support(nj, *rj)
-    total, step = 0.0, max(1, int(chunk // fj.size))
-    for s in range(0, fi.size, step):
-        o = inference.ofi_pairs(fi[s:s + step, None], ni_[s:s + step, None], ni, fj[None], nj_[None], nj, method)
-        low, high = o.bounds(0.025)
-        total += float((wi[s:s + step, None] * wj[None] * (high - low)).sum())
-    return total
+def mean_width(ni: int, ri, nj: int, rj, method: str) -> float:  # type: ignore[no-untyped-def]
+    return exact_ofi_summary(ni, ri, nj, rj, method)["width"]
 
 
 def run(config):  # type: ignore[no-untyped-def]

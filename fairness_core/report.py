@@ -6,8 +6,8 @@ escapes every piece of text that came from the data. Numbers that are undefined 
 
 >>> from fairness_core import datasets, report
 >>> r = report.build(datasets.load_demo("ricci_a"))
->>> sorted(r.tables)[:4]
-['cells', 'group metrics', 'match', 'smoothing']
+>>> sorted(r.tables)[:5]
+['cells', 'equal opportunity', 'group metrics', 'match', 'smoothing']
 >>> "<html" in r.html() and "Ricci" in r.html()
 True
 """
@@ -342,7 +342,8 @@ def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT
                                                    list(match_metrics)),
               "undefined": pd.DataFrame(reasons, columns=["group", "metric", "undefined because"])}
     gaps = three_questions(audit, verdicts)["equal_opportunity"]["gaps"]
-    tables["equal opportunity"] = gaps
+    tables["equal opportunity"] = gaps.set_index(gaps["rate"] + ": " + gaps["group_i"].astype(str) + " vs "
+                                                 + gaps["group_j"].astype(str)).rename_axis("rate: pair")
     for attribute in audit.attributes:
         tables[f"verdicts by {attribute} alone"] = audit.marginal(attribute).verdicts(tolerance, alpha=alpha,
                                                                                        adjust=adjust)

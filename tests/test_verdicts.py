@@ -46,6 +46,13 @@ def exact_ofi_coverage(n_i: int, rates_i: tuple[float, float], n_j: int, rates_j
                        chunk: float = 2e7) -> tuple[float, float, float]:
     """(coverage, P(lower bound above Δ), P(upper bound below Δ)) of the OFI interval, summing the probability
     of every pair of outcomes of both groups (truncated below 1e-12)."""
+    s = exact_ofi_summary(n_i, rates_i, n_j, rates_j, method, level, chunk)
+    return s["coverage"], s["miss_low"], s["miss_high"]
+
+
+def exact_ofi_summary(n_i: int, rates_i: tuple[float, float], n_j: int, rates_j: tuple[float, float],
+                      method: str = "auto", level: float = 0.95, chunk: float = 2e7) -> dict[str, float]:
+    """Coverage, both one-sided misses and the mean width of the OFI interval, by exact enumeration."""
     fi, ni_, wi = support(n_i, *rates_i)
     fj, nj_, wj = support(n_j, *rates_j)
     delta = (rates_i[0] - rates_i[1]) - (rates_j[0] - rates_j[1])
@@ -53,7 +60,7 @@ def exact_ofi_coverage(n_i: int, rates_i: tuple[float, float], n_j: int, rates_j
     score = method in ("auto", "score")
     if score:
         bi, bj, below_i, above_i, below_j, above_j, t = _score_bounds_for(fi, ni_, n_i, fj, nj_, n_j, gamma)
-    above = below = 0.0
+    above = below = width = 0.0
     step = max(1, int(chunk // fj.size))
     for s in range(0, fi.size, step):
         sl = slice(s, s + step)
@@ -63,16 +70,29 @@ def exact_ofi_coverage(n_i: int, rates_i: tuple[float, float], n_j: int, rates_j
             hi = [est + np.sqrt(above_i[sl, g, None] + below_j[None, :, g]) for g in (0, 1)]
             low = np.maximum(np.where(t == 0, lo[0], lo[0] + t * (lo[1] - lo[0])), -inference.OFI_RANGE)
             high = np.minimum(np.where(t == 0, hi[0], hi[0] + t * (hi[1] - hi[0])), inference.OFI_RANGE)
+        elif method == "wald":   # closed form per outcome, as inference's Wald interval
+            vi = ((fi[sl] + ni_[sl]) / n_i - ((fi[sl] - ni_[sl]) / n_i) ** 2) / n_i
+            vj = ((fj + nj_) / n_j - ((fj - nj_) / n_j) ** 2) / n_j
+            est = (fi[sl, None] - ni_[sl, None]) / n_i - (fj[None] - nj_[None]) / n_j
+            half = stats.norm.isf(gamma) * np.sqrt(vi[:, None] + vj[None])
+            low = np.maximum(est - half, -inference.OFI_RANGE)
+            high = np.minimum(est + half, inference.OFI_RANGE)
         else:
             o = inference.ofi_pairs(fi[sl, None], ni_[sl, None], n_i, fj[None], nj_[None], n_j, method)
             low, high = o.bounds(gamma)
         w = wi[sl, None] * wj[None]
         above += float((w * (low > delta + 1e-12)).sum())
         below += float((w * (high < delta - 1e-12)).sum())
-    return 1 - above - below, above, below
+        width += float((w * (high - low)).sum())
+    return {"coverage": 1 - above - below, "miss_low": above, "miss_high": below, "width": width}
 
 
 def test_the_enumerators_bounds_are_the_librarys():
+    wald = exact_ofi_summary(30, (0.1, 0.05), 40, (0.0, 0.2), "wald")
+    fi, ni_, wi = support(30, 0.1, 0.05)
+    fj, nj_, wj = support(40, 0.0, 0.2)
+    lo, hi = inference.ofi_pairs(fi[:, None], ni_[:, None], 30, fj[None], nj_[None], 40, "wald").bounds(0.025)
+    assert wald["width"] == pytest.approx(float((wi[:, None] * wj[None] * (hi - lo)).sum()), rel=1e-9)
     fi, ni_, _ = support(20, 0.1, 0.05)
     fj, nj_, _ = support(30, 0.0, 0.2)
     bi, bj, below_i, above_i, below_j, above_j, t = _score_bounds_for(fi, ni_, 20, fj, nj_, 30, 0.025)
