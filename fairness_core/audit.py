@@ -591,10 +591,9 @@ def _n_of(row: pd.Series, group: str) -> int:
 _STR = text.STR
 
 
-def _count_text(k: np.ndarray) -> np.ndarray:
-    """Whole counts as text, with thousands separators."""
-    k = np.nan_to_num(np.asarray(k, dtype=float), nan=0.0, posinf=0.0)
-    return np.array([f"{int(x):,}" for x in np.unique(k)], dtype=object)[np.searchsorted(np.unique(k), k)].astype(_STR)
+#: Above this many pairs the readings leave the rows-needed counts to their columns (writing 10^5 numbers as
+#: text would double the verdict table's time).
+MAX_PAIRS_WITH_COUNTS = 5_000
 
 
 def _explanations(df: pd.DataFrame) -> np.ndarray:
@@ -606,8 +605,10 @@ def _explanations(df: pd.DataFrame) -> np.ndarray:
     adj = inference.ADJUSTED_LABEL[adjust]
     tol = df.attrs["tolerance"]
     ofi_ci, di_ci = interval_label(df, "ofi"), interval_label(df, "di")
-    names_i = df["group_i"].to_numpy().astype(_STR)
-    names_j = df["group_j"].to_numpy().astype(_STR)
+    groups = pd.Index(pd.unique(np.concatenate([df["group_i"].to_numpy(), df["group_j"].to_numpy()])))
+    as_text = np.array(groups.tolist(), dtype=_STR)   # each name converted once, then gathered per pair
+    names_i = as_text[groups.get_indexer(df["group_i"])]
+    names_j = as_text[groups.get_indexer(df["group_j"])]
     verdict = df["verdict"].to_numpy()
     out = np.full(len(df), "", dtype=_STR)
 
@@ -618,7 +619,11 @@ def _explanations(df: pd.DataFrame) -> np.ndarray:
 
     def settle(rows: np.ndarray, what: str) -> np.ndarray:
         more_i, more_j = df["rows_needed_i"].to_numpy()[rows], df["rows_needed_j"].to_numpy()[rows]
-        sentence = (" About " + _count_text(more_i) + " more rows of " + names_i[rows] + " and " + _count_text(more_j)
+        if len(df) > MAX_PAIRS_WITH_COUNTS:   # the counts stay in their own columns: no 10^5 numbers as text
+            return np.where(np.isnan(more_i), " More rows at these rates would not settle it (not reachable).",
+                            f" The rows_needed columns say how many more rows, at the same rates, would {what}."
+                            ).astype(_STR)
+        sentence = (" About " + text.counts(more_i) + " more rows of " + names_i[rows] + " and " + text.counts(more_j)
                     + " of " + names_j[rows] + ", at the same rates, would " + what + ".")
         return np.where(np.isnan(more_i), " More rows at these rates would not settle it (not reachable).",
                         sentence).astype(_STR)

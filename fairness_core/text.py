@@ -55,3 +55,25 @@ def bound(x: float, null: float, decimals: int = 3, signed: bool = False) -> str
     while places < 10 and x != null and round(x, places) == round(null, places):
         places += 1
     return f"{x:+.{places}f}" if signed else f"{x:.{places}f}"
+
+
+def counts(x: np.ndarray) -> np.ndarray:
+    """Whole numbers below 10^12 with thousands separators, vectorized ("1,234,567"); NaN and inf as 0.
+
+    >>> counts(np.array([0, 7, 1234, 1007005, 999999999999])).tolist()
+    ['0', '7', '1,234', '1,007,005', '999,999,999,999']
+    """
+    v = np.nan_to_num(np.asarray(x, dtype=float), nan=0.0, posinf=0.0, neginf=0.0).astype(np.int64)
+    return _thousands(v)
+
+
+def _thousands(v: np.ndarray) -> np.ndarray:
+    parts = [(v // 10 ** (3 * k)) % 1000 for k in range(4)]          # units, thousands, millions, billions
+    out = parts[0].astype(STR)
+    for k in range(1, 4):
+        above = v >= 10 ** (3 * k)
+        if not above.any():
+            break
+        padded = np.strings.zfill(out, 3 * k + (k - 1))                # "7" → "007" (and "1,234" keeps its comma)
+        out = np.where(above, parts[k].astype(STR) + "," + padded, out)
+    return out.astype(STR)
