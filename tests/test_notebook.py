@@ -35,7 +35,7 @@ FAIRLEARN = {"PPR": fairlearn_metrics.selection_rate, "TPR": skm.recall_score, "
 @pytest.mark.parametrize("features", [["race"], ["race", "sex"]])
 def test_per_group_metrics_equal_fairlearn_metricframe(features):
     rows = _compas_rows()
-    audit = Audit.from_predictions(rows["y"], rows["yhat"], rows[features])
+    audit = Audit.from_predictions(rows["y"], rows["yhat"], rows[features], positive_is="benefit")
     frame = fairlearn_metrics.MetricFrame(metrics=FAIRLEARN, y_true=rows["y"], y_pred=rows["yhat"],
                                           sensitive_features=rows[features])
     ours = audit.group_table(list(FAIRLEARN))
@@ -55,7 +55,7 @@ def test_undefined_rates_are_nan_with_a_reason_where_fairlearn_says_zero():
     y = [0, 0, 0, 1, 0, 1]  # group a has no positives: TPR undefined
     yhat = [1, 0, 0, 1, 1, 0]
     g = ["a", "a", "a", "b", "b", "b"]
-    audit = Audit.from_predictions(y, yhat, g)
+    audit = Audit.from_predictions(y, yhat, g, positive_is="benefit")
     frame = fairlearn_metrics.MetricFrame(metrics=skm.recall_score, y_true=y, y_pred=yhat, sensitive_features=g)
     assert frame.by_group["a"] == 0
     assert math.isnan(audit.group_table(["TPR"]).loc["a", "TPR"])
@@ -64,7 +64,7 @@ def test_undefined_rates_are_nan_with_a_reason_where_fairlearn_says_zero():
 
 def test_every_input_kind_gives_the_same_audit():
     rows = _compas_rows().head(400)
-    reference = Audit.from_predictions(rows["y"], rows["yhat"], rows["race"])
+    reference = Audit.from_predictions(rows["y"], rows["yhat"], rows["race"], positive_is="benefit")
     kinds = [
         (rows["y"].tolist(), rows["yhat"].tolist(), rows["race"].tolist()),
         (rows["y"].to_numpy(), rows["yhat"].to_numpy(), rows["race"].to_numpy()),
@@ -73,37 +73,37 @@ def test_every_input_kind_gives_the_same_audit():
         (rows[["y"]], rows["yhat"].to_numpy()[:, None], rows["race"]),
     ]
     for y, p, s in kinds:
-        assert Audit.from_predictions(y, p, s).cms == reference.cms
+        assert Audit.from_predictions(y, p, s, positive_is="benefit").cms == reference.cms
 
 
 def test_polars_inputs_when_polars_is_installed():
     pl = pytest.importorskip("polars")
     rows = _compas_rows().head(300)
     frame = pl.from_pandas(rows)
-    audit = Audit.from_predictions(frame["y"], frame["yhat"], frame.select(["race", "sex"]))
-    assert audit.cms == Audit.from_predictions(rows["y"], rows["yhat"], rows[["race", "sex"]]).cms
+    audit = Audit.from_predictions(frame["y"], frame["yhat"], frame.select(["race", "sex"]), positive_is="benefit")
+    assert audit.cms == Audit.from_predictions(rows["y"], rows["yhat"], rows[["race", "sex"]], positive_is="benefit").cms
 
 
 def test_several_columns_make_intersections_named_as_in_the_app():
     audit = Audit.from_predictions([1, 0, 1, 0], [1, 1, 0, 0],
-                                   pd.DataFrame({"race": ["A", "A", "B", "B"], "sex": ["F", "M", "F", "M"]}))
+                                   pd.DataFrame({"race": ["A", "A", "B", "B"], "sex": ["F", "M", "F", "M"]}), positive_is="benefit")
     assert audit.groups == ["A & F", "A & M", "B & F", "B & M"]
 
 
 def test_bad_input_gets_the_upload_messages():
     with pytest.raises(DataValidationError, match="y_true has 3, y_pred has 2"):
-        Audit.from_predictions([1, 0, 1], [1, 0], ["a", "b", "a"])
+        Audit.from_predictions([1, 0, 1], [1, 0], ["a", "b", "a"], positive_is="benefit")
     with pytest.raises(DataValidationError, match=r"y_true\[2\]: 0 is a third distinct value \(after 1 and 2\)"):
-        Audit.from_predictions([1, 2, 0, 1], [1, 0, 0, 1], ["a", "a", "b", "b"])
+        Audit.from_predictions([1, 2, 0, 1], [1, 0, 0, 1], ["a", "a", "b", "b"], positive_is="benefit")
     with pytest.raises(DataValidationError, match="one group"):
-        Audit.from_predictions([1, 0], [1, 0], ["a", "a"])
+        Audit.from_predictions([1, 0], [1, 0], ["a", "a"], positive_is="benefit")
     with pytest.raises(DataValidationError, match="missing group value"):
-        Audit.from_predictions([1, 0, 1], [1, 0, 1], ["a", None, "b"])
+        Audit.from_predictions([1, 0, 1], [1, 0, 1], ["a", None, "b"], positive_is="benefit")
 
 
 def test_flip_and_threshold():
     audit = Audit.from_predictions([1, 1, 0, 0], [0.9, 0.2, 0.7, 0.1], ["a", "a", "b", "b"], threshold=0.5,
-                                   flip=True)
+                                   positive_is="harm")
     # flipped: positive = label 0; predicted positive = score < 0.5
     assert audit.cms["a"] == ConfusionMatrix(tp=0, fn=0, fp=1, tn=1)
     assert audit.cms["b"] == ConfusionMatrix(tp=1, fn=1, fp=0, tn=0)
@@ -130,7 +130,7 @@ def test_from_sklearn_reads_the_sklearn_layout_and_from_array_demands_an_order()
 
 def test_difference_and_ratio_match_fairlearn_and_carry_intervals():
     rows = _compas_rows()
-    audit = Audit.from_predictions(rows["y"], rows["yhat"], rows["race"])
+    audit = Audit.from_predictions(rows["y"], rows["yhat"], rows["race"], positive_is="benefit")
     frame = fairlearn_metrics.MetricFrame(metrics={"PPR": fairlearn_metrics.selection_rate, "TPR": skm.recall_score},
                                           y_true=rows["y"], y_pred=rows["yhat"], sensitive_features=rows["race"])
     diff, ratio = audit.difference(["PPR", "TPR"]), audit.ratio(["PPR", "TPR"])
