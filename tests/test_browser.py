@@ -368,6 +368,10 @@ def test_a_journalists_audit_of_the_published_compas_file(page, tmp_path):
     page.wait_for_function(IDLE, timeout=60000)
     page.get_by_role("button", name="Aggregate and use").click()
     page.get_by_text("Aggregated 7,214 rows into").wait_for(timeout=60000)
+    # the page stays on its tab with the mapping as chosen
+    assert page.get_by_role("tab", name="Row-level predictions").get_attribute("aria-selected") == "true"
+    label_box = page.get_by_test_id("stSelectbox").filter(has_text="Label column").first
+    assert "two_year_recid" in (label_box.text_content() or "") + label_box.locator("input").first.input_value()
     page.get_by_test_id("stMain").get_by_text("was declared a harm").first.wait_for(timeout=30000)
 
     page.get_by_test_id("stSidebar").get_by_role("link", name="Bias Audit").click()
