@@ -564,9 +564,10 @@ def verdict_findings(verdicts: pd.DataFrame, max_items: int = 3) -> str:
                      f"excludes 0, reaches inside ±{tol:g}).")
     systemic = v[v["verdict"] == "systemic disparity"]
     if len(systemic):
-        s = systemic.loc[(np.log(systemic["di"]).abs()).idxmax()]
+        s = systemic.loc[np.log(systemic["di"]).abs().fillna(np.inf).idxmax()]   # undefined DI: the largest gap
+        di_txt = "undefined (one group selects nobody)" if np.isnan(s["di"]) else f"{s['di']:.2f}"
         parts.append(f"{len(systemic)} pair(s) differ in selection rates without the model being at fault, e.g. "
-                     f"{s['group_i']} vs {s['group_j']}: DI = {s['di']:.2f} ({di_ci} "
+                     f"{s['group_i']} vs {s['group_j']}: DI = {di_txt} ({di_ci} "
                      f"{text.bound(s['di_ci_low'], 1.0, 2)} to {text.bound(s['di_ci_high'], 1.0, 2)}) with OFI shown "
                      f"to be within ±{tol:g}.")
     open_ = v[v["verdict"] == "inconclusive"]
@@ -703,18 +704,31 @@ def three_questions(audit: Audit, verdicts: pd.DataFrame) -> dict[str, Any]:
                     + (f"; {unclear} pair(s) differ but may be immaterial" if unclear else "")
                     + (f"; {int(counts.get('inconclusive', 0))} pair(s) are inconclusive" if counts.get("inconclusive")
                        else "") + ".")
-    below = verdicts[verdicts["di"] < bias_mod.FOUR_FIFTHS_LOW].copy()
-    below["data say"] = np.where(below["di_beyond_band"], "shown below 0.8",
-                                 np.where(below["di_within_band"], "within the band after all", "cannot tell"))
-    ff = below[["group_i", "group_j", "n_i", "n_j", "di", "di_ci_low", "di_ci_high", "di_p_adjusted", "data say"]]
-    ff = ff.sort_values("di").reset_index(drop=True)
+    # The impact ratio of each pair is the lower selection rate over the higher, whichever way the table orients
+    # the pair (a reference group selected less often gives DI > 1 against it); a group that selects nobody
+    # against one that does has ratio 0.
+    v = verdicts
+    flip = (v["di"] > 1) | (v["di"].isna() & (v["di_ci_low"] > 0))
+    with np.errstate(divide="ignore"):
+        ratio = np.where(flip, np.where(v["di"].isna(), 0.0, 1 / v["di"]), v["di"])
+        low = np.where(flip, 1 / v["di_ci_high"], v["di_ci_low"])
+        high = np.where(flip, 1 / v["di_ci_low"], v["di_ci_high"])
+    ff = pd.DataFrame({"lower-rate group": np.where(flip, v["group_j"], v["group_i"]),
+                       "higher-rate group": np.where(flip, v["group_i"], v["group_j"]),
+                       "n lower": np.where(flip, v["n_j"], v["n_i"]), "n higher": np.where(flip, v["n_i"], v["n_j"]),
+                       "impact ratio": ratio, "ci_low": low, "ci_high": high, "p_adjusted": v["di_p_adjusted"],
+                       "data say": np.where(high < bias_mod.FOUR_FIFTHS_LOW, "shown below 0.8",
+                                            np.where(low >= bias_mod.FOUR_FIFTHS_LOW, "within the band after all",
+                                                     "cannot tell"))})
+    ff = ff[ff["impact ratio"] < bias_mod.FOUR_FIFTHS_LOW].sort_values("impact ratio").reset_index(drop=True)
     if len(ff):
         shown = int((ff["data say"] == "shown below 0.8").sum())
         worst = ff.iloc[0]
         ff_text = (f"{len(ff):,} pair(s) fall below 0.8 by point estimate, {shown} of them shown by the data "
-                   f"({interval_label(verdicts, 'di')}); the lowest: {worst['group_i']} against {worst['group_j']}, "
-                   f"DI = {worst['di']:.2f} [{text.bound(worst['di_ci_low'], 0.8, 2)}, "
-                   f"{text.bound(worst['di_ci_high'], 0.8, 2)}] ({worst['data say']}).")
+                   f"({interval_label(verdicts, 'di')}); the lowest: {worst['lower-rate group']} against "
+                   f"{worst['higher-rate group']}, impact ratio {worst['impact ratio']:.2f} "
+                   f"[{text.bound(worst['ci_low'], 0.8, 2)}, {text.bound(worst['ci_high'], 0.8, 2)}] "
+                   f"({worst['data say']}).")
     else:
         ff_text = "No pair falls below 0.8 by point estimate."
     gaps = verdicts_.error_rate_gaps(audit.groups, np.array([audit.cms[g].as_array() for g in audit.groups],

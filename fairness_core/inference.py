@@ -540,7 +540,8 @@ class _GridBounds:
 
     def bounds(self, gamma: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
         """Lower and upper bounds, each one-sided at level 1 − ``gamma`` (a scalar or one value per pair)."""
-        z = np.broadcast_to(np.clip(stats.norm.isf(np.asarray(gamma, dtype=float)), 0.0, Z_MAX), (self.size,))
+        z_asked = np.broadcast_to(stats.norm.isf(np.asarray(gamma, dtype=float)), (self.size,))
+        z = np.clip(z_asked, 0.0, Z_MAX)
         k = np.minimum(np.floor(z / Z_STEP).astype(np.intp), _K - 1)
         t = z / Z_STEP - k
         rows = np.arange(self.size)
@@ -549,6 +550,9 @@ class _GridBounds:
         with np.errstate(invalid="ignore"):      # an infinite bound (DI with P̂_j = 0) stays infinite
             low = np.where((lo0 == lo1) | (t == 0), lo0, lo0 + t * (lo1 - lo0))
             high = np.where((hi0 == hi1) | (t == 0), hi0, hi0 + t * (hi1 - hi0))
+        # Past the grid (a level beyond 1 − P_FLOOR) the tables cannot say: no bound, so no claim.
+        beyond = z_asked > Z_MAX
+        low, high = np.where(beyond, -np.inf, low), np.where(beyond, np.inf, high)
         return (np.exp(low), np.exp(high)) if self.log else (low, high)
 
     def p_value(self, null: npt.ArrayLike, side: str) -> FloatArray:
@@ -669,7 +673,7 @@ class OFIPairs:
         """Lower and upper bounds, each one-sided at level 1 − ``gamma`` (the two-sided interval at 1 − 2·gamma)."""
         low, high = np.full(self.size, np.nan), np.full(self.size, np.nan)
         if self._score.size:
-            low[self._score], high[self._score] = self._grid.bounds(gamma)
+            low[self._score], high[self._score] = np.clip(self._grid.bounds(gamma), -OFI_RANGE, OFI_RANGE)
         if self._t.size:
             q = _t_ppf(1 - gamma, self._df)
             low[self._t] = np.clip(self._centre - q * self._se, -OFI_RANGE, OFI_RANGE)

@@ -970,6 +970,8 @@ def direction(positive_is: str | None, flip: bool) -> tuple[str | None, bool]:
     if positive_is is not None:
         if positive_is not in ("benefit", "harm"):
             raise DataValidationError(f"positive_is must be 'benefit' or 'harm', got {positive_is!r}")
+        if flip and positive_is == "benefit":
+            raise DataValidationError("positive_is='benefit' contradicts flip=True")
         return positive_is, positive_is == "harm"
     return ("harm", True) if flip else (None, False)
 

@@ -293,6 +293,9 @@ def test(metric: str, cm_group: ConfusionMatrix, cm_reference: ConfusionMatrix, 
     if cm_group.n == 0:
         raise ValueError("the group is empty")
     if reference == "sample":
+        if method != "exact":
+            raise ValueError(f"method {method!r} belongs to the one-sample test: pass reference='population' "
+                             "(the two-sample test has one procedure per metric)")
         return _two_sample(metric, cm_group, cm_reference)
     probs = _reference_probs(cm_reference)
     observed = m.compute(metric, cm_group)

@@ -1,5 +1,6 @@
 """Upload: demo data, a confusion-matrix table, row-level predictions, or a typed table."""
 
+import hashlib
 from pathlib import Path
 
 import pandas as pd
@@ -46,10 +47,13 @@ DIRECTIONS = {"benefit": "a **benefit** for the person (approved, hired, release
               "harm": "a **harm** for the person (flagged, denied, judged likely to reoffend)"}
 
 
-def direction_question(key: str, what: str) -> str | None:
+def direction_question(key: str, what: str, context: tuple = ()) -> str | None:
     """Ask whether the positive value is a benefit or a harm, with no answer preselected: it decides the direction
-    of every verdict. Returns "benefit", "harm" or None (not answered yet)."""
-    return st.radio(f"For the person concerned, {what} is …", list(DIRECTIONS), index=None, key=key,
+    of every verdict. The answer belongs to ``context`` (the file, columns, positive values, threshold): when any
+    of them changes the question is asked afresh. Returns "benefit", "harm" or None (not answered yet)."""
+    if context:
+        key = f"{key}-{hashlib.sha256(repr(context).encode()).hexdigest()[:12]}"
+    return st.radio(f"For the person concerned, {md_escape(what)} is …", list(DIRECTIONS), index=None, key=key,
                     format_func=DIRECTIONS.get, horizontal=True,
                     help="Every measure here reads a positive prediction as the favourable decision. A harm (COMPAS's "
                          "'high risk') is flipped, so that the audit's positive is its opposite; auditing a harm as "
@@ -105,7 +109,8 @@ with table_tab:
             meaning = st.text_input("In this table, positive means", placeholder="e.g. approved, hired, reoffends",
                                     key="cm-positive", max_chars=80)
             cm_direction = direction_question("cm-direction", "the table's positive class"
-                                              + (f" ({meaning.strip()})" if meaning.strip() else ""))
+                                              + (f" ({meaning.strip()})" if meaning.strip() else ""),
+                                              (upload.file_id, meaning.strip()))
             parsed = cms_from_table(table, group_columns=chosen or None, source=f"{upload.name}",
                                     positive=meaning, positive_is=cm_direction)
         except DataValidationError as exc:
@@ -167,7 +172,9 @@ with rows_tab:
                                         key="pos-pred")
             shown_positive = (f"a prediction of {pos_pred!r}" if pos_pred is not None
                               else f"a score of {threshold:g} or more")
-            row_direction = direction_question("rows-direction", shown_positive)
+            row_direction = direction_question("rows-direction", shown_positive,
+                                               (upload.file_id, label_col, str(pos_label), pred_col, str(pos_pred),
+                                                threshold))
             with st.expander("Optional: an ensemble's probabilities or features (stability and uncertainty)"):
                 st.caption("For Virny's stability and uncertainty metrics on the Bias Audit page: map one column "
                            "per model holding that model's probability of the positive value, or pick feature "

@@ -132,8 +132,8 @@ if params in results:
     curves = results[params]
     for name, why in curves.attrs.get("dropped", {}).items():
         st.info(f"{name} is not plotted: {md_escape(why)}.", icon=":material/info:")
-    if curves.empty:
-        st.stop()
+if params in results and not results[params].empty:
+    curves = results[params]
     fig = plots.smoothing_curves(curves)
     st.plotly_chart(fig, width="stretch", key="err-fig")
     html_download(fig, f"smoothing_error_{group}.html", key="err-html")

@@ -112,3 +112,30 @@ def test_equal_ofi_and_selection_rates_with_qualified_members_rejected_twice_as_
     assert fnr["differs"] and abs(fnr["gap"]) == pytest.approx(0.2)
     assert "FNR gap" in answers["text"]["Equal opportunity (error rates)"]
     assert "shown)" in answers["text"]["Equal opportunity (error rates)"]
+
+
+def test_the_four_fifths_question_reads_the_lower_rate_over_the_higher_whatever_the_reference():
+    audit = Audit({"ref": CM(200, 200, 100, 500), "b": CM(400, 100, 200, 300)}, positive_is="benefit")
+    for reference in (None, "ref", "b"):
+        pairs = three_questions(audit, audit.verdicts(reference=reference))["four_fifths"]["pairs"]
+        assert len(pairs) == 1 and pairs.loc[0, "lower-rate group"] == "ref"
+        assert pairs.loc[0, "impact ratio"] == pytest.approx(0.5) and pairs.loc[0, "data say"] == "shown below 0.8"
+
+
+def test_a_reference_that_selects_nobody_is_read_not_crashed_on():
+    from fairness_core.audit import verdict_findings
+
+    audit = Audit({"ref": CM(0, 10, 0, 990), "b": CM(30, 10, 0, 960)}, positive_is="benefit")
+    v = audit.verdicts(reference="ref")
+    assert "undefined (one group selects nobody)" in verdict_findings(v)
+    pairs = three_questions(audit, v)["four_fifths"]["pairs"]
+    assert pairs.loc[0, "impact ratio"] == 0 and pairs.loc[0, "lower-rate group"] == "ref"
+
+
+def test_no_claim_beyond_what_the_tables_resolve():
+    """At α = 1e-12 over 1,225 pairs the level asked for lies past the grid: the interval says nothing there,
+    and neither does the verdict (no interval excluding 0 beside an adjusted p at or above α)."""
+    cms = {f"g{k:02d}": CM(1000, 0, 900, 1000) if k % 2 else CM(1000, 900, 0, 1000) for k in range(50)}
+    v = Audit(cms, positive_is="benefit").verdicts(alpha=1e-12)
+    excludes = (v["ofi_ci_low"] > 0) | (v["ofi_ci_high"] < 0)
+    assert (excludes == (v["ofi_p_adjusted"] < 1e-12)).all()

@@ -478,3 +478,15 @@ def test_a_reload_keeps_the_uploaded_data_and_settings():
     assert not again.exception and not again.error
     assert again.session_state["audit"].groups == ["A", "B"] and again.session_state["audit"].positive_is == "harm"
     assert again.select_slider(key="alpha").value == 0.01
+
+def test_a_released_upload_is_said_to_be_gone_not_replaced_by_the_demo():
+    import ui.state
+
+    at = fresh("pages/1_Upload.py")
+    sid = at.session_state["sid"]
+    ui.state._SAVED.clear()                       # released: past the retention, or pushed out by newer sessions
+    again = AppTest.from_file(APP, default_timeout=120)
+    again.query_params["sid"] = sid
+    again.run()
+    assert any("upload is gone" in e.value and "released" in e.value for e in again.error)
+    assert not again.metric

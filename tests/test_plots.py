@@ -60,7 +60,7 @@ def test_heatmaps_with_verdicts_hover_the_interval_and_bracket_non_significant_c
     assert f"[{-ab['ofi_ci_high']:+.3f}, {-ab['ofi_ci_low']:+.3f}]" in hover[b][a]  # mirrored cell
     assert text[a][c].startswith("(") and "inconclusive" in hover[a][c]  # n = 7: not significant
     di_fig = plots.disparate_impact_heatmap(audit, v)
-    assert "interval" in di_fig.data[0].hovertext[0][1]
+    assert "Holm-adjusted 98.3 % CI" in di_fig.data[0].hovertext[0][1]   # the adjusted interval, labelled so
 
 
 def test_ofi_di_scatter_and_forest_plot_every_pair_with_intervals():

@@ -66,7 +66,9 @@ def _remember() -> None:
     sid = st.session_state.get("sid")
     if not sid or AUDIT_KEY not in st.session_state:
         return
-    entry = {"audit": st.session_state[AUDIT_KEY], "demo": st.session_state.get(DEMO_KEY), "time": time.time(),
+    demo = st.session_state.get(DEMO_KEY)
+    entry = {"audit": None if demo else st.session_state[AUDIT_KEY],   # a demo is reloaded by its key, not kept
+             "demo": demo, "time": time.time(),
              "settings": {k: v for k, v in st.session_state.items() if str(k).startswith("kept-")}}
     with _SAVED_LOCK:
         _SAVED[sid] = entry
@@ -106,11 +108,13 @@ def verdict_settings() -> tuple[float, float, str]:
     Bias Audit, kept when moving between pages."""
     tolerance = st.slider("OFI tolerance (|OFI| at or below this counts as ≈ 0)", 0.0, 0.20, step=0.005,
                           format="%.3f", **_kept("ofi-tol", DEFAULT_OFI_TOLERANCE),
-                          help="OFI is a difference of two rates in [−2, 2]. \"OFI ≈ 0\" is claimed only when the "
-                               "(1 − 2α) interval lies inside ±tolerance.")
+                          help="The smallest OFI that matters (a difference of two rates in [−2, 2]). Algorithmic "
+                               "bias is called only when OFI's adjusted interval lies beyond ±tolerance; OFI ≈ 0 only "
+                               "when it lies inside.")
     alpha = st.select_slider("Significance level α", options=[0.01, 0.05, 0.10], **_kept("alpha", DEFAULT_ALPHA),
-                             help="A pair is called biased only when its adjusted p-value is below α; intervals are "
-                                  "at 1 − α, equivalence (≈ 0) uses 1 − 2α intervals.")
+                             help="Every claim (beyond, within, or ≠ the null) keeps its error rate α across the pairs "
+                                  "under the adjustment below; the intervals printed beside the verdicts are at the "
+                                  "matching adjusted level, labelled with it.")
     adjust = st.selectbox("Adjust for many pairs", list(ADJUSTMENTS), format_func=ADJUSTMENTS.get,
                           **_kept("adjust", "holm"),
                           help="With many pairs some look significant by chance. Holm keeps the chance of any false "
@@ -173,18 +177,19 @@ def session_id() -> str:
     if "sid" not in st.session_state:
         returning = st.query_params.get("sid")
         saved = _recall(returning) if returning else None
+        st.session_state["sid"] = secrets.token_urlsafe(9)   # a restored session gets a new id of its own: a
+        _KNOWN_SESSIONS.add(st.session_state["sid"])         # duplicated tab or a shared link never shares state
         if saved is not None:
-            st.session_state["sid"] = returning
-            st.session_state[AUDIT_KEY], st.session_state[DEMO_KEY] = saved["audit"], saved["demo"]
+            with _SAVED_LOCK:
+                _SAVED.pop(returning, None)
+            st.session_state[AUDIT_KEY] = saved["audit"] if saved["audit"] is not None else _demo(saved["demo"])
+            st.session_state[DEMO_KEY] = saved["demo"]
             for key, value in saved["settings"].items():
                 st.session_state[key] = value
-            return returning
-        if returning and returning not in _KNOWN_SESSIONS:
+        elif returning and returning not in _KNOWN_SESSIONS:
             st.session_state["restarted"] = True
         elif returning:
-            st.session_state[GONE_KEY] = True
-        st.session_state["sid"] = secrets.token_urlsafe(9)
-        _KNOWN_SESSIONS.add(st.session_state["sid"])
+            st.session_state["expired"] = True
     if st.query_params.get("sid") != st.session_state["sid"]:
         st.query_params["sid"] = st.session_state["sid"]
     return st.session_state["sid"]
@@ -206,13 +211,17 @@ def page_setup(title: str) -> Audit:
         audit = get_audit()
         if audit.attributes:
             audit = _view(audit)
-    if st.session_state.pop("restarted", False):
+    if st.session_state.pop("restarted", False):   # after get_audit, whose demo must not clear the notice
         st.session_state[GONE_KEY] = True
         st.session_state["gone-why"] = ("The server restarted since this page was opened (or this link belongs to "
                                         "another browser session)")
+    if st.session_state.pop("expired", False):
+        st.session_state[GONE_KEY] = True
+        st.session_state["gone-why"] = (f"The data of this link were kept for {SAVED_HOURS} hours and for the "
+                                        f"{SAVED_SESSIONS} most recent sessions; they have been released")
     _remember()
     if st.session_state.get(GONE_KEY):
-        why = st.session_state.get("gone-why", f"The data of this link are older than {SAVED_HOURS} hours")
+        why = st.session_state.get("gone-why", "The data of this link have been released")
         st.error(f"**Your upload is gone.** {why}, so the data loaded there are no longer on the server. Nothing "
                  "from them is shown. Load your data again on the Upload page, or continue with the demo.",
                  icon=":material/restart_alt:")

@@ -104,10 +104,10 @@ def _pair_matrices(verdicts: pd.DataFrame, groups: list[str], name: str) -> dict
 
 
 def _with_inference(hover: np.ndarray, cell_text: np.ndarray, mats: dict[str, np.ndarray], name: str,
-                    alpha: float, adjust: str) -> tuple[np.ndarray, np.ndarray]:
-    """Hover lines with the interval and adjusted p; cell text in parentheses where not significant
-    (:func:`_fade_not_significant` also pales those cells). Vectorized over all cells."""
-    level = f"{1 - alpha:.0%}"
+                    alpha: float, adjust: str, level: str) -> tuple[np.ndarray, np.ndarray]:
+    """Hover lines with the interval (labelled ``level``, e.g. "Holm-adjusted 99.7 % CI") and adjusted p; cell
+    text in parentheses where not significant (:func:`_fade_not_significant` also pales those cells).
+    Vectorized over all cells."""
     adj = inference.ADJUSTED_LABEL.get(adjust, "")
     lo, hi, p = mats["low"], mats["high"], mats["p"]
     shown = np.isfinite(lo) & ~np.eye(len(lo), dtype=bool)
@@ -117,7 +117,7 @@ def _with_inference(hover: np.ndarray, cell_text: np.ndarray, mats: dict[str, np
         out[np.isinf(v)] = "∞"
         return out
 
-    extra = ("<br>" + level + " interval [" + bound(lo) + ", " + bound(hi) + "] · " + adj + text.p_values(p)
+    extra = ("<br>" + level + " [" + bound(lo) + ", " + bound(hi) + "] · " + adj + text.p_values(p)
              + "<br>verdict: <b>" + mats["verdict"].astype(text.STR) + "</b>")
     hover = np.where(shown, hover.astype(text.STR) + extra, hover.astype(text.STR)).astype(object)
     faded = shown & ~(p < alpha) & (cell_text != "undefined") & (cell_text != "")
@@ -206,7 +206,7 @@ def pairwise_heatmap(audit: Audit, name: str, verdicts: pd.DataFrame | None = No
     if verdicts is not None and name == "OFI":
         mats = _pair_matrices(verdicts, df.index.tolist(), "OFI")
         hover, text = _with_inference(hover, text, mats, "OFI", verdicts.attrs.get("alpha", 0.05),
-                                      verdicts.attrs.get("adjust", "holm"))
+                                      verdicts.attrs.get("adjust", "holm"), interval_label(verdicts, "ofi"))
         note = " · pale, in parentheses: not significant"
     fig = go.Figure(go.Heatmap(
         z=values, x=df.columns.tolist(), y=df.index.tolist(),
@@ -267,7 +267,7 @@ def disparate_impact_heatmap(audit: Audit, verdicts: pd.DataFrame | None = None,
     if verdicts is not None:
         mats = _pair_matrices(verdicts, df.index.tolist(), "DI")
         hover, text = _with_inference(hover, text, mats, "DI", verdicts.attrs.get("alpha", 0.05),
-                                      verdicts.attrs.get("adjust", "holm"))
+                                      verdicts.attrs.get("adjust", "holm"), interval_label(verdicts, "di"))
         note = " · pale, in parentheses: not significantly ≠ 1"
     band = np.full(values.shape, np.nan)
     ok = np.isfinite(values)
