@@ -127,11 +127,20 @@ def upload_cm_file(page, path, text: str, direction: str | None = "benefit") -> 
 
 
 def declare(page, direction: str) -> None:
-    """Answer the Upload page's question: is the positive value a benefit or a harm for the person?"""
+    """Answer the Upload page's question: is the positive value a benefit or a harm for the person? The question
+    is asked afresh whenever what it refers to changes (a rerun still under way may redraw it), so the answer
+    is given until it holds."""
     words = {"benefit": "benefit for the person", "harm": "harm for the person"}[direction]
-    option = page.get_by_test_id("stMain").locator("[data-testid='stRadio']:visible").get_by_text(words)
-    option.wait_for(timeout=30000)
-    option.click()
+    radios = page.get_by_test_id("stMain").locator("[data-testid='stRadio']:visible")
+    for _ in range(5):
+        option = radios.get_by_text(words)
+        option.wait_for(timeout=30000)
+        option.click()
+        page.wait_for_timeout(1000)
+        page.wait_for_function(IDLE, timeout=60000)
+        if radios.locator("input[type='radio']:checked").count():
+            return
+    raise AssertionError(f"the answer {direction!r} did not hold")
 
 
 def test_upload_csv_and_see_heatmaps(page, tmp_path):
