@@ -419,6 +419,8 @@ def test_a_journalists_audit_of_the_published_compas_file(page, tmp_path):
                   "declared a harm", "fairness-audit-workbench", "Equal opportunity", "The four-fifths rule"):
         assert field in html, field
 
+    page.wait_for_timeout(1000)                  # the download is served before the page goes away
+    page.wait_for_function(IDLE, timeout=60000)
     page.reload()
     page.get_by_role("heading", name="Bias audit").wait_for(timeout=60000)
     page.get_by_text("Data: compas-scores-two-years.csv").first.wait_for(timeout=60000)
