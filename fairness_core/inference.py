@@ -166,13 +166,6 @@ def _ofi_parts(fp: FloatArray, fn: FloatArray, n: FloatArray, pseudo: bool) -> t
     return b, np.maximum(pp + pm - b * b, 0.0) / m
 
 
-def ofi_methods_auto(fp_i: npt.ArrayLike, fn_i: npt.ArrayLike, n_i: npt.ArrayLike,
-                     fp_j: npt.ArrayLike, fn_j: npt.ArrayLike, n_j: npt.ArrayLike) -> npt.NDArray[np.str_]:
-    """What ``method="auto"`` picks for each pair: ``"score"``, whose exact coverage holds at every size."""
-    shape = np.broadcast(*(np.asarray(a) for a in (fp_i, fn_i, n_i, fp_j, fn_j, n_j))).shape
-    return np.full(shape, "score")
-
-
 def ofi_arrays(fp_i: npt.ArrayLike, fn_i: npt.ArrayLike, n_i: npt.ArrayLike,
                fp_j: npt.ArrayLike, fn_j: npt.ArrayLike, n_j: npt.ArrayLike,
                levels: tuple[float, ...] = (0.95,), method: str = "auto") -> dict[str, FloatArray]:
@@ -806,61 +799,8 @@ def adjust_p_values(p_values: npt.ArrayLike, method: str = "holm") -> FloatArray
     return out
 
 
-def multiplier(p_values: npt.ArrayLike, method: str = "holm") -> FloatArray:
-    """The factor each test's level is divided by under ``method`` (Holm: m − rank + 1,
-    BH: m / rank, none: 1), for power and sample-size statements at the adjusted level."""
-    _check_method(method, ADJUSTMENTS, "p-value adjustment")
-    p = np.asarray(p_values, dtype=float)
-    out = np.ones(p.shape)
-    ok = np.flatnonzero(~np.isnan(p))
-    if method == "none" or ok.size == 0:
-        return out
-    order = ok[np.argsort(p[ok], kind="stable")]
-    m = order.size
-    ranks = np.arange(1, m + 1)
-    out[order] = (m - ranks + 1) if method == "holm" else m / ranks
-    return out
-
-
 def minimum_detectable_ofi(se: npt.ArrayLike, alpha: npt.ArrayLike = 0.05, power: float = 0.8) -> FloatArray:
     """Smallest |Δ| detected with probability ``power`` by a two-sided level-``alpha`` test whose
     standard error is ``se``: (z_{1−α/2} + z_{power})·se (docs/methods.md)."""
     alpha = np.asarray(alpha, dtype=float)
     return (stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)) * np.asarray(se, dtype=float)
-
-
-def _t_ppf_approx(q: FloatArray, df: FloatArray) -> FloatArray:
-    """Student-t quantile by the Cornish–Fisher expansion in 1/df (three terms; relative error under
-    1 % for df >= 3 at two-sided levels down to 0.001, growing to ~35 % at df = 3 and 1e-5): for sample-size projections, where each pair has its
-    own adjusted level and an exact quantile per pair would cost more than the whole table."""
-    z = stats.norm.ppf(q)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        g1 = (z ** 3 + z) / 4
-        g2 = (5 * z ** 5 + 16 * z ** 3 + 3 * z) / 96
-        g3 = (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / 384
-        return np.where(np.isinf(df), z, z + g1 / df + g2 / df ** 2 + g3 / df ** 3)
-
-
-def scale_to_settle(estimate: npt.ArrayLike, se: npt.ArrayLike, tolerance: float,
-                    alpha: npt.ArrayLike = 0.05, df: npt.ArrayLike = np.inf) -> FloatArray:
-    """By what factor both groups must grow (same rates) for the OFI verdict to settle.
-
-    Settled means significant (|estimate| > q_{1−α/2}·se/√k) or equivalent to 0 within
-    ``tolerance`` (|estimate| + q_{1−α}·se/√k < tolerance, the TOST at level α), with q
-    Student's t quantiles at the current ``df`` (conservative: df grows with the groups).
-    Returns the smaller k (1 when already settled, inf when neither can happen, e.g.
-    estimate exactly 0 with tolerance 0). Pass the interval's centre as ``estimate``.
-
-    >>> float(scale_to_settle(0.1, 0.1, 0.0, 0.05).round(2))  # (1.96 · 0.1 / 0.1)^2
-    3.84
-    """
-    est, se = np.abs(np.asarray(estimate, dtype=float)), np.asarray(se, dtype=float)
-    alpha, df = np.asarray(alpha, dtype=float), np.asarray(df, dtype=float)
-    df = np.broadcast_to(_round_df(df), np.broadcast(est, se, alpha).shape)
-    alpha = np.broadcast_to(alpha, df.shape)
-    q_two = _t_ppf_approx(1 - alpha / 2, df)
-    q_one = _t_ppf_approx(1 - alpha, df)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        k_sig = np.where(est > 0, (q_two * se / est) ** 2, np.inf)
-        k_eq = np.where(est < tolerance, (q_one * se / (tolerance - est)) ** 2, np.inf)
-    return np.maximum(np.minimum(k_sig, k_eq), 1.0)

@@ -52,6 +52,8 @@ class Report:
     figures: dict[str, go.Figure]
     created: str
     extra_notes: list[str] = field(default_factory=list)
+    #: The three questions answered in words: "" for the groups as loaded, then each attribute alone.
+    questions: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
         v = self.tables["verdicts"]
@@ -66,7 +68,7 @@ class Report:
                 # DI's adjusted interval (the one printed) beyond the four-fifths band
                 "four-fifths violations (significant)": int(v["di_beyond_band"].sum()),
                 "findings": verdict_findings(v),
-                "three questions": three_questions(self.audit, v)["text"]}
+                "three questions": self.questions[""]}
 
     def to_json(self) -> str:
         """Settings, summary and every table as records; undefined numbers as null.
@@ -122,8 +124,7 @@ class Report:
                      + _table(reading, index=False, css="reading") + "</section>")
         for attribute in self.audit.attributes:   # each attribute alone, beside the intersections above
             table = self.tables[f"verdicts by {attribute} alone"]
-            answers = three_questions(self.audit.marginal(attribute), table)["text"]
-            items = "".join(f"<li><b>{esc(q)}</b> {esc(a)}</li>" for q, a in answers.items())
+            items = "".join(f"<li><b>{esc(q)}</b> {esc(a)}</li>" for q, a in self.questions[attribute].items())
             parts.append(f"<section><h2>By {esc(attribute)} alone</h2><ol class='questions'>{items}</ol>"
                          + _table(verdict_reading(table, MAX_HTML_ROWS).iloc[:, :9], index=False, css="reading")
                          + "</section>")
@@ -341,12 +342,16 @@ def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT
               "smoothing": smoothing.smooth_groups(audit.cms, smoothing.Smoother("cps", cps_lambda),
                                                    list(match_metrics)),
               "undefined": pd.DataFrame(reasons, columns=["group", "metric", "undefined because"])}
-    gaps = three_questions(audit, verdicts)["equal_opportunity"]["gaps"]
+    answers = three_questions(audit, verdicts)
+    questions = {"": answers["text"]}
+    gaps = answers["equal_opportunity"]["gaps"]
     tables["equal opportunity"] = gaps.set_index(gaps["rate"] + ": " + gaps["group_i"].astype(str) + " vs "
                                                  + gaps["group_j"].astype(str)).rename_axis("rate: pair")
     for attribute in audit.attributes:
-        tables[f"verdicts by {attribute} alone"] = audit.marginal(attribute).verdicts(tolerance, alpha=alpha,
-                                                                                       adjust=adjust)
+        alone = audit.marginal(attribute)
+        table = alone.verdicts(tolerance, alpha=alpha, adjust=adjust)
+        tables[f"verdicts by {attribute} alone"] = table
+        questions[attribute] = three_questions(alone, table)["text"]
     tables.update(extra_tables or {})
     figures = {"OFI against DI for every pair": plots.ofi_di_scatter(verdicts),
                f"OFI of each group against {reference}": plots.ofi_forest(verdicts, reference),
@@ -369,4 +374,4 @@ def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT
                 "MATCH metrics": ", ".join(match_metrics),
                 "MATCH α (Holm-adjusted)": alpha, "Cross-Prior Smoothing λ (each group against the rest)": cps_lambda}
     return Report(audit, settings, tables, figures, datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-                  list(notes or []))
+                  list(notes or []), questions=questions)
