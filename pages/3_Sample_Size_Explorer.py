@@ -91,8 +91,8 @@ if tab_match.open:
                                 "at α. Off: each test alone at α.")
         population = c5.toggle("Population", value=False, key="match-population",
                                help="Is the reference a known population? Off (default): the reference is itself a "
-                                    "sample, so its sampling error counts and the p-value does not depend on which group is called the reference — the "
-                                    "same p the Bias Audit prints for that pair. On: the reference's rates are "
+                                    "sample, so its sampling error counts and the p-value does not depend on which "
+                                    "group is called the reference — the same p the Bias Audit prints for that pair. On: the reference's rates are "
                                     "known exactly (the one-sample MATCH test of Briscoe 2024).")
         reference_is = "population" if population else "sample"
         require(chosen, "metric")
