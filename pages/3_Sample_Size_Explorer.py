@@ -92,8 +92,9 @@ if tab_match.open:
         population = c5.toggle("Population", value=False, key="match-population",
                                help="Is the reference a known population? Off (default): the reference is itself a "
                                     "sample, so its sampling error counts and the p-value does not depend on which "
-                                    "group is called the reference — the same p the Bias Audit prints for that pair. On: the reference's rates are "
-                                    "known exactly (the one-sample MATCH test of Briscoe 2024).")
+                                    "group is called the reference — the same p the Bias Audit prints for that pair. "
+                                    "On: the reference's rates are known exactly (the one-sample MATCH test of "
+                                    "Briscoe 2024).")
         reference_is = "population" if population else "sample"
         require(chosen, "metric")
         table = audit.match_table(chosen, reference=reference, alpha=alpha, adjust=adjust, reference_is=reference_is)
