@@ -170,7 +170,7 @@ def test_upload_csv_and_see_heatmaps(page, tmp_path):
 
 def test_cm_table_says_what_positive_means_and_flips_a_harmful_one(page, tmp_path):
     upload_cm_file(page, tmp_path / "harm.csv", "group,TP,FN,FP,TN\nAlpha,5,1,3,9\nBeta,2,2,0,8\n", direction=None)
-    page.get_by_text("2 groups read from harm.csv").wait_for(timeout=30000)
+    page.get_by_text("2 groups read from harm.csv").wait_for(timeout=90000)   # slow under a loaded CI
     assert page.get_by_role("button", name="Use these groups").is_disabled()  # no answer preselected
     page.get_by_label("In this table, positive means").fill("reoffends")
     page.get_by_label("In this table, positive means").press("Enter")
