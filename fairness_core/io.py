@@ -35,6 +35,10 @@ MAX_COUNT = 10**15
 INTERSECTION_SEP = " & "
 #: Most columns in an uploaded table.
 MAX_COLUMNS = 1000
+#: Most cells (rows × columns) in an uploaded table: what is read is kept as text in memory.
+MAX_CELLS = 50_000_000
+#: Largest size a compressed upload (Parquet) may expand to.
+MAX_EXPANDED_BYTES = 2**30
 #: Longest column or group name, in characters.
 MAX_NAME_LENGTH = 200
 #: Characters that render as nothing; stripped from group names (with NFC normalization).
@@ -85,14 +89,19 @@ def _normalize_header(name: Hashable) -> str:
 # --- reading files ------------------------------------------------------------------------
 
 def read_table(data: bytes, filename: str, max_rows: int = MAX_ROWS, sheet: str | None = None) -> pd.DataFrame:
-    """Parse an uploaded CSV/TSV/TXT or XLSX file into a DataFrame of text.
+    """Parse an uploaded CSV/TSV/TXT, XLSX or Parquet file into a DataFrame of text.
 
-    Every cell is read as text (missing cells as NaN), so group names keep their
-    spelling ("007", "1.10", 20-digit ids) and each consumer converts what it needs
-    strictly (:func:`cms_from_table` counts, :func:`to_numbers` features). The delimiter
-    (comma, semicolon, tab, pipe) is sniffed from the header line; text is UTF-8
-    (with or without BOM), UTF-16 with a BOM, else Windows-1252 (with a notice).
-    Notices (encoding, a dropped index column) are in ``df.attrs["notices"]``.
+    Every cell is read as text (:data:`TEXT`, Arrow-backed; missing cells as NaN), so group
+    names keep their spelling ("007", "1.10", 20-digit ids) and each consumer converts what
+    it needs strictly (:func:`cms_from_table` counts, :func:`to_numbers` features). The
+    delimiter (comma, semicolon, tab, pipe) is sniffed from the header line; line endings
+    may be \\n, \\r\\n or \\r; text is UTF-8 (with or without BOM), UTF-16 (with a BOM, or
+    without one when every other byte is NUL, with a notice), else Windows-1252 (with a
+    notice). Notices (encoding, a dropped index column) are in ``df.attrs["notices"]``.
+
+    Sizes are decided before anything is built: rows and cells (:data:`MAX_CELLS`) from a
+    count of the lines, a Parquet footer or a streamed pass over a worksheet's XML
+    (:data:`MAX_XLSX_CELLS`, :data:`MAX_XLSX_XML_BYTES`), expansion from the declared sizes.
 
     Raises
     ------
@@ -127,6 +136,11 @@ def read_table(data: bytes, filename: str, max_rows: int = MAX_ROWS, sheet: str 
                                   f"{MAX_NAME_LENGTH}")
     df = _resolve_duplicate_columns(df, notices)
     df = _drop_index_column(df, notices)
+    plain = [c for c, t in zip(df.columns, df.dtypes) if t != TEXT]
+    if plain:   # workbooks arrive as Python strings: the same compact text as every other upload
+        attrs = dict(df.attrs)
+        df = df.astype({c: TEXT for c in plain})
+        df.attrs = attrs
     df.attrs["notices"] = notices
     return df
 
@@ -168,14 +182,15 @@ def _resolve_duplicate_columns(df: pd.DataFrame, notices: list[str]) -> pd.DataF
 
 
 def _read_parquet(data: bytes, filename: str, max_rows: int) -> pd.DataFrame:
-    """A Parquet file as text, like every other upload: the footer is checked (rows, columns) before
-    any data is read, then each column is cast to text by Arrow (ints "7", floats "0.5", booleans
-    "true"; nulls stay missing). Larger logs go through :func:`aggregate` instead."""
+    """A Parquet file as text, like every other upload. Its footer is checked first — rows, columns, cells and
+    the uncompressed size — so a file of a few MB that would expand to gigabytes is refused before any data is
+    read; then each column is cast to text by Arrow (ints "7", floats "0.5", booleans "true"; nulls stay
+    missing) and kept in Arrow's buffers. Larger logs go through :func:`aggregate` instead."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
-        file = pq.ParquetFile(_io.BytesIO(data))
+        file = pq.ParquetFile(pa.BufferReader(data))
     except Exception as exc:  # noqa: BLE001 - any reader failure is an unreadable file
         raise DataValidationError(f"{filename} is not a readable Parquet file: {str(exc).splitlines()[0]}") from None
     meta = file.metadata
@@ -183,19 +198,44 @@ def _read_parquet(data: bytes, filename: str, max_rows: int) -> pd.DataFrame:
     if meta.num_rows > max_rows:
         raise DataValidationError(f"{filename} has {meta.num_rows:,} data rows; the limit is {max_rows:,} "
                                   "(fairness_core.io.aggregate or the command line count any size in place)")
+    _check_cells(meta.num_rows, meta.num_columns, filename)
+    expanded = sum(meta.row_group(k).total_byte_size for k in range(meta.num_row_groups))
+    if expanded > MAX_EXPANDED_BYTES:
+        raise DataValidationError(f"{filename} expands to {expanded / 2**20:,.0f} MB once decompressed; the limit is "
+                                  f"{MAX_EXPANDED_BYTES / 2**20:,.0f} MB (fairness_core.io.aggregate or the command "
+                                  "line count any size in place)")
+    for field in file.schema_arrow:
+        if pa.types.is_nested(field.type) or pa.types.is_binary(field.type) or pa.types.is_large_binary(field.type):
+            raise DataValidationError(Problem(f"column of type {field.type} cannot be read as text", column=field.name))
     table = file.read()
-    columns = []
-    for name, column in zip(table.column_names, table.columns):
-        if pa.types.is_nested(column.type) or pa.types.is_binary(column.type):
-            raise DataValidationError(Problem(f"column of type {column.type} cannot be read as text", column=name))
-        columns.append(column.cast(pa.string()))
-    df = pa.table(columns, names=table.column_names).to_pandas(types_mapper=None)
-    return df.astype(object).where(df.notna(), np.nan)
+    return _text_frame(pa.table([c.cast(pa.string()) for c in table.columns], names=table.column_names))
 
 
 def _check_columns(count: int, filename: str) -> None:
     if count > MAX_COLUMNS:
         raise DataValidationError(f"{filename} has {count:,} columns; the limit is {MAX_COLUMNS:,}")
+
+
+def _check_cells(rows: int, columns: int, filename: str) -> None:
+    if rows * columns > MAX_CELLS:
+        raise DataValidationError(f"{filename} has {rows:,} rows × {columns:,} columns = {rows * columns:,} cells; "
+                                  f"the limit is {MAX_CELLS:,} cells. Keep only the columns the audit needs, or "
+                                  "count in place with fairness_core.io.aggregate or the command line")
+
+
+#: Uploaded text, one Arrow buffer per column (not one Python object per cell); missing values are NaN.
+TEXT = pd.StringDtype("pyarrow", na_value=np.nan)
+
+
+def _text_frame(table: Any) -> pd.DataFrame:
+    """An Arrow table of strings as a DataFrame of :data:`TEXT` columns."""
+    import pyarrow as pa
+
+    return table.to_pandas(types_mapper={pa.string(): TEXT, pa.large_string(): TEXT}.get)
+
+
+def _is_text(s: pd.Series) -> bool:
+    return s.dtype == object or isinstance(s.dtype, pd.StringDtype)
 
 
 def _drop_index_column(df: pd.DataFrame, notices: list[str]) -> pd.DataFrame:
@@ -212,18 +252,45 @@ def _drop_index_column(df: pd.DataFrame, notices: list[str]) -> pd.DataFrame:
     return df
 
 
-def _decode(data: bytes, filename: str, notices: list[str]) -> str:
+def _utf16_without_bom(head: bytes) -> str | None:
+    """"utf-16-le" or "utf-16-be" when NUL bytes sit at every other position of ``head`` (ASCII-range text
+    saved as UTF-16 with no byte-order mark), else None."""
+    if len(head) < 4:
+        return None
+    even, odd = head[0::2], head[1::2]
+    if odd.count(0) >= 0.9 * len(odd) and even.count(0) <= 0.1 * len(even):
+        return "utf-16-le"
+    if even.count(0) >= 0.9 * len(even) and odd.count(0) <= 0.1 * len(odd):
+        return "utf-16-be"
+    return None
+
+
+def _utf8(data: bytes, filename: str, notices: list[str]) -> tuple[bytes, int]:
+    """The file as UTF-8 bytes and the offset where its text starts: UTF-8 as it is (after its BOM, uncopied),
+    UTF-16 (with a BOM or without one) transcoded, anything else that is not UTF-8 read as Windows-1252 with a
+    notice. Refuses binary files."""
     if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16 with a byte-order mark (Excel's "Unicode text")
         try:
-            return data.decode("utf-16")
+            return data.decode("utf-16").encode("utf-8"), 0
         except UnicodeDecodeError:
             raise DataValidationError(f"{filename} starts like UTF-16 text but does not decode as UTF-16") from None
-    if b"\x00" in data[:4096]:
-        raise DataValidationError(f"{filename} looks binary, not like a text table")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        pass
+    head = data[:4096]
+    if b"\x00" in head:
+        encoding = _utf16_without_bom(head[: len(head) // 2 * 2])
+        if encoding is None:
+            raise DataValidationError(f"{filename} looks binary, not like a text table (it holds NUL bytes and is "
+                                      "not UTF-16 text)")
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError:
+            raise DataValidationError(f"{filename} looks like UTF-16 text without a byte-order mark but does not "
+                                      f"decode as {encoding.upper()}; save it as UTF-8") from None
+        notices.append(f"{filename} is UTF-16 ({'little' if encoding.endswith('le') else 'big'}-endian) without a "
+                       "byte-order mark; it was read as such.")
+        return text.encode("utf-8"), 0
+    start = 3 if data[:3] == b"\xef\xbb\xbf" else 0
+    if _is_utf8(data, start):
+        return data, start
     try:
         text = data.decode("cp1252")
         notices.append(f"{filename} is not UTF-8; it was read as Windows-1252 (Western European). "
@@ -231,62 +298,121 @@ def _decode(data: bytes, filename: str, notices: list[str]) -> str:
     except UnicodeDecodeError:
         text = data.decode("latin-1")
         notices.append(f"{filename} is not UTF-8; it was read as Latin-1. Check that accented names look right.")
-    return text
+    return text.encode("utf-8"), 0
+
+
+def _is_utf8(data: bytes, start: int) -> bool:
+    """Whether ``data[start:]`` is UTF-8, checked in 16 MB pieces (never one string of the whole file)."""
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view, step = memoryview(data), 16 * 2**20
+    try:
+        for at in range(start, len(data), step):
+            decoder.decode(view[at: at + step], final=at + step >= len(data))
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+_QUOTED_LINE_BREAK = re.compile(rb'"[^"]*[\r\n][^"]*"')
 
 
 def _read_delimited(data: bytes, filename: str, max_rows: int, notices: list[str]) -> pd.DataFrame:
-    text = _decode(data, filename, notices)
-    first = text.split("\n", 1)[0]
+    """CSV/TSV text read by Arrow's parser straight from the bytes, every column as text (line endings \\n,
+    \\r\\n or an old Mac's \\r). Rows and cells are counted before anything is built; a file Arrow refuses is read
+    again by the csv module only to name the problem."""
+    raw, start = _utf8(data, filename, notices)
+    head = raw[start: start + (1 << 20)]
+    match = _LINE_END.search(head)
+    first = (head[: match.start()] if match else head).decode("utf-8", "replace")
+    newline = (match.group(0) if match else b"\n")[-1:]
     sep = max((",", ";", "\t", "|"), key=first.count)
     if first.count(sep) == 0:
         sep = ","
-    _check_columns(first.count(sep) + 1, filename)
-    raw = text.encode("utf-8")
-    kwargs = dict(sep=sep, dtype=str, keep_default_na=False, na_values=[""])
+    header = next(csv.reader([first], delimiter=sep), [])
+    _check_columns(len(header), filename)
+    lines = raw.count(newline, start) + (not raw.endswith(newline))
+    if lines - 1 > max_rows:   # quoted line breaks make lines outnumber rows: count the rows, stopping early
+        _check_rows(raw, start, sep, header, filename, max_rows)
+    _check_cells(min(lines - 1, max_rows), len(header), filename)
     try:
-        df = _pyarrow_text(raw, sep, next(csv.reader([first.rstrip("\r")], delimiter=sep), []))
-    except Exception:
+        df = _pyarrow_text(raw, start, sep, header)
+    except Exception as exc:  # noqa: BLE001 - Arrow names no row; the csv module finds and names it
+        text = raw[start:].decode("utf-8")
         try:
-            ragged = _ragged_row(text, sep)  # arrow refuses ragged rows; find and name the first
-        except csv.Error as exc:
-            raise DataValidationError(f"could not parse {filename}: {exc}") from None
-        if ragged is not None:
-            raise DataValidationError(ragged) from None
+            problem = _ragged_row(text, sep)
+        except csv.Error as err:
+            raise DataValidationError(_csv_problem(err, filename)) from None
+        if problem is not None:
+            raise DataValidationError(problem) from None
+        raise DataValidationError(f"could not parse {filename}: {str(exc).splitlines()[0]}") from None
+    if b'"' in raw and _QUOTED_LINE_BREAK.search(raw, start):   # rows and lines part ways
         try:
-            df = pd.read_csv(_io.BytesIO(raw), engine="c", low_memory=False, index_col=False, **kwargs)
-            header = next(csv.reader([first.rstrip("\r")], delimiter=sep), [])
-            if len(header) == df.shape[1]:   # pandas renames repeated names ("x.1"); keep them as written
-                df.columns = header
-        except pd.errors.ParserError as exc:
-            raise DataValidationError(f"could not parse {filename}: {exc}") from None
-        except (pd.errors.EmptyDataError, ValueError) as exc:
-            raise DataValidationError(f"could not read {filename} as a table: {exc}") from None
-    if '"' in text and re.search(r'"[^"]*\n[^"]*"', text):  # quoted line breaks: rows and lines part ways
-        try:
-            df.attrs["file_lines"] = _record_lines(text, sep)
+            df.attrs["file_lines"] = _record_lines(raw[start:].decode("utf-8"), sep)
         except csv.Error:
             pass  # messages then count lines as rows + 1
     df.attrs["delimiter"] = sep
     return df
 
 
-def _pyarrow_text(raw: bytes, sep: str, header: list[str]) -> pd.DataFrame:
+def _arrow_options(sep: str, header: list[str]):  # type: ignore[no-untyped-def]
+    import pyarrow as pa
+    from pyarrow import csv as pacsv
+
+    return (pacsv.ParseOptions(delimiter=sep, newlines_in_values=True),
+            pacsv.ConvertOptions(column_types={h: pa.string() for h in header}, strings_can_be_null=True,
+                                 null_values=[""]))
+
+
+def _pyarrow_text(raw: bytes, start: int, sep: str, header: list[str]) -> pd.DataFrame:
     """Arrow's fast CSV reader with every column typed as text (pandas' ``dtype=str`` with the pyarrow
     engine would infer floats first and stringify them: "0" becomes "0.0")."""
     import pyarrow as pa
     from pyarrow import csv as pacsv
 
-    table = pacsv.read_csv(
-        _io.BytesIO(raw), parse_options=pacsv.ParseOptions(delimiter=sep),
-        convert_options=pacsv.ConvertOptions(column_types={h: pa.string() for h in header},
-                                             strings_can_be_null=True, null_values=[""]))
-    df = table.to_pandas()
-    return df.astype(object).where(df.notna(), np.nan)
+    parse, convert = _arrow_options(sep, header)
+    table = pacsv.read_csv(pa.BufferReader(pa.py_buffer(raw).slice(start)), parse_options=parse,
+                           convert_options=convert)
+    return _text_frame(table)
+
+
+def _check_rows(raw: bytes, start: int, sep: str, header: list[str], filename: str, max_rows: int) -> None:
+    """Count the data rows batch by batch (bounded memory) and refuse at the first batch past ``max_rows``."""
+    import pyarrow as pa
+    from pyarrow import csv as pacsv
+
+    parse, convert = _arrow_options(sep, header)
+    rows = 0
+    try:
+        reader = pacsv.open_csv(pa.BufferReader(pa.py_buffer(raw).slice(start)), parse_options=parse,
+                                convert_options=convert)
+        for batch in reader:
+            rows += batch.num_rows
+            if rows > max_rows:
+                raise DataValidationError(f"{filename} has more than {max_rows:,} data rows; the limit is "
+                                          f"{max_rows:,} (fairness_core.io.aggregate or the command line count any "
+                                          "size in place)")
+    except DataValidationError:
+        raise
+    except Exception:  # noqa: BLE001 - a malformed file is named by the full read that follows
+        return
+
+
+def _csv_problem(err: csv.Error, filename: str) -> str:
+    """The csv module's error in words a person can act on."""
+    text = str(err)
+    if "field larger than field limit" in text:
+        return (f"could not parse {filename}: a field holds more than {csv.field_size_limit():,} characters, "
+                "usually because a quote (\") opens a field and is never closed; check the quotes, or save the "
+                "file again from the program that wrote it")
+    return f"could not parse {filename}: {text}"
 
 
 def _ragged_row(text: str, sep: str) -> Problem | None:
     """The first data row whose field count differs from the header's, as a Problem."""
-    reader = csv.reader(_io.StringIO(text), delimiter=sep)
+    reader = csv.reader(_io.StringIO(text, newline=""), delimiter=sep)
     header = next(reader, [])
     line, row_number = reader.line_num, 0
     for fields in reader:
@@ -310,7 +436,7 @@ def _ragged_row(text: str, sep: str) -> Problem | None:
 
 def _record_lines(text: str, sep: str) -> np.ndarray:
     """The file line on which each data row starts (row k at index k − 1)."""
-    reader = csv.reader(_io.StringIO(text), delimiter=sep)
+    reader = csv.reader(_io.StringIO(text, newline=""), delimiter=sep)
     next(reader, None)
     lines, previous = [], reader.line_num
     for fields in reader:
@@ -321,96 +447,204 @@ def _record_lines(text: str, sep: str) -> np.ndarray:
 
 
 def sheet_names(data: bytes) -> list[str]:
-    """The worksheet names of an XLSX file (for the Upload page's sheet picker)."""
-    from openpyxl import load_workbook
-
-    try:
-        wb = load_workbook(_io.BytesIO(data), read_only=True)
-    except Exception as exc:  # openpyxl raises many types for corrupt files
-        raise DataValidationError(f"could not read the workbook: {exc}") from None
-    try:
-        return list(wb.sheetnames)
-    finally:
-        wb.close()
-
-
-def _read_xlsx(data: bytes, filename: str, max_rows: int, sheet: str | None) -> pd.DataFrame:
-    """Stream a worksheet (openpyxl read-only): stop at the row limit, and name formulas without values."""
-    from openpyxl import load_workbook
-
-    _check_xlsx_expansion(data, filename)
-    max_rows = min(max_rows, EXCEL_MAX_ROWS - 1)
-    try:
-        values_wb = load_workbook(_io.BytesIO(data), read_only=True, data_only=True)
-        formulas_wb = load_workbook(_io.BytesIO(data), read_only=True, data_only=False)
-    except Exception as exc:  # openpyxl raises many types for corrupt files
-        raise DataValidationError(f"could not read {filename} as an Excel workbook: {exc}") from None
-    try:
-        names = values_wb.sheetnames
-        if sheet is None:
-            with_data = [n for n in names if values_wb[n].max_row and values_wb[n].max_row > 1]
-            sheet = with_data[0] if with_data else names[0]
-        if sheet not in names:
-            raise DataValidationError(f"{filename} has no sheet {sheet!r}; its sheets are {', '.join(map(repr, names))}")
-        ws, wf = values_wb[sheet], formulas_wb[sheet]
-        declared_rows, declared_cols = ws.max_row or 0, ws.max_column or 0
-        if declared_rows - 1 > max_rows:
-            raise DataValidationError(f"{filename}, sheet {sheet!r}, declares {declared_rows - 1:,} data rows; "
-                                      f"the limit is {max_rows:,}")
-        _check_columns(declared_cols, filename)
-        rows: list[list[Any]] = []
-        problems: list[Problem] = []
-        header: list[str] = []
-        for k, (vals, forms) in enumerate(zip(ws.iter_rows(values_only=True), wf.iter_rows(values_only=True))):
-            if k == 0:
-                header = ["" if v is None else str(v) for v in vals]
-                _check_columns(len(header), filename)
-                continue
-            if k > max_rows:
-                raise DataValidationError(f"{filename}, sheet {sheet!r}, has more than {max_rows:,} data rows; "
-                                          f"the limit is {max_rows:,}")
-            row = list(vals) + [None] * (len(header) - len(vals))
-            for c, (v, f) in enumerate(zip(row, list(forms) + [None] * (len(header) - len(forms)))):
-                if v is None and isinstance(f, str) and f.startswith("="):
-                    problems.append(Problem(f"a formula ({f[:40]}) without a saved value; open the file in Excel "
-                                            "and save it, or paste values", k, header[c] if c < len(header) else None))
-            rows.append(row[: len(header)])
-        if problems:
-            raise DataValidationError(problems)
-        if not rows:
-            others = [n for n in names if n != sheet]
-            raise DataValidationError(f"{filename}: sheet {sheet!r} has no data rows below its header"
-                                      + (f"; other sheets: {', '.join(map(repr, others))}" if others else ""))
-        df = pd.DataFrame(rows, columns=header)
-        return df.apply(lambda col: col.map(_cell_text))
-    finally:
-        values_wb.close()
-        formulas_wb.close()
+    """The worksheet names of an XLSX file (for the Upload page's sheet picker), from its small workbook part."""
+    return [name for name, _ in _workbook_sheets(data, "the workbook")]
 
 
 #: Excel's own sheet size limit; a sheet claiming more is not a real workbook.
 EXCEL_MAX_ROWS = 1_048_576
-#: Largest uncompressed worksheet XML accepted (a 1.75 MB zip bomb can expand to gigabytes).
-MAX_XLSX_XML_BYTES = 512 * 2**20
+#: Largest uncompressed XML in a workbook, all parts together (a 1.75 MB zip can expand to gigabytes).
+MAX_XLSX_XML_BYTES = 256 * 2**20
+#: Most cells (rows × columns, header included) read from one worksheet; larger tables belong in CSV or Parquet.
+MAX_XLSX_CELLS = 5_000_000
+#: Largest part that describes the workbook (its sheet list and relations), read before any sheet.
+_MAX_WORKBOOK_PART = 4 * 2**20
+_SCAN_CHUNK = 8 * 2**20
 
 
-def _check_xlsx_expansion(data: bytes, filename: str) -> None:
-    """Refuse a workbook whose worksheets would expand beyond :data:`MAX_XLSX_XML_BYTES` before reading it."""
+def _zip_members(data: bytes, filename: str):  # type: ignore[no-untyped-def]
     import zipfile
 
     try:
-        with zipfile.ZipFile(_io.BytesIO(data)) as z:
-            sizes = [i.file_size for i in z.infolist() if i.filename.startswith("xl/worksheets/")]
+        z = zipfile.ZipFile(_io.BytesIO(data))
     except zipfile.BadZipFile:
         raise DataValidationError(f"could not read {filename} as an Excel workbook: not a zip archive") from None
-    if sizes and max(sizes) > MAX_XLSX_XML_BYTES:
-        raise DataValidationError(f"{filename}: a worksheet expands to {max(sizes) / 2**20:,.0f} MB; the limit is "
-                                  f"{MAX_XLSX_XML_BYTES / 2**20:,.0f} MB. Save the data as CSV instead")
+    total = sum(i.file_size for i in z.infolist())
+    if total > MAX_XLSX_XML_BYTES:
+        z.close()
+        raise DataValidationError(f"{filename} expands to {total / 2**20:,.0f} MB of XML; the limit is "
+                                  f"{MAX_XLSX_XML_BYTES / 2**20:,.0f} MB. Save the data as CSV or Parquet instead")
+    return z
+
+
+_ATTRIBUTE = re.compile(rb'([\w:]+)\s*=\s*"([^"]*)"')
+
+
+def _workbook_sheets(data: bytes, filename: str) -> list[tuple[str, str]]:
+    """(sheet name, worksheet part) in the workbook's order, from xl/workbook.xml and its relations."""
+    import html
+
+    with _zip_members(data, filename) as z:
+        parts = {}
+        for name in ("xl/workbook.xml", "xl/_rels/workbook.xml.rels"):
+            try:
+                info = z.getinfo(name)
+            except KeyError:
+                raise DataValidationError(f"could not read {filename} as an Excel workbook: it has no {name}") from None
+            if info.file_size > _MAX_WORKBOOK_PART:
+                raise DataValidationError(f"{filename}: its {name} expands to {info.file_size / 2**20:,.0f} MB; "
+                                          f"the limit is {_MAX_WORKBOOK_PART / 2**20:,.0f} MB")
+            parts[name] = z.read(name)
+    targets = {}
+    for element in re.findall(rb"<(?:\w+:)?Relationship\b[^>]*>", parts["xl/_rels/workbook.xml.rels"]):
+        attrs = dict(_ATTRIBUTE.findall(element))
+        if b"Id" in attrs and b"Target" in attrs:
+            target = attrs[b"Target"].decode("utf-8", "replace").lstrip("/")
+            targets[attrs[b"Id"]] = target if target.startswith("xl/") else f"xl/{target}"
+    sheets = []
+    for element in re.findall(rb"<(?:\w+:)?sheet\b[^>]*>", parts["xl/workbook.xml"]):
+        attrs = {k.split(b":")[-1]: v for k, v in _ATTRIBUTE.findall(element)}
+        name = html.unescape(attrs.get(b"name", b"").decode("utf-8", "replace"))
+        if b"id" in attrs and attrs[b"id"] in targets:
+            sheets.append((name, targets[attrs[b"id"]]))
+    if not sheets:
+        raise DataValidationError(f"could not read {filename} as an Excel workbook: it lists no worksheets")
+    return sheets
+
+
+@dataclass(frozen=True)
+class _SheetScan:
+    rows: int                # <row> elements
+    cells: int               # <c> elements
+    formulas: tuple[tuple[int, int, str], ...]  # (sheet row, 0-based column, formula) without a saved value
+
+
+_CELL = re.compile(rb"<c\b([^>]*?)(?:/>|>(.*?)</c>)", re.S)
+_REF = re.compile(rb'\br="([A-Z]{1,3})(\d+)"')
+
+
+def _scan_sheet(z, part: str, filename: str, sheet: str, max_rows: int) -> _SheetScan:  # type: ignore[no-untyped-def]
+    """Stream one worksheet's XML once, without building it: count rows and cells (refusing at the first row
+    or cell past the limits, whatever the sheet declares), and find formulas without a saved value."""
+    rows = cells = 0
+    formulas: list[tuple[int, int, str]] = []
+    tail = b""
+    try:
+        stream = z.open(part)
+    except KeyError:
+        raise DataValidationError(f"{filename}: sheet {sheet!r} has no worksheet part {part}") from None
+    with stream:
+        while True:
+            chunk = stream.read(_SCAN_CHUNK)
+            block = tail + chunk
+            if chunk:
+                cut = block.rfind(b"</row>")
+                if cut < 0:
+                    tail = block
+                    continue
+                block, tail = block[: cut + 6], block[cut + 6:]
+            rows_here = block.count(b"<row ") + block.count(b"<row>")
+            cells_here = block.count(b"<c ") + block.count(b"<c>") + block.count(b"<c/>")
+            if b"<f" in block:
+                formulas.extend(_formulas_without_values(block, rows))
+            rows += rows_here
+            cells += cells_here
+            if rows - 1 > max_rows:
+                raise DataValidationError(f"{filename}, sheet {sheet!r}, has more than {max_rows:,} data rows; the "
+                                          f"limit is {max_rows:,}")
+            if cells > MAX_XLSX_CELLS:
+                raise DataValidationError(f"{filename}, sheet {sheet!r}, has more than {MAX_XLSX_CELLS:,} cells; the "
+                                          f"limit for a workbook is {MAX_XLSX_CELLS:,} cells (rows × columns). Save "
+                                          "the data as CSV or Parquet instead")
+            if not chunk:
+                break
+    return _SheetScan(rows, cells, tuple(formulas[:100]))
+
+
+def _column_index(letters: bytes) -> int:
+    k = 0
+    for ch in letters:
+        k = k * 26 + ch - 64
+    return k - 1
+
+
+def _formulas_without_values(block: bytes, rows_before: int) -> list[tuple[int, int, str]]:
+    import html
+
+    found = []
+    for r, row in enumerate(block.split(b"</row>")):
+        if b"<f" not in row:
+            continue
+        start = row.find(b"<row")
+        ref = _REF.search(row[start: row.find(b">", start) + 1]) if start >= 0 else None
+        row_number = int(ref.group(2)) if ref else rows_before + r + 1  # an r="…" on <row> is the sheet row
+        for k, m in enumerate(_CELL.finditer(row)):
+            body = m.group(2) or b""
+            if b"<f" in body and not re.search(rb"<v>[^<]+</v>", body):
+                cref = re.search(rb'\br="([A-Z]{1,3})\d+"', m.group(1))
+                column = _column_index(cref.group(1)) if cref else k
+                formula = re.search(rb"<f\b[^>]*>(.*?)</f>", body, re.S)
+                text = "=" + html.unescape(formula.group(1).decode("utf-8", "replace")) if formula else "a shared formula"
+                found.append((row_number, column, text))
+    return found
+
+
+def _read_xlsx(data: bytes, filename: str, max_rows: int, sheet: str | None) -> pd.DataFrame:
+    """A worksheet as text. The XML is streamed once first (bounded in bytes, rows and cells, formulas
+    without a saved value found), then Rust's calamine reads the values."""
+    import python_calamine
+
+    max_rows = min(max_rows, EXCEL_MAX_ROWS - 1)
+    sheets = _workbook_sheets(data, filename)
+    names = [n for n, _ in sheets]
+    if sheet is not None and sheet not in names:
+        raise DataValidationError(f"{filename} has no sheet {sheet!r}; its sheets are {', '.join(map(repr, names))}")
+    with _zip_members(data, filename) as z:
+        scans = {}
+        for name, part in sheets:
+            if sheet is None or name == sheet:
+                scans[name] = _scan_sheet(z, part, filename, name, max_rows)
+                if sheet is None and scans[name].rows > 1:
+                    sheet = name
+    sheet = sheet or names[0]
+    scan = scans[sheet]
+    try:
+        book = python_calamine.CalamineWorkbook.from_filelike(_io.BytesIO(data))
+        values = book.get_sheet_by_name(sheet)
+        _check_columns(values.width, filename)
+        table = values.to_python(skip_empty_area=False)
+    except DataValidationError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - calamine raises its own types for corrupt files
+        raise DataValidationError(f"could not read {filename} as an Excel workbook: "
+                                  f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+    blank = 0
+    while blank < len(table) and all(v == "" for v in table[blank]):   # blank rows above the header
+        blank += 1
+    if blank == len(table):
+        raise DataValidationError(f"{filename}: sheet {sheet!r} is empty")
+    table = table[blank:]
+    header = ["" if v == "" else str(_cell_text(v)) for v in table[0]]
+    problems = [Problem(f"a formula ({f[:40]}) without a saved value; open the file in Excel and save it, or "
+                        "paste values", row - 1 - blank, header[c] if c < len(header) else None)
+                for row, c, f in scan.formulas]
+    if problems:
+        raise DataValidationError(problems)
+    body = table[1:]
+    if not body:
+        others = [n for n in names if n != sheet]
+        raise DataValidationError(f"{filename}: sheet {sheet!r} has no data rows below its header"
+                                  + (f"; other sheets: {', '.join(map(repr, others))}" if others else ""))
+    df = pd.DataFrame({c: [_cell_text(row[c]) if c < len(row) else np.nan for row in body]
+                       for c in range(len(header))})
+    df.columns = header
+    unused = [k for k, name in enumerate(header) if name == "" and df.iloc[:, k].isna().all()]
+    return df.drop(columns=df.columns[unused]) if unused else df   # formatting beyond the table
 
 
 def _cell_text(value: Any) -> Any:
-    """An Excel cell as text: whole floats without ".0", missing as NaN."""
-    if value is None:
+    """An Excel cell as text: whole floats without ".0", missing (calamine's "") as NaN."""
+    if value is None or value == "":
         return np.nan
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
         return str(int(value))
@@ -424,7 +658,7 @@ def to_numbers(df: pd.DataFrame) -> pd.DataFrame:
     delimiter = df.attrs.get("delimiter", ",")
     for col in out.columns:
         s = out[col]
-        if s.dtype == object:
+        if _is_text(s):
             converted = _numbers(s, delimiter)
             text = s.dropna().astype(str).str.strip()
             if delimiter != ",":
@@ -519,7 +753,7 @@ def cms_from_table(df: pd.DataFrame, group_columns: Sequence[str] | None = None,
     cells = np.zeros((len(df), 4), dtype=np.int64)
     for k, cell in enumerate(CELLS):
         col = counts[cell]
-        if df[col].dtype == object:
+        if _is_text(df[col]):
             cells[:, k] = _text_counts(df[col], col, df.attrs.get("delimiter", ","), problems)
         else:
             cells[:, k] = _numeric_counts(df[col], col, problems)
@@ -816,7 +1050,7 @@ def _numbers(s: pd.Series, delimiter: str) -> pd.Series:
     like "0,769" are decimal commas when the whole column is written that way (and never 1,234-style
     thousands: those have exactly three digits after the comma and are left alone unless every value
     has a decimal comma)."""
-    if s.dtype == object and delimiter != ",":
+    if _is_text(s) and delimiter != ",":
         text = s.dropna().astype(str)
         if len(text) and text.str.contains(",").any() and text.str.fullmatch(r"\s*[+-]?\d+(,\d+)?\s*").all():
             return pd.to_numeric(s.astype(str).str.replace(",", ".", regex=False).where(s.notna()), errors="coerce")
