@@ -18,6 +18,17 @@ True
 >>> snap = job.snapshot()
 >>> snap.status, snap.result, [r["loss"] for r in snap.records]
 ('done', 'finished', [1.0, 0.5, 0.3333333333333333])
+
+Admission: the operator bounds what the shared server runs with environment variables, read once
+into :class:`ServerLimits` (see docs/server.md). A job is submitted with an :class:`Estimate` of
+its memory; :meth:`JobRunner.submit` refuses one over the per-job budget with the numbers, and a
+session's second heavy job while its first is unfinished.
+
+>>> runner = JobRunner(limits=ServerLimits(max_job_memory_mb=2048))
+>>> runner.submit("paper", count, estimate=Estimate(7100, what="this run"))
+Traceback (most recent call last):
+...
+fairness_core.jobs.OverBudget: this run needs about 7,100 MB; the server allows 2,048 MB per job (FAIRNESS_MAX_JOB_MEMORY_MB)
 """
 
 from __future__ import annotations
@@ -27,7 +38,8 @@ import secrets
 import threading
 import time
 import traceback
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable
 
 PENDING, RUNNING, DONE, CANCELLED, FAILED = "pending", "running", "done", "cancelled", "failed"
@@ -38,8 +50,98 @@ class Cancelled(Exception):
     """Raised by a job function that stops early because ``should_stop()`` said so."""
 
 
-class TooManyJobs(RuntimeError):
+class JobRefused(RuntimeError):
+    """A job was not admitted; the message says why, with the numbers and the limit's variable."""
+
+
+class TooManyJobs(JobRefused):
     """The owner (a browser session) already has its maximum number of jobs, or the queue is full."""
+
+
+class OverBudget(JobRefused):
+    """The job's memory estimate exceeds what the server allows one job."""
+
+    def __init__(self, needed_mb: float, allowed_mb: int, what: str = "this run"):
+        self.needed_mb, self.allowed_mb = needed_mb, allowed_mb
+        super().__init__(f"{what} needs about {needed_mb:,.0f} MB; the server allows {allowed_mb:,} MB per job "
+                         "(FAIRNESS_MAX_JOB_MEMORY_MB)")
+
+
+class LimitsError(ValueError):
+    """An environment variable of :class:`ServerLimits` holds a value the server cannot use."""
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What a job will cost, declared when it is submitted (see each model's ``estimate``).
+
+    ``memory_mb``: its peak memory beyond the server's own, in MB; ``heavy``: a training run that
+    takes a core for minutes (a session has at most ``ServerLimits.heavy_per_session`` of those at
+    a time); ``what``: how the refusal names it ("this run", "a HydraGAN run on 5,000,000 rows")."""
+
+    memory_mb: float
+    heavy: bool = True
+    what: str = "this run"
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.memory_mb, (int, float)) and self.memory_mb >= 0 and self.memory_mb < float("inf")):
+            raise ValueError(f"a memory estimate must be a finite number of MB >= 0, got {self.memory_mb!r}")
+
+
+def _cores() -> int:
+    return max(1, (os.cpu_count() or 2) - 1)  # one core stays free for the pages themselves
+
+
+@dataclass(frozen=True)
+class ServerLimits:
+    """The budgets the server allows its background jobs, set by the operator (docs/server.md).
+
+    Each field is read from the environment variable in its metadata by :meth:`from_env`; the
+    defaults suit a 2-core machine with 8 GB shared by a team."""
+
+    #: Largest memory estimate one job may have (MB); a job over it is refused with the numbers.
+    max_job_memory_mb: int = field(default=2048, metadata={"env": "FAIRNESS_MAX_JOB_MEMORY_MB", "min": 1})
+    #: Running jobs' estimates together (MB); a job that does not fit beside them waits in the queue.
+    total_job_memory_mb: int = field(default=4096, metadata={"env": "FAIRNESS_TOTAL_JOB_MEMORY_MB", "min": 1})
+    #: Jobs running at once (the rest queue).
+    max_running: int = field(default_factory=_cores, metadata={"env": "FAIRNESS_MAX_RUNNING_JOBS", "min": 1})
+    #: Jobs waiting in the queue; a job beyond it is refused.
+    max_queued: int = field(default=20, metadata={"env": "FAIRNESS_MAX_QUEUED_JOBS", "min": 0})
+    #: Heavy jobs (model training) one browser session may have running or queued.
+    heavy_per_session: int = field(default=1, metadata={"env": "FAIRNESS_JOBS_PER_SESSION", "min": 1})
+    #: Light jobs (e.g. Smoothing's error curves) one browser session may have running or queued.
+    light_per_session: int = field(default=2, metadata={"env": "FAIRNESS_LIGHT_JOBS_PER_SESSION", "min": 1})
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < f.metadata["min"]:
+                raise LimitsError(f"{f.metadata['env']} must be a whole number >= {f.metadata['min']}, got {v!r}")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> "ServerLimits":
+        """The limits from ``environ`` (default ``os.environ``); unset variables keep their defaults.
+        A value that is not a whole number at or above its minimum raises :class:`LimitsError`
+        naming the variable."""
+        environ = os.environ if environ is None else environ
+        values: dict[str, int] = {}
+        for f in fields(cls):
+            name = f.metadata["env"]
+            raw = environ.get(name)
+            if raw is None or not raw.strip():
+                continue
+            try:
+                values[f.name] = int(raw.strip().replace("_", "").replace(",", ""))
+            except ValueError:
+                raise LimitsError(f"{name}={raw!r} is not a whole number (e.g. {name}="
+                                  f"{getattr(cls(), f.name)})") from None
+        return cls(**values)
+
+    @classmethod
+    def variables(cls) -> list[tuple[str, str, Any]]:
+        """(environment variable, field name, default) for every limit, for docs and messages."""
+        defaults = cls()
+        return [(f.metadata["env"], f.name, getattr(defaults, f.name)) for f in fields(cls)]
 
 
 @dataclass(frozen=True)
@@ -97,6 +199,10 @@ class Job:
     #: Jobs with the same lane run one at a time (e.g. "torch": PyTorch's global random state and
     #: thread pool are process-wide, so two trainings side by side would not be reproducible).
     lane: str | None = None
+    #: What the job declared it costs (None: a light job of unknown, small memory).
+    estimate: Estimate | None = None
+    #: What the submitter filed it under (a page's key), so a link reattaches only where it was started.
+    tag: str | None = None
     _runner: "JobRunner | None" = None
     #: (seconds since start, units done) each time ``done`` moved: the pace the ETA is read from.
     _pace: list[tuple[float, int]] = field(default_factory=list)
@@ -181,8 +287,7 @@ class Job:
             elapsed = now - self.started if self.started else 0.0
             eta = _eta(self._pace, elapsed, self._done, self._total) if self.status == RUNNING else None
             position = self._runner.position(self) if self._runner is not None and self.status == PENDING else None
-            waiting = ("waiting its turn, next in line" if position == 1
-                       else f"waiting its turn, {position - 1} job(s) ahead" if position else "")
+            waiting = f"queued, {position - 1} ahead" if position else ""
             message = self._message or waiting
             return Snapshot(self.id, self.name, self.status, list(self._records[since:]), self._done, self._total,
                             message, elapsed, eta, self.result, self.error, position)
@@ -222,40 +327,59 @@ def _eta(pace: list[tuple[float, int]], now: float, done: int, total: int) -> fl
 
 
 class JobRunner:
-    """Runs jobs in daemon threads: at most ``max_running`` at once, one at a time per lane, at most
-    ``per_owner`` unfinished jobs per owner; the rest wait in a first-come queue (``Snapshot.position``).
-    Remembers jobs by an unguessable id, so a link carrying it (``?job=``) can reattach."""
+    """Runs jobs in daemon threads within :class:`ServerLimits`: at most ``max_running`` at once and
+    their memory estimates within ``total_job_memory_mb``, one at a time per lane; the rest wait in a
+    first-come queue (``Snapshot.position``). Remembers jobs by an unguessable id; only the owner
+    that started a job may attach to it (see :meth:`get_for`)."""
 
-    def __init__(self, max_running: int = 2, keep: int = 20, per_owner: int = 2, max_queued: int = 20):
-        self.max_running = max_running
+    def __init__(self, max_running: int | None = None, keep: int = 20, per_owner: int | None = None,
+                 max_queued: int | None = None, limits: ServerLimits | None = None):
+        """``limits`` (default: :class:`ServerLimits`'s defaults, not the environment); ``max_running``,
+        ``per_owner`` (light jobs per owner) and ``max_queued`` override its fields."""
+        overrides = {k: v for k, v in (("max_running", max_running), ("light_per_session", per_owner),
+                                       ("max_queued", max_queued)) if v is not None}
+        self.limits = replace(limits or ServerLimits(), **overrides)
         self.keep = keep
-        self.per_owner = per_owner
-        self.max_queued = max_queued
         self._jobs: dict[str, Job] = {}
         self._queue: list[Job] = []
         self._lock = threading.RLock()
+
+    @property
+    def max_running(self) -> int:
+        return self.limits.max_running
 
     def running(self) -> list[Job]:
         with self._lock:
             return [j for j in self._jobs.values() if j.status in (PENDING, RUNNING)]
 
     def submit(self, name: str, fn: Callable[..., Any], orphan_after: float | None = None,
-               owner: str | None = None, lane: str | None = None) -> Job:
+               owner: str | None = None, lane: str | None = None, estimate: Estimate | None = None,
+               tag: str | None = None) -> Job:
         """Start ``fn(on_progress=..., should_stop=...)`` in a thread now, or queue it.
 
-        TooManyJobs when ``owner`` already has ``per_owner`` unfinished jobs or the queue is full.
-        With ``orphan_after``, the job stops itself once nobody has called :meth:`Job.heartbeat`
-        for that many seconds (the first heartbeat arms it)."""
+        Refuses (nothing is started) with :class:`OverBudget` when ``estimate.memory_mb`` exceeds
+        ``max_job_memory_mb``, and with :class:`TooManyJobs` when ``owner`` already has its heavy (or
+        light) jobs' limit unfinished or the queue is full. With ``orphan_after``, the job stops itself
+        once nobody has called :meth:`Job.heartbeat` for that many seconds (the first heartbeat arms it)."""
+        limits = self.limits
+        if estimate is not None and estimate.memory_mb > limits.max_job_memory_mb:
+            raise OverBudget(estimate.memory_mb, limits.max_job_memory_mb, estimate.what)
+        heavy = estimate is not None and estimate.heavy
         with self._lock:
             if owner is not None:
-                mine = sum(j.owner == owner and j.status in (PENDING, RUNNING) for j in self._jobs.values())
-                if mine >= self.per_owner:
-                    raise TooManyJobs(f"this session already has {mine} jobs running or queued (the limit is "
-                                      f"{self.per_owner}); wait for one to finish or cancel it")
-            if len(self._queue) >= self.max_queued:
-                raise TooManyJobs(f"{len(self._queue)} jobs are already waiting; try again in a few minutes")
+                mine = [j for j in self.owned_by(owner) if (j.estimate is not None and j.estimate.heavy) == heavy]
+                cap, env = ((limits.heavy_per_session, "FAIRNESS_JOBS_PER_SESSION") if heavy
+                            else (limits.light_per_session, "FAIRNESS_LIGHT_JOBS_PER_SESSION"))
+                if len(mine) >= cap:
+                    kind = "training run" if heavy else "job"
+                    raise TooManyJobs(f"this session already has {len(mine)} {kind}{'s' * (len(mine) != 1)} "
+                                      f"running or queued ({', '.join(j.name for j in mine)}); the server allows "
+                                      f"{cap} per session ({env}). Wait for it to finish or cancel it")
+            if len(self._queue) >= limits.max_queued:
+                raise TooManyJobs(f"{len(self._queue)} jobs are already waiting, the most the server queues "
+                                  "(FAIRNESS_MAX_QUEUED_JOBS); try again in a few minutes")
             job = Job(id=f"job-{secrets.token_urlsafe(12)}", name=name, fn=fn, orphan_after=orphan_after,
-                      owner=owner, lane=lane, _runner=self)
+                      owner=owner, lane=lane, estimate=estimate, tag=tag, _runner=self)
             self._jobs[job.id] = job
             ended = [k for k, j in self._jobs.items() if j.status in ENDED]
             for k in ended[: max(0, len(self._jobs) - self.keep)]:
@@ -265,7 +389,11 @@ class JobRunner:
         return job
 
     def _can_start(self, job: Job, active: list[Job]) -> bool:
-        return len(active) < self.max_running and not (job.lane and any(j.lane == job.lane for j in active))
+        if len(active) >= self.limits.max_running or (job.lane and any(j.lane == job.lane for j in active)):
+            return False
+        memory = sum(j.estimate.memory_mb for j in active if j.estimate is not None)
+        # A job alone always starts (it passed the per-job budget); beside others, its memory must fit.
+        return not active or memory + (job.estimate.memory_mb if job.estimate else 0) <= self.limits.total_job_memory_mb
 
     def _start_next(self) -> None:
         """Start every queued job that fits (called on submit and whenever a job ends)."""
@@ -285,6 +413,7 @@ class JobRunner:
                 with job._lock:
                     job.status, job.finished = CANCELLED, time.monotonic()
                 job._ended.set()
+        self._start_next()  # a job behind it may fit now
 
     def position(self, job: Job) -> int | None:
         """1-based place of ``job`` in the queue, or None when it is not waiting."""
@@ -292,8 +421,14 @@ class JobRunner:
             return self._queue.index(job) + 1 if job in self._queue else None
 
     def get(self, job_id: str | None) -> Job | None:
+        """The job with this id whoever owns it (library use; pages go through :meth:`get_for`)."""
         with self._lock:
             return self._jobs.get(job_id) if job_id else None
+
+    def get_for(self, job_id: str | None, owner: str) -> Job | None:
+        """The job with this id only if ``owner`` started it: another session's id finds nothing."""
+        job = self.get(job_id)
+        return job if job is not None and job.owner is not None and job.owner == owner else None
 
     def owned_by(self, owner: str) -> list[Job]:
         """The unfinished jobs ``owner`` started."""
@@ -301,6 +436,7 @@ class JobRunner:
             return [j for j in self._jobs.values() if j.owner == owner and j.status in (PENDING, RUNNING)]
 
 
-#: The process-wide registry the pages share (Streamlit runs every session in one process), sized to
-#: the cores: one core stays free for the pages themselves.
-RUNNER = JobRunner(max_running=max(1, (os.cpu_count() or 2) - 1))
+#: The process-wide registry the pages share (Streamlit runs every session in one process), within the
+#: limits the operator set in the environment (read once, at import; a bad value stops the server with
+#: a message naming the variable).
+RUNNER = JobRunner(limits=ServerLimits.from_env())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -62,8 +63,8 @@ def test_jobs_beyond_the_cap_wait_in_a_queue_with_their_position():
     second = runner.submit("second", wait_for_gate)
     third = runner.submit("third", wait_for_gate)
     assert second.snapshot().status == jobs.PENDING and second.snapshot().position == 1
-    assert third.snapshot().position == 2 and "1 job(s) ahead" in third.snapshot().message
-    assert "next in line" in second.snapshot().message
+    assert third.snapshot().position == 2 and third.snapshot().message == "queued, 1 ahead"
+    assert second.snapshot().message == "queued, 0 ahead"
     third.cancel()  # leaves the queue without ever starting
     assert third.wait(1) and third.snapshot().status == jobs.CANCELLED and third.snapshot().elapsed == 0
     assert runner.get(first.id) is first and runner.get("nope") is None
@@ -82,6 +83,68 @@ def test_each_session_has_its_own_cap_and_ids_cannot_be_guessed():
     assert len(job.id) > 12 and job.id != other.id and not job.id[4:].isdigit()
     gate.set()
     assert job.wait(5) and other.wait(5)
+
+
+def test_limits_come_from_the_environment_and_a_bad_value_names_its_variable():
+    assert jobs.ServerLimits.from_env({}) == jobs.ServerLimits()
+    limits = jobs.ServerLimits.from_env({"FAIRNESS_MAX_JOB_MEMORY_MB": " 8_192 ", "FAIRNESS_MAX_RUNNING_JOBS": "3",
+                                         "FAIRNESS_JOBS_PER_SESSION": "2", "FAIRNESS_MAX_QUEUED_JOBS": "0"})
+    assert (limits.max_job_memory_mb, limits.max_running, limits.heavy_per_session, limits.max_queued) == (8192, 3, 2, 0)
+    with pytest.raises(jobs.LimitsError, match=r"FAIRNESS_MAX_JOB_MEMORY_MB='2GB' is not a whole number"):
+        jobs.ServerLimits.from_env({"FAIRNESS_MAX_JOB_MEMORY_MB": "2GB"})
+    with pytest.raises(jobs.LimitsError, match="FAIRNESS_MAX_RUNNING_JOBS must be a whole number >= 1, got 0"):
+        jobs.ServerLimits.from_env({"FAIRNESS_MAX_RUNNING_JOBS": "0"})
+    documented = (Path(__file__).resolve().parents[1] / "docs" / "server.md").read_text()
+    for env, _, default in jobs.ServerLimits.variables():  # every variable documented with its default
+        assert f"`{env}`" in documented and (env == "FAIRNESS_MAX_RUNNING_JOBS" or f"{default:,}" in documented)
+
+
+def test_a_job_over_the_memory_budget_is_refused_with_the_numbers_and_never_starts():
+    runner = jobs.JobRunner(limits=jobs.ServerLimits(max_job_memory_mb=2048))
+    ran = threading.Event()
+    with pytest.raises(jobs.OverBudget) as refused:
+        runner.submit("paper", lambda on_progress, should_stop: ran.set(), owner="s",
+                      estimate=jobs.Estimate(7100.4, what="this run"))
+    assert str(refused.value) == ("this run needs about 7,100 MB; the server allows 2,048 MB per job "
+                                  "(FAIRNESS_MAX_JOB_MEMORY_MB)")
+    assert refused.value.needed_mb == 7100.4 and refused.value.allowed_mb == 2048
+    assert not runner.running() and not ran.wait(0.05)
+    fits = runner.submit("demo", lambda on_progress, should_stop: "ok", owner="s", estimate=jobs.Estimate(2048))
+    assert fits.wait(5) and fits.snapshot().result == "ok"
+
+
+def test_one_heavy_job_per_session_and_jobs_wait_for_memory():
+    runner = jobs.JobRunner(limits=jobs.ServerLimits(max_running=3, total_job_memory_mb=1000))
+    gate = threading.Event()
+
+    def park(on_progress, should_stop):
+        gate.wait(5)
+        return "ok"
+
+    heavy = runner.submit("HydraGAN", park, owner="session-1", estimate=jobs.Estimate(600))
+    with pytest.raises(jobs.TooManyJobs, match=r"already has 1 training run running or queued \(HydraGAN\); "
+                                               r"the server allows 1 per session \(FAIRNESS_JOBS_PER_SESSION\)"):
+        runner.submit("PTN", park, owner="session-1", estimate=jobs.Estimate(100))
+    light = runner.submit("error curves", park, owner="session-1")  # a light job is not a second training run
+    other = runner.submit("PTN", park, owner="session-2", estimate=jobs.Estimate(600))
+    # 600 + 600 MB exceed the 1,000 MB the running jobs may hold together: the second one queues
+    assert heavy.snapshot().status == jobs.RUNNING and light.snapshot().status == jobs.RUNNING
+    assert other.snapshot().status == jobs.PENDING and other.snapshot().message == "queued, 0 ahead"
+    heavy.cancel()
+    gate.set()
+    assert heavy.wait(5) and other.wait(5) and other.snapshot().status == jobs.DONE
+    again = runner.submit("PTN", park, owner="session-1", estimate=jobs.Estimate(100))  # the first one ended
+    assert again.wait(5) and light.wait(5)
+
+
+def test_only_the_owner_gets_a_job_by_its_id():
+    runner = jobs.JobRunner()
+    job = runner.submit("mine", lambda on_progress, should_stop: "ok", owner="session-1")
+    assert runner.get_for(job.id, "session-1") is job
+    assert runner.get_for(job.id, "session-2") is None and runner.get_for(None, "session-1") is None
+    anonymous = runner.submit("library", lambda on_progress, should_stop: "ok")
+    assert runner.get_for(anonymous.id, "session-1") is None  # a job with no owner is nobody's to attach
+    assert job.wait(5) and anonymous.wait(5)
 
 
 def test_jobs_in_one_lane_run_one_at_a_time():
