@@ -119,6 +119,9 @@ class Audit:
         for name, cm in cms.items():
             if not isinstance(name, str) or not name.strip():
                 raise ValueError(f"group names must be non-blank text, got {name!r}")
+            if (shown := text.hidden_characters(name)) is not None:
+                raise ValueError(f"group name {shown!r} holds a hidden character (shown as ⟨U+…⟩): it would print "
+                                 "like another name or reorder the text around it")
             if not isinstance(cm, ConfusionMatrix):
                 raise ValueError(f"group {name!r}: expected a ConfusionMatrix, got {type(cm).__name__}")
             if cm.n == 0:

@@ -4,7 +4,7 @@ Every path validates before anything is used. Problems raise
 :class:`DataValidationError`, whose message names the row and the column.
 Rows are counted from 1 at the first data row below the header ("row 1 (file
 line 2)"). Nothing is unpickled or evaluated: CSV is parsed as text and Excel
-through openpyxl's data-only reader.
+with calamine, after a bounded pass over the workbook's XML.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Any, Hashable, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from . import text as text_module
 from .audit import Audit
 from .confusion import CELLS, ConfusionMatrix
 from .ensemble import make_design
@@ -36,7 +37,7 @@ INTERSECTION_SEP = " & "
 #: Most columns in an uploaded table.
 MAX_COLUMNS = 1000
 #: Most cells (rows × columns) in an uploaded table: what is read is kept as text in memory.
-MAX_CELLS = 50_000_000
+MAX_CELLS = 30_000_000
 #: Largest size a compressed upload (Parquet) may expand to.
 MAX_EXPANDED_BYTES = 2**30
 #: Longest column or group name, in characters.
@@ -129,7 +130,10 @@ def read_table(data: bytes, filename: str, max_rows: int = MAX_ROWS, sheet: str 
         raise DataValidationError(f"{filename} has no data rows below its header")
     if len(df) > max_rows:
         raise DataValidationError(f"{filename} has {len(df):,} data rows; the limit is {max_rows:,}")
-    df.columns = [str(c).strip() for c in df.columns]
+    df.columns = [unicodedata.normalize("NFC", str(c)).strip() for c in df.columns]
+    for k, c in enumerate(df.columns):
+        if (why := hidden_name_problem(c, f"column {k + 1}'s name")) is not None:
+            raise DataValidationError(f"{filename}: {why}")
     long = [c for c in df.columns if len(c) > MAX_NAME_LENGTH]
     if long:
         raise DataValidationError(f"{filename}: a column name has {len(long[0]):,} characters; the limit is "
@@ -199,7 +203,9 @@ def _read_parquet(data: bytes, filename: str, max_rows: int) -> pd.DataFrame:
         raise DataValidationError(f"{filename} has {meta.num_rows:,} data rows; the limit is {max_rows:,} "
                                   "(fairness_core.io.aggregate or the command line count any size in place)")
     _check_cells(meta.num_rows, meta.num_columns, filename)
-    expanded = sum(meta.row_group(k).total_byte_size for k in range(meta.num_row_groups))
+    fixed = sum(f.type.bit_width // 8 for f in file.schema_arrow if pa.types.is_primitive(f.type)
+                and not pa.types.is_boolean(f.type))   # decoded width: dictionary and run-length encoding hide it
+    expanded = max(sum(meta.row_group(k).total_byte_size for k in range(meta.num_row_groups)), meta.num_rows * fixed)
     if expanded > MAX_EXPANDED_BYTES:
         raise DataValidationError(f"{filename} expands to {expanded / 2**20:,.0f} MB once decompressed; the limit is "
                                   f"{MAX_EXPANDED_BYTES / 2**20:,.0f} MB (fairness_core.io.aggregate or the command "
@@ -754,7 +760,8 @@ def cms_from_table(df: pd.DataFrame, group_columns: Sequence[str] | None = None,
     for k, cell in enumerate(CELLS):
         col = counts[cell]
         if _is_text(df[col]):
-            cells[:, k] = _text_counts(df[col], col, df.attrs.get("delimiter", ","), problems)
+            cells[:, k] = _text_counts(df[col], col, df.attrs.get("delimiter", ","), problems,
+                                       df.attrs.setdefault("notices", []))
         else:
             cells[:, k] = _numeric_counts(df[col], col, problems)
 
@@ -784,20 +791,36 @@ def cms_from_table(df: pd.DataFrame, group_columns: Sequence[str] | None = None,
         raise DataValidationError(str(exc)) from None
 
 
-_WHOLE = re.compile(r"\+?\d+(\.0{1,2})?")
-_THOUSANDS = {sep: re.compile(r"\d{1,3}(" + re.escape(sep) + r"\d{3})+") for sep in (",", " ", "\u00a0", "\u202f", "'", "_")}
+_WHOLE = re.compile(r"\+?\d+(\.0{1,2})?", re.ASCII)
+_NEGATIVE_ZERO = re.compile(r"-0+(\.0*)?", re.ASCII)
+_THOUSANDS = {sep: re.compile(r"\d{1,3}(" + re.escape(sep) + r"\d{3})+", re.ASCII)
+              for sep in (",", " ", "\u00a0", "\u202f", "'", "_")}
 
 
-def _text_counts(s: pd.Series, col: str, delimiter: str, problems: list[Problem]) -> np.ndarray:
+def _ascii_digits(value: str) -> str:
+    """Decimal digits of any script (Arabic-Indic ٣, Devanagari ३, full-width ３) as 0–9; the rest unchanged."""
+    return "".join(str(d) if (d := unicodedata.decimal(ch, None)) is not None else ch for ch in value)
+
+
+def _text_counts(s: pd.Series, col: str, delimiter: str, problems: list[Problem],
+                 notices: list[str] | None = None) -> np.ndarray:
     """Counts from text, strictly: plain whole numbers, or with a thousands separator that cannot be
-    mistaken for the delimiter or a decimal point. "1.000", "0x10", "1e3" and "1e-400" are refused."""
+    mistaken for the delimiter or a decimal point. "1.000", "0x10", "1e3" and "1e-400" are refused;
+    "-0" is 0. Digits of other scripts (Arabic-Indic, full-width) are read as the digits they are, and
+    a notice in ``notices`` says so with the first row."""
     out = np.zeros(len(s), dtype=np.int64)
     text = s.where(s.notna(), "").astype(str).str.strip()
+    other_script = None
     for r, value in enumerate(text.tolist()):
         row = r + 1
         if value == "":
             problems.append(Problem("missing count", row, col))
             continue
+        if not value.isascii() and (ascii_ := _ascii_digits(value)) != value:
+            other_script = other_script or (row, value, ascii_)
+            value = ascii_
+        if _NEGATIVE_ZERO.fullmatch(value):
+            continue   # minus zero is zero
         plain = value
         if not _WHOLE.fullmatch(value):
             for sep, pattern in _THOUSANDS.items():
@@ -812,6 +835,10 @@ def _text_counts(s: pd.Series, col: str, delimiter: str, problems: list[Problem]
             problems.append(Problem(f"count {value} is too large; the limit is {MAX_COUNT:.0e} per cell", row, col))
             continue
         out[r] = number
+    if other_script is not None and notices is not None:
+        row, value, ascii_ = other_script
+        notices.append(f"Column {col!r} writes counts with digits of another script, read as 0–9 "
+                       f"(e.g. row {row}: {value!r} read as {ascii_}).")
     return out
 
 
@@ -858,8 +885,19 @@ def _show(value: Any) -> str:
 
 
 def clean_name(value: Any) -> str:
-    """A group name as shown and compared: text, NFC-normalized, invisible characters removed, trimmed."""
+    """A group name as shown and compared: text, NFC-normalized, zero-width characters removed, trimmed.
+    Other hidden characters (direction marks, controls, fillers) stay, for :func:`hidden_name_problem`."""
     return unicodedata.normalize("NFC", str(value)).translate(_INVISIBLE).strip()
+
+
+def hidden_name_problem(name: str, what: str = "group name") -> str | None:
+    """Why a cleaned name is refused, or None: a hidden character (a direction mark, an override, a control,
+    a filler) makes two different names print alike or reverses the text around it. The message shows it."""
+    shown = text_module.hidden_characters(name)
+    if shown is None:
+        return None
+    return (f"{what} {shown!r} holds a hidden character (shown as ⟨U+…⟩): it would print like another name or "
+            "reorder the text around it; remove it")
 
 
 def _group_names(df: pd.DataFrame, group_columns: list[str], problems: list[Problem]) -> list[str]:
@@ -877,6 +915,9 @@ def _group_names(df: pd.DataFrame, group_columns: list[str], problems: list[Prob
             problems.append(Problem(f"group name of {len(text.iloc[r]):,} characters; the limit is {MAX_NAME_LENGTH}",
                                     int(r) + 1, col))
             text.iloc[r] = text.iloc[r][:MAX_NAME_LENGTH]
+        for r, name in enumerate(text.tolist()):
+            if not blank[r] and (why := hidden_name_problem(name)) is not None:
+                problems.append(Problem(why, r + 1, col))
         changed = (raw.str.strip() != text) & ~blank
         if changed.any():
             df.attrs.setdefault("notices", []).append(
@@ -1150,6 +1191,10 @@ def cms_from_predictions(df: pd.DataFrame, label_column: str, prediction_column:
             r = int(np.flatnonzero(c == long[0])[0])
             raise DataValidationError(Problem(f"group value of {len(cleaned[long[0]]):,} characters; the limit is "
                                               f"{MAX_NAME_LENGTH}", r + 1, col))
+        hidden = [k for k, v in enumerate(cleaned) if hidden_name_problem(v)]
+        if hidden:
+            r = int(np.flatnonzero(c == hidden[0])[0])
+            raise DataValidationError(Problem(hidden_name_problem(cleaned[hidden[0]]) or "", r + 1, col))
         level_names.append(np.asarray(cleaned, dtype=object))
     joint, inverse = np.unique(codes, return_inverse=True)
     if joint.size < 2:

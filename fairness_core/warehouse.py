@@ -26,7 +26,7 @@ from typing import Any
 from .audit import Audit
 from .confusion import ConfusionMatrix
 from .io import (MAX_GROUPS, MAX_NAME_LENGTH, DataValidationError, Problem, _show, clean_name, direction, group_values,
-                 intersection_names,
+                 hidden_name_problem, intersection_names,
                  row_notes)
 
 #: File kinds a path or glob may name.
@@ -168,7 +168,10 @@ def aggregate(source: Any, *, label: str, prediction: str, groups: Sequence[str]
                                   "audit compares at least two groups")
     counts = counts.sort_values(groups, kind="stable")
     parts = [[clean_name(v) for v in counts[g]] for g in groups]
-    for g, values in zip(groups, parts):  # the upload's limit, per value
+    for g, values in zip(groups, parts):  # the upload's limits, per value
+        for value in values:
+            if (why := hidden_name_problem(value)) is not None:
+                raise DataValidationError(Problem(why, column=g))
         longest = max(values, key=len)
         if len(longest) > MAX_NAME_LENGTH:
             raise DataValidationError(Problem(f"group value of {len(longest):,} characters; the limit is "

@@ -294,8 +294,15 @@ def test_names_that_differ_only_by_invisible_characters_or_normalization_collide
 
 def test_line_numbers_count_quoted_line_breaks():
     with pytest.raises(DataValidationError) as exc:
-        cms_from_table(table('group,TP,FN,FP,TN\n"A\nwith a break",1,1,1,1\nB,1,-1,1,1\n'))
+        cms_from_table(table('group,note,TP,FN,FP,TN\nA,"a note\nwith a break",1,1,1,1\nB,x,1,-1,1,1\n'),
+                       group_columns=["group"])
     assert "row 2 (file line 4), column 'FN': negative count -1" in problems(exc)[0]
+
+
+def test_a_line_break_inside_a_group_name_is_refused_and_shown():
+    with pytest.raises(DataValidationError, match=r"row 1 \(file line 2\), column 'group': group name "
+                                                  r"'A⟨U\+000A⟩with a break' holds a hidden character"):
+        cms_from_table(table('group,TP,FN,FP,TN\n"A\nwith a break",1,1,1,1\nB,1,1,1,1\n'))
 
 
 def test_messages_show_plain_values_not_numpy_reprs():
