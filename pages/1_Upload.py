@@ -8,9 +8,9 @@ import streamlit as st
 
 from fairness_core import datasets
 from fairness_core.io import (DataValidationError, MAX_ROWS, cms_from_predictions, cms_from_table, to_numbers,
-                              cms_to_table, distinct_values, find_count_columns, guess_columns, read_table,
-                              sheet_names)
+                              cms_to_table, distinct_values, find_count_columns, guess_columns, read_table)
 from ui.state import GONE_KEY, current_demo, data_banner, load_demo, page_setup, set_audit
+from ui.uploads import forget, once, read_upload, show_problems
 from ui.widgets import csv_download, md_escape
 
 DATA_DOC = Path(__file__).resolve().parents[1] / "docs" / "data.md"
@@ -20,27 +20,6 @@ st.title("Load data")
 st.write("Audit a classifier from its **per-group confusion matrices**. Say for each upload whether the positive "
          "prediction is a benefit (hired, released, approved) or a harm (flagged as likely to reoffend) for the person: "
          "harms are flipped so that every measure reads the favourable decision.")
-
-
-def show_problems(exc: DataValidationError) -> None:
-    """Every problem with its row and column; the current data stays as it was."""
-    lines = "\n".join(f"- {md_escape(p)}" for p in exc.problems[:20])
-    more = f"\n- … and {len(exc.problems) - 20} more" if len(exc.problems) > 20 else ""
-    st.error(f"**Nothing was loaded** — the current data is unchanged.\n\n{lines}{more}", icon=":material/block:")
-
-
-def read_upload(upload, key: str):  # type: ignore[no-untyped-def]
-    """The uploaded file as a text table, with a sheet picker for workbooks with several sheets and the
-    reader's notices (encoding, a dropped index column) shown; raises DataValidationError."""
-    data, sheet = upload.getvalue(), None
-    if upload.name.lower().endswith((".xlsx", ".xlsm")):
-        names = sheet_names(data)
-        if len(names) > 1:
-            sheet = st.selectbox("Sheet", names, key=f"{key}-sheet")
-    table = read_table(data, upload.name, sheet=sheet)
-    for notice in table.attrs.get("notices", []):
-        st.info(md_escape(notice), icon=":material/info:")
-    return table
 
 
 DIRECTIONS = {"benefit": "a **benefit** for the person (approved, hired, released, promoted)",
@@ -97,9 +76,11 @@ with table_tab:
              "(any case; *true positives* etc. also work). CSV, TSV, XLSX or Parquet.")
     st.code("group,TP,FN,FP,TN\nA,1,0,0,5\nB,7,0,1,10", language="text")
     upload = st.file_uploader("Confusion-matrix table", type=["csv", "tsv", "txt", "xlsx", "parquet"], key="cm-file")
-    if upload is not None:
+    if upload is None:
+        forget("cm-file")
+    else:
         try:
-            table = read_upload(upload, "cm-file")
+            table, _ = read_upload(upload, "cm-file")
             others = [c for c in table.columns if c not in find_count_columns(table.columns).values()]
             chosen = None
             if len(others) > 2:  # extra columns (rates, notes): the user says which are groups
@@ -130,9 +111,11 @@ with rows_tab:
     st.write(f"One row per individual: an actual **label**, the model's **prediction**, and one or more **group** "
              f"columns (several give intersections). Up to {MAX_ROWS:,} rows.")
     upload = st.file_uploader("Predictions table", type=["csv", "tsv", "txt", "xlsx", "parquet"], key="rows-file")
-    if upload is not None:
+    if upload is None:
+        forget("rows-file")
+    else:
         try:
-            rows = read_upload(upload, "rows-file")
+            rows, derived = read_upload(upload, "rows-file")
         except DataValidationError as exc:
             show_problems(exc)
             rows = None
@@ -142,7 +125,7 @@ with rows_tab:
             preview.attrs = {}   # the reader's notes stay with the upload, not in the browser
             st.dataframe(preview, width="stretch")
             cols = rows.columns.tolist()
-            guess = guess_columns(rows)
+            guess = once(derived, ("guess",), lambda: guess_columns(rows))
             if guess.reasons:
                 st.caption("Guessed from names and values — check them: " + md_escape("; ".join(guess.reasons)) + ".")
             c1, c2, c3 = st.columns(3)
@@ -157,7 +140,7 @@ with rows_tab:
                                         help="Several columns: each attribute alone and their intersections are "
                                              "all audited (switch between them in the sidebar).")
             c1, c2, c3 = st.columns(3)
-            label_values = distinct_values(rows[label_col])
+            label_values = once(derived, ("values", label_col), lambda: distinct_values(rows[label_col]))
             pos_label = c1.selectbox("Positive label value", label_values, index=len(label_values) - 1,
                                      key="pos-label")
             use_threshold = c3.toggle("Prediction is a score: threshold it", key="use-threshold")
@@ -166,7 +149,7 @@ with rows_tab:
             if use_threshold:
                 threshold = c2.number_input("Positive when score ≥", value=0.5, key="threshold")
             else:
-                pred_values = distinct_values(rows[pred_col])
+                pred_values = once(derived, ("values", pred_col), lambda: distinct_values(rows[pred_col]))
                 default = pred_values.index(pos_label) if pos_label in pred_values else len(pred_values) - 1
                 pos_pred = c2.selectbox("Positive prediction value", pred_values, index=max(default, 0),
                                         key="pos-pred")

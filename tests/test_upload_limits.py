@@ -199,3 +199,48 @@ def test_a_group_name_with_a_hidden_character_is_refused_and_shown(char):
 def test_a_column_name_with_a_direction_override_is_refused():
     with pytest.raises(DataValidationError, match=r"column 2's name 'T⟨U\+202E⟩P' holds a hidden character"):
         read_table("group,T\u202eP,FN,FP,TN\nA,1,1,1,1\nB,1,1,1,1\n".encode(), "bidi.csv")
+
+
+def test_an_uploaded_file_is_parsed_once_and_a_widget_change_reuses_it(monkeypatch):
+    """Issue 35: the page parsed a 177 MiB upload again on every click. The Upload page's reader keeps one
+    parse per file (Streamlit's id of the upload and the sheet) and what is derived from it."""
+    import streamlit as st
+
+    from ui import uploads
+
+    monkeypatch.setattr(st, "session_state", {})
+    calls = []
+
+    def counting_read(data, name, sheet=None):  # type: ignore[no-untyped-def]
+        calls.append(name)
+        return read_table(data, name, sheet=sheet)
+
+    monkeypatch.setattr(uploads, "read_table", counting_read)
+
+    class Upload:
+        name, file_id = "rows.csv", "id-1"
+
+        def getvalue(self) -> bytes:
+            return b"y,p,g\n1,0,a\n0,1,b\n"
+
+    upload = Upload()
+    for _ in range(3):   # three reruns: widget changes
+        table, derived = uploads.read_upload(upload, "rows-file")
+        values = uploads.once(derived, ("values", "g"), lambda: fio.distinct_values(table["g"]))
+    assert calls == ["rows.csv"] and values == ["a", "b"]
+    upload.file_id = "id-2"   # another file in the same uploader
+    uploads.read_upload(upload, "rows-file")
+    assert calls == ["rows.csv", "rows.csv"]
+    uploads.forget("rows-file")
+    assert "rows-file" not in st.session_state[uploads.PARSED]
+
+    class Bad(Upload):
+        name, file_id = "bad.csv", "id-3"
+
+        def getvalue(self) -> bytes:
+            return b"y,p\n1,0,9\n"
+
+    for _ in range(2):   # a refused file is named again without being parsed again
+        with pytest.raises(DataValidationError, match="row 1"):
+            uploads.read_upload(Bad(), "rows-file")
+    assert calls.count("bad.csv") == 1

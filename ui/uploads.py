@@ -1,0 +1,67 @@
+"""The Upload page's reading of files: each uploaded file parsed once (every later click reuses it), what is
+derived from it computed once, and problems listed with their rows and columns."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import streamlit as st
+
+from fairness_core.io import DataValidationError, read_table, sheet_names
+from ui.widgets import md_escape
+
+
+def show_problems(exc: DataValidationError) -> None:
+    """Every problem with its row and column; the current data stays as it was."""
+    lines = "\n".join(f"- {md_escape(p)}" for p in exc.problems[:20])
+    more = f"\n- … and {len(exc.problems) - 20} more" if len(exc.problems) > 20 else ""
+    st.error(f"**Nothing was loaded** — the current data is unchanged.\n\n{lines}{more}", icon=":material/block:")
+
+
+PARSED = "parsed-uploads"
+
+
+def parsed(key: str, ident: tuple, make: Callable[[], Any]) -> tuple[Any, dict]:
+    """``make()`` once per uploaded file (``ident``: Streamlit's id of this upload, the sheet): every later
+    widget change reuses it. One entry per uploader, kept in this session only; a failure is kept too, so a
+    refused file is not parsed again on every click."""
+    store = st.session_state.setdefault(PARSED, {})
+    entry = store.get(key)
+    if entry is None or entry[0] != ident:
+        try:
+            entry = (ident, make(), {})
+        except DataValidationError as exc:
+            entry = (ident, exc, {})
+        store[key] = entry
+    if isinstance(entry[1], DataValidationError):
+        raise entry[1]
+    return entry[1], entry[2]
+
+
+def forget(key: str) -> None:
+    """The uploader is empty: release its parsed file."""
+    st.session_state.get(PARSED, {}).pop(key, None)
+    st.session_state.get(PARSED, {}).pop(f"{key}-sheets", None)
+
+
+def read_upload(upload, key: str):  # type: ignore[no-untyped-def]
+    """The uploaded file as a text table, parsed once per file and sheet, with a sheet picker for workbooks with
+    several sheets and the reader's notices (encoding, a dropped index column) shown; raises
+    DataValidationError. Also returns a dict for what is derived from the table (guesses, distinct values)."""
+    sheet = None
+    if upload.name.lower().endswith((".xlsx", ".xlsm")):
+        names, _ = parsed(f"{key}-sheets", (upload.file_id,), lambda: sheet_names(upload.getvalue()))
+        if len(names) > 1:
+            sheet = st.selectbox("Sheet", names, key=f"{key}-sheet")
+    table, derived = parsed(key, (upload.file_id, sheet), lambda: read_table(upload.getvalue(), upload.name,
+                                                                             sheet=sheet))
+    for notice in table.attrs.get("notices", []):
+        st.info(md_escape(notice), icon=":material/info:")
+    return table, derived
+
+
+def once(derived: dict, key: tuple, make: Callable[[], Any]) -> Any:
+    """``make()`` once per parsed file and ``key`` (a column's distinct values, the column guess)."""
+    if key not in derived:
+        derived[key] = make()
+    return derived[key]
