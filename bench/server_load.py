@@ -1,0 +1,301 @@
+"""Benchmark: one Streamlit server, N analysts at once on the Bias Audit page (issue 28).
+
+Starts ``streamlit run app.py`` on a free port and drives N headless Chromium sessions (one browser
+context each) that open the Bias Audit page on the preloaded COMPAS demo, wait until it has rendered
+(the verdict table and every chart of the first tab drawn, no "Running…" status), then change one
+setting (the OFI tolerance, one keyboard step of its slider) and wait again, then follow the sidebar
+to Methods and back: the page's second view in the same session (the data loaded, the browser's
+assets cached), the "warm view" of issue 28.
+
+Reported per round of N sessions:
+
+- **server CPU seconds per view** (a new session), **per second view** and **per change**: utime + stime of the server process from
+  ``/proc/<pid>/stat`` before and after the round (the server idle at both reads), divided by N.
+  This is the robust number; the browsers share the same cores, so wall times are noisy.
+- **wall seconds** of each, the mean over the sessions.
+- **RSS growth per session** (server RSS with the N sessions open, minus before, over N) and the
+  RSS after the sessions close and Streamlit drops them (``--ttl`` seconds after the last
+  websocket closes; a probe session then makes Streamlit reap them), with the share returned.
+
+A warm-up session first loads the demo (the cold view, reported), then a baseline session opens a
+plain page (Methods) in the same server, so every Bias Audit number can be read against it.
+Prints a table and a JSON last line.
+
+    python bench/server_load.py [--sessions 1,3,10] [--ttl 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+TICK = os.sysconf("SC_CLK_TCK")
+MIB = 1024 * 1024
+
+#: The Bias Audit page has drawn its first tab: the verdict table, every chart, nothing running, no error.
+RENDERED_JS = """(want) => {
+  if (document.querySelector('[data-testid="stException"]')) return 'exception';
+  if (document.querySelector('[data-testid="stStatusWidget"]')) return false;
+  if (document.querySelector('[data-stale="true"]')) return false;
+  if (document.querySelectorAll('.js-plotly-plot').length < want.charts) return false;
+  if (document.querySelectorAll('[data-testid="stDataFrame"]').length < want.tables) return false;
+  if (want.text && !document.body.innerText.includes(want.text)) return false;
+  return true;
+}"""
+#: A rerun is under way.
+STARTED_JS = """() => !!document.querySelector('[data-testid="stStatusWidget"], [data-stale="true"]')"""
+#: A plain page has drawn: its title, nothing running.
+PLAIN_JS = """() => !document.querySelector('[data-testid="stStatusWidget"]')
+  && !!document.querySelector('h1') && document.body.innerText.includes('Methods')"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of ``pid`` (all its threads), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS")
+
+
+def wait_idle(pid: int, quiet: float = 0.03, step: float = 0.5, limit: float = 60.0) -> None:
+    """Until the server spends under ``quiet`` CPU seconds in ``step`` seconds (its work for the round done)."""
+    end = time.monotonic() + limit
+    last = cpu_seconds(pid)
+    while time.monotonic() < end:
+        time.sleep(step)
+        now = cpu_seconds(pid)
+        if now - last < quiet:
+            return
+        last = now
+
+
+def start_server(port: int, ttl: int) -> tuple[subprocess.Popen, Path]:
+    log = ROOT / "bench" / f".server_load-{port}.log"
+    exe = Path(sys.executable).with_name("streamlit")
+    cmd = [str(exe) if exe.exists() else sys.executable, *([] if exe.exists() else ["-m", "streamlit"]),
+           "run", str(ROOT / "app.py"), "--server.headless", "true", "--server.port", str(port),
+           "--server.disconnectedSessionTTL", str(ttl), "--browser.gatherUsageStats", "false"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log.open("w"), stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/_stcore/health"
+    for _ in range(240):
+        try:
+            if urllib.request.urlopen(url, timeout=1).read() == b"ok":
+                return proc, log
+        except OSError:
+            time.sleep(0.25)
+    proc.kill()
+    raise SystemExit(f"streamlit did not start within 60 s; see {log}")
+
+
+class Sessions:
+    """N browser contexts against one server, opened, changed and closed together."""
+
+    def __init__(self, browser, base: str, timeout_s: float) -> None:  # type: ignore[no-untyped-def]
+        self.browser, self.base, self.timeout = browser, base, timeout_s * 1000
+        self.contexts: list = []
+        self.failures: list[str] = []
+
+    async def _open(self, path: str, ready: str, arg: object) -> tuple[object, float] | None:
+        ctx = await self.browser.new_context(viewport={"width": 1400, "height": 1000})
+        self.contexts.append(ctx)
+        page = await ctx.new_page()
+        t0 = time.perf_counter()
+        try:
+            await page.goto(f"{self.base}/{path}", wait_until="domcontentloaded", timeout=self.timeout)
+            await page.wait_for_selector("[data-testid='stApp']", timeout=self.timeout)
+            await asyncio.sleep(0.5)  # the script starts after the websocket opens
+            got = await page.wait_for_function(ready, arg=arg, timeout=self.timeout, polling=100)
+            if await got.json_value() == "exception":
+                raise RuntimeError("the page shows an exception")
+        except Exception as exc:  # noqa: BLE001 - a failed session is counted and named, not fatal
+            self.failures.append(f"open {path}: {type(exc).__name__}: {str(exc)[:200]}")
+            return None
+        return page, time.perf_counter() - t0
+
+    async def open(self, n: int, path: str, ready: str, arg: object = None) -> list[tuple[object, float]]:
+        got = await asyncio.gather(*(self._open(path, ready, arg) for _ in range(n)))
+        return [g for g in got if g is not None]
+
+    async def _change(self, page) -> float | None:  # type: ignore[no-untyped-def]
+        """One keyboard step of the OFI tolerance slider (0.050 → 0.055), then the page redrawn with it."""
+        t0 = time.perf_counter()
+        try:
+            thumb = page.locator('[data-testid="stSidebar"] [data-testid="stSlider"] input[type="range"]').first
+            await thumb.focus()
+            await thumb.press("ArrowRight")
+            try:   # the rerun has started: the status shows "Running…" or the old elements are marked stale
+                await page.wait_for_function(STARTED_JS, timeout=5000, polling=50)
+            except Exception:  # noqa: BLE001 - a rerun faster than the poll; the text check below decides
+                pass
+            got = await page.wait_for_function(RENDERED_JS, arg={**AUDIT_READY, "text": "±0.055 for OFI"},
+                                               timeout=self.timeout, polling=100)
+            if await got.json_value() == "exception":
+                raise RuntimeError("the page shows an exception")
+        except Exception as exc:  # noqa: BLE001
+            self.failures.append(f"change: {type(exc).__name__}: {str(exc)[:200]}")
+            return None
+        return time.perf_counter() - t0
+
+    async def change(self, pages: list) -> list[float]:  # type: ignore[type-arg]
+        got = await asyncio.gather(*(self._change(p) for p in pages))
+        return [g for g in got if g is not None]
+
+    async def _navigate(self, page, label: str, ready: str, arg: object) -> float | None:  # type: ignore[no-untyped-def]
+        """Follow the sidebar's link to another page in the same session (no new assets, no new session)."""
+        t0 = time.perf_counter()
+        try:
+            await page.locator('[data-testid="stSidebar"] [data-testid="stPageLink"] a', has_text=label).first.click()
+            await asyncio.sleep(0.3)
+            got = await page.wait_for_function(ready, arg=arg, timeout=self.timeout, polling=100)
+            if await got.json_value() == "exception":
+                raise RuntimeError("the page shows an exception")
+        except Exception as exc:  # noqa: BLE001
+            self.failures.append(f"navigate to {label}: {type(exc).__name__}: {str(exc)[:200]}")
+            return None
+        return time.perf_counter() - t0
+
+    async def navigate(self, pages: list, label: str, ready: str, arg: object = None) -> list[float]:  # type: ignore[type-arg]
+        got = await asyncio.gather(*(self._navigate(p, label, ready, arg) for p in pages))
+        return [g for g in got if g is not None]
+
+    async def close(self) -> None:
+        for ctx in self.contexts:
+            await ctx.close()
+        self.contexts = []
+
+
+#: The first tab of the Bias Audit page: 7 charts (scatter, forest, OFI and DI heatmaps, benefit, metric,
+#: comparison heatmap) and at least 4 tables (verdicts, group metrics, one-vs-reference, properties).
+AUDIT_READY = {"charts": 7, "tables": 4, "text": "for OFI; every claim"}
+
+
+def mean(xs: list[float]) -> float | None:
+    return round(sum(xs) / len(xs), 3) if xs else None
+
+
+async def run(args: argparse.Namespace) -> dict:
+    from playwright.async_api import async_playwright
+
+    port = free_port()
+    proc, log = start_server(port, args.ttl)
+    pid, base = proc.pid, f"http://127.0.0.1:{port}"
+    out: dict = {"bench": "server_load", "page": "Bias Audit (COMPAS demo)", "cores": os.cpu_count(), "rounds": []}
+    try:
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=shutil.which("chromium"), args=ARGS)
+            wait_idle(pid)
+            rss_start = rss_mib(pid)
+
+            # warm-up: the first view ever loads the demo and fills the caches (reported as the cold view)
+            s = Sessions(browser, base, args.timeout)
+            c0 = cpu_seconds(pid)
+            opened = await s.open(1, "Bias_Audit", RENDERED_JS, AUDIT_READY)
+            wait_idle(pid)
+            out["cold_view"] = {"cpu_s": round(cpu_seconds(pid) - c0, 3),
+                                "wall_s": mean([w for _, w in opened]), "failures": s.failures}
+            await s.close()
+
+            # baseline: a plain page (Methods) in the same server
+            s = Sessions(browser, base, args.timeout)
+            wait_idle(pid)
+            c0 = cpu_seconds(pid)
+            opened = await s.open(1, "Methods", PLAIN_JS)
+            wait_idle(pid)
+            out["baseline_plain_view"] = {"page": "Methods", "cpu_s": round(cpu_seconds(pid) - c0, 3),
+                                          "wall_s": mean([w for _, w in opened]), "failures": s.failures}
+            await s.close()
+            await asyncio.sleep(args.ttl + 2)
+
+            for n in args.sessions:
+                s = Sessions(browser, base, args.timeout)
+                wait_idle(pid)
+                rss0, c0 = rss_mib(pid), cpu_seconds(pid)
+                opened = await s.open(n, "Bias_Audit", RENDERED_JS, AUDIT_READY)
+                wait_idle(pid)
+                c1 = cpu_seconds(pid)
+                changed = await s.change([pg for pg, _ in opened])
+                wait_idle(pid)
+                c2 = cpu_seconds(pid)
+                pages = [pg for pg, _ in opened]
+                await s.navigate(pages, "Methods", PLAIN_JS)   # away and back: the second view of the page
+                wait_idle(pid)
+                c3 = cpu_seconds(pid)
+                again = await s.navigate(pages, "Bias Audit", RENDERED_JS, AUDIT_READY)
+                wait_idle(pid)
+                c4, rss_open = cpu_seconds(pid), rss_mib(pid)
+                await s.close()
+                await asyncio.sleep(args.ttl + 2)          # Streamlit keeps a closed session this long
+                probe = Sessions(browser, base, args.timeout)   # a write to the session store reaps expired ones
+                await probe.open(1, "Methods", PLAIN_JS)
+                await probe.close()
+                await asyncio.sleep(2)
+                wait_idle(pid)
+                rss_after = rss_mib(pid)
+                grown = rss_open - rss0
+                row = {"sessions": n, "failed": len(s.failures), "failures": s.failures[:5],
+                       "cpu_s_per_view": round((c1 - c0) / n, 3), "cpu_s_per_change": round((c2 - c1) / n, 3),
+                       "cpu_s_per_second_view": round((c4 - c3) / n, 3),
+                       "wall_s_per_view": mean([w for _, w in opened]), "wall_s_per_change": mean(changed),
+                       "wall_s_per_second_view": mean(again),
+                       "rss_mib_before": round(rss0, 1), "rss_mib_open": round(rss_open, 1),
+                       "rss_mib_per_session": round(grown / n, 1), "rss_mib_after_close": round(rss_after, 1),
+                       "rss_returned_share": round((rss_open - rss_after) / grown, 2) if grown > 1 else None}
+                out["rounds"].append(row)
+                print(f"N={n:>3}: CPU {row['cpu_s_per_view']:.3f} s/view (new session), "
+                      f"{row['cpu_s_per_second_view']:.3f} s/second view, {row['cpu_s_per_change']:.3f} s/change; "
+                      f"wall {row['wall_s_per_view']} s/view, {row['wall_s_per_second_view']} s/second view, "
+                      f"{row['wall_s_per_change']} s/change; RSS "
+                      f"{rss0:.0f} → {rss_open:.0f} MiB open ({row['rss_mib_per_session']:+.1f}/session) → "
+                      f"{rss_after:.0f} MiB closed; failed {row['failed']}", flush=True)
+            out["rss_mib_start"] = round(rss_start, 1)
+            await browser.close()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    errors = [line for line in log.read_text().splitlines() if "Traceback" in line or "Error" in line]
+    out["server_log_errors"] = errors[:5]
+    log.unlink(missing_ok=True)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sessions", default="1,3,10", help="comma-separated session counts, one round each")
+    ap.add_argument("--ttl", type=int, default=10,
+                    help="server.disconnectedSessionTTL in seconds (Streamlit's default is 120)")
+    ap.add_argument("--timeout", type=float, default=240, help="seconds a session may take to render")
+    args = ap.parse_args()
+    args.sessions = [int(x) for x in args.sessions.split(",")]
+    out = asyncio.run(run(args))
+    print(f"cold view (loads the demo): {out['cold_view']}")
+    print(f"baseline, plain page: {out['baseline_plain_view']}")
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
