@@ -1180,7 +1180,7 @@ def cms_from_predictions(df: pd.DataFrame, label_column: str, prediction_column:
     codes = np.zeros(len(df), dtype=np.int64)
     level_names: list[np.ndarray] = []
     for col in group_columns:
-        c, u = pd.factorize(df[col], sort=True)
+        c, u = _sorted_codes(df[col])
         if (c < 0).any():
             rows = np.flatnonzero(c < 0)
             raise DataValidationError(Problem(f"missing group value in {rows.size:,} row(s)", int(rows[0]) + 1, col))
@@ -1196,7 +1196,7 @@ def cms_from_predictions(df: pd.DataFrame, label_column: str, prediction_column:
             r = int(np.flatnonzero(c == hidden[0])[0])
             raise DataValidationError(Problem(hidden_name_problem(cleaned[hidden[0]]) or "", r + 1, col))
         level_names.append(np.asarray(cleaned, dtype=object))
-    joint, inverse = np.unique(codes, return_inverse=True)
+    joint, inverse = _compact(codes, int(np.prod([len(v) for v in level_names])))
     if joint.size < 2:
         raise DataValidationError(f"all {len(df):,} rows fall in one group"
                                   + (f" ({', '.join(group_columns)})" if group_columns else "")
@@ -1230,6 +1230,31 @@ def cms_from_predictions(df: pd.DataFrame, label_column: str, prediction_column:
                                                      else str(positive_prediction)),
                              "attribute(s) audited": " × ".join(group_columns) if len(group_columns) > 1
                              else group_columns[0]})
+
+
+def _sorted_codes(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """``pd.factorize(s, sort=True)``, sorting the few distinct values rather than taking every row through
+    pandas' sorter: codes (−1 where missing) and the sorted distinct values."""
+    codes, uniques = pd.factorize(s, sort=False)
+    uniques = np.asarray(uniques, dtype=object)
+    try:
+        order = np.argsort(uniques, kind="stable")
+    except TypeError:   # mixed types: their text order
+        order = np.argsort(uniques.astype(str), kind="stable")
+    rank = np.empty(len(order) + 1, dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    rank[-1] = -1   # code −1 (missing) stays −1
+    return rank[codes], uniques[order]
+
+
+def _compact(codes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(codes, return_inverse=True)`` for codes in [0, size) by counting instead of sorting."""
+    if size > 50_000_000:
+        return np.unique(codes, return_inverse=True)
+    present = np.bincount(codes, minlength=size) > 0
+    joint = np.flatnonzero(present)
+    position = np.cumsum(present) - 1
+    return joint, position[codes]
 
 
 def intersection_names(parts: Sequence[Sequence[str]]) -> list[str]:

@@ -1,0 +1,159 @@
+"""Benchmark: time and peak memory of large uploads, each case in its own process (issue 35).
+
+    python bench/upload_memory.py [--rows 4000000]
+
+Cases, on one generated row-level CSV (6 columns; 4 M rows is ~160 MB, the issue's 177 MiB file) and its
+Parquet copy:
+
+- ``duckdb``: the baseline — DuckDB counts the confusion matrices straight from the CSV file.
+- ``read_table``: the upload's bytes to a table of text (the Upload page's parse).
+- ``upload_to_cms``: the bytes to the per-group confusion matrices (parse + ``cms_from_predictions``).
+- ``parquet``: the same through the Parquet copy.
+- ``xlsx_6m_rows``: the issue-28 workbook (6 M rows of five cells, no declared size) refused.
+- ``csv_33m_rows``: a 33 M-row CSV refused at the row limit.
+- ``parquet_1000_columns``: a million rows of a thousand small-integer columns refused from its footer.
+
+Each process reports its wall time and peak RSS (``VmHWM``); the baseline RSS after imports is
+subtracted so the numbers compare what each path adds. Goals: upload to CMs within 3× DuckDB's time and
+added memory; ``read_table`` ≤ 1.5 GiB peak and ≤ 20 s; refusals ≤ 30 s and ≤ 1 GiB. JSON last line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def make_files(rows: int, folder: Path) -> dict[str, Path]:
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"id": np.arange(rows) + 10**9,
+                       "race": rng.choice(["African-American", "Caucasian", "Hispanic", "Other"], rows),
+                       "sex": rng.choice(["Male", "Female"], rows), "label": rng.integers(0, 2, rows),
+                       "prediction": rng.integers(0, 2, rows), "score": rng.random(rows).round(6)})
+    paths = {"csv": folder / "rows.csv", "parquet": folder / "rows.parquet", "csv33m": folder / "33m.csv",
+             "wide": folder / "wide.parquet", "xlsx": folder / "nodim.xlsx"}
+    df.to_csv(paths["csv"], index=False)
+    df.to_parquet(paths["parquet"], index=False)
+    with open(paths["csv33m"], "wb") as f:
+        f.write(b"y,p\n")
+        chunk = b"1,0\n" * 1_000_000
+        for _ in range(33):
+            f.write(chunk)
+    zeros = pa.array(np.zeros(1_000_000, dtype=np.int8))
+    pq.write_table(pa.table({f"c{k}": zeros for k in range(1000)}), paths["wide"], compression="zstd")
+    sys.path.insert(0, str(ROOT / "tests"))
+    from workbooks import workbook
+
+    def rows_xml():  # type: ignore[no-untyped-def]
+        yield b'<?xml version="1.0"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+        yield b"<sheetData>"
+        row = b"<row><c><v>1</v></c><c><v>0</v></c><c><v>1</v></c><c><v>2</v></c><c><v>3</v></c></row>"
+        for _ in range(300):
+            yield row * 20_000
+        yield b"</sheetData></worksheet>"
+
+    paths["xlsx"].write_bytes(workbook({"Sheet1": rows_xml()}))
+    return paths
+
+
+def _peak_mib() -> float:
+    """This process's peak resident memory (VmHWM: unlike ru_maxrss, not inherited from the parent)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def child(case: str, path: str) -> None:
+    """One case in this process: print {"seconds", "peak_mib", "base_mib", "outcome"} as JSON."""
+    sys.path.insert(0, str(ROOT))
+    import duckdb  # noqa: F401 - imported by every case, so the baselines match
+
+    from fairness_core.io import DataValidationError, cms_from_predictions, read_table
+
+    base = _peak_mib()
+    data = None if case == "duckdb" else Path(path).read_bytes()   # an upload arrives as bytes
+    start = time.perf_counter()
+    try:
+        if case == "duckdb":
+            con = duckdb.connect()
+            out = con.execute("select race, sex, count(*) filter (label = 1 and prediction = 1), "
+                              "count(*) filter (label = 1 and prediction = 0), count(*) filter (label = 0 and "
+                              f"prediction = 1), count(*) filter (label = 0 and prediction = 0) from read_csv('{path}') "
+                              "group by race, sex").fetchall()
+            outcome = f"{len(out)} groups"
+        elif case in ("read_table", "parquet_table"):
+            df = read_table(data, Path(path).name)
+            outcome = f"{df.shape[0]:,} rows × {df.shape[1]} columns"
+        elif case in ("upload_to_cms", "parquet"):
+            audit = cms_from_predictions(read_table(data, Path(path).name), "label", "prediction", ["race", "sex"],
+                                         "1", positive_is="benefit")
+            outcome = f"{len(audit.groups)} groups, n = {audit.total().n:,}"
+        else:
+            read_table(data, Path(path).name)
+            outcome = "accepted (should have been refused)"
+    except DataValidationError as exc:
+        outcome = f"refused: {str(exc)[:150]}"
+    seconds = time.perf_counter() - start
+    peak = _peak_mib()
+    print(json.dumps({"seconds": seconds, "peak_mib": peak, "base_mib": base, "outcome": outcome}))
+
+
+def run(case: str, path: Path) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--child", case, str(path)], capture_output=True, text=True,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=4_000_000)
+    ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child(*args.child)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = make_files(args.rows, Path(tmp))
+        cases = {"duckdb": paths["csv"], "read_table": paths["csv"], "upload_to_cms": paths["csv"],
+                 "parquet": paths["parquet"], "xlsx_6m_rows": paths["xlsx"], "csv_33m_rows": paths["csv33m"],
+                 "parquet_1000_columns": paths["wide"]}
+        results = {case: run(case, path) for case, path in cases.items()}
+        size = paths["csv"].stat().st_size
+    base = results["duckdb"]
+    print(f"CSV: {args.rows:,} rows, {size / 2**20:,.0f} MiB")
+    print(f"{'case':22s} {'seconds':>8s} {'peak MiB':>9s} {'added MiB':>10s}  outcome")
+    for case, r in results.items():
+        r["added_mib"] = r["peak_mib"] - r["base_mib"]
+        print(f"{case:22s} {r['seconds']:8.2f} {r['peak_mib']:9.0f} {r['added_mib']:10.0f}  {r['outcome']}")
+    ours = results["upload_to_cms"]
+    # our path holds the upload's bytes (Streamlit hands them over); DuckDB reads the file: count them as ours
+    time_ratio = ours["seconds"] / base["seconds"]
+    memory_ratio = ours["added_mib"] / max(base["added_mib"], 1.0)
+    print(f"upload to CMs vs DuckDB: {time_ratio:.1f}× the time, {memory_ratio:.1f}× the added memory (goal ≤ 3×)")
+    refusals = [results[c] for c in ("xlsx_6m_rows", "csv_33m_rows", "parquet_1000_columns")]
+    print(json.dumps({"rows": args.rows, "csv_mib": round(size / 2**20, 1),
+                      "cases": {c: {k: round(v, 3) if isinstance(v, float) else v for k, v in r.items()}
+                                for c, r in results.items()},
+                      "time_ratio_vs_duckdb": round(time_ratio, 2), "memory_ratio_vs_duckdb": round(memory_ratio, 2),
+                      "read_table_meets_goal": results["read_table"]["peak_mib"] <= 1536
+                      and results["read_table"]["seconds"] <= 20,
+                      "refusals_meet_goal": all(r["outcome"].startswith("refused") and r["seconds"] <= 30
+                                                and r["peak_mib"] <= 1024 for r in refusals)}))
+
+
+if __name__ == "__main__":
+    main()
