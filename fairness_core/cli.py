@@ -14,13 +14,14 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from typing import Sequence
+from typing import Sequence, TextIO
 
 from . import report as report_mod
 from .audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, Audit
 from .inference import ADJUSTMENTS
 from .warehouse import is_glob
 from .io import DataValidationError, aggregate, cms_from_predictions, cms_from_table, find_count_columns, read_table
+from .text import terminal_safe
 
 EXIT_OK, EXIT_THRESHOLD, EXIT_BAD_INPUT = 0, 1, 2
 #: Exit code after SIGTERM (128 + 15), with nothing half-written.
@@ -38,6 +39,14 @@ def _finite(low: float, high: float, what: str):  # type: ignore[no-untyped-def]
             raise argparse.ArgumentTypeError(f"{what} must be a finite number in [{low:g}, {high:g}], got {text!r}")
         return value
     return parse
+
+
+def _print(text: object, file: TextIO | None = None) -> None:
+    """Print one line of output as text: group and column names, sources and values from the data reach the
+    terminal through :func:`fairness_core.text.terminal_safe`, so an escape sequence in a name cannot clear the
+    screen or colour the output and a newline in a name cannot start a line of its own (a forged ``::error``
+    annotation in CI)."""
+    print(terminal_safe(text), file=file)
 
 
 class _Terminated(Exception):
@@ -109,7 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _run(args)
     except _Terminated:
-        print("stopped by SIGTERM; no report was written", file=sys.stderr)
+        _print("stopped by SIGTERM; no report was written", file=sys.stderr)
         return EXIT_TERMINATED
     finally:
         if previous is not None:
@@ -144,15 +153,15 @@ def _in_place(path: str, row_level: bool) -> bool:
 def _run(args: argparse.Namespace) -> int:
     if args.flip:
         if args.positive_is == "benefit":
-            print("error: --flip contradicts --positive-is benefit", file=sys.stderr)
+            _print("error: --flip contradicts --positive-is benefit", file=sys.stderr)
             return EXIT_BAD_INPUT
-        print("note: --flip is deprecated; say --positive-is harm", file=sys.stderr)
+        _print("note: --flip is deprecated; say --positive-is harm", file=sys.stderr)
         args.positive_is = "harm"
     if args.positive_is is None:
-        print("note: --positive-is not given: assuming a positive prediction is a benefit for the person; if it is "
+        _print("note: --positive-is not given: assuming a positive prediction is a benefit for the person; if it is "
               "a harm (e.g. 'likely to reoffend'), every verdict's direction is reversed", file=sys.stderr)
     if args.out is not None and (why := _check_out(args.out)):
-        print(f"error: {why}", file=sys.stderr)
+        _print(f"error: {why}", file=sys.stderr)
         return EXIT_BAD_INPUT
     row_level = bool(args.label and args.prediction)
     if _in_place(args.data, row_level):
@@ -168,7 +177,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        print(f"error: cannot read {path}: {exc.strerror}", file=sys.stderr)
+        _print(f"error: cannot read {path}: {exc.strerror}", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
         table = read_table(data, path.name)
@@ -176,7 +185,7 @@ def _run(args: argparse.Namespace) -> int:
             audit = cms_from_table(table, args.group, source=path.name, positive_is=args.positive_is)
         else:
             if not (args.label and args.prediction):
-                print("error: no TP/FN/FP/TN columns, so give --label and --prediction for row-level data",
+                _print("error: no TP/FN/FP/TN columns, so give --label and --prediction for row-level data",
                       file=sys.stderr)
                 return EXIT_BAD_INPUT
             audit = cms_from_predictions(table, args.label, args.prediction, args.group, _coerce(args.positive),
@@ -188,9 +197,9 @@ def _run(args: argparse.Namespace) -> int:
 
 def _rejected(exc: DataValidationError) -> int:
     """Print every problem (the first 20) and return the bad-input exit code."""
-    print("error: the data was rejected:", file=sys.stderr)
+    _print("error: the data was rejected:", file=sys.stderr)
     for problem in exc.problems[:20]:
-        print(f"  - {problem}", file=sys.stderr)
+        _print(f"  - {problem}", file=sys.stderr)
     return EXIT_BAD_INPUT
 
 
@@ -202,18 +211,18 @@ def _report(args: argparse.Namespace, audit: Audit) -> int:
     except DataValidationError as exc:
         return _rejected(exc)
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        _print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     summary = rep.summary()
-    print(f"{audit.source}: {audit.direction}")
-    print(f"{audit.source}: {len(audit.groups)} groups, n = {audit.total().n:,}, {summary['pairs']} pairs; "
+    _print(f"{audit.source}: {audit.direction}")
+    _print(f"{audit.source}: {len(audit.groups)} groups, n = {audit.total().n:,}, {summary['pairs']} pairs; "
           + ", ".join(f"{k} {v}" for k, v in summary["verdicts"].items())
           + f"; max |OFI| = {summary['max |OFI|']}; four-fifths violations "
             f"{summary['four-fifths violations (significant)']} significant "
             f"({summary['four-fifths violations (point estimate)']} by point estimate)")
     for question, answer in summary["three questions"].items():
-        print(f"{question} {answer}")
-    print(summary["findings"])
+        _print(f"{question} {answer}")
+    _print(summary["findings"])
     if args.out:
         text = rep.to_json() if args.json else rep.html()
         tmp = args.out.with_name(f".{args.out.name}.part")
@@ -222,9 +231,9 @@ def _report(args: argparse.Namespace, audit: Audit) -> int:
             os.replace(tmp, args.out)
         except OSError as exc:
             tmp.unlink(missing_ok=True)
-            print(f"error: cannot write {args.out}: {exc.strerror}", file=sys.stderr)
+            _print(f"error: cannot write {args.out}: {exc.strerror}", file=sys.stderr)
             return EXIT_BAD_INPUT
-        print(f"wrote {args.out}")
+        _print(f"wrote {args.out}")
     crossed = []
     bound = summary["max |OFI| lower bound"]
     if args.fail_ofi is not None and bound is not None and bound > args.fail_ofi:
@@ -234,6 +243,6 @@ def _report(args: argparse.Namespace, audit: Audit) -> int:
         crossed.append(f"four-fifths rule significantly violated in {summary['four-fifths violations (significant)']} "
                        "pairs")
     if crossed:
-        print("threshold crossed: " + "; ".join(crossed), file=sys.stderr)
+        _print("threshold crossed: " + "; ".join(crossed), file=sys.stderr)
         return EXIT_THRESHOLD
     return EXIT_OK

@@ -1,10 +1,18 @@
-"""Numbers as text for many values at once (NumPy string ufuncs, no Python loop per value).
+"""Text for people: numbers for many values at once, and user text made inert where it is shown.
 
-Used where tables or figures need hundreds of thousands of formatted numbers: the verdict
-explanations of every pair and the heatmap hover texts.
+Numbers (NumPy string ufuncs, no Python loop per value) are used where tables or figures need
+hundreds of thousands of formatted numbers: the verdict explanations of every pair and the
+heatmap hover texts.
+
+User text (group names, column names, sources) reaches two places that would otherwise read it
+as instructions: Plotly figures, whose labels are HTML-like markup (:func:`plotly_text`), and
+terminals, which obey control characters and escape sequences (:func:`terminal_safe`).
 """
 
 from __future__ import annotations
+
+import re
+import unicodedata
 
 import numpy as np
 
@@ -77,3 +85,72 @@ def _thousands(v: np.ndarray) -> np.ndarray:
         padded = np.strings.zfill(out, 3 * k + (k - 1))                # "7" → "007" (and "1,234" keeps its comma)
         out = np.where(above, parts[k].astype(STR) + "," + padded, out)
     return out.astype(STR)
+
+
+# --- user text made inert ---------------------------------------------------------------------
+
+#: What Plotly would read as markup in a label, and the character reference it shows as itself:
+#: ``<`` ``>`` ``&`` (tags such as ``<a href>`` and ``<span style>``, and entities), ``%`` (``%{…}``
+#: templates in hover texts and titles) and ``$`` (LaTeX where MathJax is loaded). Plotly decodes
+#: numeric character references in every label it draws (titles, ticks, legends, hover, annotations).
+_PLOTLY_SPECIAL = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "%": "&#37;", "$": "&#36;"}
+_PLOTLY_PATTERN = re.compile("[&<>%$]")
+
+
+def plotly_text(value: object) -> str:
+    """User text for any Plotly label (title, axis title, tick, legend, hover text or template,
+    annotation): shown exactly as typed, never as markup, a link, styled text or a template field.
+
+    Every string built from user data that reaches a figure goes through this one function; the
+    figure's own markup (``<br>``, ``<sup>``) is written around the escaped text.
+
+    >>> plotly_text('<a href="https://x.example">50%{y}</a> & $x$')
+    '&lt;a href="https://x.example"&gt;50&#37;{y}&lt;/a&gt; &amp; &#36;x&#36;'
+    """
+    return _PLOTLY_PATTERN.sub(lambda m: _PLOTLY_SPECIAL[m.group()], str(value))
+
+
+_SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _visible(char: str) -> str:
+    if char in _SHORT_ESCAPES:
+        return _SHORT_ESCAPES[char]
+    code = ord(char)
+    if unicodedata.category(char) == "Cc":  # C0, DEL and C1: ESC becomes \x1b, NEL \x85
+        return f"\\x{code:02x}"
+    return f"⟨U+{code:04X}⟩"              # format characters (bidi controls, zero-width), line separators
+
+
+def terminal_safe(text: object) -> str:
+    r"""``text`` as one line a terminal shows literally: every control character written out
+    (``\x1b``, ``\n``, ``\t``), every other character :func:`hidden_characters` finds (direction
+    marks and overrides, zero-width and line separators) as ``⟨U+202E⟩``. No escape sequence
+    reaches the terminal (a name cannot clear the screen or colour the output) and no name starts
+    a new line (it cannot forge a CI annotation such as ``::error``).
+
+    >>> terminal_safe("A\x1b[2J and B\n::error file=x::forged \u202eevil")
+    'A\\x1b[2J and B\\n::error file=x::forged ⟨U+202E⟩evil'
+    """
+    return _HIDDEN.sub(lambda m: _visible(m.group()), str(text))
+
+
+#: Characters that print as nothing or reorder what follows, so that two different names print the same
+#: ("Black" and "Black" + U+200E) or a name reverses the rest of a sentence (U+202E): controls (C0, DEL, C1),
+#: format characters (direction marks, embeddings, overrides and isolates, invisible operators), line and
+#: paragraph separators, and the rest of Unicode's default-ignorable code points (combining grapheme joiner,
+#: Hangul fillers, variation selectors, tags).
+_HIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+                     "\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb"
+                     "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]")
+
+
+def hidden_characters(name: str) -> str | None:
+    """``name`` with every hidden character written out (``Black⟨U+200E⟩``), or None when it has none.
+
+    >>> hidden_characters("Black\u200e"), hidden_characters("Black")
+    ('Black⟨U+200E⟩', None)
+    """
+    if not _HIDDEN.search(name):
+        return None
+    return _HIDDEN.sub(lambda m: f"⟨U+{ord(m.group()):04X}⟩", name)

@@ -7,10 +7,13 @@ import streamlit as st
 
 from fairness_core import imbalance, match, metrics, plots, sample_size
 from ui.state import data_banner, page_setup
-from ui.widgets import P_FORMATS, csv_download, html_download, md_escape, require, styled
+from ui.widgets import BuiltIn, P_FORMATS, csv_download, html_download, md_escape, option_label, require, styled
 
 audit = page_setup("Sample-Size Explorer")
-REST = "the rest of the data"
+# Built-in choices offered beside the groups: never equal to a group name, labelled unlike any group.
+REST = BuiltIn("the rest of the data")
+EQUALLY = BuiltIn("equally (the thesis's Fig. 4.2)")
+THESIS_EXAMPLE = BuiltIn("thesis example (0.3, 0.1, 0.2, 0.4)")
 SEED_P = (0.3, 0.1, 0.2, 0.4)  # Briscoe 2024, §4.5.4: p_TP, p_FN, p_FP, p_TN
 N_CHOICES = (1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60, 75, 100, 125, 150, 200)
 
@@ -52,8 +55,14 @@ def group_label(g: str) -> str:
     return f"{g} (n = {audit.cms[g].n:,})"
 
 
+def quoted_group(g: str) -> str:
+    """A group in a picker beside built-in choices: in quotation marks, so it never reads like one."""
+    return f"“{g}” (n = {audit.cms[g].n:,})"
+
+
 def reference_choice(key: str, label: str = "Reference") -> str | None:
     choice = st.selectbox(label, [REST, *audit.groups], key=key,
+                          format_func=lambda o: option_label(o, quoted_group),
                           help="MATCH asks: could a group of this size, drawn from the reference, score like this? "
                                "The default reference for each group is all other groups pooled.")
     return None if choice == REST else choice
@@ -127,13 +136,13 @@ if tab_match.open:
         ref_score = metrics.compute(metric, ref_cm)
         st.info(md_escape(match.explain(result, group, ref_score, alpha)), icon=":material/lightbulb:")
         x, mass, exact = match.reference_distribution(metric, cm.n, ref_cm)
-        ref_name = reference or f"the rest (n = {ref_cm.n:,})"
+        ref_name = f"the rest of the data (n = {ref_cm.n:,})" if reference is None else f"“{reference}”"
         tail = "lower" if one_sample.cdf <= one_sample.sf else "upper"
         tail_p = min(one_sample.cdf, one_sample.sf)
         premise = "" if population else "if the reference were a known population: "
-        fig = plots.pmf_bars(x, mass, f"{metric} of a group of n = {cm.n:,} drawn from {ref_name}<br><sup>{premise}red: "
-                                      f"the {tail} tail P(S {'≤' if tail == 'lower' else '≥'} observed) = {tail_p:.3g}; "
-                                      "the two-sided one-sample p-value doubles it</sup>",
+        fig = plots.pmf_bars(x, mass, f"{metric} of a group of n = {cm.n:,} drawn from {ref_name}",
+                             subtitle=f"{premise}red: the {tail} tail P(S {'≤' if tail == 'lower' else '≥'} observed) "
+                                      f"= {tail_p:.3g}; the two-sided one-sample p-value doubles it",
                              observed=one_sample.observed, tail=tail, p_value=one_sample.p_value, exact=exact,
                              x_title=metric)
         st.plotly_chart(fig, width="stretch", key="match-dist")
@@ -158,11 +167,10 @@ if tab_cdf.open:
         names = c1.multiselect("Metrics", metrics.NAMES, default=["ACC", "TPR", "MCC", "PT"], key="cdf-metrics")
         with c2:
             ns = ns_choice("cdf-ns", (5, 10, 20, 50))
-        weighting = c3.selectbox("Every matrix of size n weighted", ["equally (the thesis's Fig. 4.2)", *audit.groups],
-                                 key="cdf-weighting",
-                                 format_func=lambda w: w if w.startswith("equally") else f"as drawn from {w}")
+        weighting = c3.selectbox("Every matrix of size n weighted", [EQUALLY, *audit.groups], key="cdf-weighting",
+                                 format_func=lambda w: option_label(w, lambda g: f"as drawn from “{g}”"))
         require(names, "metric")
-        ref = None if weighting.startswith("equally") else tuple(int(c) for c in audit.cms[weighting].as_array())
+        ref = None if weighting == EQUALLY else tuple(int(c) for c in audit.cms[weighting].as_array())
         with st.spinner("Enumerating every confusion matrix…"):
             cdfs = cdf_table(tuple(names), ns, ref)
         fig = plots.metric_cdfs(cdfs)
@@ -220,12 +228,11 @@ if tab_normal.open:
     with tab_normal:
         c1, c2, c3 = st.columns([1, 2, 3])
         metric = c1.radio("Metric", ["ACC", "B"], key="normal-metric", horizontal=True)
-        source = c2.selectbox("Cell probabilities", ["thesis example (0.3, 0.1, 0.2, 0.4)", *audit.groups],
-                              key="normal-source",
-                              format_func=lambda s: s if s.startswith("thesis") else f"from {s}")
+        source = c2.selectbox("Cell probabilities", [THESIS_EXAMPLE, *audit.groups], key="normal-source",
+                              format_func=lambda s: option_label(s, lambda g: f"from “{g}”"))
         with c3:
             ns = ns_choice("normal-ns", (5, 10, 30, 100))
-        probs = SEED_P if source.startswith("thesis") else tuple((audit.cms[source].as_array() / audit.cms[source].n).tolist())
+        probs = SEED_P if source == THESIS_EXAMPLE else tuple((audit.cms[source].as_array() / audit.cms[source].n).tolist())
         st.caption("p_TP, p_FN, p_FP, p_TN = " + ", ".join(f"{p:.3f}" for p in probs))
         pmfs = {n: sample_size.exact_pmf(metric, n, np.array(probs)) for n in ns}
         fig = plots.normal_convergence(metric, pmfs)

@@ -1,30 +1,48 @@
-"""Hostile group names, sources and notes are shown as text everywhere: no markdown, links, images,
-LaTeX or styled spans, in the app (every page, AppTest), in figures, and in the report in Chromium."""
+"""Hostile group names, sources and notes are shown as text everywhere: no markdown, links (autolinks
+included), images, LaTeX, templates or styled spans, in the app (every page, AppTest, with every hostile
+name selected in every picker), in every figure builder, in the terminal (the CLI), and in the report in
+Chromium; and no name is mistaken for one of the app's built-in choices."""
 
 from __future__ import annotations
 
+import base64
+import json
 import re
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from fairness_core import ConfusionMatrix as CM
-from fairness_core import plots, report
+from fairness_core import cli, plots, report
 from fairness_core.audit import Audit
+from fairness_core.text import plotly_text, terminal_safe
 from app_helpers import page_with_audit
+from ui.widgets import WORD_JOINER, BuiltIn, md_escape, option_label
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 LINK = '<a href="https://evil.example/steal">click me</a>'
 STYLED = '<span style="color:#123456">styled</span>'
 IMAGE = "![pixel](https://evil.example/pixel.png)"
-NAMES = [LINK, STYLED, IMAGE, "$x^2$ :red[alarm] **bold**", "plain"]
+AUTOLINK = "mail a@evil.example or https://evil.example/x"
+WWW = "WWW.evil.example"
+TEMPLATE = "50%{meta} &lt;i&gt; $x$"
+NAMES = [LINK, STYLED, IMAGE, "$x^2$ :red[alarm] **bold**", AUTOLINK, WWW, TEMPLATE, "plain"]
 RAW_TOKENS = ("<a href", "<span style", "![pixel](", ":red[alarm]", "**bold**", "$x^2$")
+#: What would be live in a figure if a name were not escaped: a link, a styled span, a template field,
+#: an entity read as markup, LaTeX (the figures' own markup is <br>, <sup>, <sub>, <b>, <i> and %{x}-style fields).
+FIGURE_MARKUP = ("<a ", "<span", "%{meta}", "&lt;i&gt;", "$x$", "$x^2$")
+#: What the markdown renderer would turn into a link once backslash escapes are resolved.
+AUTOLINK_TOKENS = ("https://evil", "a@evil", "WWW.evil", "www.evil")
 
 
 def hostile_audit() -> Audit:
-    cms = [CM(300, 20, 90, 590), CM(250, 120, 40, 590), CM(3, 1, 1, 2), CM(40, 10, 12, 60), CM(500, 60, 60, 500)]
+    cms = [CM(300, 20, 90, 590), CM(250, 120, 40, 590), CM(3, 1, 1, 2), CM(40, 10, 12, 60), CM(500, 60, 60, 500),
+           CM(30, 8, 6, 40), CM(12, 3, 4, 20), CM(90, 30, 20, 160)]
     return Audit(dict(zip(NAMES, cms)), source=f"upload {IMAGE}.csv", notes=(f"note with {LINK}",),
                  positive_outcome=f"label {STYLED}")
 
@@ -36,28 +54,325 @@ def text_elements(at: AppTest) -> list[str]:
     return out
 
 
+def strings_in(obj: object) -> Iterator[str]:
+    """Every string anywhere in a figure's JSON: titles, axes, ticks, legends, annotations, hover, data."""
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, dict):
+        for value in obj.values():
+            yield from strings_in(value)
+    elif isinstance(obj, (list, tuple)):
+        for value in obj:
+            yield from strings_in(value)
+    elif isinstance(obj, np.ndarray) and obj.dtype.kind in "OUT":
+        yield from strings_in(obj.ravel().tolist())
+
+
+def live_markup(strings: list[str]) -> list[str]:
+    """The strings of a figure in which a name's markup would be live (unescaped)."""
+    return [s for s in strings if any(token in s for token in FIGURE_MARKUP)]
+
+
+def live_autolinks(texts: list[str]) -> list[str]:
+    """The markdown texts in which the renderer would find a bare URL or e-mail address of a name once
+    backslash escapes are resolved (they are resolved before its autolinks are looked for)."""
+    plain = [re.sub(r"\\(.)", r"\1", t) for t in texts]
+    return [t for t in plain if any(token in t for token in AUTOLINK_TOKENS)]
+
+
+def chart_strings(at: AppTest) -> list[str]:
+    """Every string of every figure the page drew, from the JSON Streamlit sends to the browser."""
+    return [s for chart in at.get("plotly_chart") for s in strings_in(json.loads(chart.proto.spec))]
+
+
+def assert_shown_as_text(at: AppTest, where: object) -> None:
+    """No exception; markdown with every hostile token escaped and no autolink; figures without live markup."""
+    assert not at.exception, (where, at.exception)
+    shown = text_elements(at)
+    for text in shown:
+        for token in RAW_TOKENS:  # only escaped: no token without a backslash in front of it
+            assert not re.search(r"(?<!\\)" + re.escape(token), text), (where, token, text[:200])
+    assert not live_autolinks(shown), (where, live_autolinks(shown)[:2])
+    strings = chart_strings(at)
+    assert not live_markup(strings), (where, live_markup(strings)[:2])
+
+
 @pytest.mark.parametrize("page", ["app.py", "pages/1_Upload.py", "pages/2_Bias_Audit.py", "pages/3_Sample_Size_Explorer.py",
                                   "pages/4_Smoothing.py"])
 def test_every_page_shows_hostile_names_as_text(page):
     at = page_with_audit(hostile_audit(), page)
-    assert not at.exception, at.exception
-    shown = text_elements(at)
-    assert any("evil" in t for t in shown)  # the names do reach the page ...
-    for text in shown:  # ... but only escaped: no token without a backslash in front of it
-        for token in RAW_TOKENS:
-            assert not re.search(r"(?<!\\)" + re.escape(token), text), (page, token, text[:200])
+    assert any("evil" in t for t in text_elements(at))  # the names do reach the page ...
+    assert_shown_as_text(at, page)                       # ... as text
 
 
-def test_figures_escape_hostile_names_in_labels_hover_and_titles():
+#: Every picker of group names on pages 2 to 4: (page, open tab as (state key, tab), widget key).
+PICKERS = [("pages/2_Bias_Audit.py", None, "reference"),
+           ("pages/2_Bias_Audit.py", ("view", "Inequality across individuals"), "reference"),
+           ("pages/3_Sample_Size_Explorer.py", None, "match-reference"),
+           ("pages/3_Sample_Size_Explorer.py", None, "match-group"),
+           ("pages/3_Sample_Size_Explorer.py", ("tab", "Distributions as n grows"), "spread-group"),
+           ("pages/3_Sample_Size_Explorer.py", ("tab", "Distributions as n grows"), "cdf-weighting"),
+           ("pages/3_Sample_Size_Explorer.py", ("tab", "Normal approximation"), "normal-source"),
+           ("pages/4_Smoothing.py", None, "err-group"),
+           ("pages/4_Smoothing.py", None, "prior-group")]
+
+
+@pytest.mark.parametrize("page, tab, key", PICKERS, ids=[f"{p[6:9]}{t[1][:5] if t else ''}-{k}" for p, t, k in PICKERS])
+def test_every_hostile_name_selected_in_every_picker_stays_text(page, tab, key):
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["audit"], at.session_state["demo_key"] = hostile_audit(), None
+    if tab is not None:
+        at.session_state[tab[0]] = tab[1]  # the tabs are bound to a query parameter: the state opens one
+    at.run()
+    at.switch_page(page).run()
+    for name in NAMES:
+        picker = at.selectbox(key=key)
+        assert picker.format_func(name) in picker.options, (key, name)
+        picker.set_value(name).run()
+        assert at.selectbox(key=key).value == name
+        assert_shown_as_text(at, (page, key, name))
+
+
+def rows_audit() -> Audit:
+    """A row-level upload whose groups, feature columns and categories are hostile (Synthetic Data, stability)."""
+    from fairness_core.io import cms_from_predictions
+
+    rng = np.random.default_rng(0)
+    n = 400
+    df = pd.DataFrame({"y": rng.integers(0, 2, n), "yhat": rng.integers(0, 2, n),
+                       "site": rng.choice([LINK, AUTOLINK, TEMPLATE], n),
+                       STYLED: rng.choice([WWW, IMAGE], n), "age": rng.integers(18, 80, n)})
+    probs = {f"m{k}": rng.uniform(size=n) for k in range(3)}
+    df = df.assign(**probs)
+    return cms_from_predictions(df, "y", "yhat", ["site"], 1, probability_columns=list(probs),
+                                features=df[[STYLED, "age"]], source="upload.csv", positive_is="benefit")
+
+
+def test_synthetic_data_and_stability_pickers_with_hostile_columns_and_groups():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["audit"], at.session_state["demo_key"] = rows_audit(), None
+    at.session_state["view"] = "Stability and uncertainty"
+    at.run()
+    at.switch_page("pages/2_Bias_Audit.py").run()
+    for name in (LINK, AUTOLINK, TEMPLATE):
+        at.selectbox(key="virny-priv").set_value(name).run()
+        assert_shown_as_text(at, ("virny-priv", name))
+    assert any("evil" in s for s in chart_strings(at))
+    at.switch_page("pages/5_Synthetic_Data.py").run()
+    at.selectbox(key="gan-source").set_value("uploaded").run()
+    assert_shown_as_text(at, "synthetic data")
+    picker = at.selectbox(key="gan-div-uploaded")
+    assert picker.format_func(STYLED) in picker.options
+    picker.set_value(STYLED).run()
+    assert_shown_as_text(at, ("gan-div-uploaded", STYLED))
+    assert any("123456" in t for t in text_elements(at))  # the column's name reaches the page, as text
+
+
+# --- every figure builder ------------------------------------------------------------------------
+
+def _figure_cases() -> dict:  # type: ignore[type-arg]
+    """Every figure builder that shows user text, called with hostile names."""
+    from fairness_core import entropy, sample_size, smoothing, stability
+
     audit = hostile_audit()
     v = audit.verdicts()
-    figures = [plots.pairwise_heatmap(audit, "OFI", v), plots.disparate_impact_heatmap(audit, v),
-               plots.benefit_chart(audit), plots.group_metric_chart(audit, "TPR"), plots.ofi_di_scatter(v),
-               plots.ofi_forest(v, LINK)]
-    for fig in figures:
-        js = fig.to_json()
-        assert "<a href" not in js and "<span style" not in js and "\\u003ca href" not in js
-        assert "evil.example" in js  # still there, as text
+    mu, lam, grid = entropy.landscape(entropy.SPEICHER, 2.0, size=11)
+    points = pd.DataFrame([{"group": g, "n": cm.n, "index": 0.1,
+                            **dict(zip(("mu", "lambda"), entropy.mu_lambda(cm, entropy.SPEICHER)))}
+                           for g, cm in audit.cms.items()])
+    rng = np.random.default_rng(0)
+    rows = stability.RowData(rng.integers(0, 2, 80), rng.integers(0, 2, 80), np.repeat(NAMES, 10),
+                             rng.uniform(size=(80, 3)))
+    pop = audit.cms[LINK].as_array()
+    shares = pd.DataFrame({"real": 0.5, "synthetic": 0.4, "target": 0.5}, index=pd.Index(NAMES, name="category"))
+    summary = pd.DataFrame([{"metric": "OFI", "group": g, "real": 0.1, "real sd": 0.01, "augmented": 0.05,
+                             "augmented sd": 0.01, "improvement": 0.05} for g in NAMES])
+    return {
+        "pairwise_heatmap": lambda: plots.pairwise_heatmap(audit, "OFI", v),
+        "disparate_impact_heatmap": lambda: plots.disparate_impact_heatmap(audit, v),
+        "benefit_chart": lambda: plots.benefit_chart(audit),
+        "group_metric_chart": lambda: plots.group_metric_chart(audit, "TPR"),
+        "ofi_di_scatter": lambda: plots.ofi_di_scatter(v),
+        "ofi_forest": lambda: plots.ofi_forest(v, LINK),
+        "gei_landscape": lambda: plots.gei_landscape(mu, lam, grid, points, 2.0, ("TP", "TN")),
+        "stability_boxes": lambda: plots.stability_boxes(stability.distribution_table(rows)),
+        "stability_disparities": lambda: plots.stability_disparities(
+            stability.disparities(stability.group_table(rows), TEMPLATE)),
+        "pmf_bars": lambda: plots.pmf_bars(np.array([0.1, 0.2]), np.array([0.5, 0.5]), f"PPR drawn from “{LINK}”",
+                                           subtitle="red: the lower tail"),
+        "match_overview": lambda: plots.match_overview(audit.match_table()),
+        "spread_vs_n": lambda: plots.spread_vs_n(sample_size.monte_carlo("PPR", pop, (1, 2, 3), draws=20, seed=0),
+                                                 sample_size.exact_spread("PPR", pop, (1, 2, 3)), "PPR", LINK),
+        "smoothing_shift": lambda: plots.smoothing_shift(
+            smoothing.smooth_groups(audit.cms, smoothing.Smoother("cps", 10.0), ["TPR"]), "TPR"),
+        "share_bars": lambda: plots.share_bars(shares, f"{STYLED} = {LINK} within each group"),
+        "before_after": lambda: plots.before_after(summary),
+    }
+
+
+#: Figure builders that never show user text, and what they show instead.
+NO_USER_TEXT = {"gei_decomposition": "α values", "metric_cdfs": "metrics and sizes", "hole_counts": "metrics",
+                "normal_convergence": "a metric and sizes", "normality_stats": "a metric",
+                "imbalance_histograms": "fairness measures", "imbalance_lines": "fairness measures",
+                "smoothing_curves": "metrics and smoothers", "gan_training_curves": "losses",
+                "c2st_chart": "the compared sets", "quantile_fan": "forecast numbers", "ptn_losses": "losses",
+                "ga_fitness": "agents", "architecture_bars": "operations", "crps_boxes": "models"}
+
+
+def test_every_figure_builder_shows_hostile_names_as_text():
+    builders = {name for name, fn in vars(plots).items()
+                if callable(fn) and hasattr(fn, "__wrapped__") and fn.__module__.startswith("fairness_core.plots")}
+    cases = _figure_cases()
+    assert builders == set(cases) | set(NO_USER_TEXT), "a new figure builder: add it to one of the two lists"
+    for name, make in cases.items():
+        strings = list(strings_in(make().to_plotly_json()))
+        assert any("evil.example" in s for s in strings), f"{name}: the names do not reach the figure"
+        assert not live_markup(strings), (name, live_markup(strings)[:2])
+
+
+def test_plotly_text_escapes_markup_templates_and_latex_and_nothing_else():
+    assert plotly_text("Hispanic (n = 1,234) · 5–9") == "Hispanic (n = 1,234) · 5–9"
+    escaped = plotly_text(LINK + TEMPLATE)
+    assert "<" not in escaped and ">" not in escaped and "%{" not in escaped and "$" not in escaped
+    # Plotly decodes these character references when it draws: the reader sees the name as typed
+    decoded = re.sub(r"&#(\d+);", lambda m: chr(int(m.group(1))), escaped)
+    assert decoded.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&") == LINK + TEMPLATE
+
+
+# --- markdown autolinks -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", [AUTOLINK, WWW, "http://x.y/z", "HTTPS://X.Y", "www.x.y", "mailto:a@b.co",
+                                  "xmpp:a@b.co/r", "a.b+c@d-e.example.org"])
+def test_md_escape_leaves_no_bare_url_or_email_address_to_autolink(text):
+    out = md_escape(text)
+    plain = re.sub(r"\\(.)", r"\1", out)
+    assert plain.replace(WORD_JOINER, "") == text  # the text as typed, with invisible joiners only
+    # GitHub-flavoured markdown's autolink literals (remark-gfm), on the text after escapes are resolved
+    assert not re.search(r"(?i)(https?://|www\.)|[-.\w+]+@[-\w]+(\.[-\w]+)+", plain), plain
+
+
+# --- the terminal -------------------------------------------------------------------------------
+
+def test_cli_prints_control_characters_in_names_and_sources_visibly(tmp_path, capsys):
+    path = tmp_path / "up\x1b[2J\n::error file=x::forged\u202e.csv"
+    path.write_text("group,TP,FN,FP,TN\nA,30,5,10,55\nB,20,10,5,65\n")
+    assert cli.main(["audit", str(path), "--group", "group", "--positive-is", "benefit"]) == 0
+    assert cli.main(["audit", str(path), "--group", "group\x1b[31m\n::warning::x"]) == 2
+    audit = Audit({"A": CM(300, 20, 90, 590), "B": CM(250, 120, 40, 590)},
+                  source="s\x1b]8;;https://evil.example\x07\x9b\x7f\n::error::forged")
+    args = cli._parser().parse_args(["audit", "x.csv", "--group", "g", "--positive-is", "benefit"])
+    assert cli._report(args, audit) == 0
+    out, err = capsys.readouterr()
+    printed = out + err
+    assert "up\\x1b[2J\\n::error file=x::forged⟨U+202E⟩.csv" in printed  # shown, visibly
+    for bad in ("\x1b", "\x07", "\x9b", "\x7f", "\u202e", "\r"):
+        assert bad not in printed, repr(bad)
+    assert not [line for line in printed.splitlines() if line.startswith("::")]
+
+
+def test_terminal_safe_shows_every_control_and_direction_character():
+    for char in [*map(chr, range(32)), "\x7f", "\x85", "\x9b", "\u200e", "\u200f", "\u202a", "\u202e", "\u2066",
+                 "\u2069", "\u061c", "\u2028", "\u2029", "\ufeff", "\u200b"]:
+        shown = terminal_safe(f"a{char}b")
+        assert char not in shown and shown.startswith("a") and shown.endswith("b") and len(shown) > 3, repr(char)
+    assert terminal_safe("Größe – 5 % · ✓ 名前") == "Größe – 5 % · ✓ 名前"
+
+
+# --- names that collide with the app's own words ------------------------------------------------
+
+BUILT_IN_WORDS = ["the rest of the data", "equally (the thesis's Fig. 4.2)", "thesis example (0.3, 0.1, 0.2, 0.4)"]
+
+
+def colliding_audit() -> Audit:
+    cms = {BUILT_IN_WORDS[0]: CM(5, 1, 0, 6), BUILT_IN_WORDS[1]: CM(40, 10, 12, 60),
+           BUILT_IN_WORDS[2]: CM(1, 1, 1, 9), "other": CM(300, 20, 90, 590), "pooled": CM(30, 8, 6, 40)}
+    return Audit(cms, source="collide.csv")
+
+
+def test_option_labels_keep_built_in_choices_apart_from_user_values():
+    rest = BuiltIn("the rest of the data")
+    assert rest != "the rest of the data" and "the rest of the data" != rest
+    assert rest == BuiltIn("the rest of the data")  # equal across reruns, which rebuild the page's objects
+    assert option_label(rest) != option_label("the rest of the data")
+
+
+def _trace_y(spec: str, k: int = 0) -> np.ndarray:
+    """Trace ``k``'s y values from a chart's JSON (Plotly sends numeric arrays base64-encoded)."""
+    y = json.loads(spec)["data"][k]["y"]
+    if isinstance(y, dict):
+        return np.frombuffer(base64.b64decode(y["bdata"]), dtype=np.dtype(y["dtype"]))
+    return np.asarray(y, dtype=float)
+
+
+def test_a_group_named_like_a_built_in_choice_is_that_group_on_the_sample_size_explorer():
+    from fairness_core import sample_size
+
+    audit = colliding_audit()
+    at = page_with_audit(audit, "pages/3_Sample_Size_Explorer.py")
+    labels = at.selectbox(key="match-reference").options
+    assert len(set(labels)) == len(labels) and labels.count("the rest of the data") == 1  # no two look alike
+    at.selectbox(key="match-reference").set_value(BUILT_IN_WORDS[0]).run()   # the group, not the built-in
+    assert not at.exception, at.exception
+    table = next(df.value for df in at.dataframe if "reference score" in df.value.columns)
+    expected = audit.match_table(["PPR", "TPR", "FPR", "B"], reference=BUILT_IN_WORDS[0])
+    assert BUILT_IN_WORDS[0] not in set(table["group"])  # the reference group is not tested against itself
+    np.testing.assert_allclose(table["reference score"], expected["reference score"])
+    title = json.loads(at.get("plotly_chart")[1].proto.spec)["layout"]["title"]["text"]
+    assert "drawn from “the rest of the data”" in title  # the group, quoted; the built-in reads "(n = …)"
+
+    for tab, key, name in (("Distributions as n grows", "cdf-weighting", BUILT_IN_WORDS[1]),
+                           ("Normal approximation", "normal-source", BUILT_IN_WORDS[2])):
+        at = AppTest.from_file(APP, default_timeout=120)
+        at.session_state["audit"], at.session_state["demo_key"], at.session_state["tab"] = audit, None, tab
+        at.run()
+        at.switch_page("pages/3_Sample_Size_Explorer.py").run()
+        labels = at.selectbox(key=key).options
+        assert len(set(labels)) == len(labels) and labels.count(name) == 1  # the built-in's; the group's differs
+        at.selectbox(key=key).set_value(name).run()
+        assert not at.exception, at.exception
+        if key == "cdf-weighting":   # every matrix weighted as drawn from the group, not equally
+            cdfs = sample_size.cdf_table(("ACC", "TPR", "MCC", "PT"), (5, 10, 20, 50),
+                                         audit.cms[name].as_array().astype(float))
+            acc = cdfs[(cdfs["metric"] == "ACC") & (cdfs["n"] == 5)]["cdf"].to_numpy()
+            np.testing.assert_allclose(_trace_y(at.get("plotly_chart")[0].proto.spec), [0.0, *acc])
+        else:                        # the group's cell probabilities, not the thesis's example
+            probs = audit.cms[name].as_array() / audit.cms[name].n
+            assert any(c.value == "p_TP, p_FN, p_FP, p_TN = " + ", ".join(f"{p:.3f}" for p in probs)
+                       for c in at.caption)
+
+
+def test_an_attribute_named_like_the_intersections_choice_is_that_attribute():
+    rng = np.random.default_rng(1)
+    n = 300
+    df = pd.DataFrame({"y": rng.integers(0, 2, n), "yhat": rng.integers(0, 2, n),
+                       "every combination": rng.choice(["p", "q"], n), "sex": rng.choice(["f", "m"], n)})
+    from fairness_core.io import cms_from_predictions
+
+    audit = cms_from_predictions(df, "y", "yhat", ["every combination", "sex"], 1, source="x.csv",
+                                 positive_is="benefit")
+    at = page_with_audit(audit, "pages/4_Smoothing.py")
+    view = at.sidebar.selectbox[0]
+    assert view.label == "Groups" and len(set(view.options)) == len(view.options)
+    view.set_value("every combination").run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="prior-group").options == audit.marginal("every combination").groups  # p and q
+
+
+def test_a_group_named_pooled_is_a_group_on_the_inequality_map():
+    from fairness_core import entropy
+
+    audit = colliding_audit()
+    mu, lam, grid = entropy.landscape(entropy.SPEICHER, 2.0, size=11)
+    points = pd.DataFrame([{"group": g, "n": cm.n, "index": 0.1,
+                            **dict(zip(("mu", "lambda"), entropy.mu_lambda(cm, entropy.SPEICHER)))}
+                           for g, cm in audit.cms.items()]
+                          + [{"group": "everyone pooled", "everyone": True, "n": audit.total().n, "index": 0.1,
+                              **dict(zip(("mu", "lambda"), entropy.mu_lambda(audit.total(), entropy.SPEICHER)))}])
+    fig = plots.gei_landscape(mu, lam, grid, points, 2.0, ("TP", "TN"))
+    dots, diamond = fig.data[1], fig.data[2]
+    assert "pooled" in dots.text and diamond.marker.symbol == "diamond" and len(diamond.x) == 1
+    labels = [a.text for a in fig.layout.annotations]
+    assert labels.count("pooled") == 1 and labels.count("<i>everyone pooled</i>") == 1
 
 
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed")

@@ -125,7 +125,7 @@ def inequality_section(audit: Audit, reference: str) -> None:
     points = [{"group": g, "n": cm.n, "index": table.loc[g, "index within group"],
                **dict(zip(("mu", "lambda"), entropy.mu_lambda(cm, benefit)))} for g, cm in audit.cms.items()]
     pooled = audit.total()
-    points.append({"group": "pooled", "n": pooled.n, "index": total,
+    points.append({"group": "everyone pooled", "everyone": True, "n": pooled.n, "index": total,
                    **dict(zip(("mu", "lambda"), entropy.mu_lambda(pooled, benefit)))})
     points = pd.DataFrame(points)
     if st.toggle("Zoom to the loaded groups", value=True, key="gei-zoom"):

@@ -112,7 +112,7 @@ def live_panel(key: str, draw: Callable[[Snapshot], None], interval: float = 1.0
         snap = job.snapshot()
         label = {"running": "Running", "pending": "Queued", "done": "Finished", "cancelled": "Cancelled",
                  "failed": "Failed"}[snap.status]
-        text = f"{label} · {snap.message or snap.name} · {_eta(snap)}"
+        text = f"{label} · {md_escape(snap.message or snap.name)} · {_eta(snap)}"  # the bar's text is markdown
         if snap.ended:
             st.progress(snap.fraction, text=text)
         else:

@@ -12,7 +12,7 @@ import streamlit as st
 
 from fairness_core import datasets
 from fairness_core.audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, Audit
-from ui.widgets import md_escape
+from ui.widgets import BuiltIn, md_escape
 
 AUDIT_KEY = "audit"
 DEMO_KEY = "demo_key"
@@ -234,7 +234,7 @@ def page_setup(title: str) -> Audit:
     return audit
 
 
-INTERSECTIONS = "every combination"
+INTERSECTIONS = BuiltIn("every combination")  # never equal to an attribute, whatever its name
 
 
 def _view(audit: Audit) -> Audit:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Callable, Mapping
 
 import numpy as np
@@ -120,11 +121,52 @@ def questions_panel(audit, verdicts: pd.DataFrame) -> None:  # type: ignore[no-u
 
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>$~:=])")
+#: Where the markdown renderer would start an autolink: "://" after a scheme, "www." and "@" (e-mail, mailto:,
+#: xmpp:). The renderer finds these in the text after backslash escapes are resolved, so escaping does not stop it.
+_AUTOLINK_START = re.compile(r"(?i)(?<=:)(?=//)|(?<=www)(?=\.)|(?<=@)")
+#: U+2060 WORD JOINER: invisible and never a line break; between ":" and "//", "www" and ".", or after "@", the
+#: autolink patterns no longer match, so a bare URL or e-mail address in a name stays text.
+WORD_JOINER = "\u2060"
 
 
-def md_escape(text: str) -> str:
-    """User text for st.markdown: every markdown, HTML and Streamlit directive character escaped."""
-    return _MD_SPECIAL.sub(r"\\\1", str(text))
+def md_escape(text: object) -> str:
+    r"""User text for st.markdown, st.caption, alerts and widget help: shown as typed, never as markup.
+
+    Every markdown, HTML and Streamlit directive character is backslash-escaped, and a bare URL
+    (``https://x.example``, ``www.x.example``) or e-mail address gets an invisible word joiner
+    (:data:`WORD_JOINER`) where an autolink would begin, so it is not turned into a link.
+
+    >>> print(md_escape("see https://x.example and a@b.co").replace(WORD_JOINER, "<WJ>"))
+    see https\:<WJ>//x\.example and a@<WJ>b\.co
+    """
+    return _MD_SPECIAL.sub(r"\\\1", _AUTOLINK_START.sub(WORD_JOINER, str(text)))
+
+
+@dataclass(frozen=True)
+class BuiltIn:
+    """A built-in choice offered in the same picker as user values (group or column names), such as
+    "the rest of the data" beside the groups.
+
+    It is never equal to a string, so a group literally named "the rest of the data" is a different
+    option, and :func:`option_label` labels the two differently. Equal by its words, so the same
+    choice compares equal across Streamlit reruns (a page's module-level objects are rebuilt on each run).
+    """
+
+    label: str
+
+    def __str__(self) -> str:
+        return self.label
+
+
+def option_label(option: object, user: Callable[[str], str] = lambda v: f"“{v}”") -> str:
+    """How a picker that mixes built-in choices with user values shows an option: a :class:`BuiltIn`
+    as its own words, a user value through ``user`` (by default in quotation marks), so that no user
+    value is labelled like a built-in.
+
+    >>> option_label(BuiltIn("the rest of the data")), option_label("the rest of the data")
+    ('the rest of the data', '“the rest of the data”')
+    """
+    return option.label if isinstance(option, BuiltIn) else user(str(option))
 
 
 #: Rows of the verdict table shown on the page; the CSV download always has every pair.

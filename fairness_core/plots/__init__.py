@@ -1,8 +1,10 @@
 """Plotly figures for the dashboard, the report and notebooks, by subject.
 
 Each function returns a ``go.Figure``, so tests check a figure's data without a browser and
-pages only place it. Every public builder escapes user text (group names, column names) and
-carries plotly's own template, so a figure is the same in the app, in a download and in the report.
+pages only place it. Every public builder escapes user text (group names, column names) with
+:func:`fairness_core.text.plotly_text` (re-exported here; a caller building a title from a name
+uses it too) and carries plotly's own template, so a figure is the same in the app, in a download
+and in the report.
 
 =====================  ====================================================================
 ``plots.audit``        pairwise heatmaps, benefits, OFI against DI, the forest plot
@@ -16,7 +18,7 @@ Every public name stays importable from ``fairness_core.plots`` itself.
 """
 
 from ._base import *  # noqa: F403
-from ._base import escape_user_text  # noqa: F401
+from ._base import escape_user_text, plotly_text  # noqa: F401
 from .audit import *  # noqa: F403
 from .inequality import *  # noqa: F403
 from .sample_size import *  # noqa: F403

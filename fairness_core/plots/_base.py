@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import html
 import re
 from collections.abc import Callable
 from typing import Any
@@ -12,6 +11,8 @@ import numpy as np
 import plotly.colors
 import plotly.graph_objects as go
 import plotly.io as pio
+
+from ..text import plotly_text
 
 UNDEFINED_COLOR = "#d9d9d9"
 FAVOURS_I = "#2166ac"  # blue: the score leans toward group i (the row)
@@ -79,11 +80,6 @@ def notation(formula: str) -> str:
     return re.sub(r"_([A-Za-z0-9]+)", r"<sub>\1</sub>", hats)
 
 
-def _hover_safe(text: str) -> str:
-    """User text for Plotly's HTML-like labels: escaped so a group name cannot inject markup."""
-    return html.escape(str(text), quote=False)
-
-
 PALETTE = ("#4a6fa5", "#c8553d", "#2a9d8f", "#8e6c8a", "#e9a23b", "#5c946e", "#6c757d", "#b56576")
 UNDEFINED_BAR = "#c0392b"
 
@@ -139,14 +135,14 @@ def _shades(k: int) -> list[str]:
 
 
 def _escape_labels(values):  # type: ignore[no-untyped-def]
-    """Escape the text items of a trace's x / y / name for Plotly's HTML-like rendering."""
+    """Escape the text items of a trace's x / y / name for Plotly's HTML-like rendering (:func:`plotly_text`)."""
     if isinstance(values, str):
-        return _hover_safe(values)
+        return plotly_text(values)
     if values is None:
         return values
     arr = np.asarray(values, dtype=object)
     if arr.dtype == object and arr.ndim == 1 and any(isinstance(v, str) for v in arr):
-        return [(_hover_safe(v) if isinstance(v, str) else v) for v in arr]
+        return [(plotly_text(v) if isinstance(v, str) else v) for v in arr]
     return values
 
 
@@ -161,7 +157,7 @@ def escape_user_text(fig: go.Figure) -> go.Figure:
                 if escaped is not getattr(trace, attr):
                     setattr(trace, attr, escaped)
         if getattr(trace, "name", None):
-            trace.name = _hover_safe(trace.name)
+            trace.name = plotly_text(trace.name)
     for key in list(fig.layout.to_plotly_json()):
         if key.startswith(("xaxis", "yaxis")):
             for attr in ("categoryarray", "tickvals", "ticktext"):  # category names, and their shown labels

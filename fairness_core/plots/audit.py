@@ -18,10 +18,10 @@ from ._base import (
     UNDEFINED_COLOR,
     _fmt,
     _heatmap_geometry,
-    _hover_safe,
     _layout,
     _short,
     notation,
+    plotly_text,
     safe_figures,
 )
 
@@ -35,14 +35,14 @@ def _pair_hover(audit: Audit, name: str, values: np.ndarray) -> np.ndarray:
     groups = audit.groups
     info = bias.info(name)
     cms = [audit.cms[g] for g in groups]
-    row = np.array([f"<b>i = {_hover_safe(g)}</b> (n = {c.n:,})" + "".join(f"<br>{t}" for t in _terms(name, c, c)[:1])
+    row = np.array([f"<b>i = {plotly_text(g)}</b> (n = {c.n:,})" + "".join(f"<br>{t}" for t in _terms(name, c, c)[:1])
                     for g, c in zip(groups, cms)], dtype=text.STR)
-    col = np.array([f"<br><b>j = {_hover_safe(g)}</b> (n = {c.n:,})" + "".join(f"<br>{t}" for t in _terms(name, c, c)[1:])
+    col = np.array([f"<br><b>j = {plotly_text(g)}</b> (n = {c.n:,})" + "".join(f"<br>{t}" for t in _terms(name, c, c)[1:])
                     for g, c in zip(groups, cms)], dtype=text.STR)
     value = (f"<br><b>{name} = " + text.fixed(values, 4, signed=name != "DI") + "</b>").astype(text.STR)
     for a, b in zip(*np.nonzero(~np.isfinite(values))):
         if a != b:
-            value[a, b] = f"<br><b>{name} undefined</b>: {_hover_safe(bias.undefined_reason(name, cms[a], cms[b]))}"
+            value[a, b] = f"<br><b>{name} undefined</b>: {plotly_text(bias.undefined_reason(name, cms[a], cms[b]))}"
     out = row[:, None] + col[None, :] + value + f"<br><i>{notation(info.formula)}</i>"
     return out.astype(object)
 
@@ -383,7 +383,7 @@ def ofi_di_scatter(verdicts: pd.DataFrame, max_points: int = 3000) -> go.Figure:
             continue
         di, lo, hi = (part[c].to_numpy(float) for c in ("di", "di_ci_low", "di_ci_high"))
         lo_cap, hi_cap = np.maximum(lo, 1e-3), np.minimum(hi, 1e3)
-        custom = np.column_stack([part["group_i"].map(_hover_safe), part["n_i"], part["group_j"].map(_hover_safe),
+        custom = np.column_stack([part["group_i"].map(plotly_text), part["n_i"], part["group_j"].map(plotly_text),
                                   part["n_j"],
                                   part["ofi_ci_low"], part["ofi_ci_high"], lo, hi])
         fig.add_trace(go.Scatter(
@@ -444,16 +444,16 @@ def ofi_forest(verdicts: pd.DataFrame, reference: str) -> go.Figure:
             error_x=dict(type="data", symmetric=False, array=part["high"] - part["ofi"],
                          arrayminus=part["ofi"] - part["low"], color=color, thickness=2, width=6),
             customdata=np.column_stack([part["low"], part["high"], part["p"]]),
-            hovertemplate=("%{y}<br>OFI vs " + _hover_safe(reference) + " = %{x:+.3f} [%{customdata[0]:+.3f}, "
+            hovertemplate=("%{y}<br>OFI vs " + plotly_text(reference) + " = %{x:+.3f} [%{customdata[0]:+.3f}, "
                            "%{customdata[1]:+.3f}]<br>adjusted p = %{customdata[2]:.3g}<extra>" + verdict + "</extra>"),
         ))
     fig.update_layout(
-        title=dict(text=f"OFI of each group against {_hover_safe(reference)}<br><sup>{interval_label(verdicts)}s · "
-                        f"right of 0: the group fares better than {_hover_safe(reference)} relative to its labels · "
+        title=dict(text=f"OFI of each group against {plotly_text(reference)}<br><sup>{interval_label(verdicts)}s · "
+                        f"right of 0: the group fares better than {plotly_text(reference)} relative to its labels · "
                         f"band: |OFI| ≤ {tol:g}</sup>", x=0, xanchor="left", font=dict(size=16)),
         font=FONT, height=max(300, 120 + 34 * len(rows)), margin=dict(l=10, r=10, t=80, b=10),
         plot_bgcolor="white", paper_bgcolor="white",
-        xaxis=dict(title=f"OFI = B<sub>group</sub> − B<sub>{_hover_safe(reference)}</sub>", gridcolor="#eee",
+        xaxis=dict(title=f"OFI = B<sub>group</sub> − B<sub>{plotly_text(reference)}</sub>", gridcolor="#eee",
                    zeroline=False),
         legend=dict(orientation="h", yanchor="top", y=-0.12 if len(rows) > 6 else -0.25, xanchor="left", x=0),
     )

@@ -7,7 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ._base import PALETTE, UNDEFINED_BAR, _hover_safe, _plain, safe_figures
+from ._base import PALETTE, UNDEFINED_BAR, _plain, plotly_text, safe_figures
 
 WITHIN = "#9db4d3"
 BETWEEN = "#c8553d"
@@ -43,6 +43,17 @@ def gei_decomposition(table: pd.DataFrame, chosen: float | None = None) -> go.Fi
                   height=400)
 
 
+#: How the point of everyone pooled is labelled (a group may itself be named "pooled" or "everyone pooled").
+EVERYONE = "<i>everyone pooled</i>"
+
+
+def _everyone(points: pd.DataFrame) -> pd.Series:
+    """True on the row of everyone pooled: its ``everyone`` column, never its name."""
+    if "everyone" not in points:
+        return pd.Series(False, index=points.index)
+    return points["everyone"].eq(True)
+
+
 def _label_points(fig: go.Figure, points: pd.DataFrame, mu: np.ndarray, lam: np.ndarray) -> None:
     """Each point's name in a white box (readable on the darkest cell), above its marker, or below when
     a label already sits close above a neighbour; "everyone pooled" always below."""
@@ -50,14 +61,15 @@ def _label_points(fig: go.Figure, points: pd.DataFrame, mu: np.ndarray, lam: np.
     span_y = float(lam[-1] - lam[0]) or 1.0
     placed: list[tuple[float, float, int]] = []
     order = np.argsort(points["mu"].to_numpy(dtype=float), kind="stable")
+    everyone = _everyone(points).to_numpy()
     for k in order:
         row = points.iloc[k]
         x, y = float(row["mu"]), float(row["lambda"])
-        side = -1 if row["group"] == "pooled" else 1
+        side = -1 if everyone[k] else 1
         if any(abs(x - px) / span_x < 0.12 and abs(y - py) / span_y < 0.12 and s == side for px, py, s in placed):
             side = -side
         placed.append((x, y, side))
-        fig.add_annotation(x=x, y=y, text=_hover_safe("everyone pooled" if row["group"] == "pooled" else row["group"]),
+        fig.add_annotation(x=x, y=y, text=EVERYONE if everyone[k] else plotly_text(row["group"]),
                            showarrow=False, yshift=16 * side, font=dict(size=11, color="#08306b"),
                            bgcolor="rgba(255,255,255,0.85)", borderpad=2)
 
@@ -66,7 +78,9 @@ def gei_landscape(mu: np.ndarray, lam: np.ndarray, grid: np.ndarray, points: pd.
                   alpha: float, unit_cells: tuple[str, str]) -> go.Figure:
     """The index over (μ, λ) for the chosen benefits (Utility as Fair Pricing, Fig. 1/4), the loaded groups marked.
 
-    ``points`` has columns group, mu, lambda, n, index (from :func:`fairness_core.entropy.mu_lambda`).
+    ``points`` has columns group, mu, lambda, n, index (from :func:`fairness_core.entropy.mu_lambda`), and
+    ``everyone``, True on the row of everyone pooled (a diamond labelled in italics, so that a group named
+    "pooled" or "everyone pooled" is still a group).
     Colours are capped at the 95th percentile so the steep corner near μ = 0 does not wash out the rest.
     """
     finite = grid[np.isfinite(grid)]
@@ -77,12 +91,13 @@ def gei_landscape(mu: np.ndarray, lam: np.ndarray, grid: np.ndarray, points: pd.
         hovertemplate="μ = %{x:.3f}<br>λ = %{y:.3f}<br>I = %{z:.4g}<extra></extra>",
     ))
     size = np.clip(6 + 3 * np.log10(points["n"].to_numpy(dtype=float)), 7, 20)
-    pooled = points["group"] == "pooled"
+    pooled = _everyone(points)
+    names = points["group"].map(plotly_text).where(~pooled, EVERYONE)
     for mask, symbol, color in ((~pooled, "circle", "#08306b"), (pooled, "diamond", "#000")):
         sub = points[mask]
         if len(sub):
             fig.add_trace(go.Scatter(
-                x=sub["mu"], y=sub["lambda"], mode="markers", text=sub["group"].map(_hover_safe),
+                x=sub["mu"], y=sub["lambda"], mode="markers", text=names[mask],
                 marker=dict(size=size[mask.to_numpy()], color=color, symbol=symbol, line=dict(color="white", width=1.5)),
                 customdata=np.column_stack([sub["n"], sub["index"]]), showlegend=False,
                 hovertemplate="%{text} (n = %{customdata[0]:,})<br>μ = %{x:.4f}, λ = %{y:.4f}<br>"
@@ -129,10 +144,10 @@ def stability_disparities(disp: pd.DataFrame) -> go.Figure:
         v = disp.loc[g, cols].to_numpy(dtype=float)
         fig.add_trace(go.Scatter(x=v, y=cols, mode="markers", name=str(g),
                                  marker=dict(size=12, color=PALETTE[k % len(PALETTE)], line=dict(color="white", width=1)),
-                                 hovertemplate=f"{_hover_safe(g)}<br>%{{y}} = %{{x:+.4f}}<extra></extra>"))
+                                 hovertemplate=f"{plotly_text(g)}<br>%{{y}} = %{{x:+.4f}}<extra></extra>"))
     fig.add_vline(x=0, line=dict(color="#888", width=1))
     fig.update_yaxes(autorange="reversed")
-    fig.update_xaxes(title=f"dis − priv ({_hover_safe(disp.index.name.split('= ')[-1].rstrip(')'))} is priv)")
+    fig.update_xaxes(title=f"dis − priv ({plotly_text(disp.index.name.split('= ')[-1].rstrip(')'))} is priv)")
     return _plain(fig, "Disparities against the privileged group (0 = parity)", height=max(320, 90 + 34 * len(cols)),
                   legend_below=len(disp) > 4)
 

@@ -7,7 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ._base import PALETTE, UNDEFINED_BAR, _plain, _shades, safe_figures
+from ._base import PALETTE, UNDEFINED_BAR, _plain, _shades, plotly_text, safe_figures
 
 
 def metric_cdfs(table: pd.DataFrame) -> go.Figure:
@@ -64,12 +64,13 @@ def hole_counts(table: pd.DataFrame) -> go.Figure:
     return _plain(fig, "Holes: matrices of size n where the metric is undefined", height=460, legend_below=True)
 
 
-def pmf_bars(x: np.ndarray, mass: np.ndarray, title: str, *, observed: float | None = None,
+def pmf_bars(x: np.ndarray, mass: np.ndarray, title: str, *, subtitle: str = "", observed: float | None = None,
              tail: str | None = None, p_value: float | None = None, exact: bool = True,
              x_title: str = "score") -> go.Figure:
     """A distribution as bars. With ``observed``, a dotted line there; with ``tail`` ("lower" or
     "upper") the bars of that tail (S <= observed, or S >= observed) are red: the smaller tail,
-    which the two-sided p-value doubles."""
+    which the two-sided p-value doubles. ``title`` is text (it may name a group: shown as typed);
+    ``subtitle`` is the caller's own Plotly markup, with no user text in it."""
     colour = np.full(x.shape, "#9db4d3", dtype=object)
     if observed is not None and tail in ("lower", "upper") and x.size:
         step = float(np.min(np.diff(np.sort(x)))) / 2 if x.size > 1 else 0.0
@@ -85,7 +86,8 @@ def pmf_bars(x: np.ndarray, mass: np.ndarray, title: str, *, observed: float | N
     fig.update_xaxes(title=x_title)
     fig.update_yaxes(title="probability" if exact else "probability per bin")
     fig.update_layout(showlegend=False)
-    return _plain(fig, title, height=380)
+    head = plotly_text(title) + (f"<br><sup>{subtitle}</sup>" if subtitle else "")
+    return _plain(fig, head, height=380)
 
 
 def match_overview(table: pd.DataFrame, alpha: float = 0.05) -> go.Figure:
@@ -120,7 +122,8 @@ def match_overview(table: pd.DataFrame, alpha: float = 0.05) -> go.Figure:
 
 def spread_vs_n(mc: pd.DataFrame, exact: pd.DataFrame, metric: str, label: str, max_dots: int = 100) -> go.Figure:
     """Monte Carlo scores of samples of each size (dots, at most ``max_dots`` per n) under the
-    exact quantile bands (Briscoe 2024, Fig. 4.1). SVG throughout so the bands draw over the dots."""
+    exact quantile bands (Briscoe 2024, Fig. 4.1). SVG throughout so the bands draw over the dots.
+    ``label`` names what the samples are drawn from (a group name: shown as text)."""
     fig = go.Figure()
     rng = np.random.default_rng(0)
     shown = mc[mc["value"].notna()].groupby("n", group_keys=False).head(max_dots)
@@ -143,7 +146,7 @@ def spread_vs_n(mc: pd.DataFrame, exact: pd.DataFrame, metric: str, label: str, 
                              hovertemplate="n = %{x}: median %{y:.3f}, undefined %{customdata:.1%}<extra></extra>"))
     fig.update_xaxes(title="sample size n")
     fig.update_yaxes(title=metric)
-    return _plain(fig, f"{metric} of samples drawn from {label}: spread shrinks, jaggedness stays", height=440)
+    return _plain(fig, f"{metric} of samples drawn from {plotly_text(label)}: spread shrinks, jaggedness stays", height=440)
 
 
 def normal_convergence(metric: str, pmfs: dict[int, tuple[np.ndarray, np.ndarray]]) -> go.Figure:

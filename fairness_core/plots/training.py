@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .. import bias
-from ._base import PALETTE, _plain, safe_figures
+from ._base import PALETTE, _plain, plotly_text, safe_figures
 
 GAN_CURVES = (("wasserstein", "Wasserstein estimate E D(real) − E D(fake)"), ("gp", "gradient penalty"),
               ("generator", "generator adversarial loss −E D(fake)"), ("diversity", "diversity MSE"))
@@ -45,7 +45,8 @@ def gan_training_curves(records: pd.DataFrame, max_points: int = 400) -> go.Figu
 
 
 def share_bars(table: pd.DataFrame, title: str) -> go.Figure:
-    """Real, synthetic and target shares per category (from :func:`fairness_core.augmentation.share_table`)."""
+    """Real, synthetic and target shares per category (from :func:`fairness_core.augmentation.share_table`).
+    ``title`` is text, shown as typed (it may name a column or a category)."""
     fig = go.Figure()
     for col, color in (("real", "#9db4d3"), ("synthetic", "#2a9d8f"), ("target", "#222")):
         if col == "target":
@@ -57,7 +58,7 @@ def share_bars(table: pd.DataFrame, title: str) -> go.Figure:
                                  hovertemplate=f"%{{x}}: {col} %{{y:.1%}}<extra></extra>"))
     fig.update_layout(barmode="group", yaxis=dict(tickformat=".0%", title="share"))
     fig.update_xaxes(tickangle=-25, type="category")
-    return _plain(fig, title, height=360)
+    return _plain(fig, plotly_text(title), height=360)
 
 
 def c2st_chart(table: pd.DataFrame, goal: float | None = None) -> go.Figure:
