@@ -1,7 +1,10 @@
 """Fuzz every upload parser with N generated files per strategy and print what was tried.
 
-    python scripts/fuzz.py [N]          # N files in all (default 10,000, the README's numbers):
-                                        # 40% CM tables, 40% row-level files, 20% random bytes
+    python scripts/fuzz.py [N]          # N files in all (default 10,000, the README's numbers): 30% CM
+                                        # tables, 30% row-level files, 10% each random bytes, workbooks
+                                        # written from XML (no size, many sheets, shared and long strings,
+                                        # formulas), Parquet files (every column type, wide ones) and
+                                        # names with hidden characters (never accepted)
 
 Each file goes through the Upload page's path; anything other than an Audit or a clear
 DataValidationError (non-empty messages, 1-based rows, named columns) is a failure.
@@ -21,7 +24,19 @@ from hypothesis import strategies as st
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from fuzz_strategies import Tally, cm_files, parse_cm_file, parse_row_file, row_files  # noqa: E402
+from fuzz_strategies import (Tally, check_names_printable, cm_files, hidden_name_files, parquet_files,  # noqa: E402
+                             parse_cm_file, parse_row_file, row_files, workbook_files)
+
+
+def parse_names(data: bytes, name: str):  # type: ignore[no-untyped-def]
+    outcome = parse_cm_file(data, name)
+    check_names_printable(outcome)
+    return outcome
+
+
+def parse_parquet(data: bytes, name: str):  # type: ignore[no-untyped-def]
+    parse_row_file(data, name)
+    return parse_cm_file(data, name)
 
 
 def run(name: str, strategy, parse, n: int) -> Tally:  # type: ignore[no-untyped-def]
@@ -40,11 +55,14 @@ def run(name: str, strategy, parse, n: int) -> Tally:  # type: ignore[no-untyped
 def main(n: int) -> None:
     start = time.perf_counter()
     out = {}
-    for name, strategy, parse, share in (("confusion-matrix tables", cm_files(), parse_cm_file, 0.4),
-                                         ("row-level predictions", row_files(), parse_row_file, 0.4),
+    for name, strategy, parse, share in (("confusion-matrix tables", cm_files(), parse_cm_file, 0.3),
+                                         ("row-level predictions", row_files(), parse_row_file, 0.3),
                                          ("random bytes", st.tuples(st.binary(max_size=4096),
                                                                     st.sampled_from(["x.csv", "x.xlsx", "x.txt"])),
-                                          parse_cm_file, 0.2)):
+                                          parse_cm_file, 0.1),
+                                         ("workbooks from XML", workbook_files(), parse_names, 0.1),
+                                         ("Parquet files", parquet_files(), parse_parquet, 0.1),
+                                         ("names with hidden characters", hidden_name_files(), parse_names, 0.1)):
         t = run(name, strategy, parse, int(round(share * n)))
         out[name] = {"tried": t.tried, "accepted": t.accepted, "rejected with a message": t.rejected}
         top = sorted(t.messages.items(), key=lambda kv: -kv[1])[:5]

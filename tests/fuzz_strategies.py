@@ -178,3 +178,119 @@ def parse_row_file(data: bytes, name: str) -> Audit | DataValidationError:
     except DataValidationError as exc:
         check_problems(exc)
         return exc
+
+
+# --- issue 35's classes: workbooks by their XML, Parquet by its footer, names with hidden characters ---
+
+#: Characters that make two names print alike or reorder a sentence; an accepted audit never holds one.
+HIDDEN_CHARACTERS = ["\u200e", "\u200f", "\u202a", "\u202e", "\u2066", "\u2069", "\u034f", "\u115f", "\u3164",
+                     "\uffa0", "\x07", "\x1b", "\x85", "\ufe0f", "\U000e0041", "\u2028", "\n", "\t"]
+
+
+@st.composite
+def hidden_name_files(draw: Any) -> tuple[bytes, str]:
+    """A valid CM table whose group names sometimes carry a hidden character, anywhere in the name."""
+    n = draw(st.integers(min_value=2, max_value=6))
+    names = []
+    for k in range(n):
+        name = draw(st.sampled_from(["Black", "White", "Asian", "Latinx", "Other", "Zoë"])) + str(k)
+        if draw(st.booleans()):
+            at = draw(st.integers(0, len(name)))
+            name = name[:at] + draw(st.sampled_from(HIDDEN_CHARACTERS)) + name[at:]
+        names.append(name)
+    lines = ["group,TP,FN,FP,TN"] + [f'"{name}",1,2,3,4' for name in names]
+    return "\n".join(lines).encode(), "names.csv"
+
+
+def _xml_text(value: str) -> str:
+    return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+@st.composite
+def workbook_files(draw: Any) -> tuple[bytes, str]:
+    """Workbooks written from XML: with or without a declared size (and a false one), one sheet or many,
+    inline or shared strings (long ones too), formulas with and without saved values, blank rows above."""
+    from workbooks import cell, workbook
+
+    clean = draw(st.booleans())   # half are valid tables, so that reading goes all the way
+    header = (draw(st.sampled_from([["group", "TP", "FN", "FP", "TN"], ["race", "sex", "TP", "FN", "FP", "TN"]]))
+              if clean else draw(st.sampled_from([["group", "TP", "FN", "FP", "TN"], ["group", "TP", "FN"], ["g"]])))
+    n_rows = draw(st.integers(2 if clean else 0, 8))
+    row_number = iter(range(1000))
+    use_shared = draw(st.booleans())
+    shared: list[str] = []
+
+    def value(k: int) -> str:
+        if k < len(header) - 4 or header == ["g"]:
+            text = (f"G{next(row_number)}" if clean else
+                    draw(st.one_of(GROUP_NAMES, st.text(max_size=8), st.just("x" * draw(st.integers(0, 5000))))))
+            if use_shared:
+                shared.append(text)
+                return f'<c t="s"><v>{len(shared) - 1}</v></c>'
+            return cell(text)
+        kind = draw(st.integers(0, 9)) if not clean else 9
+        if kind == 0:
+            return cell(("=", "SUM(B2:C2)", draw(st.sampled_from([None, 3]))))
+        if kind == 1:
+            return cell(draw(CELL_VALUES))
+        return cell(draw(st.integers(0, 50)))
+
+    rows = [f"<row>{''.join(cell(h) for h in header)}</row>"]
+    rows += [f"<row>{''.join(value(k) for k in range(len(header)))}</row>" for _ in range(n_rows)]
+    blank = "<row></row>" * draw(st.integers(0, 2))
+    dimension = draw(st.sampled_from(["", '<dimension ref="A1:E3"/>', '<dimension ref="A1:XFD1048576"/>']))
+    xml = ('<?xml version="1.0"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+           f"{dimension}<sheetData>{blank}{''.join(rows)}</sheetData></worksheet>").encode()
+    sheets: dict[str, bytes] = {f"notes{k}": b'<?xml version="1.0"?><worksheet><sheetData/></worksheet>'
+                                for k in range(draw(st.integers(0, 12)))}
+    sheets["data"] = xml
+    strings = None
+    if use_shared:
+        strings = ('<?xml version="1.0"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+                   + "".join(f"<si><t>{_xml_text(s)}</t></si>" for s in shared) + "</sst>").encode()
+    return workbook(sheets, shared_strings=strings), "book.xlsx"
+
+
+@st.composite
+def parquet_files(draw: Any) -> tuple[bytes, str]:
+    """Parquet files of any column types (nested and binary ones are refused by name), wide or narrow,
+    with nulls, in one row group or several."""
+    import io as _io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    clean = draw(st.booleans())   # half are valid tables
+    n = draw(st.integers(2 if clean else 0, 30))
+    kinds = {"int": lambda: pa.array(draw(st.lists(st.one_of(st.none(), st.integers(-5, 60)), min_size=n, max_size=n)),
+                                     pa.int64()),
+             "float": lambda: pa.array(draw(st.lists(st.one_of(st.none(), st.floats()), min_size=n, max_size=n)),
+                                       pa.float64()),
+             "text": lambda: pa.array(draw(st.lists(st.one_of(st.none(), GROUP_NAMES, st.text(max_size=6)),
+                                                    min_size=n, max_size=n)), pa.string()),
+             "bool": lambda: pa.array(draw(st.lists(st.one_of(st.none(), st.booleans()), min_size=n, max_size=n)),
+                                      pa.bool_()),
+             "list": lambda: pa.array([[1, 2]] * n, pa.list_(pa.int64())),
+             "binary": lambda: pa.array([b"\x00\x01"] * n, pa.binary())}
+    names = draw(st.sampled_from([["group", "TP", "FN", "FP", "TN"], ["label", "prediction", "group", "score"]]))
+    if clean:
+        columns = {name: (pa.array([f"G{k}" for k in range(n)]) if name == "group"
+                          else pa.array([draw(st.integers(0, 1 if name in ("label", "prediction") else 40))
+                                         for _ in range(n)], pa.int64())) for name in names}
+    else:
+        columns = {name: kinds[draw(st.sampled_from(["int", "int", "int", "text", "float", "bool", "list", "binary"]))
+                               if name not in ("group",) else "text"]() for name in names}
+    if not clean and draw(st.integers(0, 9)) == 0:   # wide: past the column limit
+        columns.update({f"extra{k}": pa.array([0] * n, pa.int8()) for k in range(1001)})
+    buffer = _io.BytesIO()
+    pq.write_table(pa.table(columns), buffer, row_group_size=draw(st.sampled_from([1, 5, 1000])))
+    return buffer.getvalue(), "table.parquet"
+
+
+def check_names_printable(outcome: Audit | DataValidationError) -> None:
+    """An accepted audit holds no hidden character and no two groups that print the same."""
+    from fairness_core.text import hidden_characters
+
+    if isinstance(outcome, Audit):
+        assert all(hidden_characters(g) is None for g in outcome.groups), outcome.groups
+        assert len(set(outcome.groups)) == len(outcome.groups)

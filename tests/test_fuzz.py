@@ -8,7 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fairness_core.io import DataValidationError, clean_name, cms_from_table, read_table
-from fuzz_strategies import cm_files, exact_cm_files, parse_cm_file, parse_row_file, row_files
+from fuzz_strategies import (check_names_printable, cm_files, exact_cm_files, hidden_name_files, parquet_files,
+                             parse_cm_file, parse_row_file, row_files, workbook_files)
 
 FAST = settings(max_examples=400, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -73,3 +74,25 @@ def test_valid_tables_written_in_every_accepted_style_are_read_exactly(case):
     data, name, expected = case
     audit = cms_from_table(read_table(data, name), source=name)
     assert {g: cm.as_array().tolist() for g, cm in audit.cms.items()} == {clean_name(k): v for k, v in expected.items()}
+
+
+@settings(max_examples=150, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(hidden_name_files())
+def test_names_with_hidden_characters_are_refused_or_absent(file):
+    check_names_printable(parse_cm_file(*file))
+
+
+@settings(max_examples=120, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(workbook_files())
+def test_workbooks_written_from_xml_are_parsed_or_rejected_with_a_reason(file):
+    check_names_printable(parse_cm_file(*file))
+
+
+@settings(max_examples=60, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(parquet_files())
+def test_parquet_files_are_parsed_or_rejected_with_a_reason(file):
+    parse_cm_file(*file)
+    parse_row_file(*file)
