@@ -9,8 +9,9 @@ from ui.state import page_setup
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 page_setup("Methods")
-doc = st.radio("Document", ["Methods", "Data formats and limits", "Python library"], horizontal=True,
-               key="methods-doc")
-name = {"Methods": "methods.md", "Data formats and limits": "data.md", "Python library": "api.md"}[doc]
+DOCUMENTS = {"Methods": "methods.md", "Data formats and limits": "data.md", "Server limits": "server.md",
+             "Python library": "api.md"}
+doc = st.radio("Document", list(DOCUMENTS), horizontal=True, key="methods-doc")
+name = DOCUMENTS[doc]
 # Our own documents, not user text; "$" is money here, not LaTeX.
 st.markdown((DOCS / name).read_text(encoding="utf-8").replace("$", "\\$"))
