@@ -89,7 +89,8 @@ def _normalize_header(name: Hashable) -> str:
 
 # --- reading files ------------------------------------------------------------------------
 
-def read_table(data: bytes, filename: str, max_rows: int = MAX_ROWS, sheet: str | None = None) -> pd.DataFrame:
+def read_table(data: bytes, filename: str, max_rows: int = MAX_ROWS, sheet: str | None = None,
+               columns: Sequence[str] | None = None) -> pd.DataFrame:
     """Parse an uploaded CSV/TSV/TXT, XLSX or Parquet file into a DataFrame of text.
 
     Every cell is read as text (:data:`TEXT`, Arrow-backed; missing cells as NaN), so group
@@ -99,6 +100,9 @@ def read_table(data: bytes, filename: str, max_rows: int = MAX_ROWS, sheet: str 
     may be \\n, \\r\\n or \\r; text is UTF-8 (with or without BOM), UTF-16 (with a BOM, or
     without one when every other byte is NUL, with a notice), else Windows-1252 (with a
     notice). Notices (encoding, a dropped index column) are in ``df.attrs["notices"]``.
+
+    ``columns`` reads only those columns of a Parquet file (its limits then apply to them alone; see
+    :func:`parquet_shape` for what a file holds).
 
     Sizes are decided before anything is built: rows and cells (:data:`MAX_CELLS`) from a
     count of the lines, a Parquet footer or a streamed pass over a worksheet's XML
@@ -123,7 +127,7 @@ def read_table(data: bytes, filename: str, max_rows: int = MAX_ROWS, sheet: str 
     elif suffix in (".csv", ".tsv", ".txt", ""):
         df = _read_delimited(data, filename, max_rows, notices)
     elif suffix in (".parquet", ".pq"):
-        df = _read_parquet(data, filename, max_rows)
+        df = _read_parquet(data, filename, max_rows, columns)
     else:
         raise DataValidationError(f"{filename}: unsupported file type {suffix!r}; use CSV, TSV, XLSX or Parquet")
     if df.shape[1] == 0 or df.shape[0] == 0:
@@ -185,35 +189,56 @@ def _resolve_duplicate_columns(df: pd.DataFrame, notices: list[str]) -> pd.DataF
     return out
 
 
-def _read_parquet(data: bytes, filename: str, max_rows: int) -> pd.DataFrame:
-    """A Parquet file as text, like every other upload. Its footer is checked first — rows, columns, cells and
-    the uncompressed size — so a file of a few MB that would expand to gigabytes is refused before any data is
-    read; then each column is cast to text by Arrow (ints "7", floats "0.5", booleans "true"; nulls stay
-    missing) and kept in Arrow's buffers. Larger logs go through :func:`aggregate` instead."""
+def _parquet_file(data: bytes, filename: str):  # type: ignore[no-untyped-def]
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
-        file = pq.ParquetFile(pa.BufferReader(data))
+        return pq.ParquetFile(pa.BufferReader(data))
     except Exception as exc:  # noqa: BLE001 - any reader failure is an unreadable file
         raise DataValidationError(f"{filename} is not a readable Parquet file: {str(exc).splitlines()[0]}") from None
-    meta = file.metadata
-    _check_columns(meta.num_columns, filename)
+
+
+def parquet_shape(data: bytes, filename: str = "the file") -> tuple[int, list[str]]:
+    """Rows and column names of a Parquet file, from its footer alone (nothing else is read)."""
+    file = _parquet_file(data, filename)
+    return file.metadata.num_rows, list(file.schema_arrow.names)
+
+
+def _read_parquet(data: bytes, filename: str, max_rows: int, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """A Parquet file as text, like every other upload. Its footer is checked first — rows, columns, cells and
+    the decoded size of the columns to read — so a file of a few MB that would expand to gigabytes is refused
+    before any data is read; then each column is cast to text by Arrow (ints "7", floats "0.5", booleans
+    "true"; nulls stay missing) and kept in Arrow's buffers. Larger logs go through :func:`aggregate`."""
+    import pyarrow as pa
+
+    file = _parquet_file(data, filename)
+    meta, schema = file.metadata, file.schema_arrow
+    names = list(schema.names) if columns is None else list(columns)
+    unknown = [c for c in names if c not in schema.names]
+    if unknown:
+        raise DataValidationError(Problem(f"no such column; columns are {', '.join(map(repr, schema.names[:50]))}",
+                                          column=unknown[0]))
+    _check_columns(len(names), filename)
     if meta.num_rows > max_rows:
         raise DataValidationError(f"{filename} has {meta.num_rows:,} data rows; the limit is {max_rows:,} "
                                   "(fairness_core.io.aggregate or the command line count any size in place)")
-    _check_cells(meta.num_rows, meta.num_columns, filename)
-    fixed = sum(f.type.bit_width // 8 for f in file.schema_arrow if pa.types.is_primitive(f.type)
+    _check_cells(meta.num_rows, len(names), filename)
+    fields = [schema.field(c) for c in names]
+    for field in fields:
+        if pa.types.is_nested(field.type) or pa.types.is_binary(field.type) or pa.types.is_large_binary(field.type):
+            raise DataValidationError(Problem(f"column of type {field.type} cannot be read as text", column=field.name))
+    wanted = {schema.get_field_index(c) for c in names}
+    stored = sum(meta.row_group(g).column(k).total_uncompressed_size
+                 for g in range(meta.num_row_groups) for k in wanted)
+    fixed = sum(f.type.bit_width // 8 for f in fields if pa.types.is_primitive(f.type)
                 and not pa.types.is_boolean(f.type))   # decoded width: dictionary and run-length encoding hide it
-    expanded = max(sum(meta.row_group(k).total_byte_size for k in range(meta.num_row_groups)), meta.num_rows * fixed)
+    expanded = max(stored, meta.num_rows * fixed)
     if expanded > MAX_EXPANDED_BYTES:
         raise DataValidationError(f"{filename} expands to {expanded / 2**20:,.0f} MB once decompressed; the limit is "
                                   f"{MAX_EXPANDED_BYTES / 2**20:,.0f} MB (fairness_core.io.aggregate or the command "
                                   "line count any size in place)")
-    for field in file.schema_arrow:
-        if pa.types.is_nested(field.type) or pa.types.is_binary(field.type) or pa.types.is_large_binary(field.type):
-            raise DataValidationError(Problem(f"column of type {field.type} cannot be read as text", column=field.name))
-    table = file.read()
+    table = file.read(columns=names)
     return _text_frame(pa.table([c.cast(pa.string()) for c in table.columns], names=table.column_names))
 
 

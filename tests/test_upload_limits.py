@@ -244,3 +244,48 @@ def test_an_uploaded_file_is_parsed_once_and_a_widget_change_reuses_it(monkeypat
         with pytest.raises(DataValidationError, match="row 1"):
             uploads.read_upload(Bad(), "rows-file")
     assert calls.count("bad.csv") == 1
+
+
+def test_a_parquet_file_too_large_to_read_whole_is_read_by_the_columns_chosen(monkeypatch):
+    """Issue 35: read only the columns a row-level audit needs once they are chosen."""
+    import streamlit as st
+
+    from ui import uploads
+
+    monkeypatch.setattr(fio, "MAX_CELLS", 100_000)
+    monkeypatch.setattr(uploads, "MAX_CELLS", 100_000)
+    n = 5_000
+    table = {"label": pa.array(np.arange(n) % 2), "prediction": pa.array(np.arange(n) // 2 % 2),
+             "group": pa.array(np.where(np.arange(n) % 3, "a", "b"))}
+    table.update({f"f{k}": pa.array(np.zeros(n, dtype=np.int8)) for k in range(40)})
+    data = _parquet(pa.table(table))
+    assert fio.parquet_shape(data) == (n, list(table))
+    with pytest.raises(DataValidationError, match=r"5,000 rows × 43 columns = 215,000 cells; the limit is 100,000"):
+        read_table(data, "wide.parquet")
+    df = read_table(data, "wide.parquet", columns=["label", "prediction", "group"])
+    assert list(df.columns) == ["label", "prediction", "group"]
+    assert cms_from_predictions(df, "label", "prediction", ["group"], "1").total().n == n
+    with pytest.raises(DataValidationError, match=r"column 'nope': no such column"):
+        read_table(data, "wide.parquet", columns=["label", "nope"])
+
+    monkeypatch.setattr(st, "session_state", {})
+    chosen: list[list[str]] = [[], ["label", "prediction", "group"]]
+    offered = []
+
+    def multiselect(label, options, max_selections=None, key=None):  # type: ignore[no-untyped-def]
+        offered.append((label, list(options), max_selections))
+        return chosen.pop(0)
+
+    monkeypatch.setattr(st, "multiselect", multiselect)
+
+    class Upload:
+        name, file_id = "wide.parquet", "id-1"
+
+        def getvalue(self) -> bytes:
+            return data
+
+    with pytest.raises(DataValidationError, match="choose the columns to read above"):
+        uploads.read_upload(Upload(), "rows-file")
+    df, _ = uploads.read_upload(Upload(), "rows-file")
+    assert list(df.columns) == ["label", "prediction", "group"]
+    assert offered[0][1] == list(table) and offered[0][2] == 20 and "215,000" not in offered[0][0]

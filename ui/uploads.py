@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from fairness_core.io import DataValidationError, read_table, sheet_names
+from fairness_core.io import MAX_CELLS, MAX_COLUMNS, DataValidationError, parquet_shape, read_table, sheet_names
 from ui.widgets import md_escape
 
 
@@ -41,7 +41,8 @@ def parsed(key: str, ident: tuple, make: Callable[[], Any]) -> tuple[Any, dict]:
 def forget(key: str) -> None:
     """The uploader is empty: release its parsed file."""
     st.session_state.get(PARSED, {}).pop(key, None)
-    st.session_state.get(PARSED, {}).pop(f"{key}-sheets", None)
+    for part in ("sheets", "shape"):
+        st.session_state.get(PARSED, {}).pop(f"{key}-{part}", None)
 
 
 def read_upload(upload, key: str):  # type: ignore[no-untyped-def]
@@ -53,11 +54,30 @@ def read_upload(upload, key: str):  # type: ignore[no-untyped-def]
         names, _ = parsed(f"{key}-sheets", (upload.file_id,), lambda: sheet_names(upload.getvalue()))
         if len(names) > 1:
             sheet = st.selectbox("Sheet", names, key=f"{key}-sheet")
-    table, derived = parsed(key, (upload.file_id, sheet), lambda: read_table(upload.getvalue(), upload.name,
-                                                                             sheet=sheet))
+    columns = None
+    if upload.name.lower().endswith((".parquet", ".pq")):
+        columns = _parquet_columns(upload, key)
+    table, derived = parsed(key, (upload.file_id, sheet, columns),
+                            lambda: read_table(upload.getvalue(), upload.name, sheet=sheet, columns=columns))
     for notice in table.attrs.get("notices", []):
         st.info(md_escape(notice), icon=":material/info:")
     return table, derived
+
+
+def _parquet_columns(upload: Any, key: str) -> tuple[str, ...] | None:
+    """For a Parquet file too large to read whole (its footer says so), the columns to read, chosen by the
+    user; None reads every column."""
+    rows, names = parsed(f"{key}-shape", (upload.file_id,), lambda: parquet_shape(upload.getvalue(), upload.name))[0]
+    most = min(MAX_COLUMNS, MAX_CELLS // max(rows, 1))
+    if len(names) <= MAX_COLUMNS and rows * len(names) <= MAX_CELLS:
+        return None
+    chosen = st.multiselect(f"This file has {rows:,} rows × {len(names):,} columns, more than the "
+                            f"{MAX_CELLS:,}-cell limit: choose the columns to read (at most {most:,} — the label, the "
+                            "prediction, the group columns and any features)", names, max_selections=most,
+                            key=f"{key}-columns")
+    if not chosen:
+        raise DataValidationError(f"{upload.name} is too large to read whole: choose the columns to read above")
+    return tuple(chosen)
 
 
 def once(derived: dict, key: tuple, make: Callable[[], Any]) -> Any:
