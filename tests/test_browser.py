@@ -432,3 +432,36 @@ def test_a_journalists_audit_of_the_published_compas_file(page, tmp_path):
     page.get_by_role("heading", name="Bias audit").wait_for(timeout=60000)
     page.get_by_text("Data: compas-scores-two-years.csv").first.wait_for(timeout=60000)
     assert page.get_by_text("upload is gone").count() == 0
+
+
+def test_hostile_group_names_stay_text_in_streamlit_and_its_figures(page, tmp_path):
+    """Issue 35: names holding a link, a styled span, a bare URL and an e-mail address, uploaded and chosen as the
+    MATCH reference: Streamlit's markdown makes no autolink of them and Plotly draws no link or styled text in the
+    titles (the MATCH distribution's names the reference) or ticks; the names are there, as text."""
+    import csv
+    import io
+
+    link, styled = '<a href="https://evil.example/steal">click me</a>', '<span style="color:#123456">styled</span>'
+    autolink = "mail a@evil.example or https://evil.example/x"
+    rows = io.StringIO()
+    writer = csv.writer(rows, lineterminator="\n")
+    writer.writerow(["group", "TP", "FN", "FP", "TN"])
+    writer.writerows([[link, 30, 5, 10, 55], [styled, 20, 10, 5, 65], [autolink, 3, 1, 1, 4], ["plain", 50, 10, 10, 80]])
+    upload_cm_file(page, tmp_path / "hostile.csv", rows.getvalue())
+    page.get_by_text("4 groups read from hostile.csv").wait_for(timeout=90000)
+    page.get_by_role("button", name="Use these groups").click()
+    page.get_by_text("Data: hostile.csv").first.wait_for(timeout=30000)
+    page.get_by_test_id("stSidebar").get_by_role("link", name="Sample-Size Explorer").click()
+    page.get_by_text("What the numbers say.").wait_for(timeout=60000)
+    page.get_by_test_id("stSelectbox").filter(has_text="Reference").first.click()
+    page.keyboard.type("click me")
+    page.get_by_role("option").filter(has_text="“" + link + "” (n = 100)").first.click()  # the group, quoted
+    page.wait_for_timeout(1000)
+    page.wait_for_function(IDLE, timeout=60000)
+    page.wait_for_function("[...document.querySelectorAll('.js-plotly-plot .gtitle')].some(t => "
+                           "t.textContent.includes('drawn from “<a href'))", timeout=60000)
+    main = page.get_by_test_id("stMain")
+    assert main.locator("a[href*='evil.example'], a[href^='mailto:']").count() == 0  # no link, autolinks included
+    assert main.locator(".js-plotly-plot svg a").count() == 0  # Plotly draws a name's <a href> as an SVG link
+    assert main.locator("[style*='#123456'], [style*='rgb(18, 52, 86)']").count() == 0
+    assert "a@evil.example" in main.inner_text()  # the findings name the groups, as text
