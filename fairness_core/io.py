@@ -363,6 +363,8 @@ def _read_delimited(data: bytes, filename: str, max_rows: int, notices: list[str
     if first.count(sep) == 0:
         sep = ","
     header = next(csv.reader([first], delimiter=sep), [])
+    if not first.strip():
+        raise DataValidationError(f"{filename}: the first line is empty; it must be the header (the column names)")
     _check_columns(len(header), filename)
     lines = raw.count(newline, start) + (not raw.endswith(newline))
     if lines - 1 > max_rows:   # quoted line breaks make lines outnumber rows: count the rows, stopping early

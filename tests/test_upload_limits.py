@@ -211,9 +211,9 @@ def test_an_uploaded_file_is_parsed_once_and_a_widget_change_reuses_it(monkeypat
     monkeypatch.setattr(st, "session_state", {})
     calls = []
 
-    def counting_read(data, name, sheet=None):  # type: ignore[no-untyped-def]
+    def counting_read(data, name, **kwargs):  # type: ignore[no-untyped-def]
         calls.append(name)
-        return read_table(data, name, sheet=sheet)
+        return read_table(data, name, **kwargs)
 
     monkeypatch.setattr(uploads, "read_table", counting_read)
 
