@@ -269,15 +269,15 @@ st.caption("Each group is compared with the rest of the test rows. Improvement =
 st.subheader("Distributions against the targets (the thesis's Table 3.5)")
 d1, d2 = st.columns(2)
 with d1:
-    fig = plots.share_bars(result.condition_shares, "Groups: real training rows vs synthetic vs quota")
+    fig = plots.share_bars(result.condition_shares, "Groups", "real training rows vs synthetic vs quota")
     st.plotly_chart(fig, width="stretch", key="gan-cond-bars")
     st.dataframe(styled(result.condition_distances, 4, {"improvement": "{:.1%}"}), width="stretch", key="gan-cond-dist")
     csv_download(result.condition_distances, "hydragan_group_distances.csv", "Download (CSV)")
 with d2:
     dcol = result.model.schema.diversity_column
     category = result.label_group_shares
-    fig = plots.share_bars(category, f"{dcol} = {category.attrs.get('category', '')} within each group: real vs "
-                                     "synthetic vs target")
+    fig = plots.share_bars(category, f"{dcol} = {category.attrs.get('category', '')} within each group",
+                           "real vs synthetic vs target")
     st.plotly_chart(fig, width="stretch", key="gan-label-bars")
     gap = (category["synthetic"] - category["target"]).abs()
     big = gap[[g in counts.index and counts[g] >= 100 for g in gap.index]]

@@ -205,7 +205,7 @@ def _figure_cases() -> dict:  # type: ignore[type-arg]
                                                  sample_size.exact_spread("PPR", pop, (1, 2, 3)), "PPR", LINK),
         "smoothing_shift": lambda: plots.smoothing_shift(
             smoothing.smooth_groups(audit.cms, smoothing.Smoother("cps", 10.0), ["TPR"]), "TPR"),
-        "share_bars": lambda: plots.share_bars(shares, f"{STYLED} = {LINK} within each group"),
+        "share_bars": lambda: plots.share_bars(shares, f"{STYLED} = {LINK} within each group", "real vs synthetic"),
         "before_after": lambda: plots.before_after(summary),
     }
 
@@ -228,6 +228,12 @@ def test_every_figure_builder_shows_hostile_names_as_text():
         strings = list(strings_in(make().to_plotly_json()))
         assert any("evil.example" in s for s in strings), f"{name}: the names do not reach the figure"
         assert not live_markup(strings), (name, live_markup(strings)[:2])
+
+
+@pytest.mark.parametrize("name", ["pmf_bars", "spread_vs_n", "share_bars"])
+def test_a_name_in_a_title_is_never_broken_at_its_colon_or_parenthesis(name):
+    title = _figure_cases()[name]().layout.title.text
+    assert plotly_text(LINK) in title  # whole: "https:" is not a place to start a subtitle
 
 
 def test_plotly_text_escapes_markup_templates_and_latex_and_nothing_else():

@@ -107,16 +107,19 @@ def _wrap_title(title: str) -> str:
     return f"{match.group(1)}<br><sup>{match.group(2)}</sup>" + (sep + rest if sep else "")
 
 
-def _plain(fig: go.Figure, title: str, height: int = 420, legend_below: bool | None = None) -> go.Figure:
+def _plain(fig: go.Figure, title: str, height: int = 420, legend_below: bool | None = None,
+           wrap: bool = True) -> go.Figure:
     """Shared layout. The legend goes to the bottom of the figure (below the axis titles, measured
     from the figure's edge) when asked, and always for figures with subplot titles, which a legend
-    at the top would cover; otherwise it sits above the plot on the right."""
+    at the top would cover; otherwise it sits above the plot on the right. A long first title line
+    is wrapped (:func:`_wrap_title`) unless ``wrap`` is False: a title holding user text gives its own
+    subtitle instead, so that no colon or parenthesis inside a name is taken for a place to break."""
     subplots = bool(fig.layout.annotations) and any(getattr(a, "yref", "") == "paper" and (a.y or 0) >= 0.9
                                                    for a in fig.layout.annotations)
     below = subplots or bool(legend_below)
     legend = (dict(orientation="h", yref="container", yanchor="bottom", y=0.0, xanchor="left", x=0) if below
               else dict(orientation="h", yanchor="bottom", y=1.02, xanchor="right", x=1))
-    title = _wrap_title(title)
+    title = _wrap_title(title) if wrap else title
     top = 80 + 18 * max(0, title.count("<br>") - 1)  # room for every subtitle line
     if subplots and title.count("<br>") >= 2:
         top += 22  # and for the subplot titles under a two-line subtitle

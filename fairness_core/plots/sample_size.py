@@ -87,7 +87,7 @@ def pmf_bars(x: np.ndarray, mass: np.ndarray, title: str, *, subtitle: str = "",
     fig.update_yaxes(title="probability" if exact else "probability per bin")
     fig.update_layout(showlegend=False)
     head = plotly_text(title) + (f"<br><sup>{subtitle}</sup>" if subtitle else "")
-    return _plain(fig, head, height=380)
+    return _plain(fig, head, height=380, wrap=False)
 
 
 def match_overview(table: pd.DataFrame, alpha: float = 0.05) -> go.Figure:
@@ -146,7 +146,8 @@ def spread_vs_n(mc: pd.DataFrame, exact: pd.DataFrame, metric: str, label: str, 
                              hovertemplate="n = %{x}: median %{y:.3f}, undefined %{customdata:.1%}<extra></extra>"))
     fig.update_xaxes(title="sample size n")
     fig.update_yaxes(title=metric)
-    return _plain(fig, f"{metric} of samples drawn from {plotly_text(label)}: spread shrinks, jaggedness stays", height=440)
+    return _plain(fig, f"{metric} of samples drawn from {plotly_text(label)}<br><sup>spread shrinks, jaggedness stays</sup>",
+                  height=440, wrap=False)
 
 
 def normal_convergence(metric: str, pmfs: dict[int, tuple[np.ndarray, np.ndarray]]) -> go.Figure:

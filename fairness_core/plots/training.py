@@ -44,9 +44,9 @@ def gan_training_curves(records: pd.DataFrame, max_points: int = 400) -> go.Figu
     return _plain(fig, "Training: one curve per objective", height=520)
 
 
-def share_bars(table: pd.DataFrame, title: str) -> go.Figure:
+def share_bars(table: pd.DataFrame, title: str, subtitle: str = "") -> go.Figure:
     """Real, synthetic and target shares per category (from :func:`fairness_core.augmentation.share_table`).
-    ``title`` is text, shown as typed (it may name a column or a category)."""
+    ``title`` and ``subtitle`` are text, shown as typed (they may name a column or a category)."""
     fig = go.Figure()
     for col, color in (("real", "#9db4d3"), ("synthetic", "#2a9d8f"), ("target", "#222")):
         if col == "target":
@@ -58,7 +58,8 @@ def share_bars(table: pd.DataFrame, title: str) -> go.Figure:
                                  hovertemplate=f"%{{x}}: {col} %{{y:.1%}}<extra></extra>"))
     fig.update_layout(barmode="group", yaxis=dict(tickformat=".0%", title="share"))
     fig.update_xaxes(tickangle=-25, type="category")
-    return _plain(fig, plotly_text(title), height=360)
+    head = plotly_text(title) + (f"<br><sup>{plotly_text(subtitle)}</sup>" if subtitle else "")
+    return _plain(fig, head, height=360, wrap=False)
 
 
 def c2st_chart(table: pd.DataFrame, goal: float | None = None) -> go.Figure:
