@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import io as _io
+import os
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -26,8 +27,20 @@ from .confusion import CELLS, ConfusionMatrix
 from .ensemble import make_design
 from .stability import RowData
 
-#: Most rows accepted from a row-level predictions file.
-MAX_ROWS = 5_000_000
+def _operator_limit(variable: str, default: int, scale: int = 1) -> int:
+    """An upload limit the server's operator may set in the environment (docs/server.md), read at import;
+    a value that is not a positive whole number stops the server with a message naming the variable."""
+    raw = os.environ.get(variable, "").strip().replace("_", "").replace(",", "")
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(f"{variable}={os.environ[variable]!r} is not a whole number >= 1 (the default is "
+                         f"{default // scale:,})")
+    return int(raw) * scale
+
+
+#: Most rows accepted from a row-level predictions file (FAIRNESS_MAX_UPLOAD_ROWS).
+MAX_ROWS = _operator_limit("FAIRNESS_MAX_UPLOAD_ROWS", 5_000_000)
 #: Most groups (rows of a CM table, or distinct group combinations).
 MAX_GROUPS = 500
 #: The largest count per cell: sums of four stay exact in float64 (< 2^53) and in int64.
@@ -36,10 +49,11 @@ MAX_COUNT = 10**15
 INTERSECTION_SEP = " & "
 #: Most columns in an uploaded table.
 MAX_COLUMNS = 1000
-#: Most cells (rows × columns) in an uploaded table: what is read is kept as text in memory.
-MAX_CELLS = 30_000_000
-#: Largest size a compressed upload (Parquet) may expand to.
-MAX_EXPANDED_BYTES = 2**30
+#: Most cells (rows × columns) in an uploaded table: what is read is kept as text in memory
+#: (FAIRNESS_MAX_UPLOAD_CELLS).
+MAX_CELLS = _operator_limit("FAIRNESS_MAX_UPLOAD_CELLS", 30_000_000)
+#: Largest size a compressed upload (Parquet) may expand to once decoded (FAIRNESS_MAX_EXPANDED_MB).
+MAX_EXPANDED_BYTES = _operator_limit("FAIRNESS_MAX_EXPANDED_MB", 1024 * 2**20, 2**20)
 #: Longest column or group name, in characters.
 MAX_NAME_LENGTH = 200
 #: Characters that render as nothing; stripped from group names (with NFC normalization).
@@ -486,10 +500,12 @@ def sheet_names(data: bytes) -> list[str]:
 
 #: Excel's own sheet size limit; a sheet claiming more is not a real workbook.
 EXCEL_MAX_ROWS = 1_048_576
-#: Largest uncompressed XML in a workbook, all parts together (a 1.75 MB zip can expand to gigabytes).
-MAX_XLSX_XML_BYTES = 256 * 2**20
-#: Most cells (rows × columns, header included) read from one worksheet; larger tables belong in CSV or Parquet.
-MAX_XLSX_CELLS = 5_000_000
+#: Largest uncompressed XML in a workbook, all parts together (a 1.75 MB zip can expand to gigabytes)
+#: (FAIRNESS_MAX_WORKBOOK_XML_MB).
+MAX_XLSX_XML_BYTES = _operator_limit("FAIRNESS_MAX_WORKBOOK_XML_MB", 256 * 2**20, 2**20)
+#: Most cells (rows × columns, header included) read from one worksheet; larger tables belong in CSV or Parquet
+#: (FAIRNESS_MAX_WORKBOOK_CELLS).
+MAX_XLSX_CELLS = _operator_limit("FAIRNESS_MAX_WORKBOOK_CELLS", 5_000_000)
 #: Largest part that describes the workbook (its sheet list and relations), read before any sheet.
 _MAX_WORKBOOK_PART = 4 * 2**20
 _SCAN_CHUNK = 8 * 2**20

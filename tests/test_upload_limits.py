@@ -289,3 +289,18 @@ def test_a_parquet_file_too_large_to_read_whole_is_read_by_the_columns_chosen(mo
     df, _ = uploads.read_upload(Upload(), "rows-file")
     assert list(df.columns) == ["label", "prediction", "group"]
     assert offered[0][1] == list(table) and offered[0][2] == 20 and "215,000" not in offered[0][0]
+
+
+def test_the_operator_sets_the_upload_limits_in_the_environment():
+    import os
+    import subprocess
+    import sys
+
+    show = "import fairness_core.io as i; print(i.MAX_ROWS, i.MAX_CELLS, i.MAX_XLSX_XML_BYTES, i.MAX_EXPANDED_BYTES)"
+    env = dict(os.environ, FAIRNESS_MAX_UPLOAD_ROWS="1_000", FAIRNESS_MAX_UPLOAD_CELLS="20,000",
+               FAIRNESS_MAX_WORKBOOK_XML_MB="64", FAIRNESS_MAX_EXPANDED_MB="100")
+    out = subprocess.run([sys.executable, "-c", show], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["1000", "20000", str(64 * 2**20), str(100 * 2**20)]
+    env = dict(os.environ, FAIRNESS_MAX_UPLOAD_CELLS="lots")
+    bad = subprocess.run([sys.executable, "-c", show], env=env, capture_output=True, text=True)
+    assert bad.returncode != 0 and "FAIRNESS_MAX_UPLOAD_CELLS='lots' is not a whole number >= 1" in bad.stderr
