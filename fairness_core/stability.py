@@ -165,16 +165,32 @@ def _cm(y: np.ndarray, yp: np.ndarray) -> ConfusionMatrix:
     return ConfusionMatrix.from_predictions(y.astype(int), yp.astype(int))
 
 
+def overall_label(groups: Sequence[str]) -> str:
+    """The label of the row of everyone: "all", or "all rows" (then "all rows (2)", …) when a group is itself
+    named so, so that the row of everyone is never taken for a group or a group for it.
+
+    >>> overall_label(["a", "b"]), overall_label(["all", "b"])
+    ('all', 'all rows')
+    """
+    taken = set(groups)
+    label, k = "all", 1
+    while label in taken:
+        label = "all rows" if k == 1 else f"all rows ({k})"
+        k += 1
+    return label
+
+
 def group_table(rows: RowData, threshold: float = 0.5, order: Sequence[str] | None = None) -> pd.DataFrame:
-    """Per group (and "all"): n, the audited model's accuracy, FPR, FNR and selection rate,
-    and the ensemble's mean label stability, jitter and uncertainties."""
+    """Per group and for everyone (last, labelled :func:`overall_label`, also in ``attrs["overall"]``): n, the
+    audited model's accuracy, FPR, FNR and selection rate, and the ensemble's mean label stability, jitter and
+    uncertainties."""
     if rows.probabilities is None:
         raise ValueError("these rows carry no ensemble probabilities; train or upload an ensemble first")
     ind = individual_table(rows.probabilities, threshold)
     names = list(order) if order is not None else sorted(set(rows.groups.tolist()), key=str)
+    overall = overall_label([*names, *rows.groups.tolist()])
     out = []
-    for g in [*names, "all"]:
-        mask = np.ones(len(rows), dtype=bool) if g == "all" else rows.groups == g
+    for g, mask in [*((g, rows.groups == g) for g in names), (overall, np.ones(len(rows), dtype=bool))]:
         if not mask.any():
             continue
         cm = _cm(rows.y[mask], rows.y_pred[mask])
@@ -182,7 +198,9 @@ def group_table(rows: RowData, threshold: float = 0.5, order: Sequence[str] | No
                "FNR": m.compute("FNR", cm), "selection rate": m.compute("PPR", cm)}
         row.update({k: float(ind.loc[mask, k].mean()) for k in INDIVIDUAL_METRICS})
         out.append(row)
-    return pd.DataFrame(out).set_index("group")
+    table = pd.DataFrame(out).set_index("group")
+    table.attrs["overall"] = overall
+    return table
 
 
 def disparities(table: pd.DataFrame, privileged: str) -> pd.DataFrame:
@@ -193,7 +211,7 @@ def disparities(table: pd.DataFrame, privileged: str) -> pd.DataFrame:
     priv = table.loc[privileged]
     rows = {}
     for g in table.index:
-        if g in (privileged, "all"):
+        if g in (privileged, table.attrs.get("overall", "all")):
             continue
         dis = table.loc[g]
         row = {new: float(dis[old] - priv[old]) for old, new in DISPARITIES.items()}

@@ -400,3 +400,16 @@ def test_report_in_chromium_has_no_hostile_link_or_styled_span(tmp_path):
         assert page.locator("img[src*='evil.example']").count() == 0
         assert "click me" in page.content()  # the name is there, as text
         browser.close()
+
+
+def test_a_group_named_all_is_a_group_beside_the_row_of_everyone():
+    from fairness_core import stability
+
+    rng = np.random.default_rng(0)
+    rows = stability.RowData(rng.integers(0, 2, 60), rng.integers(0, 2, 60), np.repeat(["all", "y", "z"], 20),
+                             rng.uniform(size=(60, 3)))
+    table = stability.group_table(rows)
+    everyone = table.attrs["overall"]
+    assert everyone == "all rows" and table.index.is_unique
+    assert table.loc["all", "n"] == 20 and table.loc[everyone, "n"] == 60  # the group, not everyone
+    assert list(stability.disparities(table, "y").index) == ["all", "z"]   # compared like any other group

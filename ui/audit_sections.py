@@ -231,7 +231,7 @@ def stability_section(audit: Audit, reference: str) -> None:
     priv = st.selectbox("Privileged group (priv) for the disparities", audit.groups,
                         index=audit.groups.index(reference), key="virny-priv",
                         help="Virny reports every disparity as dis − priv; the default is the sidebar's reference.")
-    overall = table.loc["all"]
+    overall = table.loc[table.attrs["overall"]]  # "all", or "all rows" when a group is named "all"
     m = st.columns(4)
     for col, name in zip(m, stability.INDIVIDUAL_METRICS):
         col.metric(f"{name.capitalize()} (all)", f"{overall[name]:.3g}")
