@@ -82,17 +82,20 @@ def make_design(features: pd.DataFrame, max_levels: int = MAX_LEVELS) -> Design:
 
 
 def fit_logistic(x: np.ndarray, y: npt.ArrayLike, l2: float = 1.0, max_iter: int = 50,
-                 tol: float = 1e-8) -> np.ndarray:
+                 tol: float = 1e-8, should_stop: Callable[[], bool] | None = None) -> np.ndarray:
     """Weights of an L2-penalized logistic regression by Newton's method (IRLS).
 
     Minimizes Σ log(1 + e^{x·w}) − y x·w + (l2/2)|w[1:]|² (the intercept, column 0, is not
-    penalized). The penalty keeps separable data finite.
+    penalized). The penalty keeps separable data finite. ``should_stop`` is polled before each
+    Newton step (one pass over the rows); True raises :class:`Cancelled`.
     """
     y = np.asarray(y, dtype=float)
     w = np.zeros(x.shape[1])
     penalty = np.full(x.shape[1], float(l2))
     penalty[0] = 1e-8
     for _ in range(max_iter):
+        if should_stop is not None and should_stop():
+            raise Cancelled("stopped while fitting a logistic regression")
         p = expit(x @ w)
         grad = x.T @ (p - y) + penalty * w
         hess = (x * (p * (1 - p))[:, None]).T @ x + np.diag(penalty)
@@ -139,7 +142,7 @@ def bootstrap_ensemble(features: pd.DataFrame, y: npt.ArrayLike, n_models: int =
     progress : callable(done, total), optional
         Called after each model; total = folds × n_models.
     should_stop : callable() -> bool, optional
-        Polled before each model; True raises :class:`Cancelled`.
+        Polled before each model and each of its Newton steps; True raises :class:`Cancelled`.
     """
     y = np.asarray(y, dtype=float)
     n = len(y)
@@ -170,7 +173,7 @@ def bootstrap_ensemble(features: pd.DataFrame, y: npt.ArrayLike, n_models: int =
             if should_stop is not None and should_stop():
                 raise Cancelled(f"stopped after {done} of {total} models")
             boot = rng.integers(0, len(train), size=size)
-            w = fit_logistic(x_train[boot], y_train[boot], l2)
+            w = fit_logistic(x_train[boot], y_train[boot], l2, should_stop=should_stop)
             probs[test, j] = expit(x_test @ w)
             done += 1
             if progress is not None:

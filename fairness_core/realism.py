@@ -18,13 +18,16 @@ Pure functions over pandas frames; categorical columns are those that are not nu
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
 from .ensemble import make_design
+from .jobs import Cancelled
 
 __all__ = ["C2ST", "c2st", "marginal_distances", "correlation_distance", "independent_columns",
            "matched_sample"]
@@ -64,12 +67,53 @@ def hanley_mcneil(auc: float, n1: int, n2: int) -> tuple[float, float]:
     return max(0.0, auc - half), min(1.0, auc + half)
 
 
-def c2st(real: pd.DataFrame, other: pd.DataFrame, folds: int = 5, seed: int = 0, max_iter: int = 100) -> C2ST:
+#: Seconds of boosting between two looks at ``should_stop`` in :func:`fit_stoppable`.
+CHECK_EVERY_S = 0.5
+
+
+def fit_stoppable(clf: Any, x: np.ndarray, y: np.ndarray, should_stop: Callable[[], bool] | None = None) -> Any:
+    """``clf.fit(x, y)`` for a scikit-learn HistGradientBoosting model, in warm-started chunks of
+    iterations sized to about :data:`CHECK_EVERY_S` seconds, looking at ``should_stop`` between them
+    (True raises :class:`Cancelled`). The fitted model is the one a single fit gives (the same trees:
+    warm starting continues the same boosting, early stopping on the same validation split)."""
+    if should_stop is None:
+        return clf.fit(x, y)
+    target, chunk = int(clf.max_iter), 2  # then sized by the pace of the first chunk
+    clf.set_params(warm_start=True, max_iter=min(chunk, target))
+    while True:
+        if should_stop():
+            raise Cancelled("stopped during a two-sample test")
+        before, started = getattr(clf, "n_iter_", 0), time.perf_counter()
+        clf.fit(x, y)
+        grown = clf.n_iter_ - before
+        if clf.n_iter_ >= target or _stopped_early(clf):
+            break
+        per_iter = (time.perf_counter() - started) / max(grown, 1)
+        chunk = max(1, int(CHECK_EVERY_S / max(per_iter, 1e-6)))
+        clf.set_params(max_iter=min(target, clf.n_iter_ + chunk))
+    clf.set_params(warm_start=False, max_iter=target)
+    return clf
+
+
+def _stopped_early(clf: Any) -> bool:
+    """Did the last fit end by early stopping? Also when it stopped on a chunk's last iteration, which
+    scikit-learn's warm start would otherwise boost past (it checks only after a new iteration)."""
+    if clf.n_iter_ < clf.max_iter:
+        return True
+    if not getattr(clf, "do_early_stopping_", False):
+        return False
+    scores = clf.validation_score_ if clf._use_validation_data else clf.train_score_
+    return bool(clf._should_stop(list(scores)))
+
+
+def c2st(real: pd.DataFrame, other: pd.DataFrame, folds: int = 5, seed: int = 0, max_iter: int = 100,
+         should_stop: Callable[[], bool] | None = None) -> C2ST:
     """Classifier two-sample test of ``real`` against ``other`` (same columns).
 
     The larger set is subsampled (seeded) to the smaller one's size; a histogram gradient-boosting
     classifier (scikit-learn) is cross-fitted over ``folds`` stratified folds and the AUC of its
-    out-of-fold scores is returned with a Hanley–McNeil interval.
+    out-of-fold scores is returned with a Hanley–McNeil interval. ``should_stop`` is looked at about
+    every :data:`CHECK_EVERY_S` seconds of fitting; True raises :class:`Cancelled`.
     """
     from sklearn.ensemble import HistGradientBoostingClassifier
     from sklearn.metrics import roc_auc_score
@@ -87,8 +131,10 @@ def c2st(real: pd.DataFrame, other: pd.DataFrame, folds: int = 5, seed: int = 0,
     x, y = make_design(both, MAX_TEST_LEVELS).transform(both), np.r_[np.zeros(n), np.ones(n)]
     scores = np.empty(2 * n)
     for train, test in StratifiedKFold(folds, shuffle=True, random_state=seed).split(x, y):
-        clf = HistGradientBoostingClassifier(max_iter=max_iter, random_state=seed)
-        clf.fit(x[train], y[train])
+        if should_stop is not None and should_stop():
+            raise Cancelled("stopped during a two-sample test")
+        clf = fit_stoppable(HistGradientBoostingClassifier(max_iter=max_iter, random_state=seed), x[train], y[train],
+                            should_stop)
         scores[test] = clf.predict_proba(x[test])[:, 1]
     auc = float(roc_auc_score(y, scores))
     low, high = hanley_mcneil(auc, n, n)

@@ -19,7 +19,7 @@ from torch import nn
 
 from fairness_core import augmentation, realism
 from fairness_core.ensemble import make_design
-from fairness_core.jobs import Cancelled
+from fairness_core.jobs import Cancelled, Estimate
 
 from . import hydragan as H
 
@@ -71,6 +71,34 @@ class ExperimentResult:
     correlations: pd.DataFrame = field(default_factory=pd.DataFrame)  # max/mean |Δ correlation| per row of realism
 
 
+#: Memory model of :func:`run`, calibrated with ``bench/job_memory.py`` (UCI Adult resampled, 12 columns,
+#: 20,000 / 100,000 / 400,000 rows: 178 / 318 / 852 MiB above the server's own): a fixed part (PyTorch's
+#: and scikit-learn's working memory) and bytes per cell of the data, which the encodings, the
+#: classifiers' design matrices and the two-sample tests hold several copies of.
+BASE_MB, BYTES_PER_CELL = 160.0, 160.0
+#: Floats the networks hold per parameter (weights, gradients, Adam's two moments) and per batch row and
+#: hidden unit (both networks' activations, the gradient penalty's second backward pass).
+FLOATS_PER_PARAMETER, FLOATS_PER_ACTIVATION = 4, 16
+
+
+def memory_mb(config: ExperimentConfig, rows: int, columns: int) -> float:
+    """Peak memory (MB) that :func:`run` adds on ``rows`` × ``columns`` of data, from the settings alone."""
+    gan = config.gan
+    n_syn = config.n_synthetic or int((1 - config.test_size) * rows)
+    cells = (rows + max(0, n_syn - int((1 - config.test_size) * rows))) * columns
+    width = 11 * columns  # encoded row: a numeric column takes up to 1 + MAX_MODES, a category one per level
+    h = gan.hidden
+    parameters = (gan.noise_dim + width + 2 * h + width) * h + (gan.pac * 2 * width + h + 1) * h
+    activations = gan.batch_size * gan.pac * (h + width) * FLOATS_PER_ACTIVATION
+    return BASE_MB + (cells * BYTES_PER_CELL + 4 * (parameters * FLOATS_PER_PARAMETER + activations)) / 2**20
+
+
+def estimate(config: ExperimentConfig, data: pd.DataFrame) -> Estimate:
+    """What :func:`run` on ``data`` will cost, for the job runner to admit or refuse it."""
+    return Estimate(memory_mb(config, len(data), data.shape[1]),
+                    what=f"a HydraGAN run on {len(data):,} rows × {data.shape[1]} columns")
+
+
 def split(data: pd.DataFrame, columns: list[str], test_size: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Seeded train/test indices, stratified by condition so small groups appear in both."""
     cond = H.condition_labels(data, columns).to_numpy()
@@ -95,10 +123,10 @@ def mlp_predict(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, se
     x, y = torch.as_tensor(x_train, dtype=torch.float32), torch.as_tensor(y_train, dtype=torch.float32)
     loss_fn = nn.BCEWithLogitsLoss()
     for _ in range(epochs):
-        if should_stop is not None and should_stop():
-            raise Cancelled("stopped during the classifier fits")
         order = torch.randperm(len(x), generator=gen)
         for start in range(0, len(x), 256):
+            if should_stop is not None and should_stop():  # per batch: an epoch of millions of rows takes minutes
+                raise Cancelled("stopped during the classifier fits")
             idx = order[start:start + 256]
             opt.zero_grad(set_to_none=True)
             loss_fn(net(x[idx]).squeeze(1), y[idx]).backward()
@@ -138,11 +166,16 @@ def run(config: ExperimentConfig, data: pd.DataFrame, on_progress: Callable[...,
         if on_progress is not None:
             on_progress(phase="gan", **{**record, "total": total})
 
+    def check(what: str) -> None:
+        if should_stop is not None and should_stop():
+            raise Cancelled(f"stopped {what}")
+
     model = H.train(gan, train_df, gan_progress, should_stop)
     if model.steps_done < gan.steps:
         raise Cancelled(f"stopped after {model.steps_done} of {gan.steps} GAN steps")
     n_syn = int(config.n_synthetic or len(train_df))
-    synthetic = model.sample(n_syn, config.quota, seed=gan.seed + 1)
+    synthetic = model.sample(n_syn, config.quota, seed=gan.seed + 1, should_stop=should_stop)
+    check("after sampling")
 
     conds = model.schema.conditions
     quota = dict(zip(conds, model.quota_shares(config.quota)))
@@ -156,7 +189,9 @@ def run(config: ExperimentConfig, data: pd.DataFrame, on_progress: Callable[...,
     feature_cols = [c for c in data.columns if c != config.label
                     and (config.classifier_sees_protected or c not in gan.condition_columns)]
     design = make_design(train_df[feature_cols])
+    check("before encoding the classifiers' rows")
     x_real, x_test = design.transform(train_df[feature_cols]), design.transform(test_df[feature_cols])
+    check("while encoding the classifiers' rows")
     x_syn = design.transform(synthetic[feature_cols])
     y_real, y_test = _as_binary(train_df[config.label], config.label), test_df[config.label].to_numpy(dtype=int)
     y_syn = _as_binary(synthetic[config.label], config.label)
@@ -181,7 +216,7 @@ def run(config: ExperimentConfig, data: pd.DataFrame, on_progress: Callable[...,
     runs_df = pd.concat(runs, ignore_index=True)
     if on_progress is not None:
         on_progress(phase="evaluate", done=done, total=total, message="two-sample tests of realism")
-    real_table, marginals, correlations = assess_realism(model, train_df, test_df, gan.seed)
+    real_table, marginals, correlations = assess_realism(model, train_df, test_df, gan.seed, should_stop)
     return ExperimentResult(
         model=model, synthetic=synthetic,
         condition_shares=augmentation.share_table(real_cond, syn_cond, quota),
@@ -210,8 +245,8 @@ def matched_from_pool(pool: pd.DataFrame, test_df: pd.DataFrame, condition_colum
     return matched[list(test_df.columns)], kept.reset_index(drop=True)
 
 
-def assess_realism(model: H.HydraGAN, train_df: pd.DataFrame, test_df: pd.DataFrame,
-                   seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+def assess_realism(model: H.HydraGAN, train_df: pd.DataFrame, test_df: pd.DataFrame, seed: int = 0,
+                   should_stop: Callable[[], bool] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Can a classifier tell synthetic rows from held-out real ones?
 
     Every set compared with the held-out real rows has their exact mix of groups × diversity
@@ -220,7 +255,7 @@ def assess_realism(model: H.HydraGAN, train_df: pd.DataFrame, test_df: pd.DataFr
     perfect generator would reach — and rows whose columns are drawn independently within each
     cell — what a generator that learned only per-group marginals would reach. Cells with no
     training rows (or, for a model without label conditioning, no generated rows) are left out
-    of every set."""
+    of every set. ``should_stop`` is looked at while sampling and fitting (True raises :class:`Cancelled`)."""
     schema = model.schema
     groups, label = schema.condition_columns, schema.diversity_column
     train_strata = cells(train_df, groups, label)
@@ -228,11 +263,11 @@ def assess_realism(model: H.HydraGAN, train_df: pd.DataFrame, test_df: pd.DataFr
     if schema.label_condition:
         table = pd.crosstab(H.condition_labels(test_df, groups), test_df[label].astype(str)).reindex(
             index=schema.conditions, columns=schema.label_categories, fill_value=0)
-        synthetic = model.sample_cells(table.to_numpy(), seed=seed + 2)
+        synthetic = model.sample_cells(table.to_numpy(), seed=seed + 2, should_stop=should_stop)
     else:  # draw more rows than needed at the test rows' group mix and keep each cell's count
         quota = H.condition_labels(test_df, groups).value_counts(normalize=True).to_dict()
-        synthetic, test_df = matched_from_pool(model.sample(4 * len(test_df), quota, seed=seed + 2), test_df,
-                                               groups, label, seed)
+        synthetic, test_df = matched_from_pool(model.sample(4 * len(test_df), quota, seed=seed + 2,
+                                                            should_stop=should_stop), test_df, groups, label, seed)
     counts = cells(test_df, groups, label).value_counts().sort_index()
     columns = list(test_df.columns)
     sets = {REALISM_ROWS[0]: synthetic[columns],
@@ -240,7 +275,7 @@ def assess_realism(model: H.HydraGAN, train_df: pd.DataFrame, test_df: pd.DataFr
             REALISM_ROWS[2]: realism.independent_columns(train_df, train_strata, counts, seed)[columns]}
     rows, corr = [], []
     for name, frame in sets.items():
-        result = realism.c2st(test_df, frame, seed=seed)
+        result = realism.c2st(test_df, frame, seed=seed, should_stop=should_stop)
         rows.append({"rows": name, "AUC": result.auc, "95% low": result.low, "95% high": result.high,
                      "n per side": result.n_real, "reading": result.reading()})
         corr.append({"rows": name, **realism.correlation_distance(test_df, frame)})

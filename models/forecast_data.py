@@ -23,6 +23,8 @@ import numpy as np
 import pandas as pd
 from scipy.integrate import solve_ivp
 
+from fairness_core.jobs import Cancelled
+
 HISTORY, HORIZON, N_FORECASTS = 16, 16, 10
 PARTS = ("darts_train", "darts_val", "ga_train", "ga_val", "test")
 ASSETS_DIR = Path(__file__).resolve().parents[1] / "assets"
@@ -53,13 +55,19 @@ def lorenz_trajectory(params: tuple[float, float, float], initial: np.ndarray, n
 
 
 def lorenz_trajectories(params: np.ndarray, initials: np.ndarray, n_times: int = 1000,
-                        t_end: float = 100.0) -> np.ndarray:
+                        t_end: float = 100.0, should_stop: Callable[[], bool] | None = None) -> np.ndarray:
     """(k, n_times, 3): k systems integrated together as one 3k-dimensional ODE (one solve_ivp
-    call with a vectorized right-hand side; the step control keeps every system within tolerance)."""
+    call with a vectorized right-hand side; the step control keeps every system within tolerance).
+    ``should_stop`` is looked at every 1,000 evaluations of the right-hand side (True raises
+    :class:`Cancelled`)."""
     params = np.asarray(params, dtype=float)
     sigma, rho, beta = params[:, 0], params[:, 1], params[:, 2]
+    calls = [0]
 
     def rhs(t: float, s: np.ndarray) -> np.ndarray:
+        calls[0] += 1
+        if should_stop is not None and calls[0] % 1000 == 0 and should_stop():
+            raise Cancelled(f"stopped while integrating the Lorenz systems (t = {t:.1f} of {t_end:g})")
         x, y, z = s.reshape(-1, 3).T
         return np.column_stack([sigma * (y - x), x * (rho - z) - y, x * y - beta * z]).ravel()
 
@@ -216,8 +224,10 @@ def cyclic(doy: np.ndarray, hour: np.ndarray) -> np.ndarray:
 # --- builders ------------------------------------------------------------------------------------
 
 def lorenz_dataset(systems_per_part: int = 4, inits_per_system: int = 2, seed: int = 0, nvar_steps: int = 1500,
-                   progress: Callable[[str], None] | None = None) -> tuple[Dataset, "NVARForecaster"]:
-    """Lorenz systems split by system into the five parts; NVAR-MLP trained on the DARTS-train part."""
+                   progress: Callable[[str], None] | None = None,
+                   should_stop: Callable[[], bool] | None = None) -> tuple[Dataset, "NVARForecaster"]:
+    """Lorenz systems split by system into the five parts; NVAR-MLP trained on the DARTS-train part.
+    ``should_stop`` is looked at while integrating, training and cutting windows (True raises :class:`Cancelled`)."""
     from .nvar import NVARForecaster
 
     rng = np.random.default_rng(seed)
@@ -229,16 +239,16 @@ def lorenz_dataset(systems_per_part: int = 4, inits_per_system: int = 2, seed: i
                 params.append(theta)
                 initials.append(lorenz_initial(rng))
                 parts.append(p)
-    trajectories = lorenz_trajectories(np.array(params), np.array(initials))
+    trajectories = lorenz_trajectories(np.array(params), np.array(initials), should_stop=should_stop)
     series = [Series(np.array(theta), traj, np.full(len(traj), p))
               for theta, traj, p in zip(params, trajectories, parts)]
     if progress:
         progress(f"integrated {len(series)} Lorenz trajectories")
     forecaster = NVARForecaster(target=0, horizon=HORIZON, seed=seed).fit(
-        [s.values for s in series if s.part[0] == 0], steps=nvar_steps)
+        [s.values for s in series if s.part[0] == 0], steps=nvar_steps, should_stop=should_stop)
     if progress:
         progress("trained the deterministic NVAR-MLP forecaster")
-    raw = _collect(series, forecaster.predict)
+    raw = _collect(series, forecaster.predict, should_stop)
     n = systems_per_part * inits_per_system
     return scale(raw, "lorenz", f"Lorenz: {systems_per_part} systems × {inits_per_system} initial conditions per "
                                 f"part ({n * len(PARTS)} trajectories of 1,000 times on [0, 100])",
@@ -250,7 +260,8 @@ WEATHER_MONTHS = {0: (1, 6, 11), 1: (2, 7, 12), 2: (3, 8), 3: (4, 9), 4: (5, 10)
 
 
 def weather_dataset(assets: Path = ASSETS_DIR, seed: int = 0, nvar_steps: int = 1500,
-                    progress: Callable[[str], None] | None = None) -> tuple[Dataset, "NVARForecaster"]:
+                    progress: Callable[[str], None] | None = None,
+                    should_stop: Callable[[], bool] | None = None) -> tuple[Dataset, "NVARForecaster"]:
     """Both TMY3 sites: history = temperature, dew point, pressure, wind, GHI and cyclic time;
     target = dry-bulb temperature; parts by month of the issue time."""
     from .nvar import NVARForecaster
@@ -263,18 +274,21 @@ def weather_dataset(assets: Path = ASSETS_DIR, seed: int = 0, nvar_steps: int = 
         part = df["month"].map(month_part).to_numpy()
         series.append(Series(static, values, part, 0, cyclic(df["doy"].to_numpy(), df["hour"].to_numpy())))
     forecaster = NVARForecaster(target=0, horizon=HORIZON, seed=seed).fit(
-        [s.values for s in series], allowed=[s.part == 0 for s in series], steps=nvar_steps)
+        [s.values for s in series], allowed=[s.part == 0 for s in series], steps=nvar_steps, should_stop=should_stop)
     if progress:
         progress("trained the deterministic NVAR-MLP forecaster")
-    raw = _collect(series, forecaster.predict)
+    raw = _collect(series, forecaster.predict, should_stop)
     return scale(raw, "weather", "TMY3 hourly weather, Sand Point AK and Greensboro NC (8,760 hours each); "
                                  "parts by month", [*WEATHER_CHANNELS, "sin doy", "cos doy", "sin hour", "cos hour"]
                  ), forecaster
 
 
-def _collect(series: list[Series], forecaster: Callable[[np.ndarray], np.ndarray]) -> dict[str, Samples]:
+def _collect(series: list[Series], forecaster: Callable[[np.ndarray], np.ndarray],
+             should_stop: Callable[[], bool] | None = None) -> dict[str, Samples]:
     grouped: dict[int, list[Samples]] = {p: [] for p in range(len(PARTS))}
     for s in series:
+        if should_stop is not None and should_stop():
+            raise Cancelled("stopped while cutting the forecast windows")
         for p, samples in windows(s, forecaster).items():
             grouped[p].append(samples)
     missing = [PARTS[p] for p, g in grouped.items() if not g]

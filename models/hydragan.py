@@ -37,6 +37,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from fairness_core.jobs import Cancelled
+
 SEP = " & "  # joint condition names, as the Upload page names intersections
 MAX_CONDITIONS = 64
 MAX_CATEGORIES = 100
@@ -206,9 +208,16 @@ def fit_modes(v: np.ndarray, seed: int = 0) -> dict[str, Any]:
             "stds": [float(x) for x in stds], "weights": weights}
 
 
-def fit_schema(df: pd.DataFrame, config: HydraConfig, modes: bool = True) -> Schema:
+def _check(should_stop: Callable[[], bool] | None, what: str) -> None:
+    if should_stop is not None and should_stop():
+        raise Cancelled(f"stopped {what}")
+
+
+def fit_schema(df: pd.DataFrame, config: HydraConfig, modes: bool = True,
+               should_stop: Callable[[], bool] | None = None) -> Schema:
     """Learn column roles and scalings from ``df``; ValueError naming a bad column or row.
-    ``modes=False`` checks the frame without fitting the numeric columns' mixtures (fast)."""
+    ``modes=False`` checks the frame without fitting the numeric columns' mixtures (fast).
+    ``should_stop`` is looked at before each column (True raises :class:`Cancelled`)."""
     config.validate()
     if len(df) < 20:
         raise ValueError(f"{len(df)} rows are too few to train a GAN")
@@ -229,6 +238,7 @@ def fit_schema(df: pd.DataFrame, config: HydraConfig, modes: bool = True) -> Sch
     conditions = sorted(counts.index.tolist())
     numeric, categorical, label_categories = [], [], []
     for col in df.columns:
+        _check(should_stop, f"while learning column {col!r}")
         if col in config.condition_columns:
             continue
         s = df[col]
@@ -285,11 +295,16 @@ def decode_numeric(alpha: np.ndarray, mode: np.ndarray, c: dict[str, Any]) -> np
     return np.where(mode < len(spikes), point, gauss)
 
 
-def encode(df: pd.DataFrame, schema: Schema, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """(rows as float32 [n, data_dim], condition index per row)."""
+def encode(df: pd.DataFrame, schema: Schema, seed: int = 0,
+           should_stop: Callable[[], bool] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(rows as float32 [n, data_dim], condition index per row); ``should_stop`` looked at per column."""
     rng = np.random.default_rng(seed)
-    parts = [encode_numeric(df[c["name"]].to_numpy(dtype=float), c, rng) for c in schema.numeric]
+    parts = []
+    for c in schema.numeric:
+        _check(should_stop, "while encoding the rows")
+        parts.append(encode_numeric(df[c["name"]].to_numpy(dtype=float), c, rng))
     for c in schema.categorical:
+        _check(should_stop, "while encoding the rows")
         values = df[c["name"]].astype(str).to_numpy()
         parts.append((values[:, None] == np.asarray(c["categories"], dtype=object)[None, :]).astype(float))
     x = np.hstack(parts) if parts else np.empty((len(df), 0))
@@ -465,18 +480,20 @@ class HydraGAN:
 
     @torch.no_grad()
     def sample(self, n: int, quota: dict[str, float] | None = None, seed: int = 0,
-               batch: int = 8192) -> pd.DataFrame:
+               batch: int = 8192, should_stop: Callable[[], bool] | None = None) -> pd.DataFrame:
         """``n`` synthetic rows with condition shares given by ``quota`` (uniform by default); with a
-        label-conditioned model, each condition's rows split by the diversity target exactly."""
+        label-conditioned model, each condition's rows split by the diversity target exactly.
+        ``should_stop`` is looked at before each batch (True raises :class:`Cancelled`)."""
         if not isinstance(n, (int, np.integer)) or n < 1:
             raise ValueError(f"n must be a positive integer, got {n!r}")
         if self.schema.label_condition:
-            return self.sample_cells(self.cell_counts(int(n), quota), seed, batch)
+            return self.sample_cells(self.cell_counts(int(n), quota), seed, batch, should_stop)
         counts = self.quota_counts(int(n), quota)
-        return self._generate(np.repeat(np.arange(len(counts)), counts), None, seed, batch)
+        return self._generate(np.repeat(np.arange(len(counts)), counts), None, seed, batch, should_stop)
 
     @torch.no_grad()
-    def sample_cells(self, counts: np.ndarray, seed: int = 0, batch: int = 8192) -> pd.DataFrame:
+    def sample_cells(self, counts: np.ndarray, seed: int = 0, batch: int = 8192,
+                     should_stop: Callable[[], bool] | None = None) -> pd.DataFrame:
         """Rows for an exact table of counts [condition, diversity category] (label-conditioned
         models): e.g. the real test rows' mix, for a two-sample test of realism alone."""
         counts = np.asarray(counts)
@@ -487,10 +504,10 @@ class HydraGAN:
         if np.any(counts < 0) or counts.sum() < 1 or np.any(counts != np.round(counts)):
             raise ValueError("counts must be whole numbers >= 0, not all 0")
         cells = np.repeat(np.arange(k * m), counts.reshape(-1).astype(int))
-        return self._generate(cells // m, cells % m, seed, batch)
+        return self._generate(cells // m, cells % m, seed, batch, should_stop)
 
     def _generate(self, cond_index: np.ndarray, label_index_: np.ndarray | None, seed: int,
-                  batch: int) -> pd.DataFrame:
+                  batch: int, should_stop: Callable[[], bool] | None = None) -> pd.DataFrame:
         gen = torch.Generator().manual_seed(int(seed))
         self.generator.eval()
         schema, n = self.schema, len(cond_index)
@@ -498,6 +515,7 @@ class HydraGAN:
         values: list[list[np.ndarray]] = [[] for _ in schema.numeric]
         codes: list[list[np.ndarray]] = [[] for _ in schema.categorical]
         for start in range(0, n, batch):
+            _check(should_stop, f"after sampling {start:,} of {n:,} rows")
             idx = torch.as_tensor(cond_index[start:start + batch])
             lab = None if label_index_ is None else torch.as_tensor(label_index_[start:start + batch])
             z = torch.randn(len(idx), self.config.noise_dim, generator=gen)
@@ -564,11 +582,11 @@ def train(config: HydraConfig, data: pd.DataFrame, on_progress: Callable[..., No
     label-conditioned model, whose target is met by construction), ``steps_per_s``; and, without
     label conditioning, every ``quality_every`` steps ``quality``: the mean absolute gap between
     generated and target diversity proportions over conditions. ``should_stop`` is checked before
-    every step.
+    every step and while the columns are learned and encoded (then True raises :class:`Cancelled`).
     """
-    schema = fit_schema(data, config)
+    schema = fit_schema(data, config, should_stop=should_stop)
     target = torch.as_tensor(diversity_target(schema, config.diversity_target), dtype=torch.float32)
-    x_np, c_np = encode(data, schema, config.seed)
+    x_np, c_np = encode(data, schema, config.seed, should_stop)
     l_np = label_index(data, schema) if schema.label_condition else np.zeros(len(data), dtype=int)
     torch.manual_seed(config.seed)
     gen_rng = torch.Generator().manual_seed(config.seed)

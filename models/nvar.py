@@ -8,9 +8,13 @@ quadratic monomial of those. The MLP maps them to the target channel over the ne
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 import torch
 from torch import nn
+
+from fairness_core.jobs import Cancelled
 
 
 def nvar_features(states: np.ndarray, lags: int = 2) -> np.ndarray:
@@ -41,8 +45,9 @@ class NVARForecaster:
         return f[times], y
 
     def fit(self, sequences: list[np.ndarray], allowed: list[np.ndarray] | None = None, steps: int = 1500,
-            batch: int = 256) -> "NVARForecaster":
-        """Train on every issue time of ``sequences`` (where ``allowed`` is True)."""
+            batch: int = 256, should_stop: Callable[[], bool] | None = None) -> "NVARForecaster":
+        """Train on every issue time of ``sequences`` (where ``allowed`` is True); ``should_stop`` is
+        looked at before every step (True raises :class:`Cancelled`)."""
         xs, ys = zip(*(self._pairs(s, None if allowed is None else a)
                        for s, a in zip(sequences, allowed or [None] * len(sequences))))
         x, y = np.vstack(xs), np.vstack(ys)
@@ -56,7 +61,9 @@ class NVARForecaster:
                                  nn.GELU(), nn.Linear(self.hidden, self.horizon))
         opt = torch.optim.Adam(self.net.parameters(), lr=2e-3)
         sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
-        for _ in range(steps):
+        for step in range(steps):
+            if should_stop is not None and should_stop():
+                raise Cancelled(f"stopped after {step} of {steps} steps of the deterministic forecaster")
             idx = torch.randint(0, len(xt), (min(batch, len(xt)),), generator=gen)
             loss = ((self.net(xt[idx]) - yt[idx]) ** 2).mean()
             opt.zero_grad(set_to_none=True)

@@ -1,0 +1,81 @@
+"""Benchmark: peak memory of a HydraGAN experiment and of a PTN run against their estimates.
+
+    python bench/job_memory.py                  # both models, a few sizes each (a few minutes on 2 cores)
+    python bench/job_memory.py --only ptn       # one model
+
+Each run is a fresh process: the memory a job adds is its peak resident set (``ru_maxrss``) minus
+the resident set just before it started (libraries imported, data read). Budgets are tiny (a few
+steps and epochs): memory grows with the data and the network sizes, not with the number of steps.
+The estimates the job runner admits jobs by (``experiment.estimate``, ``ptn.estimate``) are
+printed beside the measurements; every line is JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PRELUDE = """
+import json, resource, sys
+sys.path.insert(0, {root!r})
+
+def rss_mib():
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
+"""
+
+CHILD_GAN = PRELUDE + """
+import numpy as np, torch
+from fairness_core import datasets
+from models import experiment, hydragan as H
+torch.set_num_threads(1)
+df, label, groups = datasets.demo_table("adult")
+df = df.iloc[np.random.default_rng(0).integers(0, len(df), {rows})].reset_index(drop=True)
+config = experiment.ExperimentConfig(gan=H.HydraConfig(condition_columns=groups, diversity_column=label, steps=3,
+                                                       quality_every=0), label=label, eval_seeds=[0], epochs=1)
+estimate_mb = round(experiment.estimate(config, df).memory_mb) if hasattr(experiment, "estimate") else None
+before = rss_mib()
+experiment.run(config, df)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({{"model": "hydragan", "rows": len(df), "columns": df.shape[1], "measured_mib": round(peak - before),
+                  "estimate_mb": estimate_mb}}))
+"""
+
+CHILD_PTN = PRELUDE + """
+import torch
+from models import ptn
+config = ptn.PTNConfig(population=2, generations=1, epochs=1, final_epochs=1, seeds=1, warm_epochs=1,
+                       systems_per_part={spp}, inits_per_system={ips}, hidden_sizes=({hidden},), device="cpu")
+estimate_mb = round(ptn.estimate(config).memory_mb) if hasattr(ptn, "estimate") else None
+before = rss_mib()
+ptn.train(config)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({{"model": "ptn", "trajectories": 5 * {spp} * {ips}, "hidden": {hidden},
+                  "measured_mib": round(peak - before), "estimate_mb": estimate_mb}}))
+"""
+
+
+def run(code: str) -> dict:
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=["hydragan", "ptn"])
+    args = parser.parse_args()
+    if args.only in (None, "hydragan"):
+        for rows in (20_000, 100_000, 400_000):
+            print(json.dumps(run(CHILD_GAN.format(root=str(ROOT), rows=rows))), flush=True)
+    if args.only in (None, "ptn"):
+        for spp, ips, hidden in ((4, 2, 48), (8, 4, 48), (16, 4, 240)):
+            print(json.dumps(run(CHILD_PTN.format(root=str(ROOT), spp=spp, ips=ips, hidden=hidden))), flush=True)
+
+
+if __name__ == "__main__":
+    main()
