@@ -152,7 +152,7 @@ if st.button("Train and evaluate", type="primary", key="gan-train", icon=":mater
     frame = data.copy()
     job = jobs.start(KEY, f"HydraGAN on {sources[source]}",
                      lambda on_progress, should_stop: experiment.run(config, frame, on_progress, should_stop),
-                     lane="torch")
+                     lane="torch", estimate=experiment.estimate(config, frame))
     if job is not None:
         st.session_state["gan-description"] = (f"{sources[source]}; condition {' × '.join(chosen)}; "
                                                f"{steps:,} steps; {div_col} toward the {preset} "

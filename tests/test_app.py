@@ -1,6 +1,7 @@
 """AppTest smoke tests: every page renders on the preloaded demo without an exception."""
 
 import re
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -421,11 +422,10 @@ def _parked_job(runner_owner: str = "someone"):  # type: ignore[no-untyped-def]
 
 
 def test_any_page_of_the_session_keeps_its_job_alive():
-    job, gate = _parked_job()
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    job, gate = _parked_job(at.session_state["sid"])
     try:
-        at = AppTest.from_file(APP, default_timeout=120)
-        at.session_state["smoothing-curves-job"] = job.id
-        at.run()
         at.switch_page("pages/2_Bias_Audit.py")
         at.run()
         assert not at.exception and job._last_beat is not None  # heartbeat from a page that is not its own
@@ -435,16 +435,17 @@ def test_any_page_of_the_session_keeps_its_job_alive():
         gate.set()
 
 
-@pytest.mark.parametrize("registered_key,attached", [("err", True), ("gan", False)])
-def test_a_reload_with_the_job_in_the_url_reattaches_on_its_own_page(registered_key, attached):
-    from ui import jobs as ui_jobs
+@pytest.mark.parametrize("tag,attached", [("err", True), ("gan", False)])
+def test_a_job_link_of_this_session_attaches_on_its_own_page_only(tag, attached):
+    from fairness_core.jobs import RUNNER
 
-    job, gate = _parked_job()
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    gate = threading.Event()
+    job = RUNNER.submit("parked test job", lambda on_progress, should_stop: gate.wait(30),
+                        owner=at.session_state["sid"], tag=tag)  # "err" is the Smoothing page's job key
     try:
-        ui_jobs._JOB_KEYS[job.id] = registered_key  # "err" is the Smoothing page's job key
-        at = AppTest.from_file(APP, default_timeout=120)
         at.query_params["job"] = job.id
-        at.run()
         at.switch_page("pages/4_Smoothing.py")
         at.run()
         assert not at.exception

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from fairness_core.jobs import DONE, ENDED, RUNNER, Job, Snapshot, TooManyJobs
+from fairness_core.jobs import DONE, ENDED, RUNNER, Estimate, Job, JobRefused, Snapshot
 from ui.widgets import md_escape
 
 
@@ -22,38 +22,57 @@ def _eta(snap: Snapshot) -> str:
     return f"{snap.elapsed:,.0f} s elapsed, about {snap.eta:,.0f} s left"
 
 
-#: Which page key each job was started under, so ``?job=`` reattaches only on its own page.
-_JOB_KEYS: dict[str, str] = {}
+#: What a session that is not a job's owner sees when a ``?job=`` link names it.
+NOT_YOURS = ("This job belongs to another browser session: only the session that started it can watch, cancel "
+             "or download it. Start your own run here.")
+
+
+def _mine(job_id: str | None, key: str) -> Job | None:
+    """The job ``job_id`` if this browser session started it under ``key``."""
+    from ui.state import session_id
+
+    job = RUNNER.get_for(job_id, session_id())
+    return job if job is not None and job.tag == key else None
 
 
 def current(key: str) -> Job | None:
-    """The job this session started under ``key``, or the one the URL names (``?job=``, after a reload
-    or in a second tab) when it belongs to this page; None if none or forgotten by the runner."""
-    job = RUNNER.get(st.session_state.get(f"{key}-job"))
+    """The job this session started under ``key``, or the one the URL names (``?job=``) when this session
+    started it on this page; None if none, forgotten by the runner, or another session's."""
+    job = _mine(st.session_state.get(f"{key}-job"), key)
     if job is None:
-        linked = st.query_params.get("job")
-        if linked and _JOB_KEYS.get(linked) == key and RUNNER.get(linked) is not None:
-            st.session_state[f"{key}-job"] = linked
-            job = RUNNER.get(linked)
+        job = _mine(st.query_params.get("job"), key)
+        if job is not None:
+            st.session_state[f"{key}-job"] = job.id
     return job
+
+
+def _foreign_link(key: str) -> bool:
+    """True when the URL's ``?job=`` names a job of this page that another session started."""
+    from ui.state import session_id
+
+    job = RUNNER.get(st.query_params.get("job"))
+    return job is not None and job.tag == key and job.owner != session_id()
 
 
 #: A job nobody has polled for this long belongs to a closed session and stops itself.
 ORPHAN_AFTER_S = 60.0
 
 
-def start(key: str, name: str, fn: Callable[..., Any], lane: str | None = None) -> Job | None:
-    """Submit ``fn(on_progress, should_stop)`` for this session (queued when the server is busy); shows
-    an error instead when the session's own cap is reached. The job id goes into the URL (``?job=``) so
-    a reload reattaches, and the job stops itself a minute after no page of the session polls it."""
+def start(key: str, name: str, fn: Callable[..., Any], lane: str | None = None,
+          estimate: Estimate | None = None) -> Job | None:
+    """Submit ``fn(on_progress, should_stop)`` for this session (queued when the server is busy). When the
+    server refuses it (its memory ``estimate`` over the operator's budget, the session's own cap, a full
+    queue), shows the refusal with its numbers and starts nothing. The job id goes into the URL
+    (``?job=``); it attaches only in this session, and stops itself a minute after no page of the
+    session polls it."""
     from ui.state import session_id
 
     try:
-        job = RUNNER.submit(name, fn, orphan_after=ORPHAN_AFTER_S, owner=session_id(), lane=lane)
-    except TooManyJobs as exc:
-        st.error(str(exc), icon=":material/hourglass_top:")
+        job = RUNNER.submit(name, fn, orphan_after=ORPHAN_AFTER_S, owner=session_id(), lane=lane,
+                            estimate=estimate, tag=key)
+    except JobRefused as exc:
+        st.error(md_escape(str(exc)), icon=":material/block:")
         return None
-    _JOB_KEYS[job.id] = key
     st.session_state[f"{key}-job"] = job.id
     st.session_state.pop(f"{key}-shown", None)
     st.query_params["job"] = job.id
@@ -61,9 +80,10 @@ def start(key: str, name: str, fn: Callable[..., Any], lane: str | None = None) 
 
 
 def session_jobs() -> list[Job]:
-    """The unfinished jobs this browser session knows (on any page)."""
-    ids = [v for k, v in st.session_state.items() if isinstance(k, str) and k.endswith("-job")]
-    return [j for j in (RUNNER.get(i) for i in ids) if j is not None and j.status not in ENDED]
+    """The unfinished jobs this browser session started (on any page)."""
+    from ui.state import session_id
+
+    return RUNNER.owned_by(session_id())
 
 
 #: How often every page of a session tells its running jobs that someone is still there.
@@ -82,7 +102,7 @@ def keep_alive() -> None:
         for job in live:
             job.heartbeat()
             snap = job.snapshot()
-            state = f"queued ({snap.message})" if snap.status == "pending" else f"{snap.fraction:.0%}"
+            state = snap.message if snap.status == "pending" else f"{snap.fraction:.0%}"
             st.caption(f"Running in the background: {md_escape(job.name)} · {state}")
 
     beat()
@@ -104,6 +124,8 @@ def live_panel(key: str, draw: Callable[[Snapshot], None], interval: float = 1.0
     seconds while the job runs; one full rerun when it ends, so the page can show its result."""
     job = current(key)
     if job is None:
+        if _foreign_link(key):
+            st.warning(NOT_YOURS, icon=":material/lock:")
         return
 
     @st.fragment(run_every=interval if job.status not in ENDED else None)
@@ -113,6 +135,8 @@ def live_panel(key: str, draw: Callable[[Snapshot], None], interval: float = 1.0
         label = {"running": "Running", "pending": "Queued", "done": "Finished", "cancelled": "Cancelled",
                  "failed": "Failed"}[snap.status]
         text = f"{label} · {md_escape(snap.message or snap.name)} · {_eta(snap)}"  # the bar's text is markdown
+        if snap.status == "pending":  # "Queued, 2 ahead · PTN on …": its place in the queue, no ETA yet
+            text = f"Queued, {(snap.position or 1) - 1} ahead · {md_escape(snap.name)}"
         if snap.ended:
             st.progress(snap.fraction, text=text)
         else:
