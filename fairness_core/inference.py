@@ -464,6 +464,22 @@ def _b_limits(fp: FloatArray, fn: FloatArray, n: FloatArray, z: FloatArray,
     return lo_a, hi_b
 
 
+def cell_difference_limits(x: npt.ArrayLike, y: npt.ArrayLike, n: npt.ArrayLike,
+                           z: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
+    """One-sided score limits, at normal quantiles ``z``, of π_x − π_y, the difference of two cells of one
+    multinomial of ``n`` rows with counts ``x`` and ``y``: a group's B = π_FP − π_FN, or the difference
+    between two models' selection rates on the same individuals (x: selected by the first only, y: by the
+    second only). Tango's score limits with the continuity correction :data:`SCORE_CC` (see
+    :func:`_b_limits`), whose exact coverage docs/methods.md reports.
+
+    >>> low, high = cell_difference_limits(0, 0, 40, 1.96)    # no discordant row among 40
+    >>> bool(low[()] < 0 < high[()]) and bool(high[()] > 0.05)
+    True
+    """
+    arrays = [np.asarray(v, dtype=float) for v in (x, y, n, z)]
+    return _b_limits(*arrays)
+
+
 def _cp_limits(x: FloatArray, n: FloatArray, z: FloatArray) -> tuple[FloatArray, FloatArray]:
     """One-sided Clopper–Pearson limits of x/n at normal quantiles ``z`` (broadcast together)."""
     x, n, z = np.broadcast_arrays(x, n, z)
