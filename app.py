@@ -7,10 +7,10 @@ Audit, ...) as a multipage app. Every page reads the session's one
 
 import streamlit as st
 
-from ui.state import current_demo, data_banner, page_setup, verdict_settings, verdicts_for
+from ui.cached import verdicts_read
+from ui.state import current_demo, data_banner, page_setup, verdict_settings
 from ui.widgets import md_escape, questions_panel, verdict_summary
 from fairness_core import datasets
-from fairness_core.audit import verdict_findings
 
 audit = page_setup("Home")
 
@@ -27,10 +27,10 @@ st.markdown(
 with st.sidebar:
     tolerance, alpha, adjust = verdict_settings()
 data_banner(audit)
-verdicts = verdicts_for(audit, tolerance, alpha, adjust)
-verdict_summary(verdicts)
-questions_panel(audit, verdicts)
-st.markdown(f"**What the numbers say.** {md_escape(verdict_findings(verdicts))}")
+read = verdicts_read(audit, tolerance, alpha, adjust)
+verdict_summary(read.table)
+questions_panel(audit, read.table, read.answers)
+st.markdown(f"**What the numbers say.** {md_escape(read.findings)}")
 if current_demo():
     st.markdown(f"**About this demo.** {datasets.DEMOS[current_demo()].explain(audit)}")
 

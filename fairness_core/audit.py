@@ -9,6 +9,8 @@ one :class:`Audit` in its session state; every page reads it.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import hashlib
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -186,6 +188,31 @@ class Audit:
         return audit_from_predictions(y_true, y_pred, sensitive_features, pos_label,
                                       positive_is=resolve_positive_is(positive_is, flip, f"pos_label={pos_label!r}"),
                                       threshold=threshold, source=source)
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """A content hash of every field but ``rows``: the groups in order with their cells, the source,
+        notes, what positive means and whether that was declared, the group columns and values, and the
+        provenance. Two audits share it only when every table, figure, verdict and report built from their
+        confusion matrices is the same, so it keys caches that sessions share (never ``id()``, which a
+        later object can reuse). ``rows`` (read by the stability tab alone) is left out: hashing millions
+        of rows would cost more than what it keys. Computed once per object.
+
+        >>> from fairness_core import ConfusionMatrix as CM
+        >>> a = Audit({"a": CM(1, 2, 3, 4), "b": CM(4, 3, 2, 1)}, positive_outcome="approved")
+        >>> a.fingerprint == Audit({"a": CM(1, 2, 3, 4), "b": CM(4, 3, 2, 1)}, positive_outcome="approved").fingerprint
+        True
+        >>> a.fingerprint == dataclasses.replace(a, positive_outcome="hired").fingerprint
+        False
+        """
+        h = hashlib.sha256()
+        for part in ([(g, cm.as_array().tolist()) for g, cm in self.cms.items()], self.source, self.notes,
+                     self.positive_outcome, self.group_columns, self.positive_is,
+                     None if self.group_values is None else list(self.group_values.items()),
+                     list(self.provenance.items())):
+            text_ = repr(part).encode()
+            h.update(len(text_).to_bytes(8, "little") + text_)
+        return h.hexdigest()
 
     @property
     def attributes(self) -> tuple[str, ...]:

@@ -3,12 +3,13 @@ individuals (generalized entropy index), and stability and uncertainty (Virny)."
 
 import streamlit as st
 
-from fairness_core import bias, metrics, plots, report
-from fairness_core.audit import verdict_findings
+from fairness_core import bias, metrics, report
+from fairness_core.audit import Audit
+from ui import cached
 from ui.audit_sections import inequality_section, stability_section
-from ui.state import data_banner, page_setup, verdict_settings, verdicts_for
-from ui.widgets import (MAX_VERDICT_ROWS, P_FORMATS, csv_download, html_download, md_escape, reasons_frame, styled,
-                        questions_panel, verdict_display, verdict_summary)
+from ui.state import data_banner, page_setup, verdict_settings
+from ui.widgets import (MAX_VERDICT_ROWS, P_FORMATS, csv_download, html_download, md_escape, styled,
+                        questions_panel, verdict_summary)
 
 audit = page_setup("Bias Audit")
 
@@ -31,14 +32,18 @@ st.markdown("**OFI** (Objective Fairness Index) = Bᵢ − Bⱼ, the difference 
             "shown to exist but not to exceed the tolerance reads *materiality unclear*. The intervals beside the "
             "verdicts are adjusted for the number of pairs and labelled with their level.")
 
-@st.cache_data(show_spinner="Building the report…", max_entries=4)
-def audit_report(_audit, key: tuple, reference: str, tolerance: float, alpha: float,  # type: ignore[no-untyped-def]
+@st.cache_data(show_spinner="Building the report…", max_entries=4, ttl=cached.TTL_S)
+def audit_report(_audit: Audit, fingerprint: str, reference: str, tolerance: float, alpha: float,  # type: ignore[no-untyped-def]
                  adjust: str, model: str, period: str):
+    """Shared by the sessions: keyed by everything the report prints (the audit's content hash covers its groups,
+    cells, source, notes, what positive means, whether that was declared, and the provenance) and every setting."""
     return report.build(_audit, reference=reference, tolerance=tolerance, alpha=alpha, adjust=adjust, model=model,
                         period=period)
 
 
-with st.expander("Download the audit report", icon=":material/description:"):
+@st.fragment
+def report_downloads(audit: Audit, reference: str, tolerance: float, alpha: float, adjust: str) -> None:
+    """The report's downloads; typing a model name or period reruns this part alone."""
     st.caption("One self-contained HTML file (interactive figures, opens offline): provenance, groups and sizes, the "
                "verdicts with their intervals, p-values and methods, the OFI-vs-DI and forest charts, the OFI and DI "
                "heatmaps, every metric table, MATCH tests, Cross-Prior Smoothing of every group, the settings used, the "
@@ -48,10 +53,9 @@ with st.expander("Download the audit report", icon=":material/description:"):
                           placeholder="e.g. credit scorecard v3.2", help="Printed in the report's header and settings.")
     period = m2.text_input("Period the data cover", max_chars=120, key="report-period",
                            placeholder="e.g. 2025-01-01 to 2025-06-30")
-    cells_key = (audit.source, tuple(audit.groups), tuple(map(tuple, audit.cells().to_numpy())))
 
     def built():  # type: ignore[no-untyped-def]
-        return audit_report(audit, cells_key, reference, tolerance, alpha, adjust, model, period)  # cached
+        return audit_report(audit, audit.fingerprint, reference, tolerance, alpha, adjust, model, period)  # cached
 
     def or_failure(make, what: str):  # type: ignore[no-untyped-def]
         """The download's bytes, or a short file that says the download failed and why (never silence)."""
@@ -70,87 +74,97 @@ with st.expander("Download the audit report", icon=":material/description:"):
     r3.download_button("Tables (CSV, zip)", data=or_failure(lambda: built().csv_zip(), "tables zip"), file_name="fairness_audit_tables.zip",
                        mime="application/zip", icon=":material/download:", key="report-zip", on_click="ignore")
 
+
+@st.fragment
+def metric_across_groups(audit: Audit) -> None:
+    """The picker of a single-group metric and its chart: a new pick reruns this part alone."""
+    shown = st.selectbox("Plot a metric across groups", metrics.NAMES, index=metrics.NAMES.index("B"),
+                         key="group-metric", format_func=lambda k: f"{k} — {metrics.info(k).long_name}")
+    metric_fig = cached.metric_chart(audit, shown)
+    st.plotly_chart(metric_fig, width="stretch", key="group-metric-chart")
+    html_download(metric_fig, f"{shown.lower()}_by_group.html", key="group-metric-html")
+
+
+@st.fragment
+def other_comparison(audit: Audit, reference: str) -> None:
+    """Any other comparison of Table 3.2: a new pick reruns this part alone."""
+    others = [k for k in bias.NAMES if k not in ("OFI", "DI")]  # both are drawn above
+    name = st.selectbox("Comparison", others, index=others.index("DPPL"), key="comparison",
+                        format_func=lambda k: f"{k} — {bias.info(k).long_name}")
+    c1, c2 = st.columns([3, 2])
+    with c1:
+        fig, pair = cached.comparison(audit, name)
+        st.plotly_chart(fig, width="stretch", key="metric-heatmap")
+        html_download(fig, f"{name.lower()}_heatmap.html", key="metric-html")
+        csv_download(pair, f"{name.lower()}_pairwise.csv", f"Download {name} matrix (CSV)")
+    with c2:
+        st.markdown(f"**{name}** = {bias.info(name).formula}; pivot {bias.info(name).pivot:g}. "
+                    "A greater score means more bias toward group i.")
+        vs_ref = cached.versus_reference(audit, reference)
+        st.markdown(f"**Each group vs {md_escape(reference)}** (all comparisons)")
+        st.dataframe(styled(vs_ref, 3), width="stretch", key="vs-reference")
+        csv_download(vs_ref, f"vs_{reference}.csv", "Download one-vs-reference (CSV)")
+
+
+with st.expander("Download the audit report", icon=":material/description:"):
+    report_downloads(audit, reference, tolerance, alpha, adjust)
+
 #: Tab labels double as the ``?view=`` query parameter, so a link can open any tab.
 TABS = ("Group fairness", "Inequality across individuals", "Stability and uncertainty")
 tab_groups, tab_gei, tab_virny = st.tabs(TABS, key="view", bind="query-params")
 
 if tab_groups.open:
     with tab_groups:
-        verdicts = verdicts_for(audit, tolerance, alpha, adjust, reference)
+        read = cached.verdicts_read(audit, tolerance, alpha, adjust, reference)
+        verdicts, figures = read.table, cached.pair_figures(audit, tolerance, alpha, adjust, reference)
         st.subheader("Verdict per pair")
         verdict_summary(verdicts)
-        questions_panel(audit, verdicts)
-        st.markdown(f"**What the numbers say.** {md_escape(verdict_findings(verdicts))}")
+        questions_panel(audit, verdicts, read.answers)
+        st.markdown(f"**What the numbers say.** {md_escape(read.findings)}")
 
-        scatter_fig = plots.ofi_di_scatter(verdicts)
-        st.plotly_chart(scatter_fig, width="stretch", key="ofi-di-scatter")
-        html_download(scatter_fig, "ofi_vs_di.html", key="scatter-html")
-        forest_fig = plots.ofi_forest(verdicts, reference)
-        st.plotly_chart(forest_fig, width="stretch", key="ofi-forest")
-        html_download(forest_fig, f"ofi_vs_{reference}.html", key="forest-html")
+        st.plotly_chart(figures["scatter"], width="stretch", key="ofi-di-scatter")
+        html_download(figures["scatter"], "ofi_vs_di.html", key="scatter-html")
+        st.plotly_chart(figures["forest"], width="stretch", key="ofi-forest")
+        html_download(figures["forest"], f"ofi_vs_{reference}.html", key="forest-html")
 
-        shown = verdict_display(verdicts)
         if len(verdicts) > MAX_VERDICT_ROWS:
             st.caption(f"Showing the {MAX_VERDICT_ROWS:,} most significant of {len(verdicts):,} pairs; the CSV has all.")
-        st.dataframe(styled(shown, 3, P_FORMATS), width="stretch", hide_index=True, key="verdicts",
-                     height="content" if len(shown) <= 30 else "auto",
+        st.dataframe(styled(read.shown, 3, P_FORMATS), width="stretch", hide_index=True, key="verdicts",
+                     height="content" if len(read.shown) <= 30 else "auto",
                      column_config={"reading": st.column_config.TextColumn(width="large"),
                                     "pair": st.column_config.TextColumn(pinned=True)})
         csv_download(verdicts, "pair_verdicts.csv", "Download verdicts with every number (CSV)", index=False)
 
-        ofi_fig = plots.pairwise_heatmap(audit, "OFI", verdicts)
-        st.plotly_chart(ofi_fig, width="stretch", key="ofi-heatmap")
-        html_download(ofi_fig, "ofi_heatmap.html", key="ofi-html")
-        di_fig = plots.disparate_impact_heatmap(audit, verdicts)
-        st.plotly_chart(di_fig, width="stretch", key="di-heatmap")
-        html_download(di_fig, "di_heatmap.html", key="di-html")
+        st.plotly_chart(figures["ofi"], width="stretch", key="ofi-heatmap")
+        html_download(figures["ofi"], "ofi_heatmap.html", key="ofi-html")
+        st.plotly_chart(figures["di"], width="stretch", key="di-heatmap")
+        html_download(figures["di"], "di_heatmap.html", key="di-html")
 
-        benefit_fig = plots.benefit_chart(audit)
-        st.plotly_chart(benefit_fig, width="stretch", key="benefit-chart")
-        html_download(benefit_fig, "benefit_chart.html", key="benefit-html")
+        by_group = cached.groups(audit)
+        st.plotly_chart(by_group.benefit, width="stretch", key="benefit-chart")
+        html_download(by_group.benefit, "benefit_chart.html", key="benefit-html")
 
         st.subheader("Single-group metrics")
         st.caption("All 19 single-group metrics per group (formulas under Metric definitions). “undefined” means a zero denominator; the reasons are listed "
                    "below the table.")
-        table = audit.group_table()
-        st.dataframe(styled(table), width="stretch", key="group-table")
-        csv_download(table, "group_metrics.csv", "Download group metrics (CSV)")
-        reasons = reasons_frame(audit.undefined_reasons())
+        st.dataframe(styled(by_group.table), width="stretch", key="group-table")
+        csv_download(by_group.table, "group_metrics.csv", "Download group metrics (CSV)")
+        reasons = by_group.reasons
         if len(reasons):
             with st.expander(f"Why {len(reasons)} values are undefined"):
                 st.dataframe(reasons, width="stretch", hide_index=True)
                 csv_download(reasons, "undefined_reasons.csv", "Download reasons (CSV)", index=False)
-        shown = st.selectbox("Plot a metric across groups", metrics.NAMES, index=metrics.NAMES.index("B"),
-                             key="group-metric", format_func=lambda k: f"{k} — {metrics.info(k).long_name}")
-        metric_fig = plots.group_metric_chart(audit, shown)
-        st.plotly_chart(metric_fig, width="stretch", key="group-metric-chart")
-        html_download(metric_fig, f"{shown.lower()}_by_group.html", key="group-metric-html")
+        metric_across_groups(audit)
         with st.expander("Metric definitions"):
             st.dataframe([{"metric": k, "name": metrics.info(k).long_name, "family": metrics.info(k).family,
                            "formula": metrics.info(k).formula} for k in metrics.NAMES], hide_index=True, width="stretch")
 
         st.subheader("Every other comparison of Table 3.2")
-        others = [k for k in bias.NAMES if k not in ("OFI", "DI")]  # both are drawn above
-        name = st.selectbox("Comparison", others, index=others.index("DPPL"), key="comparison",
-                            format_func=lambda k: f"{k} — {bias.info(k).long_name}")
-        c1, c2 = st.columns([3, 2])
-        with c1:
-            fig = plots.pairwise_heatmap(audit, name)
-            st.plotly_chart(fig, width="stretch", key="metric-heatmap")
-            html_download(fig, f"{name.lower()}_heatmap.html", key="metric-html")
-            pair = audit.pairwise(name)
-            csv_download(pair, f"{name.lower()}_pairwise.csv", f"Download {name} matrix (CSV)")
-        with c2:
-            st.markdown(f"**{name}** = {bias.info(name).formula}; pivot {bias.info(name).pivot:g}. "
-                        "A greater score means more bias toward group i.")
-            vs_ref = audit.versus_reference(reference)
-            st.markdown(f"**Each group vs {md_escape(reference)}** (all comparisons)")
-            st.dataframe(styled(vs_ref, 3), width="stretch", key="vs-reference")
-            csv_download(vs_ref, f"vs_{reference}.csv", "Download one-vs-reference (CSV)")
+        other_comparison(audit, reference)
 
         st.markdown("**Properties** (the thesis's Table 3.2): OBJ objective testing · R real-valued · DIR directed · "
                     "SYM symmetric · BND bounded · ALL defined everywhere. Only OFI has all six.")
-        props = bias.properties_table()
+        props = cached.properties()
         st.dataframe(props.replace({True: "✓", False: "✗"}), width="stretch", height="content", key="properties")
         csv_download(props, "metric_properties.csv", "Download properties (CSV)")
 

@@ -122,21 +122,6 @@ def verdict_settings() -> tuple[float, float, str]:
     return float(tolerance), float(alpha), str(adjust)
 
 
-@st.cache_resource(max_entries=8, show_spinner="Testing every pair of groups…")
-def _verdicts(_audit: Audit, key: tuple, tolerance: float, alpha: float, adjust: str,  # type: ignore[no-untyped-def]
-              reference: str | None):
-    return _audit.verdicts(tolerance, alpha=alpha, adjust=adjust, reference=reference)
-
-
-def verdicts_for(audit: Audit, tolerance: float, alpha: float, adjust: str,  # type: ignore[no-untyped-def]
-                 reference: str | None = None):
-    """The audit's verdict table, computed once per data and settings and shared by Home and Bias Audit
-    (read-only: callers copy before changing it). With a ``reference`` group, every pair with it has it as
-    group j (DI = the other group's rate over the reference's)."""
-    key = (audit.source, tuple(audit.groups), audit.cells().to_numpy().tobytes())
-    return _verdicts(audit, key, tolerance, alpha, adjust, reference if reference in audit.cms else None)
-
-
 def data_banner(audit: Audit) -> None:
     """One line saying which data every number on the page comes from."""
     total = audit.total().n

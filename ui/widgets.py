@@ -102,9 +102,10 @@ def verdict_summary(verdicts: pd.DataFrame) -> None:
     st.caption(f"Group pairs with each verdict, of {len(verdicts):,} pairs in all.")
 
 
-def questions_panel(audit, verdicts: pd.DataFrame) -> None:  # type: ignore[no-untyped-def]
-    """The three questions an audit is judged by, side by side: OFI, the four-fifths rule, equal opportunity."""
-    answers = three_questions(audit, verdicts)
+def questions_panel(audit, verdicts: pd.DataFrame, answers: dict | None = None) -> None:  # type: ignore[no-untyped-def]
+    """The three questions an audit is judged by, side by side: OFI, the four-fifths rule, equal opportunity
+    (``answers``: :func:`fairness_core.audit.three_questions` of these verdicts, when already computed)."""
+    answers = answers if answers is not None else three_questions(audit, verdicts)
     for col, (question, answer) in zip(st.columns(3), answers["text"].items()):
         with col.container(border=True):
             st.markdown(f"**{question}**")
