@@ -185,6 +185,11 @@ def _figure_cases() -> dict:  # type: ignore[type-arg]
                              rng.uniform(size=(80, 3)))
     pop = audit.cms[LINK].as_array()
     shares = pd.DataFrame({"real": 0.5, "synthetic": 0.4, "target": 0.5}, index=pd.Index(NAMES, name="category"))
+    from fairness_core.compare import Comparison
+
+    y, yhat = rng.integers(0, 2, 80), rng.integers(0, 2, 80)
+    comparison = Comparison.from_predictions(y, {LINK: yhat, STYLED: 1 - yhat}, {TEMPLATE: np.repeat(NAMES, 10)},
+                                             positive_is="benefit")
     summary = pd.DataFrame([{"metric": "OFI", "group": g, "real": 0.1, "real sd": 0.01, "augmented": 0.05,
                              "augmented sd": 0.01, "improvement": 0.05} for g in NAMES])
     return {
@@ -207,6 +212,12 @@ def _figure_cases() -> dict:  # type: ignore[type-arg]
             smoothing.smooth_groups(audit.cms, smoothing.Smoother("cps", 10.0), ["TPR"]), "TPR"),
         "share_bars": lambda: plots.share_bars(shares, f"{STYLED} = {LINK} within each group", "real vs synthetic"),
         "before_after": lambda: plots.before_after(summary),
+        "model_tradeoff": lambda: plots.model_tradeoff(comparison.summary(), tolerance=0.05),
+        "paired_differences": lambda: plots.paired_differences(comparison.paired(LINK, STYLED)),
+        "mitigation_frontier": lambda: plots.mitigation_frontier(
+            pd.DataFrame({"tolerance": [0.0, 0.1], "performance": [0.7, 0.8], "disparity": [0.0, 0.1]}),
+            pd.DataFrame({"model": [LINK, STYLED], "performance": [0.75, 0.8], "disparity": [0.05, 0.2],
+                          "where": [TEMPLATE, "held-out rows"]})),
     }
 
 

@@ -12,6 +12,7 @@ and in the report.
 ``plots.smoothing``    Cross-Prior Smoothing
 ``plots.inequality``   generalized entropy index, Virny stability
 ``plots.training``     Conditional HydraGAN and PTN
+``plots.compare``      candidate models' trade-off, paired differences, the mitigation frontier
 =====================  ====================================================================
 
 Every public name stays importable from ``fairness_core.plots`` itself.
@@ -20,6 +21,7 @@ Every public name stays importable from ``fairness_core.plots`` itself.
 from ._base import *  # noqa: F403
 from ._base import escape_user_text, plotly_text  # noqa: F401
 from .audit import *  # noqa: F403
+from .compare import *  # noqa: F403
 from .inequality import *  # noqa: F403
 from .sample_size import *  # noqa: F403
 from .smoothing import *  # noqa: F403
