@@ -7,8 +7,11 @@ script writes. Run from the repository root:
 
 Adult ships no model predictions, so this fits a plain L2-regularized logistic
 regression (no race or sex among its features) and keeps out-of-fold
-predictions from 5-fold cross-fitting, so no row is predicted by a model that
-saw it. See assets/PROVENANCE.md.
+predictions and probabilities from 5-fold cross-fitting, so no row is predicted
+by a model that saw it; gradient-boosted trees on the same features and folds
+give a second candidate (scikit-learn, needed only here). COMPAS gets a
+cross-fitted logistic regression beside its own decile score. These candidates
+serve the Compare and Mitigate page. See assets/PROVENANCE.md.
 """
 
 from __future__ import annotations
@@ -36,8 +39,14 @@ def build_compas(src: Path) -> None:
         & (df["score_text"] != "N/A")
     )
     out = df.loc[keep, ["race", "sex", "age_cat", "decile_score", "score_text", "two_year_recid",
-                        *COMPAS_FEATURES]]
+                        *COMPAS_FEATURES]].reset_index(drop=True)
     assert len(out) == 6172, len(out)
+    # A second candidate beside COMPAS's own decile score: a logistic regression on the same features the app
+    # offers its ensembles (no race or sex), out-of-fold from 5-fold cross-fitting.
+    num = out[["age", "priors_count", "juv_fel_count", "juv_misd_count", "juv_other_count"]].astype(float)
+    num = (num - num.mean()) / num.std()
+    x = np.hstack([np.ones((len(out), 1)), num.to_numpy(), (out[["c_charge_degree"]] == "F").to_numpy(dtype=float)])
+    out["score_logistic"] = _cross_fitted(x, out["two_year_recid"].to_numpy(dtype=float), seed=20092).round(6)
     out.to_csv(ASSETS / "compas_propublica.csv.gz", index=False, compression={"method": "gzip", "mtime": 0})
 
 
@@ -54,6 +63,32 @@ def _logistic_fit(x: np.ndarray, y: np.ndarray, l2: float = 1.0) -> np.ndarray:
     return res.x
 
 
+def _cross_fitted(x: np.ndarray, y: np.ndarray, seed: int) -> np.ndarray:
+    """Out-of-fold probabilities of a logistic regression, 5 folds."""
+    folds = np.random.default_rng(seed).integers(0, 5, size=len(y))
+    prob = np.zeros(len(y))
+    for k in range(5):
+        w = _logistic_fit(x[folds != k], y[folds != k])
+        prob[folds == k] = 1 / (1 + np.exp(-(x[folds == k] @ w)))
+    return prob
+
+
+def _boosting(df: pd.DataFrame, y: np.ndarray, folds: np.ndarray) -> np.ndarray:
+    """Out-of-fold probabilities of gradient-boosted trees (scikit-learn, a developer dependency here) on the
+    logistic regression's features, the same folds."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    x = df[ADULT_NUMERIC + ADULT_CATEGORICAL].copy()
+    for col in ADULT_CATEGORICAL:
+        x[col] = x[col].astype("category")
+    prob = np.zeros(len(y))
+    for k in range(5):
+        model = HistGradientBoostingClassifier(categorical_features="from_dtype", random_state=k, max_iter=200)
+        model.fit(x[folds != k], y[folds != k])
+        prob[folds == k] = model.predict_proba(x[folds == k])[:, 1]
+    return prob
+
+
 def build_adult(src: Path) -> None:
     df = pd.read_csv(src / "adult.csv")
     y = (df["income-per-year"].str.strip() == ">50K").to_numpy(dtype=float)
@@ -67,14 +102,22 @@ def build_adult(src: Path) -> None:
     rng = np.random.default_rng(20091)
     folds = rng.integers(0, 5, size=len(df))
     pred = np.zeros(len(df), dtype=int)
+    score = np.zeros(len(df))
     for k in range(5):
         w = _logistic_fit(x[folds != k], y[folds != k])
         pred[folds == k] = (x[folds == k] @ w > 0).astype(int)
+        score[folds == k] = 1 / (1 + np.exp(-(x[folds == k] @ w)))
     acc = (pred == y).mean()
     print(f"adult: out-of-fold accuracy {acc:.4f}")
+    stripped = df.copy()
+    for col in ADULT_CATEGORICAL:
+        stripped[col] = stripped[col].str.strip()
+    boosted = _boosting(stripped, y, folds)
+    print(f"adult: boosted trees out-of-fold accuracy {((boosted >= 0.5) == y).mean():.4f}")
     out = pd.DataFrame({
         "race": df["race"].str.strip(), "sex": df["sex"].str.strip(),
         "income_over_50k": y.astype(int), "predicted_over_50k": pred,
+        "score_logistic": score.round(6), "score_boosting": boosted.round(6),
     })
     for col in numeric:
         out[col] = df[col].astype(int)
