@@ -210,3 +210,75 @@ def demo_table(key: str, assets: Path = ASSETS_DIR) -> tuple[pd.DataFrame, str, 
         out["not_recidivist"] = 1 - df["two_year_recid"].astype(int)
         return pd.concat([out, df[COMPAS_FEATURES]], axis=1).reset_index(drop=True), "not_recidivist", ["race", "sex"]
     raise ValueError(f"unknown row demo {key!r}; expected one of {', '.join(ROW_DEMOS)}")
+
+
+# --- candidate models for the Compare and Mitigate page ---------------------------------------------------
+
+@dataclass(frozen=True)
+class Candidates:
+    """Several models' decisions and scores on the same individuals, in the audit's direction.
+
+    ``y``: the actual outcome, True = the beneficial one; ``groups``: the protected attribute(s), one column
+    each; ``predictions``: each candidate's decisions (True = the beneficial decision); ``scores``: scores a
+    threshold can be fitted to (higher = more likely the beneficial outcome: a harm's score is negated).
+    """
+
+    title: str
+    y: np.ndarray
+    groups: pd.DataFrame
+    predictions: dict[str, np.ndarray]
+    scores: dict[str, np.ndarray]
+    positive_outcome: str
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        n = len(self.y)
+        for name, values in {**self.predictions, **self.scores}.items():
+            if len(values) != n:
+                raise ValueError(f"candidate {name!r} has {len(values):,} rows; the labels have {n:,}")
+        if len(self.groups) != n:
+            raise ValueError(f"the group columns have {len(self.groups):,} rows; the labels have {n:,}")
+
+
+def _compas_candidates(assets: Path) -> Candidates:
+    df = compas_frame(assets)
+    reoffends = df["two_year_recid"].to_numpy() == 1
+    decile, logistic = df["decile_score"].to_numpy(dtype=float), df["score_logistic"].to_numpy(dtype=float)
+    return Candidates(
+        "COMPAS (ProPublica, Broward County)", ~reoffends, df[["race", "sex"]].astype(str),
+        {"COMPAS decile ≥ 5 (medium or high risk)": ~(decile >= 5), "COMPAS decile ≥ 8 (high risk)": ~(decile >= 8),
+         "logistic regression ≥ 0.5": ~(logistic >= 0.5)},
+        {"COMPAS decile score": -decile, "logistic regression": -logistic},
+        "not a recidivist / low risk",
+        "A high-risk score is a harm: labels, decisions and scores are flipped so that positive means 'did not "
+        "reoffend / low risk'.")
+
+
+def _adult_candidates(assets: Path) -> Candidates:
+    df = _read(assets / "adult_predictions.csv.gz")
+    logistic, boosting = df["score_logistic"].to_numpy(dtype=float), df["score_boosting"].to_numpy(dtype=float)
+    return Candidates(
+        "UCI Adult (1994 census)", df["income_over_50k"].to_numpy() == 1, df[["race", "sex"]].astype(str),
+        {"logistic regression": df["predicted_over_50k"].to_numpy() == 1,
+         "gradient-boosted trees ≥ 0.5": boosting >= 0.5},
+        {"logistic regression": logistic, "gradient-boosted trees": boosting},
+        "income over $50K", "Both models are cross-fitted out of fold, without race or sex among their features.")
+
+
+#: Demos with several candidate models (title, builder).
+CANDIDATE_DEMOS: dict[str, tuple[str, Callable[[Path], Candidates]]] = {
+    "compas": ("COMPAS: its decile score against a logistic regression", _compas_candidates),
+    "adult": ("Adult: logistic regression against gradient-boosted trees", _adult_candidates),
+}
+
+
+def load_candidates(key: str, assets: Path = ASSETS_DIR) -> Candidates:
+    """The candidate models of demo ``key`` (:data:`CANDIDATE_DEMOS`).
+
+    >>> c = load_candidates("adult")
+    >>> sorted(c.scores), len(c.y)
+    (['gradient-boosted trees', 'logistic regression'], 30162)
+    """
+    if key not in CANDIDATE_DEMOS:
+        raise KeyError(f"no candidate demo {key!r}; choose one of {', '.join(CANDIDATE_DEMOS)}")
+    return CANDIDATE_DEMOS[key][1](assets)
