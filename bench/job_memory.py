@@ -38,7 +38,7 @@ df, label, groups = datasets.demo_table("adult")
 df = df.iloc[np.random.default_rng(0).integers(0, len(df), {rows})].reset_index(drop=True)
 config = experiment.ExperimentConfig(gan=H.HydraConfig(condition_columns=groups, diversity_column=label, steps=3,
                                                        quality_every=0), label=label, eval_seeds=[0], epochs=1)
-estimate_mb = round(experiment.estimate(config, df).memory_mb) if hasattr(experiment, "estimate") else None
+estimate_mb = round(experiment.estimate(config, df).memory_mb)
 before = rss_mib()
 experiment.run(config, df)
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -51,7 +51,7 @@ import torch
 from models import ptn
 config = ptn.PTNConfig(population=2, generations=1, epochs=1, final_epochs=1, seeds=1, warm_epochs=1,
                        systems_per_part={spp}, inits_per_system={ips}, hidden_sizes=({hidden},), device="cpu")
-estimate_mb = round(ptn.estimate(config).memory_mb) if hasattr(ptn, "estimate") else None
+estimate_mb = round(ptn.estimate(config).memory_mb)
 before = rss_mib()
 ptn.train(config)
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

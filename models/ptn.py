@@ -29,7 +29,7 @@ from scipy.stats import norm
 from torch import nn
 from torch.nn import functional as F
 
-from fairness_core.jobs import Cancelled
+from fairness_core.jobs import Cancelled, Estimate
 
 from . import forecast_data as FD
 
@@ -495,7 +495,7 @@ def train_darts(model: PTN, h: dict[str, Any], train: FD.Samples, val: FD.Sample
         for _ in range(weight_steps):
             _step(model, opt_w, tr, batch, gen, should_stop)
         for _ in range(arch_steps):
-            _step(model, opt_a, va, batch, gen)
+            _step(model, opt_a, va, batch, gen, should_stop)
         model.eval()
         with torch.no_grad():
             epoch_train = loss(model(*fixed_tr[:3]), fixed_tr[3]).item()
@@ -579,6 +579,33 @@ PAPER = PTNConfig(population=12, generations=10, epochs=30, final_epochs=30, fin
                   hidden_sizes=tuple(range(72, 241, 24)),
                   elite_every=2, elites=2, patience=3, fitness_samples=4096, systems_per_part=50, inits_per_system=5,
                   seeds=7)
+
+
+#: Memory model of :func:`train`, calibrated with ``bench/job_memory.py`` (Lorenz, 40 / 160 trajectories at
+#: 111 quantiles: 629 / 1,450 MiB above the server's own; 160 at 11 quantiles: 720 MiB): a fixed part (the
+#: networks, PyTorch's working memory) and bytes per forecast window, for each of its input floats
+#: (raw, scaled, cut into windows) and for each of its quantiles (the forecasts of PTN, TiDE and the
+#: normal baseline, sorted for the CRPS).
+BASE_MB, BYTES_PER_INPUT, BYTES_PER_QUANTILE = 360.0, 8.5, 50.0
+#: Forecast windows of one 1,000-step Lorenz trajectory, and of the weather data (two sites, a year each).
+LORENZ_WINDOWS, WEATHER_WINDOWS = 1000 - FD.HORIZON - (FD.HISTORY - 1), 2 * (8760 - FD.HORIZON - (FD.HISTORY - 1))
+
+
+def memory_mb(config: PTNConfig) -> float:
+    """Peak memory (MB) that :func:`train` adds with ``config``, from the settings alone."""
+    if config.dataset == "lorenz":
+        windows, channels = 5 * config.systems_per_part * config.inits_per_system * LORENZ_WINDOWS, 3
+    else:
+        windows, channels = WEATHER_WINDOWS, len(FD.WEATHER_CHANNELS) + 4  # and the cyclic time of day and year
+    inputs = 3 + FD.HISTORY * channels + FD.N_FORECASTS * FD.HORIZON + FD.HORIZON  # static, history, forecasts, target
+    return BASE_MB + windows * (inputs * BYTES_PER_INPUT + config.quantiles * BYTES_PER_QUANTILE) / 2**20
+
+
+def estimate(config: PTNConfig) -> Estimate:
+    """What :func:`train` with ``config`` will cost, for the job runner to admit or refuse it."""
+    what = (f"a PTN run on {5 * config.systems_per_part * config.inits_per_system:,} Lorenz trajectories"
+            if config.dataset == "lorenz" else "a PTN run on the weather data")
+    return Estimate(memory_mb(config), what=what)
 
 
 @dataclass
@@ -692,9 +719,10 @@ def train(config: PTNConfig, on_progress: Callable[..., None] | None = None,
         report(phase="data", message=text, done=0, total=total)
 
     if config.dataset == "lorenz":
-        ds, _ = FD.lorenz_dataset(config.systems_per_part, config.inits_per_system, config.seed, progress=data_note)
+        ds, _ = FD.lorenz_dataset(config.systems_per_part, config.inits_per_system, config.seed, progress=data_note,
+                                  should_stop=should_stop)
     elif config.dataset == "weather":
-        ds, _ = FD.weather_dataset(seed=config.seed, progress=data_note)
+        ds, _ = FD.weather_dataset(seed=config.seed, progress=data_note, should_stop=should_stop)
     else:
         raise ValueError(f"unknown data set {config.dataset!r}; use 'lorenz' or 'weather'")
     P = ds.parts

@@ -76,7 +76,8 @@ if budget == "paper":
 
 if st.button("Train PTN", type="primary", key="ptn-train", icon=":material/play_arrow:", disabled=jobs.running(KEY)):
     if jobs.start(KEY, f"PTN on {DATASETS[dataset]}",
-                  lambda on_progress, should_stop: ptn.train(config, on_progress, should_stop), lane="torch") is not None:
+                  lambda on_progress, should_stop: ptn.train(config, on_progress, should_stop), lane="torch",
+                  estimate=ptn.estimate(config)) is not None:
         st.session_state["ptn-description"] = f"{DATASETS[dataset]}; {BUDGETS[budget].split(':')[0].lower()} budget"
         st.rerun()
 

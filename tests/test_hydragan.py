@@ -124,14 +124,10 @@ def test_checkpoint_round_trip_with_weights_only(tmp_path):
 
 
 def test_cancel_stops_within_one_step():
-    calls = []
-
-    def stop_after_seven():
-        calls.append(1)
-        return len(calls) > 7
-
-    model = H.train(config(steps=1000), toy(40), should_stop=stop_after_seven)
-    assert model.steps_done == 7
+    steps: list[int] = []  # the flag turns True once seven steps are done (it is also read before them)
+    model = H.train(config(steps=1000), toy(40), on_progress=lambda **r: steps.append(r["step"]),
+                    should_stop=lambda: len(steps) >= 7)
+    assert model.steps_done == 7 and steps == list(range(1, 8))
 
 
 def test_failing_job_reports_its_error():

@@ -1,0 +1,111 @@
+"""A job belongs to the browser session that started it (issues 28 and 35): a ``?job=`` link in another
+session shows nothing of it, and a job the server cannot afford is refused with the numbers."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from fairness_core.jobs import RUNNER, Cancelled
+from models import ptn
+from ui import jobs as ui_jobs
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+PAGE = "pages/6_Forecasting.py"
+
+
+def forecasting() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page(PAGE)
+    at.run()
+    assert not at.exception
+    return at
+
+
+def progress_texts(at: AppTest) -> list[str]:
+    return [p.proto.text for p in at.get("progress")]
+
+
+@pytest.fixture
+def parked_training(monkeypatch):  # type: ignore[no-untyped-def]
+    """PTN's training replaced by a job that waits (checking its cancel flag) until the test ends."""
+    gate = threading.Event()
+
+    def parked(config, on_progress=None, should_stop=None):  # type: ignore[no-untyped-def]
+        on_progress(phase="data", message="parked test run", done=1, total=10)
+        while not gate.wait(0.02):
+            if should_stop():
+                raise Cancelled("cancelled")
+        return "a result only its owner may see"
+
+    monkeypatch.setattr(ptn, "train", parked)
+    yield gate
+    gate.set()
+
+
+def test_a_job_link_in_another_session_shows_nothing_of_the_job(parked_training):
+    blocker = RUNNER.submit("someone else's training", lambda on_progress, should_stop: parked_training.wait(30),
+                            owner="another-session", lane="torch")  # keeps the owner's run in the queue
+    owner = forecasting()
+    owner.button(key="ptn-train").click().run()
+    job = RUNNER.get(owner.session_state["ptn-job"])
+    try:
+        assert job.owner == owner.session_state["sid"] and owner.query_params["job"] == job.id
+        assert any(t.startswith("Queued, 0 ahead · PTN on") for t in progress_texts(owner))
+        assert any(b.key == "ptn-cancel" for b in owner.button)
+
+        visitor = AppTest.from_file(APP, default_timeout=120)
+        visitor.query_params["job"] = job.id  # the owner's link, opened in another browser session
+        visitor.run()
+        visitor.switch_page(PAGE)
+        visitor.run()
+        assert not visitor.exception
+        assert any(ui_jobs.NOT_YOURS in w.value for w in visitor.warning)
+        assert "ptn-job" not in visitor.session_state and not progress_texts(visitor)
+        assert not any(b.key == "ptn-cancel" for b in visitor.button)
+        assert not any("Running in the background" in c.value for c in visitor.sidebar.caption)
+        assert job.snapshot().status == "pending"  # nothing the visitor did touched it
+
+        blocker.cancel()
+        parked_training.set()
+        assert job.wait(10) and job.snapshot().status == "done"
+        visitor.run()  # the run ended: its result is still not the visitor's
+        assert "ptn-result" not in visitor.session_state and not visitor.get("download_button")
+        assert any(ui_jobs.NOT_YOURS in w.value for w in visitor.warning)
+    finally:
+        job.cancel()
+        blocker.cancel()
+
+
+def test_a_run_over_the_memory_budget_is_refused_on_the_page(parked_training, monkeypatch):
+    monkeypatch.setattr(RUNNER, "limits", replace(RUNNER.limits, max_job_memory_mb=10))
+    at = forecasting()
+    at.button(key="ptn-train").click().run()
+    assert not at.exception
+    refusal = " ".join(e.value for e in at.error)
+    needed = ptn.estimate(ptn.DEMO).memory_mb
+    assert f"needs about {needed:,.0f} MB; the server allows 10 MB per job" in refusal
+    assert "FAIRNESS\\_MAX\\_JOB\\_MEMORY\\_MB" in refusal or "FAIRNESS_MAX_JOB_MEMORY_MB" in refusal
+    assert "ptn-job" not in at.session_state and not RUNNER.owned_by(at.session_state["sid"])
+
+
+def test_the_paper_budget_is_refused_by_default_and_the_demos_fit():
+    from fairness_core import datasets
+    from fairness_core.jobs import JobRunner, OverBudget, ServerLimits
+    from models import experiment, hydragan
+
+    allowed = ServerLimits().max_job_memory_mb
+    assert ptn.estimate(ptn.PAPER).memory_mb > 7000 > allowed  # issue 35 measured a 7 GB peak before the test part
+    with pytest.raises(OverBudget, match=r"a PTN run on 1,250 Lorenz trajectories needs about 9,000 MB"):
+        JobRunner().submit("paper", lambda on_progress, should_stop: None, estimate=ptn.estimate(ptn.PAPER))
+    assert ptn.estimate(ptn.DEMO).memory_mb < allowed
+    for key in datasets.ROW_DEMOS:
+        df, label, groups = datasets.demo_table(key)
+        config = experiment.ExperimentConfig(hydragan.HydraConfig(groups, label), label)
+        assert experiment.estimate(config, df).memory_mb < allowed
+        assert experiment.memory_mb(config, 5_000_000, df.shape[1]) > allowed  # issue 35's 5 M rows
