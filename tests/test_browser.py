@@ -218,7 +218,8 @@ IDLE = "!document.querySelector('[data-testid=\"stStatusWidget\"]')"  # the scri
 PAGES = {"": "Fairness audit workbench", "Upload": "Load data", "Bias_Audit": "Bias audit",
          "Sample_Size_Explorer": "Sample-size explorer", "Smoothing": "Smoothing",
          "Synthetic_Data": "Synthetic data: Conditional HydraGAN",
-         "Forecasting": "Forecasting: Probabilistic Parallel Time Networks", "Methods": "Methods"}
+         "Forecasting": "Forecasting: Probabilistic Parallel Time Networks",
+         "Compare_and_Mitigate": "Compare and mitigate", "Methods": "Methods"}
 
 
 @pytest.mark.parametrize("path", list(PAGES))
@@ -465,3 +466,36 @@ def test_hostile_group_names_stay_text_in_streamlit_and_its_figures(page, tmp_pa
     assert main.locator(".js-plotly-plot svg a").count() == 0  # Plotly draws a name's <a href> as an SVG link
     assert main.locator("[style*='#123456'], [style*='rgb(18, 52, 86)']").count() == 0
     assert "a@evil.example" in main.inner_text()  # the findings name the groups, as text
+
+
+def test_compare_two_candidates_mitigate_and_download_the_thresholds(open_page, tmp_path):
+    """Issue 26's path: two candidates paired, a mitigated model fitted on COMPAS and added to the comparison,
+    its thresholds downloaded as JSON."""
+    import json
+
+    from playwright.sync_api import expect
+
+    pg = open_page("Compare_and_Mitigate")
+    pg.get_by_role("heading", name="Compare and mitigate").wait_for(timeout=60000)
+    pg.wait_for_function(IDLE, timeout=120000)
+    choose(pg, "Second model", "logistic regression ≥ 0.5")
+    pg.wait_for_function("[...document.querySelectorAll('.js-plotly-plot .gtitle')].some(t => t.textContent"
+                         ".includes('− logistic regression'))", timeout=60000)
+    main = pg.get_by_test_id("stMain")
+    expect(main.get_by_text(re.compile(r"differences are significant|No difference between"))).to_be_visible()
+    expect(main.get_by_text("On the held-out rows the largest |OFI| goes from")).to_be_visible(timeout=60000)
+    pg.get_by_role("button", name="Add the mitigated model to the comparison").click()
+    main.get_by_text("In the comparison above as").wait_for(timeout=60000)
+    pg.wait_for_function(IDLE, timeout=60000)
+    choose(pg, "First model", "COMPAS decile score, per-group thresholds (ofi ≤ 0.05)")   # now a candidate
+    pg.wait_for_function("[...document.querySelectorAll('.js-plotly-plot .gtitle')].some(t => t.textContent"
+                         ".includes('(COMPAS decile score, per-group thresholds'))", timeout=60000)
+    pg.wait_for_function(IDLE, timeout=60000)
+    with pg.expect_download(timeout=60000) as info:
+        pg.get_by_role("button", name="Download the thresholds (JSON)").click()
+    path = tmp_path / "thresholds.json"
+    info.value.save_as(path)
+    rule = json.loads(path.read_text(encoding="utf-8"))
+    assert {"thresholds", "target", "tolerance", "objective", "split", "held_out", "score"} <= set(rule)
+    assert rule["target"] == "ofi" and len(rule["thresholds"]) == 6 and "African-American" in rule["thresholds"]
+    assert rule["held_out"]["max_abs_ofi"] >= 0

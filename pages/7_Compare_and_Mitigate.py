@@ -1,0 +1,177 @@
+"""Compare and Mitigate: which candidate model is fairer at what cost, and per-group decision thresholds from a
+score, every number measured on held-out rows (issue 26)."""
+
+import math
+
+import streamlit as st
+
+from fairness_core import datasets, mitigation, plots
+from fairness_core.compare import PERFORMANCE
+from ui import compare as cmp
+from ui.state import current_demo, page_setup, verdict_settings
+from ui.widgets import BuiltIn, csv_download, html_download, md_escape, styled
+
+audit = page_setup("Compare and Mitigate")
+with st.sidebar:
+    tolerance, alpha, adjust = verdict_settings()
+ADDED = "cmp-added"   # {rows key: [Settings, ...]}: mitigated models added to the comparison
+LOADED = BuiltIn("the loaded data")
+
+st.title("Compare and mitigate")
+st.markdown("Which of several candidate models is fairer, and at what cost? And which per-group decision thresholds "
+            "on a score would remove the bias? Models are compared on the **same individuals**, so differences "
+            "between them have paired intervals and tests.")
+
+# --- 1. Source ------------------------------------------------------------------------------------
+sources = list(datasets.CANDIDATE_DEMOS) + ([LOADED] if audit.rows is not None and current_demo() is None else [])
+c1, c2 = st.columns([3, 2])
+source = c1.selectbox("Candidate models", sources, key="cmp-source",
+                      format_func=lambda o: "The loaded data (its one model)" if o == LOADED
+                      else datasets.CANDIDATE_DEMOS[o][0])
+if source == LOADED:
+    rows, attribute = cmp.loaded_rows(audit), "the groups chosen in the sidebar"
+    c2.caption("Groups: as chosen in the sidebar. Comparison needs at least two candidates: the loaded data carry "
+               "one model, and a mitigated model (below) makes the second.")
+else:
+    attribute = c2.radio("Groups", list(cmp.ATTRIBUTES), horizontal=True, key="cmp-groups",
+                         help="One attribute, or every combination of race and sex.")
+    rows = cmp.demo_rows(source, attribute)
+st.caption(f"**Data:** {md_escape(rows.title)} · n = {len(rows.y):,} · {len(set(rows.groups))} groups · positive "
+           f"means **{md_escape(rows.positive_outcome)}** (the beneficial outcome; scores: higher = more likely)")
+if rows.note:
+    st.info(md_escape(rows.note), icon=":material/swap_vert:")
+n_fit, n_held = int(rows.fit.sum()), int(rows.held.sum())
+st.info(f"**Honest by construction.** The rows are split once, at random within each group and label (seed "
+        f"{cmp.SEED}): thresholds are chosen on the **{n_fit:,} fitting rows**, and **every number on this page is "
+        f"measured on the {n_held:,} held-out rows**, which no threshold saw.", icon=":material/call_split:")
+
+added: list[cmp.Settings] = st.session_state.setdefault(ADDED, {}).get(rows.key, [])
+names = list(rows.predictions) + [s.name for s in added if cmp.fit(rows, rows.key, s).rule is not None]
+
+# --- 2. Compare -------------------------------------------------------------------------------------
+st.header("Compare the candidates")
+c1, c2, c3 = st.columns([2, 1, 1])
+perf = c1.radio("Performance", list(PERFORMANCE), format_func=PERFORMANCE.get, horizontal=True, key="cmp-perf")
+cost_fp = float(c2.number_input("Cost of a false positive", 0.0, 100.0, 1.0, 0.5, key="cmp-cost-fp",
+                                help="Expected cost per row = (this × FP + the other × FN) / n; also the "
+                                     "mitigation's cost objective."))
+cost_fn = float(c3.number_input("Cost of a false negative", 0.0, 100.0, 1.0, 0.5, key="cmp-cost-fn"))
+if cost_fp == 0 and cost_fn == 0:
+    st.warning("Both costs are 0: every model costs nothing. Give one a positive weight.", icon=":material/warning:")
+    cost_fp = cost_fn = 1.0
+if len(names) < 2:
+    st.info("Comparison needs at least two candidates. Mitigate below and add the mitigated model: it makes the "
+            "second.", icon=":material/info:")
+else:
+    table = cmp.summary(rows, rows.key, tuple(added), tolerance, alpha, adjust, cost_fp, cost_fn)
+    fig = plots.model_tradeoff(table, perf, tolerance)
+    st.plotly_chart(fig, width="stretch", key="cmp-tradeoff")
+    html_download(fig, "model_tradeoff.html", key="cmp-tradeoff-html")
+    st.markdown(md_escape(cmp.fairest_reading(table, perf)))
+    st.dataframe(cmp.summary_display(table, perf), hide_index=True, width="stretch")
+    st.caption(f"Intervals: {md_escape(table['interval_level'].iloc[0])} for |OFI| and DI; performance at "
+               f"{1 - alpha:.0%}. Pareto: no other model is both better by {PERFORMANCE[perf]} and lower in |OFI|.")
+    csv_download(table, "model_comparison.csv", "Download the comparison (CSV)", key="cmp-summary-csv", index=False)
+
+    st.subheader("Compare two models")
+    c1, c2 = st.columns(2)
+    a = c1.selectbox("First model", names, index=0, key="cmp-a")
+    b = c2.selectbox("Second model", names, index=1, key="cmp-b")
+    if a == b:
+        st.warning("Pick two different models.", icon=":material/warning:")
+    else:
+        diff = cmp.paired(rows, rows.key, tuple(added), a, b, alpha, adjust)
+        pfig = plots.paired_differences(diff)
+        st.plotly_chart(pfig, width="stretch", key="cmp-paired")
+        html_download(pfig, "paired_differences.html", key="cmp-paired-html")
+        st.markdown(md_escape(cmp.paired_reading(diff, alpha, adjust)))
+        st.dataframe(styled(diff[["what", "difference", "ci_low", "ci_high", "p_value", "p_adjusted", "significant"]],
+                            4, {"p_value": "{:.3g}", "p_adjusted": "{:.3g}"}), hide_index=True, width="stretch")
+        csv_download(diff, "paired_differences.csv", "Download the paired differences (CSV)", key="cmp-paired-csv",
+                     index=False)
+
+# --- 3. Mitigate --------------------------------------------------------------------------------------
+st.header("Mitigate by per-group thresholds")
+st.warning("**A legal note.** Group-specific thresholds are disparate treatment in some jurisdictions (for example, "
+           "US employment law forbids adjusting scores by race). This page offers them as analysis, not advice.",
+           icon=":material/gavel:")
+if not rows.scores:
+    st.info("These rows carry decisions but no score to threshold. Pick a demo above, or upload row-level "
+            "predictions with an ensemble's probability columns.", icon=":material/info:")
+    st.stop()
+c1, c2, c3, c4 = st.columns(4)
+score = c1.selectbox("Score", list(rows.scores), key="mit-score")
+target = c2.selectbox("Fairness target", list(cmp.TARGETS), format_func=cmp.TARGETS.get, key="mit-target")
+tol = c3.slider("Tolerance", 0.0, 0.30, 0.05, 0.001, format="%.3f", key="mit-tol", disabled=target == "four_fifths",
+                help="The largest |OFI| over pairs, or the largest difference in selection rate, TPR or FPR, allowed "
+                     "on the fitting rows.")
+objective = c4.selectbox("Objective (maximized; cost minimized)", list(PERFORMANCE), format_func=PERFORMANCE.get,
+                         key="mit-objective", help="Expected cost uses the weights above.")
+settings = cmp.Settings(score, target, 0.0 if target == "four_fifths" else round(float(tol), 3), objective,
+                        cost_fp, cost_fn)
+fitted = cmp.fit(rows, rows.key, settings)
+if fitted.rule is None:
+    offer = math.ceil(fitted.smallest * 1000) / 1000
+    st.error(f"**No thresholds meet this target on the fitting rows.** {md_escape(fitted.infeasible)}.",
+             icon=":material/block:")
+    if offer <= 0.30:
+        st.button(f"Use tolerance {offer:.3f}", key="mit-offer",
+                  on_click=lambda: st.session_state.__setitem__("mit-tol", offer))
+    st.stop()
+
+rule = fitted.rule
+held = cmp.before_after(rows, rows.key, settings, tolerance, alpha, adjust)
+before, after = held.iloc[0], held.iloc[1]
+label = PERFORMANCE[objective]
+m1, m2, m3 = st.columns(3)
+m1.metric("Largest |OFI|, held-out (before → after)", f"{after['max_abs_ofi']:.3f}",
+          f"{after['max_abs_ofi'] - before['max_abs_ofi']:+.3f}", delta_color="inverse")
+m2.metric(f"{label.capitalize()}, held-out (before → after)", f"{after[objective]:.3f}",
+          f"{after[objective] - before[objective]:+.3f}", delta_color="inverse" if objective == "cost" else "normal")
+m3.metric("Pairs with algorithmic bias, held-out (before → after)",
+          f"{int(after.get('verdict: algorithmic bias', 0))}",
+          f"{int(after.get('verdict: algorithmic bias', 0)) - int(before.get('verdict: algorithmic bias', 0)):+d}",
+          delta_color="inverse")
+st.markdown(f"On the held-out rows the largest |OFI| goes from {cmp.ci_text(before, 'max_abs_ofi')} with one shared "
+            f"threshold (fitted on the same fitting rows, best by {label}) to {cmp.ci_text(after, 'max_abs_ofi')} with "
+            f"per-group thresholds; {label} from {cmp.ci_text(before, objective)} to {cmp.ci_text(after, objective)} "
+            f"(intervals: {md_escape(held['interval_level'].iloc[0])} for |OFI|, {1 - alpha:.0%} for {label}).")
+gain = rule.randomized_gain
+st.caption(("Randomized rule: " + md_escape(rule.randomized_note) + ".") if math.isnan(gain) else
+           f"A randomized rule (mixing two thresholds within a group) would improve {label} by {gain:.4f} on the "
+           f"fitting rows{' — nothing: these thresholds are as good' if gain < 5e-5 else ''}; the thresholds here are "
+           "deterministic, so equal scores are always treated alike within a group.")
+thresholds = cmp.threshold_table(rows, settings, fitted)
+cut = {c: (lambda v: "nobody selected" if v == math.inf else f"{v:.4g}") for c in ("shared threshold", "group threshold")}
+st.dataframe(styled(thresholds, 3, cut), hide_index=True, width="stretch")
+st.caption(f"Predicted **{md_escape(rows.positive_outcome)}** when the score is at or above the group's threshold. "
+           "Scores run in the audit's direction (a harm's score is negated: COMPAS's is −decile, so −5 means decile ≤ 5). "
+           "Selection rates and B are the held-out rows'.")
+c1, c2 = st.columns(2)
+c1.download_button("Download the thresholds (JSON)", data=cmp.thresholds_json(rows, settings, rule, attribute, held),
+                   file_name="thresholds.json", mime="application/json", key="mit-json", on_click="ignore",
+                   icon=":material/download:")
+with c2:
+    csv_download(cmp.held_decisions(rows, settings, rule), "mitigated_predictions.csv",
+                 "Download the mitigated decisions on the held-out rows (CSV)", key="mit-csv", index=False)
+
+
+def _add() -> None:
+    st.session_state[ADDED].setdefault(rows.key, [])
+    if settings not in st.session_state[ADDED][rows.key]:
+        st.session_state[ADDED][rows.key] = [*st.session_state[ADDED][rows.key], settings]
+
+
+if settings in added:
+    st.success(f"In the comparison above as “{md_escape(settings.name)}”.", icon=":material/check:")
+else:
+    st.button("Add the mitigated model to the comparison", key="mit-add", on_click=_add, icon=":material/add:",
+              disabled=len(names) >= 12)
+
+line, points = cmp.frontier(rows, rows.key, settings, tuple(added))
+ffig = plots.mitigation_frontier(line, points, label)
+st.plotly_chart(ffig, width="stretch", key="mit-frontier")
+html_download(ffig, "mitigation_frontier.html", key="mit-frontier-html")
+st.caption(("Four-fifths has no tolerance to vary: the line is demographic parity's. " if target == "four_fifths" else "")
+           + "Each point of the line: thresholds fitted on the fitting rows at one tolerance (0 to 0.2), measured on "
+             "the held-out rows, as are the models.")
