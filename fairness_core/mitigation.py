@@ -230,6 +230,7 @@ class _Curves:
     objective: str
     cost_fp: float
     cost_fn: float
+    by_score: IntArray     # every row, highest score first
     _table: FloatArray | None = None
     _hulls: list[tuple[FloatArray, FloatArray]] | None = None
     _positions: dict[str, FloatArray] = field(default_factory=dict)
@@ -323,7 +324,7 @@ def _curves(rows: _Rows, objective: str, cost_fp: float, cost_fn: float) -> _Cur
     fp = k - tp
     value = _objective_values(tp, fp, pos[group], neg[group], objective, cost_fp, cost_fn, pos.sum(), neg.sum())
     return _Curves(rows, n, pos, neg, start, group, k, tp, fp, threshold, value, objective, float(cost_fp),
-                   float(cost_fn))
+                   float(cost_fn), by_score)
 
 
 def _sparse_table(values: FloatArray, longest: int) -> FloatArray:
@@ -385,11 +386,13 @@ def _feasible_positions(cv: _Curves, band: _Band) -> FloatArray:
     new[1:] = (g[1:] != g[:-1]) | (low[1:] > high[:-1])
     begins = np.flatnonzero(new)
     finish = np.append(begins[1:] - 1, len(q) - 1)
-    starts, ends = np.sort(low[begins]), np.sort(high[finish])
     values = cv.unique_values(band.quantity)
     values = values[~np.isnan(values)]
-    cover = np.searchsorted(starts, values, "right") - np.searchsorted(ends, values, "left")
-    return values[cover == cv.groups]
+    # Intervals covering each value: those started at or before it minus those ended before it, counted by a
+    # histogram of where the (few) interval ends fall among the (many) sorted values.
+    started = np.bincount(np.searchsorted(values, low[begins], "left"), minlength=len(values) + 1).cumsum()
+    ended = np.bincount(np.searchsorted(values, high[finish], "right"), minlength=len(values) + 1).cumsum()
+    return values[(started - ended)[:len(values)] == cv.groups]
 
 
 def _totals(cv: _Curves, bands: list[_Band], grids: list[FloatArray]) -> FloatArray:
@@ -466,6 +469,17 @@ def _smallest_tolerance(cv: _Curves, band: _Band) -> float:
 
 def _upper_hull(x: FloatArray, y: FloatArray) -> tuple[FloatArray, FloatArray]:
     """Vertices of the upper concave envelope of points with increasing x."""
+    # Points where the slope rises (locally convex) are never vertices: drop them in a few vectorized passes,
+    # then let Qhull settle the rest.
+    for _ in range(4):
+        if len(x) <= 2:
+            return x, y
+        slope = np.diff(y) / np.diff(x)
+        keep = np.ones(len(x), bool)
+        keep[1:-1] = slope[:-1] >= slope[1:]
+        if keep.all():
+            break
+        x, y = x[keep], y[keep]
     if len(x) <= 2:
         return x, y
     span_x, span_y = x[-1] - x[0], max(float(np.ptp(y)), 1.0)
@@ -663,8 +677,7 @@ def disparity(y_true: Any, y_pred: Any, groups: Any, target: str = "ofi") -> flo
 
 def _shared_threshold(rows: _Rows, cv: _Curves) -> float:
     """The one threshold for everyone that maximizes the objective (the highest among equals)."""
-    order = np.argsort(-rows.scores, kind="stable")
-    s, y = rows.scores[order], rows.y[order]
+    s, y = rows.scores[cv.by_score], rows.y[cv.by_score]
     last = np.ones(len(s), bool)
     last[:-1] = s[1:] != s[:-1]
     ends = np.flatnonzero(last)
