@@ -124,14 +124,13 @@ held = cmp.before_after(rows, rows.key, settings, tolerance, alpha, adjust)
 before, after = held.iloc[0], held.iloc[1]
 label = PERFORMANCE[objective]
 m1, m2, m3 = st.columns(3)
-m1.metric("Largest |OFI|, held-out (before → after)", f"{after['max_abs_ofi']:.3f}",
-          f"{after['max_abs_ofi'] - before['max_abs_ofi']:+.3f}", delta_color="inverse")
-m2.metric(f"{label.capitalize()}, held-out (before → after)", f"{after[objective]:.3f}",
-          f"{after[objective] - before[objective]:+.3f}", delta_color="inverse" if objective == "cost" else "normal")
-m3.metric("Pairs with algorithmic bias, held-out (before → after)",
-          f"{int(after.get('verdict: algorithmic bias', 0))}",
-          f"{int(after.get('verdict: algorithmic bias', 0)) - int(before.get('verdict: algorithmic bias', 0)):+d}",
-          delta_color="inverse")
+bias = [int(r.get("verdict: algorithmic bias", 0)) for r in (before, after)]
+for col, what, key, inverse in ((m1, "Largest |OFI|", "max_abs_ofi", True), (m2, label.capitalize(), objective,
+                                                                         objective == "cost")):
+    col.metric(f"{what}, held-out (before → after)", f"{before[key]:.3f} → {after[key]:.3f}",
+               f"{after[key] - before[key]:+.3f}", delta_color="inverse" if inverse else "normal")
+m3.metric("Pairs with algorithmic bias, held-out (before → after)", f"{bias[0]} → {bias[1]}",
+          f"{bias[1] - bias[0]:+d}", delta_color="inverse" if bias[0] != bias[1] else "off")
 st.markdown(f"On the held-out rows the largest |OFI| goes from {cmp.ci_text(before, 'max_abs_ofi')} with one shared "
             f"threshold (fitted on the same fitting rows, best by {label}) to {cmp.ci_text(after, 'max_abs_ofi')} with "
             f"per-group thresholds; {label} from {cmp.ci_text(before, objective)} to {cmp.ci_text(after, objective)} "

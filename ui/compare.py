@@ -185,10 +185,10 @@ def frontier(_rows: Rows, key: str, s: Settings, added: tuple[Settings, ...]) ->
         line.append((row.tolerance, *measured(score >= cut)))
     points = [(name, *measured(pred), "held-out rows") for name, pred in held_predictions(_rows, list(added)).items()]
     shared = fit(_rows, key, s).shared
-    points.append((f"{s.score}, one shared threshold", *measured(shared.predict(score, g).astype(bool)), "held-out rows"))
+    points.append(("the score, one shared threshold", *measured(shared.predict(score, g).astype(bool)), "held-out rows"))
     mine = fit(_rows, key, s).rule
     if mine is not None and s not in added:
-        points.append((s.name, *measured(mine.predict(score, g).astype(bool)), "held-out rows"))
+        points.append(("the score, per-group thresholds", *measured(mine.predict(score, g).astype(bool)), "held-out rows"))
     return (pd.DataFrame(line, columns=["tolerance", "performance", "disparity"]),
             pd.DataFrame(points, columns=["model", "performance", "disparity", "where"]))
 
