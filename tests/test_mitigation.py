@@ -281,7 +281,7 @@ def fairlearn_predictions(model, X, y, g, fit, constraints, tol=None):
         return to.predict(X[~fit], sensitive_features=g[~fit], random_state=0)
 
 
-def held_out_slack(g, y_pred, fit):
+def held_out_slack(g, fit):
     """Both rules are measured on the same held-out rows, whose rates are estimates: two standard errors of
     a difference in rates between the two smallest held-out groups (at the rate 0.5 that maximizes it).
     A rule that meets the target on the fitting rows can miss it by this much by chance alone."""
@@ -290,34 +290,24 @@ def held_out_slack(g, y_pred, fit):
 
 
 @pytest.mark.parametrize("seed", [0, 1])
-def test_demographic_parity_held_out_no_worse_than_fairlearn(seed):
-    from fairlearn.metrics import demographic_parity_difference
+@pytest.mark.parametrize("target, groups, fairlearn_tol", [("demographic_parity", 3, 0.01), ("equalized_odds", 2, None)])
+def test_held_out_violation_and_accuracy_no_worse_than_fairlearn(seed, target, groups, fairlearn_tol):
+    """Same rows, same fitted model, same tolerance where Fairlearn takes one (it has none for equalized odds:
+    there it meets the constraint exactly in expectation). Equalized odds with two groups: see the next test."""
+    from fairlearn import metrics as fm
 
-    X, y, g, fit, model, s = generated(12_000, seed, groups=3)
-    theirs = fairlearn_predictions(model, X, y, g, fit, "demographic_parity", tol=0.01)
-    rule = fit_thresholds(s[fit], y[fit], g[fit], "demographic_parity", 0.01)
+    metric = {"demographic_parity": fm.demographic_parity_difference,
+              "equalized_odds": fm.equalized_odds_difference}[target]
+    X, y, g, fit, model, s = generated(12_000, seed, groups=groups)
+    theirs = fairlearn_predictions(model, X, y, g, fit, target, tol=fairlearn_tol)
+    rule = fit_thresholds(s[fit], y[fit], g[fit], target, 0.01)
     check_rule(rule, s[fit], y[fit], g[fit])
     ours = rule.predict(s[~fit], g[~fit])
-    v_ours = demographic_parity_difference(y[~fit], ours, sensitive_features=g[~fit])
-    v_theirs = demographic_parity_difference(y[~fit], theirs, sensitive_features=g[~fit])
-    assert v_ours <= v_theirs + held_out_slack(g, ours, fit)
+    v_ours = metric(y[~fit], ours, sensitive_features=g[~fit])
+    v_theirs = metric(y[~fit], theirs, sensitive_features=g[~fit])
+    assert v_ours <= v_theirs + held_out_slack(g, fit)
     assert (ours == y[~fit]).mean() >= (theirs == y[~fit]).mean() - 0.01
     assert rule.measure(s[~fit], y[~fit], g[~fit])["disparity"] == pytest.approx(v_ours)
-
-
-@pytest.mark.parametrize("seed", [0, 1])
-def test_equalized_odds_held_out_no_worse_than_fairlearn_for_two_groups(seed):
-    from fairlearn.metrics import equalized_odds_difference
-
-    X, y, g, fit, model, s = generated(12_000, seed, groups=2)
-    theirs = fairlearn_predictions(model, X, y, g, fit, "equalized_odds")
-    rule = fit_thresholds(s[fit], y[fit], g[fit], "equalized_odds", 0.01)
-    check_rule(rule, s[fit], y[fit], g[fit])
-    ours = rule.predict(s[~fit], g[~fit])
-    v_ours = equalized_odds_difference(y[~fit], ours, sensitive_features=g[~fit])
-    v_theirs = equalized_odds_difference(y[~fit], theirs, sensitive_features=g[~fit])
-    assert v_ours <= v_theirs + held_out_slack(g, ours, fit)
-    assert (ours == y[~fit]).mean() >= (theirs == y[~fit]).mean() - 0.01
 
 
 def test_equalized_odds_with_three_groups_is_where_randomizing_pays():
