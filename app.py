@@ -47,6 +47,8 @@ st.page_link("pages/5_Synthetic_Data.py", label="Generate synthetic rows with gr
              "check with OFI whether they reduce bias", icon=":material/auto_awesome:")
 st.page_link("pages/6_Forecasting.py", label="Probabilistic forecasts with quantile fans (PTN) against two baselines",
              icon=":material/ssid_chart:")
+st.page_link("pages/7_Compare_and_Mitigate.py", label="Compare candidate models (which is fairer, at what cost) and "
+             "mitigate by per-group thresholds, measured on held-out rows", icon=":material/compare_arrows:")
 st.page_link("pages/9_Methods.py", label="Methods: the statistics behind every verdict and the papers cited; data "
              "formats and limits; the Python library", icon=":material/menu_book:")
 st.caption("Demo data provenance: assets/PROVENANCE.md in the repository.")
