@@ -100,3 +100,18 @@ def test_the_loaded_data_is_one_candidate_and_says_a_mitigated_model_makes_the_s
     page = texts(at)
     assert "mine.csv" in page and "n = 400" in page
     assert "Comparison needs at least two candidates" in page and "no score to threshold" in page
+
+
+def test_paired_differences_escapes_an_intersection_name_once():
+    """'Black & Male' reached the chart as 'Black &amp;amp; Male' (escaped by the builder and again by
+    safe_figures), so Plotly drew '&amp;'."""
+    import numpy as np
+
+    from fairness_core import plots
+    from fairness_core.compare import Comparison
+
+    y = np.arange(40) % 2
+    c = Comparison.from_predictions(y, {"A": y, "B": 1 - y}, {"g": np.where(np.arange(40) < 20, "Black & Male", "c")},
+                                    positive_is="benefit")
+    labels = plots.paired_differences(c.paired("A", "B")).data[0].y
+    assert "B of Black &amp; Male" in labels and not any("&amp;amp;" in s for s in labels)

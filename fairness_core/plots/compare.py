@@ -82,7 +82,7 @@ def paired_differences(paired: pd.DataFrame) -> go.Figure:
     benefit and every pair's difference in OFI between two models, with the adjusted intervals printed beside
     the verdicts; significant ones dark."""
     df = paired.iloc[::-1]
-    labels = [plotly_text(w) for w in df["what"]]
+    labels = [str(w) for w in df["what"]]   # safe_figures escapes category labels (once)
     fig = go.Figure()
     fig.add_vline(x=0, line=dict(color="#666", width=1))
     for significant, color, legend in ((True, "#b2182b", "differs (adjusted)"), (False, BEATEN, "no shown difference")):
