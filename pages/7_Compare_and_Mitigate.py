@@ -144,8 +144,9 @@ thresholds = cmp.threshold_table(rows, settings, fitted)
 cut = {c: (lambda v: "nobody selected" if v == math.inf else f"{v:.4g}") for c in ("shared threshold", "group threshold")}
 st.dataframe(styled(thresholds, 3, cut), hide_index=True, width="stretch")
 st.caption(f"Predicted **{md_escape(rows.positive_outcome)}** when the score is at or above the group's threshold. "
-           "Scores run in the audit's direction (a harm's score is negated: COMPAS's is −decile, so −5 means decile ≤ 5). "
-           "Selection rates and B are the held-out rows'.")
+           "Scores run in the audit's direction: higher, more likely the positive outcome"
+           + (" (COMPAS's is −decile, so −5 means decile ≤ 5)" if source == "compas" else "")
+           + ". Selection rates and B are the held-out rows'.")
 c1, c2 = st.columns(2)
 c1.download_button("Download the thresholds (JSON)", data=cmp.thresholds_json(rows, settings, rule, attribute, held),
                    file_name="thresholds.json", mime="application/json", key="mit-json", on_click="ignore",
