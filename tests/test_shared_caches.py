@@ -3,11 +3,13 @@
 Sessions here are AppTest sessions in one process, so they share Streamlit's caches exactly as the
 sessions of one server do. Each check reads everything a session can see: every element of its pages
 (the protobufs sent to the browser, figures and tables included) and the bytes of every download.
+The last test keeps what sessions leave behind for a reload within its memory budget.
 """
 
 from __future__ import annotations
 
 import io
+import time
 import zipfile
 
 import pytest
@@ -130,3 +132,26 @@ def test_no_session_sees_another_sessions_groups(sessions):
             assert not leaked, f"session {k}: {where} shows {leaked}"
         assert all(f"{k}{g}" in texts["Bias Audit"] for g in ("Kestrel", "Marten", "Osprey"))
         assert f"{k}Kestrel" in texts["fairness_audit_report.html"] and f"{k}Osprey" in texts["pair_verdicts.csv"]
+
+
+def test_the_reload_store_releases_the_oldest_uploads_beyond_its_memory_budget():
+    """Sessions that ended keep their uploads for a reload, but never more than the store's budget in all:
+    the oldest go first, the newest always stays; demos cost nothing; entries past their age go too."""
+    from collections import OrderedDict
+
+    from fairness_core import datasets
+    from ui.state import held_bytes, release_oldest
+
+    compas = datasets.load_demo("compas_race")
+    assert held_bytes(None) == 0 and held_bytes(Audit({"a": CM(1, 1, 1, 1), "b": CM(2, 1, 1, 1)})) == 0
+    assert held_bytes(compas) >= 3 * len(compas.rows.y)
+    now = time.time()
+    saved = OrderedDict((f"s{k}", {"time": now - 10 + k, "bytes": 100}) for k in range(5))
+    release_oldest(saved, sessions=64, max_bytes=250, max_age_s=3600)
+    assert list(saved) == ["s3", "s4"]                       # 200 bytes left, the newest two
+    saved["big"] = {"time": now, "bytes": 10**9}
+    release_oldest(saved, sessions=64, max_bytes=250, max_age_s=3600)
+    assert list(saved) == ["big"]                            # the newest is kept whatever it holds
+    saved = OrderedDict([("old", {"time": now - 7200, "bytes": 0}), ("new", {"time": now, "bytes": 0})])
+    release_oldest(saved, sessions=64, max_bytes=250, max_age_s=3600)
+    assert list(saved) == ["new"]

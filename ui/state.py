@@ -56,8 +56,10 @@ def set_audit(audit: Audit, demo_key: str | None = None) -> None:
 
 #: A reload (F5) starts a new Streamlit session; the browser session's id in the URL (``?sid=``) finds its data
 #: again here, for at most SAVED_HOURS hours and the SAVED_SESSIONS most recent sessions of this server process.
-#: Held in memory, never written to disk: a server restart loses it, and the page then says so.
-SAVED_SESSIONS, SAVED_HOURS = 64, 8
+#: Held in memory, never written to disk: a server restart loses it, and the page then says so. Uploaded rows
+#: count against SAVED_MIB in all (a demo is kept by its key alone), so sessions that ended cannot hold the
+#: server's memory: beyond it the oldest are released first.
+SAVED_SESSIONS, SAVED_HOURS, SAVED_MIB = 64, 8, 512
 _SAVED: OrderedDict[str, dict[str, Any]] = OrderedDict()
 _SAVED_LOCK = threading.Lock()
 GONE_KEY = "upload-gone"
@@ -69,14 +71,35 @@ def _remember() -> None:
     if not sid or AUDIT_KEY not in st.session_state:
         return
     demo = st.session_state.get(DEMO_KEY)
-    entry = {"audit": None if demo else st.session_state[AUDIT_KEY],   # a demo is reloaded by its key, not kept
-             "demo": demo, "time": time.time(),
+    audit = None if demo else st.session_state[AUDIT_KEY]     # a demo is reloaded by its key, not kept
+    entry = {"audit": audit, "demo": demo, "time": time.time(), "bytes": held_bytes(audit),
              "settings": {k: v for k, v in st.session_state.items() if str(k).startswith("kept-")}}
     with _SAVED_LOCK:
         _SAVED[sid] = entry
         _SAVED.move_to_end(sid)
-        while len(_SAVED) > SAVED_SESSIONS:
-            _SAVED.popitem(last=False)
+        release_oldest(_SAVED, SAVED_SESSIONS, SAVED_MIB * 2**20, SAVED_HOURS * 3600)
+
+
+def held_bytes(audit: Audit | None) -> int:
+    """About how much memory keeping ``audit`` holds: its rows (labels, predictions, groups, probabilities,
+    features); the confusion matrices themselves are negligible."""
+    rows = None if audit is None else audit.rows
+    if rows is None:
+        return 0
+    arrays = (rows.y, rows.y_pred, rows.groups, rows.probabilities)
+    features = 0 if rows.features is None else int(rows.features.memory_usage(index=True).sum())
+    return sum(a.nbytes for a in arrays if a is not None) + features
+
+
+def release_oldest(saved: OrderedDict[str, dict[str, Any]], sessions: int, max_bytes: int, max_age_s: float) -> None:
+    """Release the oldest entries of ``saved`` (oldest first) while there are more than ``sessions``, they hold more
+    than ``max_bytes`` in all, or they are older than ``max_age_s``; the newest entry is always kept."""
+    now, held = time.time(), sum(e.get("bytes", 0) for e in saved.values())
+    while len(saved) > 1:
+        oldest = next(iter(saved.values()))
+        if len(saved) <= sessions and held <= max_bytes and now - oldest["time"] <= max_age_s:
+            break
+        held -= saved.popitem(last=False)[1].get("bytes", 0)
 
 
 def _recall(sid: str) -> dict[str, Any] | None:

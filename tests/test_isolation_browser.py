@@ -1,0 +1,100 @@
+"""Isolation under load (issue 28), in real browsers against one server: three sessions at once each
+upload their own confusion-matrix file with group names of their own, open the Bias Audit page and
+download the report and the verdicts; no page, report or CSV of one session names another's groups.
+
+Driven like bench/server_load.py (one server, one Chromium, a context per session, all at once).
+The same property for every download and element, without a browser: tests/test_shared_caches.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from server_load import ARGS, AUDIT_READY, RENDERED_JS, free_port, start_server  # noqa: E402
+
+if not shutil.which("chromium"):
+    pytest.skip("Debian chromium not installed (apt-get install chromium)", allow_module_level=True)
+
+GROUPS = ("Kestrel", "Marten", "Osprey")
+SESSIONS = ("Amber", "Basalt", "Cobalt")
+#: The Upload page has finished its run.
+IDLE = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+
+
+def table(k: str) -> str:
+    rows = [(40, 10, 12, 38), (30, 20, 8, 42), (25, 15, 10, 50)]
+    return "group,TP,FN,FP,TN\n" + "".join(f"{k}{g},{','.join(map(str, r))}\n" for g, r in zip(GROUPS, rows))
+
+
+async def one_session(browser, base: str, k: str, tmp: Path) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """Upload session ``k``'s file, use it, open the Bias Audit page; its page text and downloads."""
+    ctx = await browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    page = await ctx.new_page()
+    timeout = 120_000
+    try:
+        path = tmp / f"{k}.csv"
+        path.write_text(table(k))
+        await page.goto(f"{base}/Upload", timeout=timeout)
+        await page.get_by_role("tab", name="Confusion-matrix file").click(timeout=timeout)
+        await page.locator("[data-testid='stFileUploader'] input[type='file']").first.set_input_files(str(path))
+        await page.get_by_text(f"3 groups read from {k}.csv").wait_for(timeout=timeout)
+        radios = page.get_by_test_id("stMain").locator("[data-testid='stRadio']:visible")
+        for _ in range(5):   # the question is redrawn while a rerun is under way: answer until it holds
+            await radios.get_by_text("benefit for the person").click(timeout=timeout)
+            await page.wait_for_timeout(1000)
+            await page.wait_for_function(IDLE, timeout=timeout)
+            if await radios.locator("input[type='radio']:checked").count():
+                break
+        await page.get_by_role("button", name="Use these groups").click(timeout=timeout)
+        await page.get_by_text(f"Loaded 3 groups from {k}.csv.").wait_for(timeout=timeout)
+        await page.get_by_test_id("stMain").get_by_role("link", name="Open the bias audit →").click(timeout=timeout)
+        await page.wait_for_function(RENDERED_JS, arg=AUDIT_READY, timeout=timeout, polling=200)
+        out = {"page": await page.evaluate("() => document.body.innerText")}
+        await page.get_by_text("Download the audit report").click()
+        for name, button in (("report", "Audit report (HTML)"),
+                             ("verdicts", "Download verdicts with every number (CSV)")):
+            async with page.expect_download(timeout=timeout) as info:
+                await page.get_by_role("button", name=button).click()
+            saved = tmp / f"{k}-{name}"
+            await (await info.value).save_as(saved)
+            out[name] = saved.read_text(encoding="utf-8")
+        return out
+    finally:
+        await ctx.close()
+
+
+async def all_sessions(tmp: Path) -> dict[str, dict[str, str]]:
+    from playwright.async_api import async_playwright
+
+    port = free_port()
+    proc, log = start_server(port, ttl=10)
+    try:
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=shutil.which("chromium"), args=ARGS)
+            got = await asyncio.gather(*(one_session(browser, f"http://127.0.0.1:{port}", k, tmp)
+                                         for k in SESSIONS))
+            await browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        log.unlink(missing_ok=True)
+    return dict(zip(SESSIONS, got))
+
+
+def test_concurrent_sessions_see_only_their_own_groups(tmp_path):
+    seen = asyncio.run(all_sessions(tmp_path))
+    for k, texts in seen.items():
+        assert all(f"{k}{g}" in texts["page"] for g in GROUPS), f"session {k}'s page lacks its groups"
+        assert f"{k}Kestrel" in texts["report"] and f"{k}Osprey" in texts["verdicts"]
+        foreign = [f"{o}{g}" for o in SESSIONS if o != k for g in GROUPS]
+        for where, text in texts.items():
+            leaked = [name for name in foreign if name in text]
+            assert not leaked, f"session {k}'s {where} shows {leaked}"
