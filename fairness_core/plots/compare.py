@@ -43,7 +43,7 @@ def model_tradeoff(summary: pd.DataFrame, performance: str = "accuracy", toleran
             part = df[pick]
             fig.add_trace(go.Scatter(
                 x=part[performance], y=part[y], mode="markers+text", text=[n for n, k in zip(names, pick) if k],
-                textposition="top center", name=legend, legendgroup=legend, showlegend=col == 1,
+                textposition="top center", name=legend, legendgroup=legend, showlegend=col == 1, cliponaxis=False,
                 marker=dict(color=color, size=11), error_x={**_errors(part, performance), "color": color},
                 error_y={**_errors(part, y), "color": color},
                 customdata=np.column_stack([part[f"{performance}_ci_low"], part[f"{performance}_ci_high"],
@@ -59,7 +59,10 @@ def model_tradeoff(summary: pd.DataFrame, performance: str = "accuracy", toleran
         fig.add_hrect(y0=0, y1=tolerance, fillcolor="#4a6fa5", opacity=0.10, line_width=0, layer="below",
                       row=1, col=1)
     fig.add_hline(y=0.8, line=dict(color="#b2182b", dash="dash", width=1), row=1, col=2)
-    fig.update_xaxes(title_text=label)
+    low = np.nanmin(df[f"{performance}_ci_low"].to_numpy(dtype=float))
+    high = np.nanmax(df[f"{performance}_ci_high"].to_numpy(dtype=float))
+    pad = 0.25 * max(high - low, 0.01)   # room for the labels of the points at either end
+    fig.update_xaxes(title_text=label, range=[low - pad, high + pad])
     fig.update_yaxes(title_text="|OFI|", rangemode="tozero", row=1, col=1)
     fig.update_yaxes(title_text="DI (dashed: four-fifths)", row=1, col=2)
     level = str(df["interval_level"].iloc[0]) if "interval_level" in df and len(df) else ""
@@ -122,7 +125,8 @@ def mitigation_frontier(frontier: pd.DataFrame, points: pd.DataFrame, performanc
     names = [plotly_text(m) for m in points["model"]]
     where = points["where"] if "where" in points else pd.Series([""] * len(points))
     fig.add_trace(go.Scatter(x=points["disparity"], y=points["performance"], mode="markers+text", text=names,
-                             textposition="top center", name="models", marker=dict(color="#b2182b", size=11,
+                             textposition="top center", name="models", cliponaxis=False,
+                             marker=dict(color="#b2182b", size=11,
                                                                                    symbol="diamond"),
                              customdata=np.asarray([plotly_text(w) for w in where], dtype=object)[:, None],
                              hovertemplate=(f"%{{text}} (%{{customdata[0]}})<br>{disparity_label} = %{{x:.3f}}"
