@@ -117,22 +117,34 @@ class Sessions:
         self.contexts: list = []
         self.failures: list[str] = []
 
+    async def _rendered(self, page, ready: str, arg: object) -> None:  # type: ignore[no-untyped-def]
+        got = await page.wait_for_function(ready, arg=arg, timeout=self.timeout, polling=100)
+        if await got.json_value() == "exception":
+            raise RuntimeError("the page shows an exception")
+
+    async def _timed(self, what: str, steps) -> float | None:  # type: ignore[no-untyped-def]
+        """Seconds ``steps()`` took, or None with the failure counted and named (a failed session is not fatal)."""
+        t0 = time.perf_counter()
+        try:
+            await steps()
+        except Exception as exc:  # noqa: BLE001
+            self.failures.append(f"{what}: {type(exc).__name__}: {str(exc)[:200]}")
+            return None
+        return time.perf_counter() - t0
+
     async def _open(self, path: str, ready: str, arg: object) -> tuple[object, float] | None:
         ctx = await self.browser.new_context(viewport={"width": 1400, "height": 1000})
         self.contexts.append(ctx)
         page = await ctx.new_page()
-        t0 = time.perf_counter()
-        try:
+
+        async def steps() -> None:
             await page.goto(f"{self.base}/{path}", wait_until="domcontentloaded", timeout=self.timeout)
             await page.wait_for_selector("[data-testid='stApp']", timeout=self.timeout)
             await asyncio.sleep(0.5)  # the script starts after the websocket opens
-            got = await page.wait_for_function(ready, arg=arg, timeout=self.timeout, polling=100)
-            if await got.json_value() == "exception":
-                raise RuntimeError("the page shows an exception")
-        except Exception as exc:  # noqa: BLE001 - a failed session is counted and named, not fatal
-            self.failures.append(f"open {path}: {type(exc).__name__}: {str(exc)[:200]}")
-            return None
-        return page, time.perf_counter() - t0
+            await self._rendered(page, ready, arg)
+
+        took = await self._timed(f"open {path}", steps)
+        return None if took is None else (page, took)
 
     async def open(self, n: int, path: str, ready: str, arg: object = None) -> list[tuple[object, float]]:
         got = await asyncio.gather(*(self._open(path, ready, arg) for _ in range(n)))
@@ -140,8 +152,7 @@ class Sessions:
 
     async def _change(self, page) -> float | None:  # type: ignore[no-untyped-def]
         """One keyboard step of the OFI tolerance slider (0.050 → 0.055), then the page redrawn with it."""
-        t0 = time.perf_counter()
-        try:
+        async def steps() -> None:
             thumb = page.locator('[data-testid="stSidebar"] [data-testid="stSlider"] input[type="range"]').first
             await thumb.focus()
             await thumb.press("ArrowRight")
@@ -149,14 +160,9 @@ class Sessions:
                 await page.wait_for_function(STARTED_JS, timeout=5000, polling=50)
             except Exception:  # noqa: BLE001 - a rerun faster than the poll; the text check below decides
                 pass
-            got = await page.wait_for_function(RENDERED_JS, arg={**AUDIT_READY, "text": "±0.055 for OFI"},
-                                               timeout=self.timeout, polling=100)
-            if await got.json_value() == "exception":
-                raise RuntimeError("the page shows an exception")
-        except Exception as exc:  # noqa: BLE001
-            self.failures.append(f"change: {type(exc).__name__}: {str(exc)[:200]}")
-            return None
-        return time.perf_counter() - t0
+            await self._rendered(page, RENDERED_JS, {**AUDIT_READY, "text": "±0.055 for OFI"})
+
+        return await self._timed("change", steps)
 
     async def change(self, pages: list) -> list[float]:  # type: ignore[type-arg]
         got = await asyncio.gather(*(self._change(p) for p in pages))
@@ -164,17 +170,12 @@ class Sessions:
 
     async def _navigate(self, page, label: str, ready: str, arg: object) -> float | None:  # type: ignore[no-untyped-def]
         """Follow the sidebar's link to another page in the same session (no new assets, no new session)."""
-        t0 = time.perf_counter()
-        try:
+        async def steps() -> None:
             await page.locator('[data-testid="stSidebar"] [data-testid="stPageLink"] a', has_text=label).first.click()
             await asyncio.sleep(0.3)
-            got = await page.wait_for_function(ready, arg=arg, timeout=self.timeout, polling=100)
-            if await got.json_value() == "exception":
-                raise RuntimeError("the page shows an exception")
-        except Exception as exc:  # noqa: BLE001
-            self.failures.append(f"navigate to {label}: {type(exc).__name__}: {str(exc)[:200]}")
-            return None
-        return time.perf_counter() - t0
+            await self._rendered(page, ready, arg)
+
+        return await self._timed(f"navigate to {label}", steps)
 
     async def navigate(self, pages: list, label: str, ready: str, arg: object = None) -> list[float]:  # type: ignore[type-arg]
         got = await asyncio.gather(*(self._navigate(p, label, ready, arg) for p in pages))
