@@ -227,10 +227,40 @@ def freeze_imports() -> None:
             _FROZEN["modules"] = len(sys.modules)
 
 
+#: How often the server hands freed memory back to the operating system (seconds).
+TRIM_EVERY_S = 30.0
+_TRIMMER: dict[str, threading.Thread] = {}
+
+
+def _trim_forever() -> None:
+    import ctypes
+
+    try:
+        trim = ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):   # not glibc: the allocator keeps freed memory for reuse
+        return
+    while True:
+        time.sleep(TRIM_EVERY_S)
+        trim(0)
+
+
+def return_freed_memory() -> None:
+    """Start, once per server process, a thread that every :data:`TRIM_EVERY_S` seconds returns the memory
+    that ended sessions freed to the operating system (glibc's ``malloc_trim``). Without it the process keeps
+    its peak: reused by later sessions, but never given back."""
+    if "thread" in _TRIMMER:
+        return
+    with _FREEZE_LOCK:
+        if "thread" not in _TRIMMER:
+            _TRIMMER["thread"] = threading.Thread(target=_trim_forever, name="fairness-malloc-trim", daemon=True)
+            _TRIMMER["thread"].start()
+
+
 def page_setup(title: str) -> Audit:
     """Every page's first call: wide layout, title and navigation, the session's background jobs kept
     alive, a notice after a server restart, then the session's audit."""
     freeze_imports()
+    return_freed_memory()
     st.set_page_config(page_title=f"{title} · Fairness audit workbench", page_icon=":material/balance:",
                        layout="wide")
     from ui import jobs  # here, not at the top: ui.jobs imports this module
