@@ -430,6 +430,15 @@ class JobRunner:
         job = self.get(job_id)
         return job if job is not None and job.owner is not None and job.owner == owner else None
 
+    def hand_over(self, old_owner: str, new_owner: str) -> int:
+        """Give ``old_owner``'s jobs to ``new_owner`` (a reloaded browser session gets a new id; the session
+        that restored the old one's data takes its jobs too). Returns how many changed hands."""
+        with self._lock:
+            moved = [j for j in self._jobs.values() if j.owner == old_owner]
+            for job in moved:
+                job.owner = new_owner
+            return len(moved)
+
     def owned_by(self, owner: str) -> list[Job]:
         """The unfinished jobs ``owner`` started."""
         with self._lock:

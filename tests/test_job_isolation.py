@@ -109,3 +109,32 @@ def test_the_paper_budget_is_refused_by_default_and_the_demos_fit():
         config = experiment.ExperimentConfig(hydragan.HydraConfig(groups, label), label)
         assert experiment.estimate(config, df).memory_mb < allowed
         assert experiment.memory_mb(config, 5_000_000, df.shape[1]) > allowed  # issue 35's 5 M rows
+
+
+def test_a_reload_of_the_same_browser_session_reattaches_its_job(parked_training):
+    """A reload starts a new Streamlit session with a new id; the one that restores the old id's data (once:
+    a duplicated tab or a shared link cannot) takes its jobs, so ?job= reattaches the running training."""
+    owner = forecasting()
+    owner.button(key="ptn-train").click().run()
+    job = RUNNER.get(owner.session_state["ptn-job"])
+    try:
+        old_sid = owner.session_state["sid"]
+        reloaded = AppTest.from_file(APP, default_timeout=120)
+        reloaded.query_params["sid"], reloaded.query_params["job"] = old_sid, job.id
+        reloaded.run()
+        reloaded.switch_page(PAGE)
+        reloaded.run()
+        assert not reloaded.exception
+        assert job.owner == reloaded.session_state["sid"] != old_sid
+        assert reloaded.session_state["ptn-job"] == job.id and any(b.key == "ptn-cancel" for b in reloaded.button)
+
+        duplicate = AppTest.from_file(APP, default_timeout=120)   # the same link opened again: nothing of it
+        duplicate.query_params["sid"], duplicate.query_params["job"] = old_sid, job.id
+        duplicate.run()
+        duplicate.switch_page(PAGE)
+        duplicate.run()
+        assert job.owner == reloaded.session_state["sid"] and "ptn-job" not in duplicate.session_state
+    finally:
+        job.cancel()
+        parked_training.set()
+        job.wait(10)

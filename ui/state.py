@@ -13,6 +13,7 @@ from typing import Any
 import streamlit as st
 
 from fairness_core import datasets
+from fairness_core.jobs import RUNNER
 from fairness_core.audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, Audit
 from ui.widgets import BuiltIn, md_escape
 
@@ -193,6 +194,9 @@ def session_id() -> str:
         if saved is not None:
             with _SAVED_LOCK:
                 _SAVED.pop(returning, None)
+            # The restoring session is the reloaded one (the saved entry is taken once, so a duplicated tab
+            # or a shared link never gets here): its background jobs follow its data, and ?job= reattaches.
+            RUNNER.hand_over(returning, st.session_state["sid"])
             st.session_state[AUDIT_KEY] = saved["audit"] if saved["audit"] is not None else _demo(saved["demo"])
             st.session_state[DEMO_KEY] = saved["demo"]
             for key, value in saved["settings"].items():
