@@ -316,7 +316,7 @@ def test_three_sessions_at_once_do_not_cross_talk(server, tmp_path):
                 pg.get_by_role("button", name=button).click()
             gan.get_by_text("Running ·").first.wait_for(timeout=60000)
             # PyTorch trainings take turns (one process-wide random state): PTN waits in the queue
-            fc.get_by_text("Queued ·").first.wait_for(timeout=60000)
+            fc.get_by_text("Queued, 0 ahead ·").first.wait_for(timeout=60000)
             auditor.goto(f"{server}/Upload")
             upload_cm_file(auditor, tmp_path / "mine.csv", "group,TP,FN,FP,TN\nX,1,0,0,5\nY,7,0,1,10\n")
             auditor.get_by_role("button", name="Use these groups").click()
@@ -328,9 +328,9 @@ def test_three_sessions_at_once_do_not_cross_talk(server, tmp_path):
             # (the GAN first learns each numeric column's modes, a few seconds, then reports its steps)
             gan.get_by_text(re.compile(r"Running ·.*step")).first.wait_for(timeout=60000)
             gan_status = gan.get_by_text("Running ·").first.inner_text()
-            fc_status = fc.get_by_text("Queued ·").first.inner_text()
+            fc_status = fc.get_by_text("Queued, 0 ahead ·").first.inner_text()
             assert "step" in gan_status and "generation" not in gan_status, gan_status  # the GAN's own job
-            assert "waiting its turn, next in line" in fc_status and "PTN" not in gan_status, fc_status
+            assert "PTN on" in fc_status and "PTN" not in gan_status, fc_status
             assert gan.get_by_text("Data: mine.csv").count() == 0
             for pg, button in ((gan, "Train and evaluate"), (fc, "Train PTN")):
                 pg.get_by_role("button", name="Cancel").click()
