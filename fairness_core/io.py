@@ -253,7 +253,7 @@ def _read_parquet(data: bytes, filename: str, max_rows: int, columns: Sequence[s
                                   f"{MAX_EXPANDED_BYTES / 2**20:,.0f} MB (fairness_core.io.aggregate or the command "
                                   "line count any size in place)")
     table = file.read(columns=names)
-    return _text_frame(pa.table([c.cast(pa.string()) for c in table.columns], names=table.column_names))
+    return _text_frame(pa.table([c.cast(pa.large_string()) for c in table.columns], names=table.column_names))
 
 
 def _check_columns(count: int, filename: str) -> None:
@@ -273,7 +273,8 @@ TEXT = pd.StringDtype("pyarrow", na_value=np.nan)
 
 
 def _text_frame(table: Any) -> pd.DataFrame:
-    """An Arrow table of strings as a DataFrame of :data:`TEXT` columns."""
+    """An Arrow table of strings as a DataFrame of :data:`TEXT` columns. Readers produce ``large_string``
+    columns, the layout pandas keeps, so that the conversion shares Arrow's buffers instead of copying them."""
     import pyarrow as pa
 
     return table.to_pandas(types_mapper={pa.string(): TEXT, pa.large_string(): TEXT}.get)
@@ -409,7 +410,7 @@ def _arrow_options(sep: str, header: list[str]):  # type: ignore[no-untyped-def]
     from pyarrow import csv as pacsv
 
     return (pacsv.ParseOptions(delimiter=sep, newlines_in_values=True),
-            pacsv.ConvertOptions(column_types={h: pa.string() for h in header}, strings_can_be_null=True,
+            pacsv.ConvertOptions(column_types={h: pa.large_string() for h in header}, strings_can_be_null=True,
                                  null_values=[""]))
 
 
@@ -1478,6 +1479,63 @@ def audit_from_predictions(y_true: Any, y_pred: Any, sensitive_features: Any, po
         raise DataValidationError([Problem(f"{p.column}[{p.row - 1}]: {p.message}" if p.row is not None and p.column
                                            else (f"{p.column}: {p.message}" if p.column else p.message))
                                    for p in exc.problems]) from None
+
+
+#: Uploads above this size are counted in place (:func:`aggregate_upload`) instead of being built into a table;
+#: their first :data:`SAMPLE_ROWS` rows (:func:`read_sample`) serve to choose the columns.
+LARGE_UPLOAD_BYTES = 32 * 2**20
+SAMPLE_ROWS = 20_000
+
+
+def read_sample(data: bytes, filename: str, rows: int = SAMPLE_ROWS) -> pd.DataFrame:
+    """The first ``rows`` data rows of a CSV/TSV/TXT or Parquet upload as :func:`read_table` reads them (for
+    choosing columns and values), without reading the rest. ``df.attrs["sample_of"]`` says how many rows the
+    file holds when that is known cheaply (Parquet's footer), else None."""
+    suffix = PurePath(filename).suffix.lower()
+    if suffix in (".parquet", ".pq"):
+        import pyarrow as pa
+
+        file = _parquet_file(data, filename)
+        _check_columns(file.metadata.num_columns, filename)
+        batch = next(file.iter_batches(batch_size=rows), None)
+        head = pa.Table.from_batches([batch]) if batch is not None else file.schema_arrow.empty_table()
+        buffer = _io.BytesIO()
+        import pyarrow.parquet as pq
+
+        pq.write_table(head, buffer)
+        df = read_table(buffer.getvalue(), filename, max_rows=rows)
+        df.attrs["sample_of"] = file.metadata.num_rows
+        return df
+    ends = [m.end() for _, m in zip(range(rows + 1), _LINE_END.finditer(data))]
+    head = data[: ends[-1]] if len(ends) == rows + 1 else data
+    df = read_table(head, filename, max_rows=rows)
+    df.attrs["sample_of"] = None
+    return df
+
+
+def aggregate_upload(data: bytes, filename: str, **options: Any) -> Audit:
+    """:func:`aggregate` over an uploaded file's bytes: written to a private temporary file that DuckDB reads out
+    of core, removed afterwards. ``options`` are :func:`aggregate`'s (label, prediction, groups, positive …).
+    Memory stays near the bytes themselves: no table of the rows is built."""
+    import tempfile
+
+    suffix = PurePath(filename).suffix.lower()
+    if suffix not in (".csv", ".tsv", ".txt", ".parquet", ".pq"):
+        raise DataValidationError(f"{filename}: only CSV, TSV, TXT and Parquet files are counted in place")
+    handle, path = tempfile.mkstemp(suffix=".parquet" if suffix in (".parquet", ".pq") else ".csv")
+    try:
+        with os.fdopen(handle, "wb") as f:
+            f.write(data)
+        try:
+            return aggregate(path, name=options.pop("name", filename), **options)
+        except DataValidationError as exc:   # messages name the upload, never the temporary file
+            raise DataValidationError([Problem(p.message.replace(path, filename), p.row, p.column, p.line)
+                                       for p in exc.problems]) from None
+        except Exception as exc:  # noqa: BLE001 - the engine's own errors (an unreadable file) become messages
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise DataValidationError(f"could not count {filename} in place: {first.replace(path, filename)}") from None
+    finally:
+        os.unlink(path)
 
 
 def aggregate(source: Any, *, label: str, prediction: str, groups: Sequence[str], positive: Any = 1,

@@ -304,3 +304,40 @@ def test_the_operator_sets_the_upload_limits_in_the_environment():
     env = dict(os.environ, FAIRNESS_MAX_UPLOAD_CELLS="lots")
     bad = subprocess.run([sys.executable, "-c", show], env=env, capture_output=True, text=True)
     assert bad.returncode != 0 and "FAIRNESS_MAX_UPLOAD_CELLS='lots' is not a whole number >= 1" in bad.stderr
+
+
+def _rows_csv(n: int, sep: str = ",") -> bytes:
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"label": rng.integers(0, 2, n), "prediction": rng.integers(0, 2, n),
+                       "race": rng.choice(["A", "B", "C"], n), "score": rng.random(n).round(4)})
+    return df.to_csv(index=False, sep=sep).encode()
+
+
+@pytest.mark.parametrize("sep, name", [(",", "rows.csv"), ("\t", "rows.tsv"), (";", "rows.txt")])
+def test_a_large_upload_is_counted_in_place_exactly_as_the_table_path_counts_it(sep, name):
+    """Issue 35: large uploads go through DuckDB (io.aggregate) instead of a table of every row."""
+    data = _rows_csv(5_000, sep)
+    table = cms_from_predictions(read_table(data, name), "label", "prediction", ["race"], "1", positive_is="harm")
+    in_place = fio.aggregate_upload(data, name, label="label", prediction="prediction", groups=["race"],
+                                    positive="1", positive_is="harm")
+    assert in_place.cms == table.cms and in_place.positive_is == "harm"
+    scored = fio.aggregate_upload(data, name, label="label", prediction="score", groups=["race"], positive="1",
+                                  threshold=0.5, positive_is="benefit")
+    by_table = cms_from_predictions(read_table(data, name), "label", "score", ["race"], "1", threshold=0.5,
+                                    positive_is="benefit")
+    assert scored.cms == by_table.cms
+
+
+def test_a_sample_reads_only_the_first_rows_of_a_large_upload():
+    data = _rows_csv(50_000)
+    sample = fio.read_sample(data, "rows.csv", rows=1_000)
+    assert len(sample) == 1_000 and sample.equals(read_table(data, "rows.csv").head(1_000))
+    parquet = _parquet(pa.table(pd.read_csv(io.BytesIO(data))))
+    head = fio.read_sample(parquet, "rows.parquet", rows=1_000)
+    assert len(head) == 1_000 and head.attrs["sample_of"] == 50_000
+
+
+def test_a_file_the_engine_cannot_read_is_named():
+    with pytest.raises(DataValidationError, match="rows.parquet"):
+        fio.aggregate_upload(b"not parquet at all", "rows.parquet", label="label", prediction="prediction",
+                             groups=["race"])
