@@ -7,7 +7,10 @@ Parquet copy:
 
 - ``duckdb``: the baseline — DuckDB counts the confusion matrices straight from the CSV file.
 - ``read_table``: the upload's bytes to a table of text (the Upload page's parse).
-- ``upload_to_cms``: the bytes to the per-group confusion matrices (parse + ``cms_from_predictions``).
+- ``upload_to_cms``: the bytes to the per-group confusion matrices through a table (parse +
+  ``cms_from_predictions``: the path of uploads up to ``io.LARGE_UPLOAD_BYTES``, which keep their rows).
+- ``upload_in_place``: the bytes to the confusion matrices counted in place (``io.aggregate_upload``: the
+  Upload page's path for larger files).
 - ``parquet``: the same through the Parquet copy.
 - ``xlsx_6m_rows``: the issue-28 workbook (6 M rows of five cells, no declared size) refused.
 - ``csv_33m_rows``: a 33 M-row CSV refused at the row limit.
@@ -98,6 +101,12 @@ def child(case: str, path: str) -> None:
         elif case in ("read_table", "parquet_table"):
             df = read_table(data, Path(path).name)
             outcome = f"{df.shape[0]:,} rows × {df.shape[1]} columns"
+        elif case == "upload_in_place":
+            from fairness_core.io import aggregate_upload
+
+            audit = aggregate_upload(data, Path(path).name, label="label", prediction="prediction",
+                                     groups=["race", "sex"], positive="1", positive_is="benefit")
+            outcome = f"{len(audit.groups)} groups, n = {audit.total().n:,}"
         elif case in ("upload_to_cms", "parquet"):
             audit = cms_from_predictions(read_table(data, Path(path).name), "label", "prediction", ["race", "sex"],
                                          "1", positive_is="benefit")
@@ -129,6 +138,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         paths = make_files(args.rows, Path(tmp))
         cases = {"duckdb": paths["csv"], "read_table": paths["csv"], "upload_to_cms": paths["csv"],
+                 "upload_in_place": paths["csv"],
                  "parquet": paths["parquet"], "xlsx_6m_rows": paths["xlsx"], "csv_33m_rows": paths["csv33m"],
                  "parquet_1000_columns": paths["wide"]}
         results = {case: run(case, path) for case, path in cases.items()}
@@ -139,16 +149,20 @@ def main() -> None:
     for case, r in results.items():
         r["added_mib"] = r["peak_mib"] - r["base_mib"]
         print(f"{case:22s} {r['seconds']:8.2f} {r['peak_mib']:9.0f} {r['added_mib']:10.0f}  {r['outcome']}")
-    ours = results["upload_to_cms"]
-    # our path holds the upload's bytes (Streamlit hands them over); DuckDB reads the file: count them as ours
+    ours = results["upload_in_place"]
+    # our path holds the upload's bytes (Streamlit hands them over, before any of our code runs); DuckDB reads
+    # the file. Both ratios are printed: with the bytes counted as ours, and beyond them.
     time_ratio = ours["seconds"] / base["seconds"]
     memory_ratio = ours["added_mib"] / max(base["added_mib"], 1.0)
-    print(f"upload to CMs vs DuckDB: {time_ratio:.1f}× the time, {memory_ratio:.1f}× the added memory (goal ≤ 3×)")
+    beyond_bytes = (ours["added_mib"] - size / 2**20) / max(base["added_mib"], 1.0)
+    print(f"large upload to CMs (in place) vs DuckDB: {time_ratio:.1f}× the time, {memory_ratio:.1f}× the added "
+          f"memory with the upload's bytes, {beyond_bytes:.1f}× beyond them (goal ≤ 3×)")
     refusals = [results[c] for c in ("xlsx_6m_rows", "csv_33m_rows", "parquet_1000_columns")]
     print(json.dumps({"rows": args.rows, "csv_mib": round(size / 2**20, 1),
                       "cases": {c: {k: round(v, 3) if isinstance(v, float) else v for k, v in r.items()}
                                 for c, r in results.items()},
                       "time_ratio_vs_duckdb": round(time_ratio, 2), "memory_ratio_vs_duckdb": round(memory_ratio, 2),
+                      "memory_ratio_beyond_bytes": round(beyond_bytes, 2),
                       "read_table_meets_goal": results["read_table"]["peak_mib"] <= 1536
                       and results["read_table"]["seconds"] <= 20,
                       "refusals_meet_goal": all(r["outcome"].startswith("refused") and r["seconds"] <= 30
