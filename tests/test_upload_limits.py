@@ -341,3 +341,24 @@ def test_a_file_the_engine_cannot_read_is_named():
     with pytest.raises(DataValidationError, match="rows.parquet"):
         fio.aggregate_upload(b"not parquet at all", "rows.parquet", label="label", prediction="prediction",
                              groups=["race"])
+
+
+def test_the_upload_page_reads_a_large_file_as_a_sample_to_count_in_place(monkeypatch):
+    import streamlit as st
+
+    from ui import uploads
+
+    monkeypatch.setattr(st, "session_state", {})
+    monkeypatch.setattr(uploads, "LARGE_UPLOAD_BYTES", 10_000)
+    data = _rows_csv(30_000)
+
+    class Upload:
+        name, file_id, size = "rows.csv", "id-1", len(data)
+
+        def getvalue(self) -> bytes:
+            return data
+
+    sample, _ = uploads.read_upload(Upload(), "rows-file", in_place_when_large=True)
+    assert sample.attrs["in_place"] and len(sample) == fio.SAMPLE_ROWS
+    whole, _ = uploads.read_upload(Upload(), "cm-file")        # the table tab never samples
+    assert len(whole) == 30_000 and not whole.attrs.get("in_place")

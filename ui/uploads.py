@@ -7,7 +7,11 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from fairness_core.io import MAX_CELLS, MAX_COLUMNS, DataValidationError, parquet_shape, read_table, sheet_names
+from fairness_core.io import (LARGE_UPLOAD_BYTES, MAX_CELLS, MAX_COLUMNS, DataValidationError, parquet_shape,
+                              read_sample, read_table, sheet_names)
+
+#: Uploads that can be counted in place when large (io.aggregate_upload).
+IN_PLACE = (".csv", ".tsv", ".txt", ".parquet", ".pq")
 from ui.widgets import md_escape
 
 
@@ -45,7 +49,7 @@ def forget(key: str) -> None:
         st.session_state.get(PARSED, {}).pop(f"{key}-{part}", None)
 
 
-def read_upload(upload, key: str):  # type: ignore[no-untyped-def]
+def read_upload(upload, key: str, in_place_when_large: bool = False):  # type: ignore[no-untyped-def]
     """The uploaded file as a text table, parsed once per file and sheet, with a sheet picker for workbooks with
     several sheets and the reader's notices (encoding, a dropped index column) shown; raises
     DataValidationError. Also returns a dict for what is derived from the table (guesses, distinct values)."""
@@ -54,6 +58,14 @@ def read_upload(upload, key: str):  # type: ignore[no-untyped-def]
         names, _ = parsed(f"{key}-sheets", (upload.file_id,), lambda: sheet_names(upload.getvalue()))
         if len(names) > 1:
             sheet = st.selectbox("Sheet", names, key=f"{key}-sheet")
+    if in_place_when_large and upload.size > LARGE_UPLOAD_BYTES and upload.name.lower().endswith(IN_PLACE):
+        table, derived = parsed(key, (upload.file_id, "sample"), lambda: read_sample(upload.getvalue(), upload.name))
+        table.attrs["in_place"] = True
+        st.info(f"**A large file ({upload.size / 2**20:,.0f} MB).** The page shows its first {len(table):,} rows to "
+                "choose the columns and values; *Aggregate and use* then counts every row in place (DuckDB), "
+                "without loading the rows into memory. What needs every row in memory (ensemble probabilities, "
+                f"features) needs a file under {LARGE_UPLOAD_BYTES / 2**20:,.0f} MB.", icon=":material/database:")
+        return table, derived
     columns = None
     if upload.name.lower().endswith((".parquet", ".pq")):
         columns = _parquet_columns(upload, key)
