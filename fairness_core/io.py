@@ -16,7 +16,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import Any, Hashable, Iterable, Sequence
+from typing import Any, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -26,6 +26,7 @@ from .audit import Audit
 from .confusion import CELLS, ConfusionMatrix
 from .ensemble import make_design
 from .stability import RowData
+
 
 def _operator_limit(variable: str, default: int, scale: int = 1) -> int:
     """An upload limit the server's operator may set in the environment (docs/server.md), read at import;
@@ -1359,6 +1360,107 @@ def _probabilities(df: pd.DataFrame, columns: list[str]) -> np.ndarray:
     if problems:
         raise DataValidationError(problems)
     return out
+
+def candidates_from_predictions(df: pd.DataFrame, label_column: str, positive_label: Any,
+                                group_columns: Sequence[str], prediction_columns: Sequence[str],
+                                score_columns: Sequence[str] = (), positive_is: str | None = None, *,
+                                positive_prediction: Any = None, positive_values: Mapping[str, Any] | None = None,
+                                thresholds: Mapping[str, float] | None = None, title: str = "uploaded predictions",
+                                positive_outcome: str | None = None) -> "datasets.Candidates":  # noqa: F821
+    """Several candidate models' decisions and scores on the same rows, for comparison and mitigation.
+
+    ``prediction_columns``: each candidate's decisions, the main prediction first; binary, positive where the
+    value is ``positive_values[column]`` (default ``positive_prediction``, itself defaulting to
+    ``positive_label``), or a score thresholded at ``thresholds[column]`` (the candidate is then named
+    "column ≥ threshold"). ``score_columns``: numbers a threshold can be fitted to, higher = more likely the
+    positive prediction value. ``positive_is="harm"`` flips labels and decisions and negates scores, so that
+    positive is the beneficial outcome everywhere (as :func:`cms_from_predictions` does). Every bad value is
+    named by row and column; all columns are checked before anything is refused.
+
+    >>> df = pd.DataFrame({"y": [1, 0, 1, 0], "g": list("aabb"), "m1": [1, 0, 0, 0], "m2": [1, 1, 1, 0],
+    ...                    "s": [0.9, 0.2, 0.4, 0.1]})
+    >>> c = candidates_from_predictions(df, "y", 1, ["g"], ["m1", "m2"], ["s"], "harm")
+    >>> list(c.predictions), c.predictions["m1"].tolist(), c.scores["s"].tolist()
+    (['m1', 'm2'], [False, True, True, True], [-0.9, -0.2, -0.4, -0.1])
+    """
+    from .compare import MAX_MODELS        # late: keeps this module's imports light
+    from .datasets import Candidates       # late: datasets builds on this module
+
+    positive_is, flip = direction(positive_is, False)
+    prediction_columns, score_columns, group_columns = list(prediction_columns), list(score_columns), list(group_columns)
+    positive_values, thresholds = dict(positive_values or {}), dict(thresholds or {})
+    if positive_prediction is None:
+        positive_prediction = positive_label
+    problems: list[Problem] = []
+    for col in dict.fromkeys([label_column, *group_columns, *prediction_columns, *score_columns]):
+        if col not in df.columns:
+            problems.append(Problem(f"no such column; columns are {', '.join(map(repr, df.columns))}", column=col))
+    if problems:
+        raise DataValidationError(problems)
+    if not group_columns:
+        raise DataValidationError("choose at least one group column")
+    if not prediction_columns:
+        raise DataValidationError("choose at least one prediction column")
+    for what, cols in (("prediction", prediction_columns), ("score", score_columns)):
+        twice = sorted({c for c in cols if cols.count(c) > 1})
+        if twice:
+            raise DataValidationError(f"{what} column(s) {', '.join(map(repr, twice))} chosen twice")
+        clash = [c for c in cols if c == label_column or c in group_columns]
+        if clash:
+            problems += [Problem(f"a {what} column cannot also be the label or a group column", column=c) for c in clash]
+    if problems:
+        raise DataValidationError(problems)
+    if len(prediction_columns) > MAX_MODELS:
+        raise DataValidationError(f"{len(prediction_columns)} prediction columns; a comparison takes at most "
+                                  f"{MAX_MODELS} models")
+    if len(df) > MAX_ROWS:
+        raise DataValidationError(f"{len(df):,} rows; the limit is {MAX_ROWS:,}")
+
+    def checked(make: Any) -> Any:
+        try:
+            return make()
+        except DataValidationError as exc:
+            problems.extend(exc.problems)
+            return None
+
+    y = checked(lambda: _binary(df, label_column, positive_label, "label", None))
+    groups: dict[str, pd.Categorical] = {}
+    for col in group_columns:
+        codes, uniques = pd.factorize(df[col], sort=False)
+        if (codes < 0).any():
+            rows = np.flatnonzero(codes < 0)
+            problems.append(Problem(f"missing group value in {rows.size:,} row(s)", int(rows[0]) + 1, col))
+            continue
+        names, inverse = np.unique(np.asarray([clean_name(u) for u in uniques], dtype=object), return_inverse=True)
+        groups[str(col)] = pd.Categorical.from_codes(inverse[codes], names)   # the audit's names, compactly
+    predictions: dict[str, np.ndarray] = {}
+    for col in prediction_columns:
+        t = thresholds.get(col)
+        decided = checked(lambda: _binary(df, col, positive_values.get(col, positive_prediction), "prediction", t))
+        if decided is not None:
+            predictions[str(col) if t is None else f"{col} ≥ {t:g}"] = ~decided if flip else decided
+    scores: dict[str, np.ndarray] = {}
+    delimiter = df.attrs.get("delimiter", ",")
+    for col in score_columns:
+        values = _numbers(df[col], delimiter).to_numpy(dtype=float)
+        bad = ~np.isfinite(values)
+        if bad.any():
+            r = int(np.flatnonzero(bad)[0])
+            raw = df[col].iloc[r]
+            what = "missing score" if pd.isna(raw) else f"{_show(raw)} is not a number, so it cannot be a score"
+            problems.append(Problem(what + (f" ({int(bad.sum()):,} such rows)" if bad.sum() > 1 else ""), r + 1, col))
+            continue
+        scores[str(col)] = -values if flip else values
+    if problems:
+        raise DataValidationError(_lines_for(problems, df))
+    note = ""
+    if flip:
+        note = (f"A positive prediction is a harm: labels and decisions are flipped so that positive means "
+                f"'not {positive_label}'" + (", and scores are negated (−score: higher = more likely the beneficial "
+                                             "outcome; a threshold of −0.7 means a score of 0.7 or less)"
+                                             if scores else "") + ".")
+    return Candidates(title, ~y if flip else y, pd.DataFrame(groups), predictions, scores,
+                      positive_outcome or (f"not {positive_label}" if flip else str(positive_label)), note)
 
 
 # --- safe CSV export -----------------------------------------------------------------------
