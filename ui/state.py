@@ -10,6 +10,7 @@ import time
 from collections import OrderedDict
 from typing import Any
 
+import numpy as np
 import streamlit as st
 
 from fairness_core import datasets
@@ -19,6 +20,7 @@ from ui.widgets import BuiltIn, md_escape
 
 AUDIT_KEY = "audit"
 DEMO_KEY = "demo_key"
+CANDIDATES_KEY = "candidates"   # the uploaded rows' candidate models (datasets.Candidates), next to their audit
 
 
 @st.cache_data(show_spinner=False)
@@ -51,8 +53,24 @@ def set_audit(audit: Audit, demo_key: str | None = None) -> None:
         raise TypeError("set_audit needs a validated Audit")
     st.session_state[AUDIT_KEY] = audit
     st.session_state[DEMO_KEY] = demo_key
+    st.session_state.pop(CANDIDATES_KEY, None)   # candidates belong to the data they came with, never to others
     st.session_state.pop(GONE_KEY, None)
     _remember()
+
+
+def set_candidates(candidates: datasets.Candidates) -> None:
+    """Keep the candidate models of the rows just loaded (call right after :func:`set_audit` with their audit);
+    the next :func:`set_audit` or :func:`load_demo` drops them. A reload keeps them with the audit."""
+    audit = st.session_state.get(AUDIT_KEY)
+    if audit is None or audit.rows is None or len(audit.rows.y) != len(candidates.y):
+        raise ValueError("candidates need the row-level audit of the same rows, loaded first")
+    st.session_state[CANDIDATES_KEY] = candidates
+    _remember()
+
+
+def get_candidates() -> datasets.Candidates | None:
+    """The candidate models uploaded with the current data, or None."""
+    return st.session_state.get(CANDIDATES_KEY)
 
 
 #: A reload (F5) starts a new Streamlit session; the browser session's id in the URL (``?sid=``) finds its data
@@ -73,7 +91,9 @@ def _remember() -> None:
         return
     demo = st.session_state.get(DEMO_KEY)
     audit = None if demo else st.session_state[AUDIT_KEY]     # a demo is reloaded by its key, not kept
-    entry = {"audit": audit, "demo": demo, "time": time.time(), "bytes": held_bytes(audit),
+    candidates = None if demo else st.session_state.get(CANDIDATES_KEY)
+    entry = {"audit": audit, "demo": demo, "candidates": candidates, "time": time.time(),
+             "bytes": held_bytes(audit) + candidate_bytes(candidates),
              "settings": {k: v for k, v in st.session_state.items() if str(k).startswith("kept-")}}
     with _SAVED_LOCK:
         _SAVED[sid] = entry
@@ -90,6 +110,14 @@ def held_bytes(audit: Audit | None) -> int:
     arrays = (rows.y, rows.y_pred, rows.groups, rows.probabilities)
     features = 0 if rows.features is None else int(rows.features.memory_usage(index=True).sum())
     return sum(a.nbytes for a in arrays if a is not None) + features
+
+
+def candidate_bytes(candidates: datasets.Candidates | None) -> int:
+    """About how much memory keeping ``candidates`` holds beyond their audit: decisions, scores, group codes."""
+    if candidates is None:
+        return 0
+    arrays = (candidates.y, *candidates.predictions.values(), *candidates.scores.values())
+    return sum(np.asarray(a).nbytes for a in arrays) + int(candidates.groups.memory_usage(index=False, deep=True).sum())
 
 
 def release_oldest(saved: OrderedDict[str, dict[str, Any]], sessions: int, max_bytes: int, max_age_s: float) -> None:
@@ -199,6 +227,8 @@ def session_id() -> str:
             RUNNER.hand_over(returning, st.session_state["sid"])
             st.session_state[AUDIT_KEY] = saved["audit"] if saved["audit"] is not None else _demo(saved["demo"])
             st.session_state[DEMO_KEY] = saved["demo"]
+            if saved.get("candidates") is not None:
+                st.session_state[CANDIDATES_KEY] = saved["candidates"]
             for key, value in saved["settings"].items():
                 st.session_state[key] = value
         elif returning and returning not in _KNOWN_SESSIONS:
