@@ -7,9 +7,11 @@ import pandas as pd
 import streamlit as st
 
 from fairness_core import datasets
-from fairness_core.io import (DataValidationError, MAX_ROWS, cms_from_predictions, cms_from_table, to_numbers,
-                              cms_to_table, distinct_values, find_count_columns, guess_columns, read_table)
-from ui.state import GONE_KEY, current_demo, data_banner, load_demo, page_setup, set_audit
+from fairness_core.compare import MAX_MODELS
+from fairness_core.io import (DataValidationError, MAX_ROWS, candidates_from_predictions, cms_from_predictions,
+                              cms_from_table, to_numbers, cms_to_table, distinct_values, find_count_columns,
+                              guess_columns, read_table)
+from ui.state import GONE_KEY, current_demo, data_banner, load_demo, page_setup, set_audit, set_candidates
 from ui.uploads import forget, once, read_upload, show_problems
 from ui.widgets import csv_download, md_escape
 
@@ -39,9 +41,12 @@ def direction_question(key: str, what: str, context: tuple = ()) -> str | None:
                          "if it were a benefit reverses every verdict.")
 
 
-def commit(new_audit, message: str) -> None:  # type: ignore[no-untyped-def]
-    """Make ``new_audit`` the session's data; the next run says so at the top and offers the audit."""
+def commit(new_audit, message: str, candidates=None) -> None:  # type: ignore[no-untyped-def]
+    """Make ``new_audit`` the session's data (with the candidate models of its rows, if any); the next run says
+    so at the top and offers the audit."""
     set_audit(new_audit)
+    if candidates is not None:
+        set_candidates(candidates)
     st.session_state["just-loaded"] = message
     st.rerun()
 
@@ -166,6 +171,27 @@ with rows_tab:
                 prob_cols = st.multiselect("Probability columns (one per model, at least two)", free, key="prob-cols")
                 feature_cols = st.multiselect("Feature columns", [c for c in free if c not in (pred_col, *prob_cols)],
                                               key="feature-cols")
+            with st.expander("Optional: other candidate models (to compare and mitigate)"):
+                st.caption("For the Compare and Mitigate page: other models' predictions on the same rows (binary, "
+                           "compared with this prediction, which is always the first candidate) and scores to fit "
+                           "per-group decision thresholds to (numbers, higher = more likely the positive prediction "
+                           "value; a harm is flipped like the prediction).")
+                others = [c for c in cols if c not in (label_col, pred_col, *group_cols)]
+                other_preds = st.multiselect("Other prediction columns (binary)", others, key="cand-pred-cols",
+                                             max_selections=MAX_MODELS - 1)
+                main_positive = pos_label if pos_pred is None else pos_pred
+                positive_values = {}
+                for col in other_preds:
+                    values = once(derived, ("values", col), lambda: distinct_values(rows[col]))
+                    if not any(str(v).strip() == str(main_positive).strip() for v in values):
+                        positive_values[col] = st.selectbox(f"Positive value of {md_escape(col)}", values,
+                                                            index=max(len(values) - 1, 0), key=f"cand-pos-{col}")
+                score_cols = st.multiselect("Score columns (numeric)",
+                                            [c for c in cols if c not in (label_col, *group_cols, *other_preds)
+                                             and (c != pred_col or use_threshold)], key="cand-score-cols",
+                                            help="Higher = more likely the positive prediction value. With a harm "
+                                                 "the scores are negated, so that higher means the beneficial "
+                                                 "outcome.")
             if row_direction is None:
                 st.caption("Say whether the positive prediction is a benefit or a harm to aggregate.")
             if st.button("Aggregate and use", type="primary", key="use-rows", disabled=row_direction is None):
@@ -175,10 +201,18 @@ with rows_tab:
                                                   source=f"{upload.name}",
                                                   probability_columns=prob_cols,
                                                   features=to_numbers(rows[feature_cols]) if feature_cols else None)
+                    models = None
+                    if other_preds or score_cols:
+                        models = candidates_from_predictions(
+                            rows, label_col, pos_label, group_cols, [pred_col, *other_preds], score_cols,
+                            row_direction, positive_prediction=pos_pred, positive_values=positive_values,
+                            thresholds=None if threshold is None else {pred_col: threshold}, title=upload.name)
                 except DataValidationError as exc:
                     show_problems(exc)
                 else:
-                    commit(parsed, f"Aggregated {len(rows):,} rows into {len(parsed.groups)} groups")
+                    extra = ("" if models is None else f", with {len(models.predictions)} candidate models and "
+                             f"{len(models.scores)} score(s) for Compare and Mitigate")
+                    commit(parsed, f"Aggregated {len(rows):,} rows into {len(parsed.groups)} groups{extra}", models)
 
 with type_tab:
     st.write("Edit the table (add rows at the bottom), or paste CSV text below it.")
