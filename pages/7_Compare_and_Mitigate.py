@@ -8,7 +8,7 @@ import streamlit as st
 from fairness_core import datasets, mitigation, plots
 from fairness_core.compare import PERFORMANCE
 from ui import compare as cmp
-from ui.state import current_demo, page_setup, verdict_settings
+from ui.state import current_demo, get_candidates, page_setup, verdict_settings
 from ui.widgets import BuiltIn, csv_download, html_download, md_escape, styled
 
 audit = page_setup("Compare and Mitigate")
@@ -23,15 +23,21 @@ st.markdown("Which of several candidate models is fairer, and at what cost? And 
             "between them have paired intervals and tests.")
 
 # --- 1. Source ------------------------------------------------------------------------------------
+uploaded = get_candidates() if audit.rows is not None and current_demo() is None else None
 sources = list(datasets.CANDIDATE_DEMOS) + ([LOADED] if audit.rows is not None and current_demo() is None else [])
 c1, c2 = st.columns([3, 2])
 source = c1.selectbox("Candidate models", sources, key="cmp-source",
-                      format_func=lambda o: "The loaded data (its one model)" if o == LOADED
+                      index=len(sources) - 1 if uploaded is not None else 0,
+                      format_func=lambda o: ("The loaded data (its one model)" if uploaded is None else
+                                             f"The loaded data ({len(uploaded.predictions)} models, "
+                                             f"{len(uploaded.scores)} score{'' if len(uploaded.scores) == 1 else 's'})") if o == LOADED
                       else datasets.CANDIDATE_DEMOS[o][0])
 if source == LOADED:
-    rows, attribute = cmp.loaded_rows(audit), "the groups chosen in the sidebar"
-    c2.caption("Groups: as chosen in the sidebar. Comparison needs at least two candidates: the loaded data carry "
-               "one model, and a mitigated model (below) makes the second.")
+    rows, attribute = cmp.loaded_rows(audit, uploaded), "the groups chosen in the sidebar"
+    c2.caption("Groups: as chosen in the sidebar. " + (
+        "Comparison needs at least two candidates: the loaded data carry one model, and a mitigated model (below) "
+        "makes the second. Other prediction and score columns can be picked on the Upload page."
+        if len(rows.predictions) < 2 else "Candidates: the prediction and score columns picked on the Upload page."))
 else:
     attribute = c2.radio("Groups", list(cmp.ATTRIBUTES), horizontal=True, key="cmp-groups",
                          help="One attribute, or every combination of race and sex.")
@@ -97,7 +103,7 @@ st.warning("**A legal note.** Group-specific thresholds are disparate treatment 
            icon=":material/gavel:")
 if not rows.scores:
     st.info("These rows carry decisions but no score to threshold. Pick a demo above, or upload row-level "
-            "predictions with an ensemble's probability columns.", icon=":material/info:")
+            "predictions with score columns (or an ensemble's probability columns).", icon=":material/info:")
     st.stop()
 c1, c2, c3, c4 = st.columns(4)
 score = c1.selectbox("Score", list(rows.scores), key="mit-score")

@@ -63,20 +63,32 @@ def demo_rows(key: str, attribute: str) -> Rows:
                 c.note, fit)
 
 
-def loaded_rows(audit: Audit) -> Rows:
-    """The session's row-level data: its one model's decisions, and as a score the mean of its ensemble's
-    probabilities when it carries one."""
+def loaded_rows(audit: Audit, candidates: datasets.Candidates | None = None) -> Rows:
+    """The session's row-level data: the candidate models uploaded with them (their decisions and scores) when
+    there are some, else its one model's decisions; and as a further score the mean of its ensemble's
+    probabilities when it carries one. Groups and labels are the audit's (the sidebar's choice of groups)."""
     r = audit.rows
     assert r is not None
+    if candidates is not None and len(candidates.y) != len(r.y):
+        candidates = None   # never another data set's models (the session drops them with their data)
     y, groups = np.asarray(r.y, bool), np.asarray(r.groups, dtype=object)
-    h = hashlib.sha1(y.tobytes() + np.asarray(r.y_pred, bool).tobytes())
+    if candidates is None:
+        predictions = {"the loaded model": np.asarray(r.y_pred, bool)}
+        scores: dict[str, np.ndarray] = {}
+    else:
+        predictions = {k: np.asarray(v, bool) for k, v in candidates.predictions.items()}
+        scores = {k: np.asarray(v, float) for k, v in candidates.scores.items()}
+    h = hashlib.sha1(y.tobytes())
     h.update(pd.util.hash_pandas_object(pd.Series(groups.astype(str)), index=False).to_numpy().tobytes())
-    scores = {}
     if r.probabilities is not None:
         scores["ensemble mean probability"] = np.asarray(r.probabilities, float).mean(axis=1)
-        h.update(scores["ensemble mean probability"].tobytes())
-    return Rows(f"loaded:{h.hexdigest()}", audit.source, y, groups, {"the loaded model": np.asarray(r.y_pred, bool)},
-                scores, audit.positive_outcome or "the positive prediction", "; ".join(audit.notes),
+    for what, values in (("prediction", predictions), ("score", scores)):
+        for name, v in values.items():
+            h.update(f"{what}:{name}".encode())
+            h.update(v.tobytes())
+    notes = [*audit.notes, *([candidates.note] if candidates is not None and candidates.note else [])]
+    return Rows(f"loaded:{h.hexdigest()}", audit.source, y, groups, predictions, scores,
+                audit.positive_outcome or "the positive prediction", " ".join(notes),
                 mitigation.split_rows(groups, y, FIT_SHARE, SEED))
 
 
