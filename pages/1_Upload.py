@@ -176,9 +176,12 @@ with rows_tab:
                            "compared with this prediction, which is always the first candidate) and scores to fit "
                            "per-group decision thresholds to (numbers, higher = more likely the positive prediction "
                            "value; a harm is flipped like the prediction).")
+                sampled = bool(rows.attrs.get("in_place"))   # a large file counted in place: no rows kept
+                if sampled:
+                    st.caption("Candidates need every row in memory: not for a file counted in place.")
                 others = [c for c in cols if c not in (label_col, pred_col, *group_cols)]
                 other_preds = st.multiselect("Other prediction columns (binary)", others, key="cand-pred-cols",
-                                             max_selections=MAX_MODELS - 1)
+                                             max_selections=MAX_MODELS - 1, disabled=sampled)
                 main_positive = pos_label if pos_pred is None else pos_pred
                 positive_values = {}
                 for col in other_preds:
@@ -189,6 +192,7 @@ with rows_tab:
                 score_cols = st.multiselect("Score columns (numeric)",
                                             [c for c in cols if c not in (label_col, *group_cols, *other_preds)
                                              and (c != pred_col or use_threshold)], key="cand-score-cols",
+                                            disabled=sampled,
                                             help="Higher = more likely the positive prediction value. With a harm "
                                                  "the scores are negated, so that higher means the beneficial "
                                                  "outcome.")
@@ -202,7 +206,7 @@ with rows_tab:
                                                   probability_columns=prob_cols,
                                                   features=to_numbers(rows[feature_cols]) if feature_cols else None)
                     models = None
-                    if other_preds or score_cols:
+                    if (other_preds or score_cols) and not sampled and parsed.rows is not None:
                         models = candidates_from_predictions(
                             rows, label_col, pos_label, group_cols, [pred_col, *other_preds], score_cols,
                             row_direction, positive_prediction=pos_pred, positive_values=positive_values,
