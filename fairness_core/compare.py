@@ -62,6 +62,32 @@ def _dual_p(bounds: Any, estimate: FloatArray) -> FloatArray:
 
 
 @dataclass(frozen=True)
+class Candidates:
+    """Several models' decisions and scores on the same individuals, in the audit's direction.
+
+    ``y``: the actual outcome, True = the beneficial one; ``groups``: the protected attribute(s), one column
+    each; ``predictions``: each candidate's decisions (True = the beneficial decision); ``scores``: scores a
+    threshold can be fitted to (higher = more likely the beneficial outcome: a harm's score is negated).
+    """
+
+    title: str
+    y: np.ndarray
+    groups: pd.DataFrame
+    predictions: dict[str, np.ndarray]
+    scores: dict[str, np.ndarray]
+    positive_outcome: str
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        n = len(self.y)
+        for name, values in {**self.predictions, **self.scores}.items():
+            if len(values) != n:
+                raise ValueError(f"candidate {name!r} has {len(values):,} rows; the labels have {n:,}")
+        if len(self.groups) != n:
+            raise ValueError(f"the group columns have {len(self.groups):,} rows; the labels have {n:,}")
+
+
+@dataclass(frozen=True)
 class Comparison:
     """Candidate models scored on the same individuals; one :class:`Audit` per model.
 

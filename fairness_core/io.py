@@ -23,6 +23,7 @@ import pandas as pd
 
 from . import text as text_module
 from .audit import Audit
+from .compare import Candidates
 from .confusion import CELLS, ConfusionMatrix
 from .ensemble import make_design
 from .stability import RowData
@@ -1366,7 +1367,7 @@ def candidates_from_predictions(df: pd.DataFrame, label_column: str, positive_la
                                 score_columns: Sequence[str] = (), positive_is: str | None = None, *,
                                 positive_prediction: Any = None, positive_values: Mapping[str, Any] | None = None,
                                 thresholds: Mapping[str, float] | None = None, title: str = "uploaded predictions",
-                                positive_outcome: str | None = None) -> "datasets.Candidates":  # noqa: F821
+                                positive_outcome: str | None = None) -> Candidates:
     """Several candidate models' decisions and scores on the same rows, for comparison and mitigation.
 
     ``prediction_columns``: each candidate's decisions, the main prediction first; binary, positive where the
@@ -1384,7 +1385,6 @@ def candidates_from_predictions(df: pd.DataFrame, label_column: str, positive_la
     (['m1', 'm2'], [False, True, True, True], [-0.9, -0.2, -0.4, -0.1])
     """
     from .compare import MAX_MODELS        # late: keeps this module's imports light
-    from .datasets import Candidates       # late: datasets builds on this module
 
     positive_is, flip = direction(positive_is, False)
     prediction_columns, score_columns, group_columns = list(prediction_columns), list(score_columns), list(group_columns)
