@@ -8,7 +8,8 @@ import streamlit as st
 
 from fairness_core import datasets
 from fairness_core.compare import MAX_MODELS
-from fairness_core.io import (DataValidationError, MAX_ROWS, candidates_from_predictions, cms_from_predictions,
+from fairness_core.io import (DataValidationError, MAX_ROWS, aggregate_upload, candidates_from_predictions,
+                              cms_from_predictions,
                               cms_from_table, to_numbers, cms_to_table, distinct_values, find_count_columns,
                               guess_columns, read_table)
 from ui.state import GONE_KEY, current_demo, data_banner, load_demo, page_setup, set_audit, set_candidates
@@ -120,12 +121,14 @@ with rows_tab:
         forget("rows-file")
     else:
         try:
-            rows, derived = read_upload(upload, "rows-file")
+            rows, derived = read_upload(upload, "rows-file", in_place_when_large=True)
         except DataValidationError as exc:
             show_problems(exc)
             rows = None
         if rows is not None:
-            st.caption(f"{len(rows):,} rows × {rows.shape[1]} columns")
+            sampled = bool(rows.attrs.get("in_place"))   # a large file counted in place: no rows kept
+            st.caption(f"the first {len(rows):,} rows × {rows.shape[1]} columns of a {upload.size / 2**20:,.0f} MB file"
+                       if sampled else f"{len(rows):,} rows × {rows.shape[1]} columns")
             preview = rows.head(8).set_axis(range(1, min(8, len(rows)) + 1))  # rows as errors count them
             preview.attrs = {}   # the reader's notes stay with the upload, not in the browser
             st.dataframe(preview, width="stretch")
@@ -164,19 +167,21 @@ with rows_tab:
                                                (upload.file_id, label_col, str(pos_label), pred_col, str(pos_pred),
                                                 threshold))
             with st.expander("Optional: an ensemble's probabilities or features (stability and uncertainty)"):
+                if sampled:
+                    st.caption("These need every row in memory: not for a file counted in place.")
                 st.caption("For Virny's stability and uncertainty metrics on the Bias Audit page: map one column "
                            "per model holding that model's probability of the positive value, or pick feature "
                            "columns and the app trains its own bootstrap ensemble on them.")
                 free = [c for c in cols if c not in (label_col, *group_cols)]
-                prob_cols = st.multiselect("Probability columns (one per model, at least two)", free, key="prob-cols")
+                prob_cols = st.multiselect("Probability columns (one per model, at least two)", free, key="prob-cols",
+                                           disabled=sampled)
                 feature_cols = st.multiselect("Feature columns", [c for c in free if c not in (pred_col, *prob_cols)],
-                                              key="feature-cols")
+                                              key="feature-cols", disabled=sampled)
             with st.expander("Optional: other candidate models (to compare and mitigate)"):
                 st.caption("For the Compare and Mitigate page: other models' predictions on the same rows (binary, "
                            "compared with this prediction, which is always the first candidate) and scores to fit "
                            "per-group decision thresholds to (numbers, higher = more likely the positive prediction "
                            "value; a harm is flipped like the prediction).")
-                sampled = bool(rows.attrs.get("in_place"))   # a large file counted in place: no rows kept
                 if sampled:
                     st.caption("Candidates need every row in memory: not for a file counted in place.")
                 others = [c for c in cols if c not in (label_col, pred_col, *group_cols)]
@@ -200,11 +205,18 @@ with rows_tab:
                 st.caption("Say whether the positive prediction is a benefit or a harm to aggregate.")
             if st.button("Aggregate and use", type="primary", key="use-rows", disabled=row_direction is None):
                 try:
-                    parsed = cms_from_predictions(rows, label_col, pred_col, group_cols, pos_label, pos_pred,
-                                                  positive_is=row_direction, threshold=threshold,
-                                                  source=f"{upload.name}",
-                                                  probability_columns=prob_cols,
-                                                  features=to_numbers(rows[feature_cols]) if feature_cols else None)
+                    if sampled:   # every row counted by DuckDB from the bytes; no table of the rows is built
+                        parsed = aggregate_upload(upload.getvalue(), upload.name, label=label_col,
+                                                  prediction=pred_col, groups=group_cols, positive=pos_label,
+                                                  positive_prediction=pos_pred, threshold=threshold,
+                                                  positive_is=row_direction)
+                    else:
+                        parsed = cms_from_predictions(rows, label_col, pred_col, group_cols, pos_label, pos_pred,
+                                                      positive_is=row_direction, threshold=threshold,
+                                                      source=f"{upload.name}",
+                                                      probability_columns=prob_cols,
+                                                      features=to_numbers(rows[feature_cols]) if feature_cols
+                                                      else None)
                     models = None
                     if (other_preds or score_cols) and not sampled and parsed.rows is not None:
                         models = candidates_from_predictions(
@@ -216,7 +228,7 @@ with rows_tab:
                 else:
                     extra = ("" if models is None else f", with {len(models.predictions)} candidate models and "
                              f"{len(models.scores)} score(s) for Compare and Mitigate")
-                    commit(parsed, f"Aggregated {len(rows):,} rows into {len(parsed.groups)} groups{extra}", models)
+                    commit(parsed, f"Aggregated {parsed.total().n:,} rows into {len(parsed.groups)} groups{extra}", models)
 
 with type_tab:
     st.write("Edit the table (add rows at the bottom), or paste CSV text below it.")

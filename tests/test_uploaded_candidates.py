@@ -150,7 +150,7 @@ def test_the_upload_page_picks_other_models_and_scores(monkeypatch):
     df.loc[5, "score_v3"] = "oops"
 
     class File:
-        name, file_id = "up.csv", "f1"
+        name, file_id, size = "up.csv", "f1", 20_000
 
         def getvalue(self) -> bytes:
             return df.to_csv(index=False).encode()
@@ -180,3 +180,40 @@ def test_the_upload_page_picks_other_models_and_scores(monkeypatch):
     assert list(c.predictions) == ["model_a", "model_b"] and list(c.scores) == ["score_v3"]
     assert (c.predictions["model_b"] == (df["model_b"] != "yes")).all()     # a harm: flipped
     assert "2 candidate models and 1 score" in at.success[0].value
+
+
+def test_a_large_upload_is_counted_in_place_on_the_upload_page(monkeypatch):
+    """Issue 35: a file above io.LARGE_UPLOAD_BYTES is shown as its first rows and counted by DuckDB; the audit
+    equals the table path's and carries no rows (so nothing row-level is offered)."""
+    import streamlit as st
+
+    from fairness_core.io import cms_from_predictions, read_table
+    from ui import uploads
+
+    data = upload(30_000).to_csv(index=False).encode()
+
+    class File:
+        name, file_id, size = "big.csv", "big-1", len(data)
+
+        def getvalue(self) -> bytes:
+            return data
+
+    monkeypatch.setattr(uploads, "LARGE_UPLOAD_BYTES", 100_000)
+    monkeypatch.setattr(st, "file_uploader", lambda label, *a, key=None, **k: File() if key == "rows-file" else None)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page("pages/1_Upload.py").run()
+    assert any("A large file" in i.value for i in at.info)
+    assert any("the first 20,000 rows" in c.value for c in at.caption)
+    at.selectbox(key="label-col").set_value("outcome")
+    at.selectbox(key="pred-col").set_value("model_a")
+    at.multiselect(key="group-cols").set_value(["group"]).run()
+    assert at.multiselect(key="cand-pred-cols").disabled and at.multiselect(key="prob-cols").disabled
+    next(r for r in at.radio if str(r.key).startswith("rows-direction")).set_value("benefit").run()
+    at.button(key="use-rows").click().run()
+    assert not at.exception and not at.error
+    audit = at.session_state["audit"]
+    table = cms_from_predictions(read_table(data, "big.csv"), "outcome", "model_a", ["group"],
+                                 at.selectbox(key="pos-label").value, at.selectbox(key="pos-pred").value,
+                                 positive_is="benefit")
+    assert audit.cms == table.cms and audit.rows is None and audit.total().n == 30_000
