@@ -34,3 +34,13 @@ def test_a_callable_format_decides_for_itself():
     df = pd.DataFrame({"bound": [np.nan, 21.18]})
     shown = displayed(styled(df, formats={"bound": lambda v: "—" if not np.isfinite(v) else f"{v:.1f}"}))
     assert shown == [["—"], ["21.2"]]
+
+
+def test_download_file_names_built_from_group_names_are_plain():
+    from ui.widgets import MAX_FILE_NAME, safe_file_name
+
+    assert safe_file_name('vs_<a href="x">/../Black\u202e.csv') == "vs__a_href__x___.._Black_.csv"
+    assert safe_file_name("ofi_vs_Zoë & José.html") == "ofi_vs_Zoë___José.html"   # letters of any script stay
+    long = safe_file_name("vs_" + "x" * 300 + ".csv")
+    assert len(long) == MAX_FILE_NAME and long.endswith(".csv")
+    assert safe_file_name("../.hidden") == "_.hidden"

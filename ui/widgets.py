@@ -61,17 +61,35 @@ def require(selection: object, what: str) -> None:
         st.stop()
 
 
+#: Longest download file name (names are often built from group names: a group of 200 characters).
+MAX_FILE_NAME = 120
+
+
+def safe_file_name(name: str) -> str:
+    """A download's file name from text that may hold a user's group name: letters, digits, ``.``, ``-`` and ``_``
+    kept (any script's letters too), everything else (``/``, ``\\``, quotes, controls, spaces, markup) as ``_``,
+    at most :data:`MAX_FILE_NAME` characters with the extension kept.
+
+    >>> safe_file_name('vs_<a href="x">/../Black\u202e.csv')
+    'vs__a_href__x___.._Black_.csv'
+    """
+    stem, dot, ext = name.rpartition(".") if "." in name else (name, "", "")
+    clean = re.sub(r"[^\w.-]", "_", stem, flags=re.UNICODE).lstrip(".") or "download"
+    ext = re.sub(r"[^\w]", "_", ext)
+    return clean[: MAX_FILE_NAME - len(ext) - 1] + dot + ext
+
+
 def csv_download(df: pd.DataFrame, file_name: str, label: str = "Download CSV", key: str | None = None,
                  index: bool = True) -> None:
     """A CSV download of ``df`` with spreadsheet-formula cells neutralized; built on click."""
-    st.download_button(label, data=lambda: to_safe_csv(df, index=index), file_name=file_name,
+    st.download_button(label, data=lambda: to_safe_csv(df, index=index), file_name=safe_file_name(file_name),
                        mime="text/csv", key=key or f"csv-{file_name}", on_click="ignore", icon=":material/download:")
 
 
 def html_download(fig: go.Figure, file_name: str, label: str = "Download figure (HTML)", key: str | None = None) -> None:
     """A self-contained interactive HTML of ``fig`` (plotly.js inlined, works offline); built on click."""
     st.download_button(label, data=lambda: fig.to_html(include_plotlyjs=True, full_html=True),
-                       file_name=file_name, mime="text/html", key=key or f"html-{file_name}",
+                       file_name=safe_file_name(file_name), mime="text/html", key=key or f"html-{file_name}",
                        on_click="ignore", icon=":material/download:")
 
 
