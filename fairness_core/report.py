@@ -7,7 +7,7 @@ escapes every piece of text that came from the data. Numbers that are undefined 
 >>> from fairness_core import datasets, report
 >>> r = report.build(datasets.load_demo("ricci_a"))
 >>> sorted(r.tables)[:5]
-['cells', 'equal opportunity', 'group metrics', 'match', 'smoothing']
+['cells', 'equal opportunity', 'group metrics', 'local law 144 summary', 'match']
 >>> "<html" in r.html() and "Ricci" in r.html()
 True
 """
@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from . import __version__, plots, smoothing
+from . import __version__, plots, regulatory, smoothing
 from .audit import (
     DEFAULT_ALPHA,
     DEFAULT_OFI_TOLERANCE,
@@ -142,7 +142,8 @@ class Report:
                   "match": "MATCH: is each group's score plausible under the rest of the data?",
                   "smoothing": "Cross-Prior Smoothing: raw and smoothed scores (Briscoe 2024, §4.6)",
                   "undefined": "Why values are undefined",
-                  "equal opportunity": "Equal opportunity: FNR and FPR gaps of every pair (simultaneous intervals)"}
+                  "equal opportunity": "Equal opportunity: FNR and FPR gaps of every pair (simultaneous intervals)",
+                  LL144: "The regulator's summary (NYC Local Law 144)"}
         for name, table in self.tables.items():
             if name.startswith("verdicts by "):
                 continue   # shown in their own sections; every number is in the JSON and the CSV zip
@@ -153,6 +154,8 @@ class Report:
                         f"{' (findings first)' if name == 'verdicts' else ''}; every row is in the JSON and the "
                         "CSV zip.</p>")
             title = esc(titles.get(name, name))
+            if name == LL144:   # the rules it follows, and what the workbench adds, above the table
+                note = f"<p class='note'>{esc(regulatory.rules_text(table))}</p>" + note
             printed = _print_tables(shown, name)
             if printed is None:
                 parts.append(f"<section><h2>{title}</h2>{note}" + _table(shown, index=_keep_index(shown)) + "</section>")
@@ -168,6 +171,9 @@ class Report:
                 f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>Fairness audit report"
                 f"</title><style>{_CSS}</style></head><body>{body}<script>{_PRINT_JS}</script></body></html>")
 
+
+#: The report's table in Local Law 144's form (:func:`fairness_core.regulatory.ll144_summary`).
+LL144 = "local law 144 summary"
 
 #: Widest table (columns, the index included) printed as it is on screen; wider ones are printed
 #: transposed (up to :data:`MAX_TRANSPOSED_ROWS` rows) or in slices of this many columns.
@@ -347,6 +353,7 @@ def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT
     gaps = answers["equal_opportunity"]["gaps"]
     tables["equal opportunity"] = gaps.set_index(gaps["rate"] + ": " + gaps["group_i"].astype(str) + " vs "
                                                  + gaps["group_j"].astype(str)).rename_axis("rate: pair")
+    tables[LL144] = regulatory.ll144_summary(audit, alpha=alpha, tolerance=tolerance, adjust=adjust)
     for attribute in audit.attributes:
         alone = audit.marginal(attribute)
         table = alone.verdicts(tolerance, alpha=alpha, adjust=adjust)
@@ -372,6 +379,7 @@ def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT
                                 "across pairs; every interval printed is the adjusted one that decided its verdict",
                 "OFI interval level": interval_label(verdicts, "ofi"), "DI interval level": interval_label(verdicts, "di"),
                 "MATCH metrics": ", ".join(match_metrics),
+                "Local Law 144 summary": regulatory.rules_text(tables[LL144]),
                 "MATCH α (Holm-adjusted)": alpha, "Cross-Prior Smoothing λ (each group against the rest)": cps_lambda}
     return Report(audit, settings, tables, figures, datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                   list(notes or []), questions=questions)

@@ -34,6 +34,19 @@ def test_report_carries_the_numbers_and_escapes_group_names():
     assert "'=cmd" in cells  # formula-like group names are neutralized in CSV
 
 
+def test_report_has_the_local_law_144_summary_with_its_rules():
+    audit = Audit({"F": CM(30, 10, 10, 50), "M": CM(45, 5, 15, 35), "<b>X</b>": CM(1, 0, 0, 1)},
+                  positive_is="benefit")
+    rep = report.build(audit, alpha=0.1)
+    page = rep.html()
+    assert "The regulator&#x27;s summary (NYC Local Law 144)" in page and "exactly 2 % is kept" in page
+    assert "<b>X</b>" not in page and "excluded: under 2 % of the data" in page
+    rows = {r["category"]: r for r in json.loads(rep.to_json())["tables"][report.LL144]}
+    assert rows["F"]["impact ratio"] == pytest.approx(0.4 / 0.6) and rows["<b>X</b>"]["impact ratio"] is None
+    assert rep.tables[report.LL144].attrs["level"] == pytest.approx(0.9)   # the report's α
+    assert "Local Law 144 summary" in rep.settings
+
+
 def test_undefined_values_are_null_in_json_and_words_in_html():
     rep = report.build(datasets.load_demo("ricci_b"))
     doc = json.loads(rep.to_json())
