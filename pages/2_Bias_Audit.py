@@ -3,7 +3,7 @@ individuals (generalized entropy index), and stability and uncertainty (Virny)."
 
 import streamlit as st
 
-from fairness_core import bias, metrics, report
+from fairness_core import bias, metrics, regulatory, report
 from fairness_core.audit import Audit
 from ui import cached
 from ui.audit_sections import inequality_section, stability_section
@@ -108,6 +108,12 @@ def other_comparison(audit: Audit, reference: str) -> None:
 
 with st.expander("Download the audit report", icon=":material/description:"):
     report_downloads(audit, reference, tolerance, alpha, adjust)
+
+with st.expander("Local Law 144 summary", icon=":material/gavel:"):
+    ll144 = cached.ll144(audit, tolerance, alpha, adjust)
+    st.caption(md_escape(regulatory.rules_text(ll144)))
+    st.dataframe(styled(ll144, 3), width="stretch", hide_index=True, key="ll144")
+    csv_download(ll144, "ll144_summary.csv", "Download the Local Law 144 summary (CSV)", index=False)
 
 #: Tab labels double as the ``?view=`` query parameter, so a link can open any tab.
 TABS = ("Group fairness", "Inequality across individuals", "Stability and uncertainty")

@@ -136,3 +136,16 @@ def test_a_harm_flipped_audit_counts_the_favourable_decision_and_says_so():
     assert by_category(s)["selection rate"].to_dict() == {"F": 0.5, "M": 0.25}   # share predicted 0 (not flagged)
     assert any("declared a harm" in n and "negative prediction" in n for n in s.attrs["notes"])
     assert "declared a harm" in regulatory.rules_text(s)
+
+
+def test_the_bias_audit_page_shows_the_summary_with_its_rules_and_a_csv_download():
+    from app_helpers import page_with_audit
+
+    audit = Audit({"F": CM(30, 10, 10, 50), "M": CM(45, 5, 15, 35), "*X*": CM(1, 0, 0, 1)}, positive_is="benefit")
+    at = page_with_audit(audit, "pages/2_Bias_Audit.py")
+    assert not at.exception, at.exception
+    (box,) = [e for e in at.expander if e.label == "Local Law 144 summary"]
+    assert "exactly 2 % is kept" in box.caption[0].value
+    shown = box.dataframe[0].value
+    assert list(shown["category"]) == ["F", "M", "*X*"] and shown["n"].tolist() == [100, 100, 2]
+    assert any(b.label == "Download the Local Law 144 summary (CSV)" for b in box.get("download_button"))

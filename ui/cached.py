@@ -17,7 +17,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from fairness_core import bias, plots
+from fairness_core import bias, plots, regulatory
 from fairness_core.audit import Audit, three_questions, verdict_findings
 from ui.widgets import reasons_frame, verdict_display
 
@@ -123,6 +123,17 @@ def _versus_reference(_audit: Audit, fingerprint: str, reference: str) -> pd.Dat
 def versus_reference(audit: Audit, reference: str) -> pd.DataFrame:
     """Each group against ``reference``, for every comparison."""
     return _versus_reference(audit, audit.fingerprint, reference)
+
+
+@st.cache_resource(max_entries=16, ttl=TTL_S, show_spinner=False)
+def _ll144(_audit: Audit, fingerprint: str, tolerance: float, alpha: float, adjust: str) -> pd.DataFrame:
+    return regulatory.ll144_summary(_audit, alpha=alpha, tolerance=tolerance, adjust=adjust)
+
+
+def ll144(audit: Audit, tolerance: float, alpha: float, adjust: str) -> pd.DataFrame:
+    """The Local Law 144 summary with its intervals and OFI verdicts (one verdict table per attribute and
+    intersection), once per data and settings."""
+    return _ll144(audit, audit.fingerprint, tolerance, alpha, adjust)
 
 
 @st.cache_resource(show_spinner=False)
