@@ -1,0 +1,198 @@
+"""A model over time: the verdicts of each period and whether each pair's OFI changed between periods.
+
+The audits of one model (:meth:`fairness_core.store.AuditStore.history`) form a series by period. Two
+consecutive periods are independent samples, so the change of a pair's OFI, Δ = OFI_after − OFI_before,
+gets a MOVER-D interval (Newcombe; Zou & Donner) built from each period's own OFI interval
+(:func:`fairness_core.inference.ofi_pairs`, itself MOVER from each group's B limits):
+
+    L = Δ̂ − √((OFÎ_a − l_a)² + (u_b − OFÎ_b)²),   U = Δ̂ + √((u_a − OFÎ_a)² + (OFÎ_b − l_b)²)
+
+with (l, u) each period's bounds at the same one-sided level. The p-value of H0: Δ = 0 is the interval's
+dual: the smallest two-sided level at which the interval excludes 0, found by bisection on the level. The
+changes of all pairs and all consecutive periods are one family, adjusted by Holm (or as asked); a change
+is flagged significant when its adjusted p-value is at most α. tests/test_store.py checks the interval's
+coverage and the test's size by simulation.
+
+>>> from fairness_core import ConfusionMatrix as CM
+>>> from fairness_core.audit import Audit
+>>> q1 = Audit({"a": CM(300, 20, 90, 590), "b": CM(300, 25, 85, 590)}, positive_is="benefit")
+>>> q2 = Audit({"a": CM(300, 20, 90, 590), "b": CM(250, 120, 40, 590)}, positive_is="benefit")
+>>> t = series_changes([("2026-Q1", q1), ("2026-Q2", q2)])
+>>> c = t.changes.iloc[0]
+>>> c["group_i"], c["group_j"], round(float(c["change"]), 2), bool(c["ci_low"] > 0), bool(c["became_bias"])
+('a', 'b', 0.14, True, True)
+>>> t.verdicts[["period", "verdict"]].values.tolist()
+[['2026-Q1', 'no bias detected'], ['2026-Q2', 'algorithmic bias']]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from . import inference
+from .audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, Audit
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Columns of each period's verdicts kept in :attr:`Trend.verdicts` (besides ``period``).
+VERDICT_COLUMNS = ("group_i", "group_j", "n_i", "n_j", "ofi", "ofi_ci_low", "ofi_ci_high", "di", "di_ci_low",
+                   "di_ci_high", "verdict", "favours")
+
+
+@dataclass(frozen=True)
+class Trend:
+    """What :func:`series_changes` finds: ``periods`` in order, ``verdicts`` (one row per period and pair,
+    the columns of :data:`VERDICT_COLUMNS`, oriented as :meth:`Audit.verdicts` orients them) and
+    ``changes`` (one row per pair present in two consecutive periods: period_before, period_after, group_i,
+    group_j, ofi_before, ofi_after, change, ci_low, ci_high (the 1 − α interval), ci_low_adjusted,
+    ci_high_adjusted (Bonferroni over all changes), p, p_adjusted, significant, verdict_before,
+    verdict_after, became_bias). OFI in ``changes`` is B_i − B_j for the pair as named there."""
+
+    periods: list[str]
+    verdicts: pd.DataFrame
+    changes: pd.DataFrame
+    tolerance: float
+    alpha: float
+    adjust: str
+
+
+def _parts(cells: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """FP, FN and n of an (m, 4) array of [tp, fn, fp, tn]."""
+    return cells[:, 2], cells[:, 1], cells.sum(axis=1)
+
+
+def ofi_changes(before_i: npt.ArrayLike, before_j: npt.ArrayLike, after_i: npt.ArrayLike, after_j: npt.ArrayLike,
+                level: float = 0.95) -> dict[str, FloatArray]:
+    """The change of OFI = B_i − B_j between two independent samples, for many pairs at once.
+
+    Each argument is an (m, 4) array of cells [tp, fn, fp, tn] (one row per pair). Returns ``estimate``
+    (OFI after − OFI before), ``ci_low``/``ci_high`` (MOVER-D at ``level``), ``p_value`` (two-sided, H0: no
+    change; the interval's dual), ``ofi_before`` and ``ofi_after``.
+
+    >>> r = ofi_changes([[30, 5, 5, 60]], [[30, 5, 5, 60]], [[30, 5, 5, 60]], [[30, 5, 5, 60]])
+    >>> float(r["estimate"][0]), bool(r["ci_low"][0] < 0 < r["ci_high"][0]), float(r["p_value"][0])
+    (0.0, True, 1.0)
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    bi, bj, ai, aj = (np.atleast_2d(np.asarray(a, dtype=float)) for a in (before_i, before_j, after_i, after_j))
+    before = inference.ofi_pairs(*_parts(bi), *_parts(bj))
+    after = inference.ofi_pairs(*_parts(ai), *_parts(aj))
+    ob, oa = before.estimate.ravel(), after.estimate.ravel()
+    est = oa - ob
+
+    def bounds(gamma: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
+        la, ua = (b.ravel() for b in after.bounds(gamma))
+        lb, ub = (b.ravel() for b in before.bounds(gamma))
+        low = est - np.sqrt((oa - la) ** 2 + (ub - ob) ** 2)
+        high = est + np.sqrt((ua - oa) ** 2 + (ob - lb) ** 2)
+        return low, high
+
+    low, high = bounds((1 - level) / 2)
+    p_above = _dual_p(lambda g: bounds(g)[0], est.size)         # H0: Δ <= 0, rejected when L > 0
+    p_below = _dual_p(lambda g: -bounds(g)[1], est.size)        # H0: Δ >= 0, rejected when U < 0
+    return {"estimate": est, "ci_low": low, "ci_high": high, "ofi_before": ob, "ofi_after": oa,
+            "p_value": np.minimum(1.0, 2 * np.minimum(p_above, p_below))}
+
+
+def _dual_p(excess: Any, size: int, steps: int = 40) -> FloatArray:
+    """The smallest one-sided level γ at which ``excess(γ) > 0`` (excess rises with γ), by bisection on log γ
+    between :data:`inference.P_FLOOR` and 0.5."""
+    lo_g, hi_g = np.log(inference.P_FLOOR), np.log(0.5)
+    at_floor, at_half = excess(np.full(size, inference.P_FLOOR)), excess(np.full(size, 0.5))
+    p = np.where(at_floor > 0, inference.P_FLOOR, 0.5)
+    todo = np.flatnonzero((at_floor <= 0) & (at_half > 0))
+    if todo.size:
+        lo, hi = np.full(todo.size, lo_g), np.full(todo.size, hi_g)   # excess(lo) <= 0 < excess(hi)
+        for _ in range(steps):
+            mid = (lo + hi) / 2
+            gamma = np.full(size, 0.5)
+            gamma[todo] = np.exp(mid)
+            up = excess(gamma)[todo] > 0
+            lo, hi = np.where(up, lo, mid), np.where(up, mid, hi)
+        p[todo] = np.exp(hi)
+    return p
+
+
+def _entries(history: Iterable[Any]) -> list[tuple[str, Audit, Any]]:
+    out: dict[str, tuple[Audit, Any]] = {}
+    for item in history:
+        if isinstance(item, tuple) and len(item) == 2:
+            period, audit, saved = item[0], item[1], None
+        else:
+            period, audit, saved = getattr(item, "period", None), getattr(item, "audit", None), item
+        if not isinstance(audit, Audit):
+            raise ValueError("history holds saved audits (AuditStore.history) or (period, Audit) pairs; got "
+                             f"{type(item).__name__}")
+        if not isinstance(period, str) or not period:
+            raise ValueError("every audit in a series needs a period")
+        out.pop(period, None)
+        out[period] = (audit, saved)      # a period saved twice: the later save counts
+    return [(p, a, s) for p, (a, s) in out.items()]
+
+
+def series_changes(history: Iterable[Any], tolerance: float | None = None, alpha: float | None = None,
+                   adjust: str | None = None) -> Trend:
+    """Each period's verdicts and each pair's change of OFI between consecutive periods.
+
+    ``history``: saved audits oldest first (:meth:`AuditStore.history`), or ``(period, Audit)`` pairs in
+    order; a period given twice counts once, with its later audit. ``tolerance``, ``alpha`` and ``adjust``
+    default to the settings the latest saved audit was saved with (else the verdicts' defaults). Pairs are
+    named in the earlier period's group order; a pair missing from either period has no change.
+    """
+    entries = _entries(history)
+    last = entries[-1][2] if entries else None
+    tolerance = tolerance if tolerance is not None else getattr(last, "tolerance", DEFAULT_OFI_TOLERANCE)
+    alpha = alpha if alpha is not None else getattr(last, "alpha", DEFAULT_ALPHA)
+    adjust = adjust if adjust is not None else getattr(last, "adjust", "holm")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    verdicts, by_period = [], {}
+    for period, audit, _ in entries:
+        v = audit.verdicts(tolerance, alpha=alpha, adjust=adjust)
+        by_period[period] = {frozenset((i, j)): verdict for i, j, verdict in
+                             zip(v["group_i"], v["group_j"], v["verdict"])}
+        v = v[list(VERDICT_COLUMNS)].copy()
+        v.insert(0, "period", period)
+        verdicts.append(v)
+    rows, cells = [], []
+    for (p0, a0, _), (p1, a1, _) in zip(entries, entries[1:]):
+        shared = [g for g in a0.groups if g in a1.cms]
+        for k, gi in enumerate(shared):
+            for gj in shared[k + 1:]:
+                rows.append({"period_before": p0, "period_after": p1, "group_i": gi, "group_j": gj})
+                cells.append([a0.cms[gi].as_array(), a0.cms[gj].as_array(), a1.cms[gi].as_array(),
+                              a1.cms[gj].as_array()])
+    columns = ["period_before", "period_after", "group_i", "group_j", "ofi_before", "ofi_after", "change",
+               "ci_low", "ci_high", "ci_low_adjusted", "ci_high_adjusted", "p", "p_adjusted", "significant",
+               "verdict_before", "verdict_after", "became_bias"]
+    changes = pd.DataFrame(rows, columns=columns[:4])
+    if rows:
+        c = np.asarray(cells, dtype=float)
+        r = ofi_changes(c[:, 0], c[:, 1], c[:, 2], c[:, 3], level=1 - alpha)
+        adj = ofi_changes(c[:, 0], c[:, 1], c[:, 2], c[:, 3], level=1 - alpha / len(rows))
+        p_adj = inference.adjust_p_values(r["p_value"], adjust)
+        changes = changes.assign(ofi_before=r["ofi_before"], ofi_after=r["ofi_after"], change=r["estimate"],
+                                 ci_low=r["ci_low"], ci_high=r["ci_high"], ci_low_adjusted=adj["ci_low"],
+                                 ci_high_adjusted=adj["ci_high"], p=r["p_value"], p_adjusted=p_adj,
+                                 significant=p_adj <= alpha)
+        changes["verdict_before"] = [by_period[p][frozenset((i, j))] for p, i, j in
+                                     zip(changes["period_before"], changes["group_i"], changes["group_j"])]
+        changes["verdict_after"] = [by_period[p][frozenset((i, j))] for p, i, j in
+                                    zip(changes["period_after"], changes["group_i"], changes["group_j"])]
+        changes["became_bias"] = ((changes["verdict_after"] == "algorithmic bias")
+                                  & (changes["verdict_before"] != "algorithmic bias"))
+    else:
+        changes = pd.DataFrame(columns=columns)
+    verdict_table = (pd.concat(verdicts, ignore_index=True) if verdicts
+                     else pd.DataFrame(columns=["period", *VERDICT_COLUMNS]))
+    return Trend(periods=[p for p, _, _ in entries], verdicts=verdict_table, changes=changes,
+                 tolerance=float(tolerance), alpha=float(alpha), adjust=adjust)
+
+
+__all__ = ["Trend", "ofi_changes", "series_changes"]

@@ -1,0 +1,287 @@
+"""Saved audits (fairness_core.store) on SQLite in a temporary folder, and the trend between periods
+(fairness_core.trend): round trip, list/filter/delete, history, transactions, concurrency, ids, schema
+version, the default location, and the change interval's coverage and size by simulation."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fairness_core import ConfusionMatrix as CM
+from fairness_core import store as store_mod
+from fairness_core.audit import Audit
+from fairness_core.store import AuditNotFound, AuditStore, SavedAudit, StoreError
+from fairness_core.trend import ofi_changes, series_changes
+
+
+def _audit(shift: int = 0, **kw) -> Audit:
+    cms = {"Black & Female": CM(30 + shift, 5, 8, 57), "White & Male": CM(40, 6, 4 + shift, 50),
+           "<b>Asian</b> & Female": CM(20, 3, 3, 24)}
+    values = {"Black & Female": ("Black", "Female"), "White & Male": ("White", "Male"),
+              "<b>Asian</b> & Female": ("<b>Asian</b>", "Female")}
+    defaults = dict(source="loans.csv <script>alert(1)</script>", notes=("labels flipped", "n < 30: *wide* CIs"),
+                    positive_outcome="approved 'yes' & \"ok\"", group_columns=("race", "sex"), positive_is="harm",
+                    group_values=values, provenance={"label": "y", "threshold": "0.5", "ünïcode": "日本"})
+    return Audit(cms, **{**defaults, **kw})
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = AuditStore(f"sqlite:///{tmp_path / 'audits.db'}")
+    yield s
+    s.close()
+
+
+def test_round_trip_keeps_every_field_exactly(store):
+    audit = _audit()
+    audit_id = store.save(audit, name="Q3 <i>audit</i>", model="credit", period="2026-Q3", model_version="v2.1",
+                          saved_by="ana", tolerance=0.03, alpha=0.01, adjust="bh")
+    saved = store.load(audit_id)
+    assert isinstance(saved, SavedAudit)
+    got = saved.audit
+    assert got == audit and got.fingerprint == audit.fingerprint
+    assert list(got.cms) == list(audit.cms) and got.cms == audit.cms
+    assert (got.source, got.notes, got.positive_outcome, got.positive_is) == \
+        (audit.source, audit.notes, audit.positive_outcome, audit.positive_is)
+    assert got.group_columns == audit.group_columns and got.group_values == audit.group_values
+    assert dict(got.provenance) == dict(audit.provenance) and got.rows is None
+    assert (saved.name, saved.model, saved.period, saved.model_version, saved.saved_by) == \
+        ("Q3 <i>audit</i>", "credit", "2026-Q3", "v2.1", "ana")    # markup kept as given: escaping is the page's
+    assert (saved.tolerance, saved.alpha, saved.adjust) == (0.03, 0.01, "bh")
+    assert saved.tool_version == __import__("fairness_core").__version__
+    assert saved.created.tzinfo is not None
+    assert saved.verdicts().attrs["adjust"] == "bh"
+
+
+def test_audit_without_group_values_round_trips(store):
+    audit = Audit({"a": CM(1, 2, 3, 4), "b": CM(4, 3, 2, 1)})
+    got = store.load(store.save(audit, name="plain")).audit
+    assert got == audit and got.group_values is None and got.positive_is is None and got.group_columns == ()
+
+
+def test_list_filter_delete(store):
+    a = store.save(_audit(), name="one", model="credit", period="2026-Q1")
+    b = store.save(_audit(1), name="two", model="hiring", period="2026-Q1")
+    c = store.save(_audit(2), name="three", model="credit", period="2026-Q2")
+    everything = store.list()
+    assert list(everything.columns[:7]) == ["id", "name", "model", "period", "created", "groups", "n"]
+    assert everything["id"].tolist() == [c, b, a]                  # newest first
+    credit = store.list(model="credit")
+    assert credit["id"].tolist() == [c, a] and credit["groups"].tolist() == [3, 3]
+    assert credit["n"].tolist() == [sum(cm.n for cm in _audit(2).cms.values()), sum(cm.n for cm in _audit().cms.values())]
+    assert str(credit["created"].dt.tz) == "UTC"
+    store.delete(a)
+    assert store.list(model="credit")["id"].tolist() == [c]
+    assert store.list(model="nobody").empty
+
+
+def test_history_is_ordered_by_period_then_time(store):
+    q3 = store.save(_audit(2), name="q3", model="credit", period="2026-Q3")
+    q1 = store.save(_audit(0), name="q1", model="credit", period="2026-Q1")
+    q1_again = store.save(_audit(1), name="q1 redone", model="credit", period="2026-Q1")
+    store.save(_audit(), name="other", model="hiring", period="2026-Q2")
+    store.save(_audit(), name="no period", model="credit")
+    history = store.history("credit")
+    assert [h.id for h in history] == [q1, q1_again, q3]
+    assert history[1].audit == _audit(1)
+    assert store.history("nobody") == []
+
+
+def test_bad_deleted_and_foreign_ids_say_so(store, tmp_path):
+    with pytest.raises(AuditNotFound, match="not a saved audit's id"):
+        store.load("'; DROP TABLE audits; --")
+    with pytest.raises(AuditNotFound, match="not a saved audit's id"):
+        store.load(None)   # type: ignore[arg-type]
+    audit_id = store.save(_audit(), name="gone")
+    store.delete(audit_id)
+    with pytest.raises(AuditNotFound, match="deleted, or saved in another store") as e:
+        store.load(audit_id)
+    assert isinstance(e.value, LookupError) and isinstance(e.value, ValueError)
+    with pytest.raises(AuditNotFound):
+        store.delete(audit_id)
+    other = AuditStore(f"sqlite:///{tmp_path / 'other.db'}")
+    foreign = other.save(_audit(), name="elsewhere")
+    with pytest.raises(AuditNotFound, match="another store"):
+        store.load(foreign)
+    other.close()
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({"name": ""}, "name must not be blank"),
+    ({"name": "x" * 201}, "201 characters"),
+    ({"name": 5}, "name must be text"),
+    ({"name": "ok", "model": "credit\u200e"}, "hidden character"),
+    ({"name": "ok", "period": "2026\nQ3"}, "hidden character"),
+    ({"name": "ok", "alpha": 1.5}, "alpha"),
+    ({"name": "ok", "adjust": "sidak"}, "adjust"),
+])
+def test_inputs_are_validated(store, kw, message):
+    with pytest.raises(ValueError, match=message):
+        store.save(_audit(), **kw)
+    assert store.list().empty
+
+
+def test_a_failed_save_leaves_nothing(store, monkeypatch):
+    def broken(conn, seq, audit):
+        raise RuntimeError("killed mid-save")
+    monkeypatch.setattr(store_mod, "_insert_groups", broken)
+    with pytest.raises(RuntimeError, match="killed mid-save"):
+        store.save(_audit(), name="half", model="credit", period="2026-Q1")
+    monkeypatch.undo()
+    assert store.list().empty
+    with store.engine.connect() as conn:
+        assert conn.exec_driver_sql("SELECT count(*) FROM audits").scalar() == 0
+        assert conn.exec_driver_sql("SELECT count(*) FROM audit_groups").scalar() == 0
+
+
+def test_concurrent_saves_lose_nothing(tmp_path):
+    url = f"sqlite:///{tmp_path / 'audits.db'}"
+    shared = AuditStore(url)
+    ids: list[str] = []
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+
+    def work(k: int) -> None:
+        try:
+            s = shared if k % 2 else AuditStore(url)   # one store shared by threads, and separate stores
+            for r in range(5):
+                audit_id = s.save(_audit(k + r), name=f"t{k}-{r}", model="credit", period=f"2026-{r:02d}")
+                with lock:
+                    ids.append(audit_id)
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(ids) == len(set(ids)) == 30
+    assert sorted(shared.list()["id"]) == sorted(ids)
+    assert all(shared.load(i).audit.cms for i in ids[:3])
+    with shared.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() > 0
+    shared.close()
+
+
+#: The schema as version 1 wrote it, frozen here so that a later version must still open it.
+_V1 = """
+CREATE TABLE store_schema (version INTEGER NOT NULL);
+INSERT INTO store_schema VALUES (1);
+CREATE TABLE audits (seq INTEGER PRIMARY KEY AUTOINCREMENT, id VARCHAR(32) NOT NULL UNIQUE,
+  name VARCHAR(200) NOT NULL, model VARCHAR(200), model_version VARCHAR(200), period VARCHAR(200),
+  saved_by VARCHAR(200), tool_version VARCHAR(64), created VARCHAR(32) NOT NULL, source TEXT NOT NULL,
+  notes TEXT NOT NULL, positive_outcome TEXT NOT NULL, positive_is VARCHAR(16), group_columns TEXT NOT NULL,
+  provenance TEXT NOT NULL, has_group_values BOOLEAN NOT NULL, tolerance FLOAT NOT NULL, alpha FLOAT NOT NULL,
+  adjust VARCHAR(8) NOT NULL, n_groups INTEGER NOT NULL, n BIGINT NOT NULL);
+CREATE TABLE audit_groups (audit_seq INTEGER NOT NULL REFERENCES audits (seq) ON DELETE CASCADE,
+  position INTEGER NOT NULL, name TEXT NOT NULL, tp BIGINT NOT NULL, fn BIGINT NOT NULL, fp BIGINT NOT NULL,
+  tn BIGINT NOT NULL, group_values TEXT, PRIMARY KEY (audit_seq, position));
+INSERT INTO audits VALUES (1, 'AAAAAAAAAAAAAAAAAAAAAA', 'old', 'credit', NULL, '2025-Q4', NULL, '0.1.0',
+  '2025-12-31T10:00:00.000000+00:00', 'old.csv', '["a note"]', 'approved', 'benefit', '["sex"]',
+  '{"label": "y"}', 1, 0.05, 0.05, 'holm', 2, 20);
+INSERT INTO audit_groups VALUES (1, 0, 'F', 1, 2, 3, 4, '["F"]'), (1, 1, 'M', 4, 3, 2, 1, '["M"]');
+"""
+
+
+def test_a_version_1_store_opens(tmp_path):
+    path = tmp_path / "v1.db"
+    with sqlite3.connect(path) as raw:
+        raw.executescript(_V1)
+    s = AuditStore(f"sqlite:///{path}")
+    assert s.schema_version() == store_mod.SCHEMA_VERSION
+    old = s.load("AAAAAAAAAAAAAAAAAAAAAA")
+    assert old.audit == Audit({"F": CM(1, 2, 3, 4), "M": CM(4, 3, 2, 1)}, source="old.csv", notes=("a note",),
+                              positive_outcome="approved", group_columns=("sex",), positive_is="benefit")
+    assert old.audit.group_values == {"F": ("F",), "M": ("M",)} and old.period == "2025-Q4"
+    new = s.save(_audit(), name="new", model="credit", period="2026-Q1")
+    assert [h.id for h in s.history("credit")] == ["AAAAAAAAAAAAAAAAAAAAAA", new]
+    s.close()
+
+
+def test_migrations_run_forward_and_newer_stores_are_refused(tmp_path, monkeypatch):
+    url = f"sqlite:///{tmp_path / 'audits.db'}"
+    AuditStore(url).close()
+    ran = []
+    monkeypatch.setattr(store_mod, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(store_mod, "MIGRATIONS", {1: lambda conn: ran.append(1)})
+    assert AuditStore(url).schema_version() == 2 and ran == [1]
+    monkeypatch.setattr(store_mod, "SCHEMA_VERSION", 1)
+    with pytest.raises(StoreError, match="newer than this workbench"):
+        AuditStore(url)
+
+
+def test_default_location_from_the_environment(tmp_path, monkeypatch):
+    monkeypatch.delenv(store_mod.STORE_VARIABLE, raising=False)
+    monkeypatch.setenv(store_mod.DATA_DIR_VARIABLE, str(tmp_path / "data"))
+    s = AuditStore()
+    assert (tmp_path / "data" / "audits.db").exists() and "audits.db" in s.where
+    s.close()
+    monkeypatch.setenv(store_mod.STORE_VARIABLE, f"sqlite:///{tmp_path / 'team.db'}")
+    assert store_mod.default_url() == f"sqlite:///{tmp_path / 'team.db'}"
+    s = AuditStore()
+    s.save(_audit(), name="x")
+    assert (tmp_path / "team.db").exists()
+    s.close()
+    monkeypatch.setenv(store_mod.STORE_VARIABLE, "not a url")
+    with pytest.raises(StoreError, match="FAIRNESS_AUDIT_STORE"):
+        AuditStore()
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    assert store_mod.default_url({}) == f"sqlite:///{cwd.resolve() / 'data' / 'audits.db'}"
+
+
+def test_database_errors_are_messages_not_sql_tracebacks(tmp_path):
+    path = tmp_path / "audits.db"
+    s = AuditStore(f"sqlite:///{path}")
+    with s.engine.begin() as conn:
+        conn.exec_driver_sql("DROP TABLE audit_groups")
+    with pytest.raises(StoreError, match="audit store .* failed: OperationalError"):
+        s.save(_audit(), name="x")
+    s.close()
+
+
+# --------------------------------------------------------------------------- the trend
+
+
+def test_series_changes_from_a_saved_history(store):
+    base = {"a": CM(300, 20, 90, 590), "b": CM(300, 25, 85, 590), "c": CM(100, 10, 30, 200)}
+    store.save(Audit(base, positive_is="benefit"), name="q1", model="m", period="2026-Q1", tolerance=0.04)
+    store.save(Audit({**base, "b": CM(250, 120, 40, 590)}, positive_is="benefit"), name="q2", model="m",
+               period="2026-Q2", tolerance=0.04)
+    store.save(Audit({"a": base["a"], "b": CM(250, 120, 40, 590)}, positive_is="benefit"), name="q3", model="m",
+               period="2026-Q3", tolerance=0.04)
+    t = series_changes(store.history("m"))
+    assert t.periods == ["2026-Q1", "2026-Q2", "2026-Q3"] and t.tolerance == 0.04
+    assert len(t.verdicts) == 3 + 3 + 1 and set(t.verdicts["period"]) == set(t.periods)
+    assert len(t.changes) == 3 + 1                       # c is absent in Q3: only a-b changes there
+    ab = t.changes[(t.changes["group_i"] == "a") & (t.changes["group_j"] == "b")].iloc[0]
+    assert ab["significant"] and ab["became_bias"] and ab["ci_low"] > 0
+    assert ab["ci_low_adjusted"] <= ab["ci_low"] and ab["p"] <= ab["p_adjusted"]
+    last = t.changes[t.changes["period_after"] == "2026-Q3"].iloc[0]
+    assert last["change"] == 0 and not last["significant"] and last["p"] == 1.0
+
+
+def test_change_interval_coverage_and_size_by_simulation():
+    rng = np.random.default_rng(2026)
+    m = 1000
+    p_i, p_j, p_i_later = [.3, .05, .1, .55], [.3, .1, .05, .55], [.3, .03, .12, .55]
+    ofi = lambda a, b: (a[2] - a[1]) - (b[2] - b[1])   # noqa: E731
+    # a known change of OFI (+0.04) between two periods of different sizes
+    r = ofi_changes(rng.multinomial(400, p_i, m), rng.multinomial(300, p_j, m), rng.multinomial(500, p_i_later, m),
+                    rng.multinomial(250, p_j, m))
+    true = ofi(p_i_later, p_j) - ofi(p_i, p_j)
+    assert np.mean((r["ci_low"] <= true) & (true <= r["ci_high"])) >= 0.93
+    # no change: the test's size, and the p-value is the interval's dual
+    r = ofi_changes(rng.multinomial(400, p_i, m), rng.multinomial(300, p_j, m), rng.multinomial(500, p_i, m),
+                    rng.multinomial(250, p_j, m))
+    reject = r["p_value"] < 0.05
+    assert reject.mean() <= 0.06
+    assert np.array_equal(reject, (r["ci_low"] > 0) | (r["ci_high"] < 0))
