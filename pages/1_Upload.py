@@ -13,7 +13,7 @@ from fairness_core.io import (DataValidationError, MAX_ROWS, aggregate_upload, c
                               cms_from_table, to_numbers, cms_to_table, distinct_values, find_count_columns,
                               guess_columns, read_table)
 from ui.state import GONE_KEY, current_demo, data_banner, load_demo, page_setup, set_audit, set_candidates
-from ui.uploads import forget, once, read_upload, show_problems
+from ui.uploads import candidate_columns, ensemble_columns, forget, once, read_upload, show_problems
 from ui.widgets import csv_download, md_escape
 
 DATA_DOC = Path(__file__).resolve().parents[1] / "docs" / "data.md"
@@ -166,41 +166,10 @@ with rows_tab:
             row_direction = direction_question("rows-direction", shown_positive,
                                                (upload.file_id, label_col, str(pos_label), pred_col, str(pos_pred),
                                                 threshold))
-            with st.expander("Optional: an ensemble's probabilities or features (stability and uncertainty)"):
-                if sampled:
-                    st.caption("These need every row in memory: not for a file counted in place.")
-                st.caption("For Virny's stability and uncertainty metrics on the Bias Audit page: map one column "
-                           "per model holding that model's probability of the positive value, or pick feature "
-                           "columns and the app trains its own bootstrap ensemble on them.")
-                free = [c for c in cols if c not in (label_col, *group_cols)]
-                prob_cols = st.multiselect("Probability columns (one per model, at least two)", free, key="prob-cols",
-                                           disabled=sampled)
-                feature_cols = st.multiselect("Feature columns", [c for c in free if c not in (pred_col, *prob_cols)],
-                                              key="feature-cols", disabled=sampled)
-            with st.expander("Optional: other candidate models (to compare and mitigate)"):
-                st.caption("For the Compare and Mitigate page: other models' predictions on the same rows (binary, "
-                           "compared with this prediction, which is always the first candidate) and scores to fit "
-                           "per-group decision thresholds to (numbers, higher = more likely the positive prediction "
-                           "value; a harm is flipped like the prediction).")
-                if sampled:
-                    st.caption("Candidates need every row in memory: not for a file counted in place.")
-                others = [c for c in cols if c not in (label_col, pred_col, *group_cols)]
-                other_preds = st.multiselect("Other prediction columns (binary)", others, key="cand-pred-cols",
-                                             max_selections=MAX_MODELS - 1, disabled=sampled)
-                main_positive = pos_label if pos_pred is None else pos_pred
-                positive_values = {}
-                for col in other_preds:
-                    values = once(derived, ("values", col), lambda: distinct_values(rows[col]))
-                    if not any(str(v).strip() == str(main_positive).strip() for v in values):
-                        positive_values[col] = st.selectbox(f"Positive value of {md_escape(col)}", values,
-                                                            index=max(len(values) - 1, 0), key=f"cand-pos-{col}")
-                score_cols = st.multiselect("Score columns (numeric)",
-                                            [c for c in cols if c not in (label_col, *group_cols, *other_preds)
-                                             and (c != pred_col or use_threshold)], key="cand-score-cols",
-                                            disabled=sampled,
-                                            help="Higher = more likely the positive prediction value. With a harm "
-                                                 "the scores are negated, so that higher means the beneficial "
-                                                 "outcome.")
+            prob_cols, feature_cols = ensemble_columns(cols, label_col, pred_col, group_cols, sampled)
+            other_preds, positive_values, score_cols = candidate_columns(
+                rows, derived, cols, label_col, pred_col, group_cols, pos_label if pos_pred is None else pos_pred,
+                use_threshold, sampled)
             if row_direction is None:
                 st.caption("Say whether the positive prediction is a benefit or a harm to aggregate.")
             if st.button("Aggregate and use", type="primary", key="use-rows", disabled=row_direction is None):

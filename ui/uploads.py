@@ -7,8 +7,9 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from fairness_core.io import (LARGE_UPLOAD_BYTES, MAX_CELLS, MAX_COLUMNS, DataValidationError, parquet_shape,
-                              read_sample, read_table, sheet_names)
+from fairness_core.compare import MAX_MODELS
+from fairness_core.io import (LARGE_UPLOAD_BYTES, MAX_CELLS, MAX_COLUMNS, DataValidationError, distinct_values,
+                              parquet_shape, read_sample, read_table, sheet_names)
 
 #: Uploads that can be counted in place when large (io.aggregate_upload).
 IN_PLACE = (".csv", ".tsv", ".txt", ".parquet", ".pq")
@@ -97,3 +98,52 @@ def once(derived: dict, key: tuple, make: Callable[[], Any]) -> Any:
     if key not in derived:
         derived[key] = make()
     return derived[key]
+
+
+def ensemble_columns(cols: list[str], label_col: str, pred_col: str, group_cols: list[str],
+                     sampled: bool) -> tuple[list[str], list[str]]:
+    """The row-level tab's optional ensemble: probability columns (one per model) and feature columns, for the
+    stability and uncertainty tab. ``sampled``: a file counted in place keeps no rows, so both are off."""
+    with st.expander("Optional: an ensemble's probabilities or features (stability and uncertainty)"):
+        if sampled:
+            st.caption("These need every row in memory: not for a file counted in place.")
+        st.caption("For Virny's stability and uncertainty metrics on the Bias Audit page: map one column "
+                   "per model holding that model's probability of the positive value, or pick feature "
+                   "columns and the app trains its own bootstrap ensemble on them.")
+        free = [c for c in cols if c not in (label_col, *group_cols)]
+        prob_cols = st.multiselect("Probability columns (one per model, at least two)", free, key="prob-cols",
+                                   disabled=sampled)
+        feature_cols = st.multiselect("Feature columns", [c for c in free if c not in (pred_col, *prob_cols)],
+                                      key="feature-cols", disabled=sampled)
+    return prob_cols, feature_cols
+
+
+def candidate_columns(rows: Any, derived: dict, cols: list[str], label_col: str, pred_col: str,
+                      group_cols: list[str], main_positive: Any, use_threshold: bool,
+                      sampled: bool) -> tuple[list[str], dict[str, Any], list[str]]:
+    """The row-level tab's optional candidate models for the Compare and Mitigate page: other prediction columns
+    (with a positive value picked where theirs differ from the main prediction's) and score columns."""
+    with st.expander("Optional: other candidate models (to compare and mitigate)"):
+        st.caption("For the Compare and Mitigate page: other models' predictions on the same rows (binary, "
+                   "compared with this prediction, which is always the first candidate) and scores to fit "
+                   "per-group decision thresholds to (numbers, higher = more likely the positive prediction "
+                   "value; a harm is flipped like the prediction).")
+        if sampled:
+            st.caption("Candidates need every row in memory: not for a file counted in place.")
+        others = [c for c in cols if c not in (label_col, pred_col, *group_cols)]
+        other_preds = st.multiselect("Other prediction columns (binary)", others, key="cand-pred-cols",
+                                     max_selections=MAX_MODELS - 1, disabled=sampled)
+        positive_values = {}
+        for col in other_preds:
+            values = once(derived, ("values", col), lambda: distinct_values(rows[col]))
+            if not any(str(v).strip() == str(main_positive).strip() for v in values):
+                positive_values[col] = st.selectbox(f"Positive value of {md_escape(col)}", values,
+                                                    index=max(len(values) - 1, 0), key=f"cand-pos-{col}")
+        score_cols = st.multiselect("Score columns (numeric)",
+                                    [c for c in cols if c not in (label_col, *group_cols, *other_preds)
+                                     and (c != pred_col or use_threshold)], key="cand-score-cols",
+                                    disabled=sampled,
+                                    help="Higher = more likely the positive prediction value. With a harm "
+                                         "the scores are negated, so that higher means the beneficial "
+                                         "outcome.")
+    return other_preds, positive_values, score_cols
