@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from fairness_core import ConfusionMatrix as CM
@@ -236,6 +236,8 @@ def test_default_location_from_the_environment(tmp_path, monkeypatch):
     cwd.mkdir()
     monkeypatch.chdir(cwd)
     assert store_mod.default_url({}) == f"sqlite:///{cwd.resolve() / 'data' / 'audits.db'}"
+    documented = (Path(__file__).resolve().parents[1] / "docs" / "server.md").read_text(encoding="utf-8")
+    assert all(f"`{v}`" in documented for v in (store_mod.STORE_VARIABLE, store_mod.DATA_DIR_VARIABLE))
 
 
 def test_database_errors_are_messages_not_sql_tracebacks(tmp_path):
