@@ -90,6 +90,17 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--fail-four-fifths", action="store_true",
                    help="exit 1 when some pair's multiplicity-adjusted DI interval lies entirely outside the "
                         "four-fifths band [0.8, 1.25]")
+    a.add_argument("--save", metavar="NAME",
+                   help="save the audit (its confusion matrices, what positive means, the settings; not the rows) "
+                        "in the audit store under this name and print its id; a scheduled audit with --model and "
+                        "--period joins that model's series")
+    a.add_argument("--model", help="with --save: the model's name (audits of one model form a series over periods)")
+    a.add_argument("--model-version", dest="model_version", help="with --save: the model's version")
+    a.add_argument("--period", help="with --save: the period the data cover, e.g. 2026-Q3")
+    a.add_argument("--saved-by", dest="saved_by", help="with --save: who saves it")
+    a.add_argument("--store", metavar="URL",
+                   help="with --save: the store's SQLAlchemy URL (default: FAIRNESS_AUDIT_STORE, else a SQLite file "
+                        "in FAIRNESS_DATA_DIR or ./data)")
     return p
 
 
@@ -163,6 +174,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.out is not None and (why := _check_out(args.out)):
         _print(f"error: {why}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if args.save is None and any(getattr(args, k) for k in ("model", "model_version", "period", "saved_by", "store")):
+        _print("error: --model, --model-version, --period, --saved-by and --store go with --save NAME", file=sys.stderr)
+        return EXIT_BAD_INPUT
     row_level = bool(args.label and args.prediction)
     if _in_place(args.data, row_level):
         try:
@@ -193,6 +207,21 @@ def _run(args: argparse.Namespace) -> int:
     except DataValidationError as exc:
         return _rejected(exc)
     return _report(args, audit)
+
+
+def _save(args: argparse.Namespace, audit: Audit) -> int:
+    """Save ``audit`` in the store (--save NAME, --model, --period …) and print its id, or say why not."""
+    from .store import AuditStore, StoreError   # late: only a saving run needs SQLAlchemy
+
+    try:
+        store = AuditStore(args.store)
+        audit_id = store.save(audit, args.save, args.model, args.period, model_version=args.model_version,
+                              saved_by=args.saved_by, tolerance=args.tolerance, alpha=args.alpha, adjust=args.adjust)
+    except (StoreError, ValueError) as exc:
+        _print(f"error: the audit was not saved: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    _print(f"saved as {audit_id} in {store.where}")
+    return EXIT_OK
 
 
 def _rejected(exc: DataValidationError) -> int:
@@ -234,6 +263,8 @@ def _report(args: argparse.Namespace, audit: Audit) -> int:
             _print(f"error: cannot write {args.out}: {exc.strerror}", file=sys.stderr)
             return EXIT_BAD_INPUT
         _print(f"wrote {args.out}")
+    if args.save is not None and (code := _save(args, audit)) != EXIT_OK:
+        return code
     crossed = []
     bound = summary["max |OFI| lower bound"]
     if args.fail_ofi is not None and bound is not None and bound > args.fail_ofi:

@@ -171,3 +171,31 @@ def test_report_prints_to_a4_and_letter(tmp_path, make):
     for size, pdf in pdfs.items():
         pages = pdf.count(b"/Type /Page") - pdf.count(b"/Type /Pages")
         assert pdf.startswith(b"%PDF") and pages >= 7, (size, pages)
+
+
+def test_the_command_line_saves_a_scheduled_audit_in_the_store(tmp_path, capsys):
+    """Issue 27: `python -m fairness_core audit … --save NAME --model M --period P [--store URL]`."""
+    from fairness_core.store import AuditStore
+
+    data = tmp_path / "q3.csv"
+    data.write_text("group,TP,FN,FP,TN\nA,10,2,3,20\nB,8,5,1,25\n")
+    url = f"sqlite:///{tmp_path / 'audits.db'}"
+    for period in ("2026-Q2", "2026-Q3"):
+        code = cli.main(["audit", str(data), "--group", "group", "--positive-is", "benefit", "--save", f"credit {period}",
+                         "--model", "credit", "--period", period, "--store", url])
+        assert code == 0
+        assert "saved as " in capsys.readouterr().out
+    store = AuditStore(url)
+    assert [s.period for s in store.history("credit")] == ["2026-Q2", "2026-Q3"]
+    saved = store.load(store.list(model="credit")["id"].iloc[0])
+    assert saved.audit.cms == cli_audit(data).cms and saved.alpha == 0.05 and saved.adjust == "holm"
+    assert cli.main(["audit", str(data), "--group", "group", "--model", "credit"]) == cli.EXIT_BAD_INPUT
+    assert "go with --save NAME" in capsys.readouterr().err
+    assert cli.main(["audit", str(data), "--group", "group", "--save", "x", "--store", "nonsense"]) == cli.EXIT_BAD_INPUT
+    assert "the audit was not saved" in capsys.readouterr().err
+
+
+def cli_audit(path):  # type: ignore[no-untyped-def]
+    from fairness_core.io import cms_from_table, read_table
+
+    return cms_from_table(read_table(path.read_bytes(), path.name), positive_is="benefit")
