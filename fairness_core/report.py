@@ -143,7 +143,9 @@ class Report:
                   "smoothing": "Cross-Prior Smoothing: raw and smoothed scores (Briscoe 2024, §4.6)",
                   "undefined": "Why values are undefined",
                   "equal opportunity": "Equal opportunity: FNR and FPR gaps of every pair (simultaneous intervals)",
-                  LL144: "The regulator's summary (NYC Local Law 144)"}
+                  LL144: "The regulator's summary (NYC Local Law 144)",
+                  TREND_CHANGES: "A model over time: each pair's change of OFI between consecutive periods",
+                  TREND_VERDICTS: "A model over time: each period's verdicts"}
         for name, table in self.tables.items():
             if name.startswith("verdicts by "):
                 continue   # shown in their own sections; every number is in the JSON and the CSV zip
@@ -174,6 +176,8 @@ class Report:
 
 #: The report's table in Local Law 144's form (:func:`fairness_core.regulatory.ll144_summary`).
 LL144 = "local law 144 summary"
+#: The trend section's tables (a model with two or more saved periods): the changes, and each period's verdicts.
+TREND_CHANGES, TREND_VERDICTS = "trend changes between periods", "trend verdicts by period"
 
 #: Widest table (columns, the index included) printed as it is on screen; wider ones are printed
 #: transposed (up to :data:`MAX_TRANSPOSED_ROWS` rows) or in slices of this many columns.
@@ -328,14 +332,16 @@ def _table(table: pd.DataFrame, index: bool, css: str = "") -> str:
 def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT_OFI_TOLERANCE,
           match_metrics: tuple[str, ...] = ("PPR", "TPR", "FPR", "B"), alpha: float = DEFAULT_ALPHA,
           cps_lambda: float = 10.0, extra_tables: dict[str, pd.DataFrame] | None = None,
-          notes: list[str] | None = None, adjust: str = "holm", model: str = "", period: str = "") -> Report:
+          notes: list[str] | None = None, adjust: str = "holm", model: str = "", period: str = "",
+          trend: Any = None) -> Report:
     """Compute everything the report shows for ``audit`` (reference: the largest group by default).
 
     ``alpha`` and ``adjust`` govern the verdicts (and the MATCH table's Holm control). ``model`` (name and
     version) and ``period`` (the time the data cover) are the user's words, printed in the report's header,
     settings and JSON; the attribute(s) audited, the label and prediction columns, the threshold and what
     positive means come from the audit. With several attributes the report has a verdict table per attribute
-    beside the intersections."""
+    beside the intersections. ``trend`` (a :class:`fairness_core.trend.Trend` of this model's saved periods, two or
+    more) adds the trend section: each pair's OFI across the periods and every change between consecutive periods."""
     reference = reference or max(audit.groups, key=lambda g: audit.cms[g].n)
     if reference not in audit.cms:
         raise ValueError(f"unknown reference group {reference!r}; groups are {', '.join(audit.groups)}")
@@ -359,6 +365,13 @@ def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT
         table = alone.verdicts(tolerance, alpha=alpha, adjust=adjust)
         tables[f"verdicts by {attribute} alone"] = table
         questions[attribute] = three_questions(alone, table)["text"]
+    if trend is not None and len(trend.periods) >= 2:
+        c, v = trend.changes, trend.verdicts   # a pair and its periods as the index: each row printed by its name
+        pair_c, pair_v = c["group_i"].astype(str) + " vs " + c["group_j"].astype(str), \
+            v["group_i"].astype(str) + " vs " + v["group_j"].astype(str)
+        tables[TREND_CHANGES] = c.set_index(c["period_before"].astype(str) + " → " + c["period_after"].astype(str)
+                                            + ": " + pair_c).rename_axis("periods: pair")
+        tables[TREND_VERDICTS] = v.set_index(v["period"].astype(str) + ": " + pair_v).rename_axis("period: pair")
     tables.update(extra_tables or {})
     figures = {"OFI against DI for every pair": plots.ofi_di_scatter(verdicts),
                f"OFI of each group against {reference}": plots.ofi_forest(verdicts, reference),
@@ -366,6 +379,8 @@ def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT
                "Disparate impact and the four-fifths rule": plots.disparate_impact_heatmap(audit, verdicts),
                "Benefit vs expected benefit": plots.benefit_chart(audit),
                "MATCH p-values": plots.match_overview(tables["match"], alpha)}
+    if TREND_CHANGES in tables:
+        figures["OFI of each pair across periods"] = plots.ofi_trend(trend)
     settings = {"model (name and version)": model.strip() or "not given",
                 "period the data cover": period.strip() or "not given",
                 "what a positive prediction is": audit.direction, **dict(audit.provenance),
@@ -381,5 +396,9 @@ def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT
                 "MATCH metrics": ", ".join(match_metrics),
                 "Local Law 144 summary": regulatory.rules_text(tables[LL144]),
                 "MATCH α (Holm-adjusted)": alpha, "Cross-Prior Smoothing λ (each group against the rest)": cps_lambda}
+    if TREND_CHANGES in tables:
+        settings["trend"] = (f"periods {', '.join(trend.periods)}; each change of a pair's OFI between consecutive "
+                             "periods: MOVER-D interval from the two periods' intervals (independent samples), p-value "
+                             f"dual to it, {trend.adjust} across all changes at α = {trend.alpha:g}")
     return Report(audit, settings, tables, figures, datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                   list(notes or []), questions=questions)

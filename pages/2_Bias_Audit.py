@@ -5,7 +5,7 @@ import streamlit as st
 
 from fairness_core import bias, metrics, regulatory, report
 from fairness_core.audit import Audit
-from ui import cached
+from ui import cached, saved
 from ui.audit_sections import inequality_section, stability_section
 from ui.state import data_banner, page_setup, verdict_settings
 from ui.widgets import (MAX_VERDICT_ROWS, P_FORMATS, csv_download, html_download, md_escape, styled,
@@ -108,6 +108,9 @@ def other_comparison(audit: Audit, reference: str) -> None:
 
 with st.expander("Download the audit report", icon=":material/description:"):
     report_downloads(audit, reference, tolerance, alpha, adjust)
+
+with st.expander("Save this audit", icon=":material/save:"):
+    saved.save_form(audit, tolerance, alpha, adjust)
 
 with st.expander("Local Law 144 summary", icon=":material/gavel:"):
     ll144 = cached.ll144(audit, tolerance, alpha, adjust)

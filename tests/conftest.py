@@ -1,8 +1,13 @@
+import os
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+# Every page's sidebar opens the audit store: tests keep theirs in memory, never in the developer's ./data
+# (a test of the store or of saving points FAIRNESS_AUDIT_STORE at a file of its own).
+os.environ.setdefault("FAIRNESS_AUDIT_STORE", "sqlite://")
 
 import pytest
 

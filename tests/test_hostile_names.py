@@ -190,6 +190,10 @@ def _figure_cases() -> dict:  # type: ignore[type-arg]
     y, yhat = rng.integers(0, 2, 80), rng.integers(0, 2, 80)
     comparison = Comparison.from_predictions(y, {LINK: yhat, STYLED: 1 - yhat}, {TEMPLATE: np.repeat(NAMES, 10)},
                                              positive_is="benefit")
+    from fairness_core.trend import series_changes
+
+    shifted = Audit({g: (CM(cm.tp, cm.fn + 60, max(cm.fp - 30, 0), cm.tn) if g == LINK else cm)
+                     for g, cm in audit.cms.items()}, positive_is="benefit")
     summary = pd.DataFrame([{"metric": "OFI", "group": g, "real": 0.1, "real sd": 0.01, "augmented": 0.05,
                              "augmented sd": 0.01, "improvement": 0.05} for g in NAMES])
     return {
@@ -214,6 +218,7 @@ def _figure_cases() -> dict:  # type: ignore[type-arg]
         "before_after": lambda: plots.before_after(summary),
         "model_tradeoff": lambda: plots.model_tradeoff(comparison.summary(), tolerance=0.05),
         "paired_differences": lambda: plots.paired_differences(comparison.paired(LINK, STYLED)),
+        "ofi_trend": lambda: plots.ofi_trend(series_changes([("2026-Q1", audit), (f"2026-Q2 {LINK}", shifted)])),
         "mitigation_frontier": lambda: plots.mitigation_frontier(
             pd.DataFrame({"tolerance": [0.0, 0.1], "performance": [0.7, 0.8], "disparity": [0.0, 0.1]}),
             pd.DataFrame({"model": [LINK, STYLED], "performance": [0.75, 0.8], "disparity": [0.05, 0.2],

@@ -201,6 +201,7 @@ PAGES: tuple[tuple[str, str, str], ...] = (
     ("pages/5_Synthetic_Data.py", "Synthetic Data", ":material/auto_awesome:"),
     ("pages/6_Forecasting.py", "Forecasting", ":material/ssid_chart:"),
     ("pages/7_Compare_and_Mitigate.py", "Compare and Mitigate", ":material/compare_arrows:"),
+    ("pages/8_Saved_Audits.py", "Saved audits", ":material/bookmarks:"),
     ("pages/9_Methods.py", "Methods", ":material/menu_book:"),
 )
 
@@ -298,6 +299,7 @@ def page_setup(title: str) -> Audit:
     st.set_page_config(page_title=f"{title} · Fairness audit workbench", page_icon=":material/balance:",
                        layout="wide")
     from ui import jobs  # here, not at the top: ui.jobs imports this module
+    from ui import saved
 
     session_id()
     with st.sidebar:
@@ -308,6 +310,7 @@ def page_setup(title: str) -> Audit:
         audit = get_audit()
         if audit.attributes:
             audit = _view(audit)
+        saved.sidebar_note()
     if st.session_state.pop("restarted", False):   # after get_audit, whose demo must not clear the notice
         st.session_state[GONE_KEY] = True
         st.session_state["gone-why"] = ("The server restarted since this page was opened (or this link belongs to "

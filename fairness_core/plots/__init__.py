@@ -13,6 +13,7 @@ and in the report.
 ``plots.inequality``   generalized entropy index, Virny stability
 ``plots.training``     Conditional HydraGAN and PTN
 ``plots.compare``      candidate models' trade-off, paired differences, the mitigation frontier
+``plots.trend``        a model over time: each pair's OFI across saved periods
 =====================  ====================================================================
 
 Every public name stays importable from ``fairness_core.plots`` itself.
@@ -26,3 +27,4 @@ from .inequality import *  # noqa: F403
 from .sample_size import *  # noqa: F403
 from .smoothing import *  # noqa: F403
 from .training import *  # noqa: F403
+from .trend import *  # noqa: F403

@@ -1,0 +1,93 @@
+"""A model over time: each pair's OFI across the periods of a series (:func:`fairness_core.trend.series_changes`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from ..text import plotly_text
+from ._base import PALETTE, _plain, safe_figures
+from .audit import VERDICT_COLORS
+
+#: Most pairs drawn; beyond it the pairs that changed significantly come first, then the largest |OFI|.
+MAX_TREND_PAIRS = 40
+
+
+def _oriented(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """Each period's verdict rows with every pair named one way (as first seen) and OFI and its interval
+    turned with it, so a pair's line is comparable across periods."""
+    canon: dict[frozenset, tuple[Any, Any]] = {}
+    for gi, gj in zip(verdicts["group_i"], verdicts["group_j"]):
+        canon.setdefault(frozenset((gi, gj)), (gi, gj))
+    names = [canon[frozenset((gi, gj))] for gi, gj in zip(verdicts["group_i"], verdicts["group_j"])]
+    flip = np.array([n != (gi, gj) for n, gi, gj in zip(names, verdicts["group_i"], verdicts["group_j"])], bool)
+    ofi, lo, hi = (verdicts[c].to_numpy(float) for c in ("ofi", "ofi_ci_low", "ofi_ci_high"))
+    return pd.DataFrame({"period": verdicts["period"].to_numpy(), "key": [frozenset(n) for n in names],
+                         "group_i": [n[0] for n in names], "group_j": [n[1] for n in names],
+                         "ofi": np.where(flip, -ofi, ofi), "low": np.where(flip, -hi, lo),
+                         "high": np.where(flip, -lo, hi), "verdict": verdicts["verdict"].to_numpy()})
+
+
+def ofi_trend(trend: Any, max_pairs: int = MAX_TREND_PAIRS) -> go.Figure:
+    """Each pair's OFI across the periods of ``trend`` (a :class:`fairness_core.trend.Trend`) with each period's
+    multiplicity-adjusted interval; markers coloured by that period's verdict; pairs whose OFI changed significantly
+    between two consecutive periods drawn bold (the others pale); a ring where a pair became algorithmic bias.
+    Above ``max_pairs`` pairs, the significant changes and then the largest |OFI| are drawn (the subtitle says)."""
+    rows = _oriented(trend.verdicts)
+    periods = [str(p) for p in trend.periods]
+    changes = trend.changes
+    significant = {frozenset((i, j)) for i, j, s in zip(changes["group_i"], changes["group_j"], changes["significant"])
+                   if bool(s)} if len(changes) else set()
+    became = {(frozenset((i, j)), p) for i, j, p, b in zip(changes["group_i"], changes["group_j"],
+                                                          changes["period_after"], changes["became_bias"]) if bool(b)} \
+        if len(changes) else set()
+    keys = list(dict.fromkeys(rows["key"]))
+    biggest = rows.groupby("key", sort=False)["ofi"].apply(lambda s: float(np.nanmax(np.abs(s))) if s.notna().any()
+                                                          else 0.0)
+    if len(keys) > max_pairs:
+        keys = sorted(keys, key=lambda k: (k not in significant, -biggest[k]))[:max_pairs]
+    fig = go.Figure()
+    fig.add_hrect(y0=-trend.tolerance, y1=trend.tolerance, fillcolor="#4a6fa5", opacity=0.10, line_width=0,
+                  layer="below")
+    fig.add_hline(y=0, line=dict(color="#999", width=1, dash="dot"))
+    for k, key in enumerate(keys):
+        part = rows[rows["key"] == key]
+        bold = key in significant
+        color = PALETTE[k % len(PALETTE)] if bold else "#b8b8b8"
+        label = f"{part['group_i'].iloc[0]} vs {part['group_j'].iloc[0]}"   # the trace name is escaped on the way out
+        fig.add_trace(go.Scatter(
+            x=part["period"], y=part["ofi"], mode="lines+markers", name=label + (" (changed)" if bold else ""),
+            line=dict(color=color, width=3 if bold else 1.5), opacity=1.0 if bold else 0.7,
+            marker=dict(size=11 if bold else 8, color=[VERDICT_COLORS.get(v, "#8c8c8c") for v in part["verdict"]],
+                        line=dict(color="white", width=1)),
+            error_y=dict(type="data", symmetric=False, array=part["high"] - part["ofi"],
+                         arrayminus=part["ofi"] - part["low"], color=color, thickness=1.5 if bold else 1, width=4),
+            customdata=np.column_stack([[plotly_text(label)] * len(part), part["low"], part["high"], part["verdict"]]),
+            hovertemplate=("<b>%{customdata[0]}</b><br>%{x}: OFI = %{y:+.3f} [%{customdata[1]:+.3f}, "
+                           "%{customdata[2]:+.3f}]<br>%{customdata[3]}<extra></extra>")))
+        marks = part[[(key, p) in became for p in part["period"]]]
+        if len(marks):
+            fig.add_trace(go.Scatter(
+                x=marks["period"], y=marks["ofi"], mode="markers", name="became algorithmic bias",
+                legendgroup="became", showlegend=not any(t.legendgroup == "became" for t in fig.data),
+                marker=dict(size=22, symbol="circle-open", color=VERDICT_COLORS["algorithmic bias"],
+                            line=dict(width=3)), hoverinfo="skip"))
+    for verdict, color in VERDICT_COLORS.items():   # the colour key of the markers
+        if (rows["verdict"] == verdict).any():
+            fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=verdict, legendgroup="verdicts",
+                                     marker=dict(size=10, color=color)))
+    fig.update_xaxes(type="category", categoryorder="array", categoryarray=periods, title="period")
+    fig.update_yaxes(title="OFI = B<sub>i</sub> − B<sub>j</sub>")
+    shown = (f" · the {len(keys)} of {rows['key'].nunique()} pairs that changed most" if len(keys) <
+             rows["key"].nunique() else "")
+    sub = (f"each period's multiplicity-adjusted interval (α = {trend.alpha:g}) · marker colour: that period's verdict"
+           f" · bold: OFI changed significantly between consecutive periods · ring: became algorithmic bias"
+           f" · band: |OFI| ≤ {trend.tolerance:g}{shown}")
+    return _plain(fig, f"OFI of each pair across periods<br><sup>{sub}</sup>", height=460, legend_below=True,
+                  wrap=False)
+
+
+safe_figures(globals())

@@ -1,0 +1,145 @@
+"""Saved audits: the list (filter by model, open, delete), a read-only view of one saved audit from its link
+(``?audit=<id>``, in any browser), its model's trend across saved periods, and "Open in the workbench"."""
+
+import streamlit as st
+
+from fairness_core import plots, regulatory, report
+from fairness_core.store import AuditNotFound, SavedAudit, StoreError
+from ui import cached, saved
+from ui.state import ADJUSTMENTS, data_banner, page_setup, set_audit
+from ui.widgets import BuiltIn, P_FORMATS, csv_download, html_download, md_escape, styled, verdict_summary
+
+page_setup("Saved audits")
+st.title("Saved audits")
+
+try:
+    store = saved.store()
+except StoreError as e:
+    st.error(f"**The audit store cannot be opened.** {md_escape(e)}", icon=":material/error:")
+    st.stop()
+
+
+def label(row) -> str:  # type: ignore[no-untyped-def]
+    """How a saved audit is named in a picker (plain text there: no markup is rendered)."""
+    parts = [row["name"], row["model"], row["period"]]
+    return " · ".join(str(p) for p in parts if isinstance(p, str) and p) + f" · {row['created']:%Y-%m-%d %H:%M} UTC"
+
+
+def show(s: SavedAudit) -> None:
+    """One saved audit, read-only: what it is, its verdicts, the Local Law 144 summary and its model's trend."""
+    st.header(md_escape(s.name), anchor=False)
+    meta = [("Model", s.model), ("Version", s.model_version), ("Period", s.period), ("Saved by", s.saved_by)]
+    st.markdown(" · ".join(f"**{k}:** {md_escape(v)}" for k, v in meta if v)
+                + f" · **Saved:** {s.created:%Y-%m-%d %H:%M} UTC with version {md_escape(s.tool_version or '?')}")
+    st.caption(f"Verdicts as saved: OFI tolerance {s.tolerance:g} · α = {s.alpha:g} · {ADJUSTMENTS.get(s.adjust, s.adjust)}. "
+               "Read-only; the rows were not stored (no stability tab). Link: "
+               f"`{saved.link(s.id)}`")
+    data_banner(s.audit)
+    if st.button("Open in the workbench", icon=":material/open_in_browser:", key="open-in-workbench",
+                 help="Make it this session's data: every page then audits it, at the settings it was saved with."):
+        set_audit(s.audit)
+        for key, value in (("ofi-tol", s.tolerance), ("alpha", s.alpha), ("adjust", s.adjust)):
+            st.session_state[f"kept-{key}"] = value
+        st.success("Loaded: every page now audits this saved audit.", icon=":material/check_circle:")
+        st.page_link("pages/2_Bias_Audit.py", label="Go to the Bias Audit →", icon=":material/balance:")
+    read = cached.verdicts_read(s.audit, s.tolerance, s.alpha, s.adjust)
+    st.subheader("Verdict per pair", anchor=False)
+    verdict_summary(read.table)
+    st.markdown(f"**What the numbers say.** {md_escape(read.findings)}")
+    st.dataframe(styled(read.shown, 3, P_FORMATS), width="stretch", hide_index=True, key="saved-verdicts",
+                 column_config={"reading": st.column_config.TextColumn(width="large")})
+    csv_download(read.table, "saved_pair_verdicts.csv", "Download verdicts (CSV)", key="saved-verdicts-csv",
+                 index=False)
+    st.subheader("Local Law 144 summary", anchor=False)
+    ll144 = cached.ll144(s.audit, s.tolerance, s.alpha, s.adjust)
+    st.caption(md_escape(regulatory.rules_text(ll144)))
+    st.dataframe(styled(ll144, 3), width="stretch", hide_index=True, key="saved-ll144")
+    csv_download(ll144, "ll144_summary.csv", "Download the Local Law 144 summary (CSV)", key="saved-ll144-csv",
+                 index=False)
+    trend = saved.trend_of(s)
+    st.subheader("The model over time", anchor=False)
+    if trend is None:
+        st.caption("Save this model's audit of another period (same model name, another period) to see its trend "
+                   "here: each pair's OFI across periods and whether it changed significantly.")
+    else:
+        st.markdown(f"**{md_escape(s.model)}** has {len(trend.periods)} saved periods: "
+                    + ", ".join(md_escape(p) for p in trend.periods) + ". Each change of a pair's OFI between "
+                    "consecutive periods is tested as two independent samples (interval and p-value, "
+                    f"{ADJUSTMENTS.get(trend.adjust, trend.adjust)} across all changes), at this audit's settings.")
+        fig = plots.ofi_trend(trend)
+        st.plotly_chart(fig, width="stretch", key="ofi-trend")
+        html_download(fig, "ofi_trend.html", key="ofi-trend-html")
+        changes = trend.changes
+        flagged = int(changes["significant"].sum()) if len(changes) else 0
+        became = int(changes["became_bias"].sum()) if len(changes) else 0
+        st.caption(f"{flagged} significant change(s) of {len(changes)}; {became} became algorithmic bias.")
+        st.dataframe(styled(changes, 3, {"p": "{:.3g}", "p_adjusted": "{:.3g}"}), width="stretch", hide_index=True,
+                     key="trend-changes")
+        c1, c2 = st.columns(2)
+        with c1:
+            csv_download(changes, "trend_changes.csv", "Download the changes (CSV)", key="trend-csv", index=False)
+        with c2:
+            model = " ".join(filter(None, (s.model, s.model_version)))
+            st.download_button("Audit report with the trend (HTML)", key="trend-report", on_click="ignore",
+                               data=lambda: report.build(s.audit, tolerance=s.tolerance, alpha=s.alpha, adjust=s.adjust,
+                                                         model=model, period=s.period or "", trend=trend).html(),
+                               file_name="fairness_audit_report_with_trend.html", mime="text/html",
+                               icon=":material/download:")
+
+
+wanted = st.query_params.get(saved.PARAM)
+if wanted:
+    try:
+        opened = store.load(wanted)
+    except AuditNotFound as e:
+        st.error(f"**This link does not open a saved audit.** {md_escape(e)}", icon=":material/link_off:")
+    except StoreError as e:
+        st.error(f"**The audit store failed.** {md_escape(e)}", icon=":material/error:")
+    else:
+        show(opened)
+        st.divider()
+
+st.subheader("Every saved audit", anchor=False)
+if "deleted" in st.session_state:
+    st.success(f"Deleted “{md_escape(st.session_state.pop('deleted'))}”.", icon=":material/check_circle:")
+try:
+    everything = store.list()
+except StoreError as e:
+    st.error(f"**The audit store failed.** {md_escape(e)}", icon=":material/error:")
+    st.stop()
+if everything.empty:
+    st.info("No audit has been saved yet: save one on the Bias Audit page (“Save this audit”).", icon=":material/info:")
+    st.page_link("pages/2_Bias_Audit.py", label="Bias Audit", icon=":material/balance:")
+    st.stop()
+EVERY = BuiltIn("every model")
+models = sorted(everything["model"].dropna().unique())
+chosen = st.selectbox("Model", [EVERY, *models], key="saved-model",
+                      format_func=lambda m: m.label if isinstance(m, BuiltIn) else f"“{m}”")
+listed = everything if isinstance(chosen, BuiltIn) else everything[everything["model"] == chosen]
+st.dataframe(listed.drop(columns="id"), width="stretch", hide_index=True, key="saved-list",
+             column_config={"created": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm")})
+rows = {r["id"]: r for _, r in listed.iterrows()}
+pick = st.selectbox("Saved audit", list(rows), format_func=lambda i: label(rows[i]), key="saved-pick")
+c1, c2 = st.columns([1, 4])
+if c1.button("Open", icon=":material/visibility:", key="saved-open"):
+    st.query_params[saved.PARAM] = pick
+    st.rerun()
+if c2.button("Delete…", icon=":material/delete:", key="saved-delete"):
+    st.session_state["confirm-delete"] = pick
+if st.session_state.get("confirm-delete") == pick:
+    st.warning(f"Delete “{md_escape(rows[pick]['name'])}” for good? Its link stops working.", icon=":material/warning:")
+    y, n = st.columns([1, 4])
+    if y.button("Yes, delete", type="primary", key="saved-delete-yes"):
+        st.session_state.pop("confirm-delete", None)
+        try:
+            store.delete(pick)
+        except (AuditNotFound, StoreError) as e:
+            st.error(md_escape(e), icon=":material/error:")
+        else:
+            if st.query_params.get(saved.PARAM) == pick:
+                del st.query_params[saved.PARAM]
+            st.session_state["deleted"] = rows[pick]["name"]
+            st.rerun()
+    if n.button("Cancel", key="saved-delete-no"):
+        st.session_state.pop("confirm-delete", None)
+        st.rerun()

@@ -1,0 +1,116 @@
+"""Saved audits in the app (issue 27): save from the Bias Audit page, open the link in another session (read-only),
+a bad id, delete, the trend after a second period, the report's trend section, hostile names as text."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from fairness_core import ConfusionMatrix as CM
+from fairness_core import plots, report
+from fairness_core.audit import Audit
+from fairness_core.store import AuditStore
+from fairness_core.trend import series_changes
+from app_helpers import page_with_audit
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+PAGE = "pages/8_Saved_Audits.py"
+LINK = '<a href="https://evil.example/steal">click me</a>'
+Q1 = Audit({"a": CM(300, 20, 90, 590), "b": CM(300, 25, 85, 590), LINK: CM(280, 30, 80, 600)},
+           positive_is="benefit", source="q1.csv")
+Q2 = Audit({"a": CM(300, 20, 90, 590), "b": CM(250, 120, 40, 590), LINK: CM(280, 30, 80, 600)},
+           positive_is="benefit", source="q2.csv")
+
+
+@pytest.fixture()
+def store_url(tmp_path, monkeypatch):
+    url = f"sqlite:///{tmp_path / 'audits.db'}"
+    monkeypatch.setenv("FAIRNESS_AUDIT_STORE", url)
+    return url
+
+
+def save_from_bias_audit(audit: Audit, name: str, model: str, period: str) -> tuple[AppTest, str]:
+    at = page_with_audit(audit, "pages/2_Bias_Audit.py")
+    for key, value in (("save-name", name), ("save-model", model), ("save-period", period), ("save-by", "ana")):
+        at.text_input(key=key).input(value)
+    at.button(key="FormSubmitter:save-audit-Save this audit").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    return at, at.session_state["saved-audit-id"]
+
+
+def saved_page(audit_id: str | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page(PAGE)
+    if audit_id is not None:
+        at.query_params["audit"] = audit_id
+    at.run()
+    assert not at.exception
+    return at
+
+
+def frame_with(at: AppTest, column: str):  # type: ignore[no-untyped-def]
+    """The first table on the page with ``column``."""
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def texts(at: AppTest) -> str:
+    return "\n".join(str(e.value) for kind in ("markdown", "caption", "error", "warning", "info", "success", "header",
+                                                 "subheader", "code") for e in getattr(at, kind))
+
+
+def test_save_then_the_link_opens_a_read_only_copy_in_another_session(store_url):
+    at, audit_id = save_from_bias_audit(Q1, f"Q1 {LINK}", "credit", "2026-Q1")
+    assert f"/Saved_Audits?audit={audit_id}" in [c.value for c in at.code]
+    assert any("Saved audits are kept in" in c.value and "audits" in c.value for c in at.sidebar.caption)
+    other = saved_page(audit_id)
+    shown = texts(other)
+    assert "credit" in shown and "2026\\-Q1" in shown and "q1\\.csv" in shown
+    assert "\\<a href" in shown and not re.search(r"(?<!\\)<a href", shown)   # the hostile name stays text
+    assert "https://evil" not in shown
+    assert len(frame_with(other, "impact ratio")) == 3               # the Local Law 144 summary
+    assert len(other.metric) == 5                                       # the verdict tiles
+    assert "Save this model's audit of another period" in shown         # no trend with one period
+    other.button(key="open-in-workbench").click().run()
+    assert other.session_state["audit"] == AuditStore(store_url).load(audit_id).audit
+    assert other.session_state["kept-ofi-tol"] == pytest.approx(0.05)
+
+
+def test_a_bad_or_deleted_id_gets_a_message_and_delete_asks_first(store_url):
+    at = saved_page("not-an-id")
+    assert "This link does not open a saved audit" in at.error[0].value
+    assert "No audit has been saved yet" in at.info[0].value
+    audit_id = AuditStore(store_url).save(Q1, "to delete", model="credit", period="2026-Q1")
+    at = saved_page()
+    at.button(key="saved-delete").click().run()
+    assert "for good" in at.warning[0].value and AuditStore(store_url).list().shape[0] == 1
+    at.button(key="saved-delete-yes").click().run()
+    assert not at.exception and AuditStore(store_url).list().empty
+    assert "Deleted" in at.success[0].value
+    gone = saved_page(audit_id)
+    assert "deleted" in gone.error[0].value
+
+
+def test_a_second_period_shows_the_trend_and_the_report_gains_it(store_url):
+    _, first = save_from_bias_audit(Q1, "Q1", "credit", "2026-Q1")
+    _, second = save_from_bias_audit(Q2, "Q2", "credit", "2026-Q2")
+    at = saved_page(second)
+    assert len(at.get("plotly_chart")) == 1
+    changes = frame_with(at, "became_bias")
+    assert len(changes) == 3 and changes["became_bias"].any()
+    assert "2 saved periods" in texts(at)
+
+
+def test_the_trend_figure_and_report_section():
+    trend = series_changes([("2026-Q1", Q1), ("2026-Q2", Q2)])
+    fig = plots.ofi_trend(trend)
+    assert any(t.name == "became algorithmic bias" for t in fig.data)
+    assert any("(changed)" in (t.name or "") for t in fig.data)
+    r = report.build(Q2, trend=trend)
+    assert report.TREND_CHANGES in r.tables and "OFI of each pair across periods" in r.figures
+    html = r.html()
+    assert "A model over time" in html and "<a href=\"https://evil" not in html
+    assert report.TREND_CHANGES not in report.build(Q2).tables
