@@ -69,6 +69,8 @@ MAX_LABEL = 200
 BUSY_TIMEOUT_S = 30.0
 
 _ID = re.compile(r"^[A-Za-z0-9_-]{22}$")   # secrets.token_urlsafe(16)
+#: PostgreSQL: the transaction-scoped advisory lock that serializes opening the store ("fairstor" as a number).
+_PG_OPEN_LOCK = int.from_bytes(b"fairstor", "big")
 _ADJUSTMENTS = ("holm", "bh", "none")
 
 
@@ -291,6 +293,12 @@ class AuditStore:
         return self._conn(False)
 
     def _open_schema(self, conn: sa.Connection) -> None:
+        # Server processes started together open an empty database at once: one creates the tables and the
+        # version row, the others wait and then find them. SQLite: the write transaction (BEGIN IMMEDIATE)
+        # already holds the lock; PostgreSQL: an advisory lock, released with this transaction. Then each table
+        # is created only where it is missing (CREATE TABLE IF NOT EXISTS).
+        if conn.dialect.name == "postgresql":
+            conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_PG_OPEN_LOCK)))
         _metadata.create_all(conn, checkfirst=True)
         version = conn.execute(sa.select(_schema.c.version)).scalar()
         if version is None:
@@ -402,8 +410,11 @@ class AuditStore:
         such as 2026-Q3 or 2026-07) then by when it was saved, oldest first."""
         _label(model, "model", required=True)
         with self._read() as conn:
+            # Text compares by byte on every backend (PostgreSQL's default follows the database's locale).
+            period, created = ((c.collate("C") for c in (_audits.c.period, _audits.c.created))
+                               if conn.dialect.name == "postgresql" else (_audits.c.period, _audits.c.created))
             rows = conn.execute(sa.select(_audits).where(_audits.c.model == model, _audits.c.period.is_not(None))
-                                .order_by(_audits.c.period, _audits.c.created, _audits.c.seq)).all()
+                                .order_by(period, created, _audits.c.seq)).all()
             if not rows:
                 return []
             groups = conn.execute(sa.select(_groups).where(_groups.c.audit_seq.in_([r.seq for r in rows]))

@@ -1,15 +1,24 @@
-"""Saved audits (fairness_core.store) on SQLite in a temporary folder, and the trend between periods
-(fairness_core.trend): round trip, list/filter/delete, history, transactions, concurrency, ids, schema
-version, the default location, and the change interval's coverage and size by simulation."""
+"""Saved audits (fairness_core.store) and the trend between periods (fairness_core.trend): round trip,
+list/filter/delete, history, transactions, concurrency, ids, schema version, the default location, and the
+change interval's coverage and size by simulation.
+
+The store's tests run twice: on SQLite in a temporary folder, and on PostgreSQL in a schema of their own
+(dropped afterwards) at ``FAIRNESS_TEST_POSTGRES_URL``, which .ci/run sets after starting a local server.
+Without it they are skipped, outside CI only, as the Spark test is: under CI they fail.
+"""
 
 from __future__ import annotations
 
+import itertools
+import os
+import secrets
 import sqlite3
 import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
+import sqlalchemy as sa
 
 from fairness_core import ConfusionMatrix as CM
 from fairness_core import store as store_mod
@@ -29,9 +38,51 @@ def _audit(shift: int = 0, **kw) -> Audit:
     return Audit(cms, **{**defaults, **kw})
 
 
+#: The PostgreSQL database the store's tests use (a SQLAlchemy URL, e.g. postgresql+psycopg://user@host/db).
+POSTGRES_VARIABLE = "FAIRNESS_TEST_POSTGRES_URL"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def new_url(request, tmp_path):
+    """Makes URLs of empty stores on one backend: files in tmp_path (SQLite), or schemas of their own in the
+    test database, dropped afterwards (PostgreSQL), so that runs do not see each other's audits."""
+    if request.param == "sqlite":
+        count = itertools.count()
+        yield lambda: f"sqlite:///{tmp_path / f'audits{next(count)}.db'}"
+        return
+    base = (os.environ.get(POSTGRES_VARIABLE) or "").strip()
+    if not base:
+        if os.environ.get("CI"):
+            pytest.fail(f"{POSTGRES_VARIABLE} is not set: under CI the store's tests must run on PostgreSQL "
+                        "(.ci/run starts a local server and sets it)")
+        pytest.skip(f"no PostgreSQL to test the store on ({POSTGRES_VARIABLE} is unset; required under CI)")
+    admin = sa.create_engine(base)
+    schemas: list[str] = []
+
+    def make() -> str:
+        schema = f"store_test_{secrets.token_hex(6)}"
+        with admin.begin() as conn:
+            conn.exec_driver_sql(f"CREATE SCHEMA {schema}")
+        schemas.append(schema)
+        return sa.engine.make_url(base).update_query_dict({"options": f"-csearch_path={schema}"}) \
+            .render_as_string(hide_password=False)
+
+    yield make
+    with admin.begin() as conn:
+        for schema in schemas:
+            conn.exec_driver_sql(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+    admin.dispose()
+
+
 @pytest.fixture
-def store(tmp_path):
-    s = AuditStore(f"sqlite:///{tmp_path / 'audits.db'}")
+def url(new_url):
+    """The URL of an empty store, on each backend."""
+    return new_url()
+
+
+@pytest.fixture
+def store(url):
+    s = AuditStore(url)
     yield s
     s.close()
 
@@ -89,9 +140,13 @@ def test_history_is_ordered_by_period_then_time(store):
     assert [h.id for h in history] == [q1, q1_again, q3]
     assert history[1].audit == _audit(1)
     assert store.history("nobody") == []
+    periods = ["2026-q1", "2026-Q2", "2026 Q3", "2026-Q10", "2026-Ä"]   # sorted by byte, as on SQLite
+    for period in periods:
+        store.save(_audit(), name=period, model="labels", period=period)
+    assert [h.period for h in store.history("labels")] == sorted(periods, key=lambda p: p.encode())
 
 
-def test_bad_deleted_and_foreign_ids_say_so(store, tmp_path):
+def test_bad_deleted_and_foreign_ids_say_so(store, new_url):
     with pytest.raises(AuditNotFound, match="not a saved audit's id"):
         store.load("'; DROP TABLE audits; --")
     with pytest.raises(AuditNotFound, match="not a saved audit's id"):
@@ -103,7 +158,7 @@ def test_bad_deleted_and_foreign_ids_say_so(store, tmp_path):
     assert isinstance(e.value, LookupError) and isinstance(e.value, ValueError)
     with pytest.raises(AuditNotFound):
         store.delete(audit_id)
-    other = AuditStore(f"sqlite:///{tmp_path / 'other.db'}")
+    other = AuditStore(new_url())
     foreign = other.save(_audit(), name="elsewhere")
     with pytest.raises(AuditNotFound, match="another store"):
         store.load(foreign)
@@ -138,8 +193,7 @@ def test_a_failed_save_leaves_nothing(store, monkeypatch):
         assert conn.exec_driver_sql("SELECT count(*) FROM audit_groups").scalar() == 0
 
 
-def test_concurrent_saves_lose_nothing(tmp_path):
-    url = f"sqlite:///{tmp_path / 'audits.db'}"
+def test_concurrent_saves_lose_nothing(url):
     shared = AuditStore(url)
     ids: list[str] = []
     errors: list[BaseException] = []
@@ -164,10 +218,38 @@ def test_concurrent_saves_lose_nothing(tmp_path):
     assert len(ids) == len(set(ids)) == 30
     assert sorted(shared.list()["id"]) == sorted(ids)
     assert all(shared.load(i).audit.cms for i in ids[:3])
-    with shared.engine.connect() as conn:
-        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
-        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() > 0
+    if url.startswith("sqlite"):
+        with shared.engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+            assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() > 0
     shared.close()
+
+
+def test_stores_opening_an_empty_database_at_once_create_it_once(url):
+    """Server processes starting together all open the store: one creates the tables, the others wait for it."""
+    start = threading.Barrier(4)
+    stores: list[AuditStore] = []
+    errors: list[BaseException] = []
+
+    def open_store() -> None:
+        try:
+            start.wait()
+            stores.append(AuditStore(url))
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=open_store) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    with stores[0].engine.connect() as conn:
+        assert conn.exec_driver_sql("SELECT count(*) FROM store_schema").scalar() == 1   # one version row
+    audit_id = stores[0].save(_audit(), name="after the race")
+    assert all(s.load(audit_id).name == "after the race" for s in stores)
+    for s in stores:
+        s.close()
 
 
 #: The schema as version 1 wrote it, frozen here so that a later version must still open it.
@@ -205,8 +287,7 @@ def test_a_version_1_store_opens(tmp_path):
     s.close()
 
 
-def test_migrations_run_forward_and_newer_stores_are_refused(tmp_path, monkeypatch):
-    url = f"sqlite:///{tmp_path / 'audits.db'}"
+def test_migrations_run_forward_and_newer_stores_are_refused(url, monkeypatch):
     AuditStore(url).close()
     ran = []
     monkeypatch.setattr(store_mod, "SCHEMA_VERSION", 2)
@@ -240,12 +321,12 @@ def test_default_location_from_the_environment(tmp_path, monkeypatch):
     assert all(f"`{v}`" in documented for v in (store_mod.STORE_VARIABLE, store_mod.DATA_DIR_VARIABLE))
 
 
-def test_database_errors_are_messages_not_sql_tracebacks(tmp_path):
-    path = tmp_path / "audits.db"
-    s = AuditStore(f"sqlite:///{path}")
+def test_database_errors_are_messages_not_sql_tracebacks(url):
+    s = AuditStore(url)
     with s.engine.begin() as conn:
         conn.exec_driver_sql("DROP TABLE audit_groups")
-    with pytest.raises(StoreError, match="audit store .* failed: OperationalError"):
+    with pytest.raises(StoreError, match="audit store .* failed: (OperationalError|UndefinedTable): "
+                                         r"(no such table|relation \"audit_groups\" does not exist)"):
         s.save(_audit(), name="x")
     s.close()
 
