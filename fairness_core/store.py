@@ -85,7 +85,8 @@ class AuditNotFound(LookupError, ValueError):
 
 @dataclass(frozen=True)
 class SavedAudit:
-    """A saved audit with what was stored beside it. ``audit.rows`` is None: rows are not stored."""
+    """A saved audit with what was stored beside it. It reads as the :class:`Audit` it holds (every attribute and
+    method not its own is the audit's; ``.audit`` is the Audit itself). ``rows`` is None: rows are not stored."""
 
     id: str
     audit: Audit
@@ -100,9 +101,19 @@ class SavedAudit:
     alpha: float
     adjust: str
 
-    def verdicts(self) -> pd.DataFrame:
-        """The audit's verdicts at the settings it was saved with."""
-        return self.audit.verdicts(self.tolerance, alpha=self.alpha, adjust=self.adjust)
+    def verdicts(self, tolerance: float | None = None, *, alpha: float | None = None, adjust: str | None = None,
+                 **options: Any) -> pd.DataFrame:
+        """The audit's verdicts, at the settings it was saved with unless others are given."""
+        return self.audit.verdicts(self.tolerance if tolerance is None else tolerance,
+                                   alpha=self.alpha if alpha is None else alpha,
+                                   adjust=self.adjust if adjust is None else adjust, **options)
+
+    def __getattr__(self, attribute: str) -> Any:
+        """Everything else is the audit's: what :meth:`AuditStore.load` returns reads as the Audit it holds
+        (``s.load(id).cms``, ``.groups``, ``.pairwise("OFI")`` …), with the stored metadata beside it."""
+        if attribute.startswith("__") or attribute == "audit":
+            raise AttributeError(attribute)
+        return getattr(self.audit, attribute)
 
 
 # --------------------------------------------------------------------------- schema

@@ -21,6 +21,7 @@ import pytest
 import sqlalchemy as sa
 
 from fairness_core import ConfusionMatrix as CM
+from fairness_core import datasets
 from fairness_core import store as store_mod
 from fairness_core.audit import Audit
 from fairness_core.store import AuditNotFound, AuditStore, SavedAudit, StoreError
@@ -368,3 +369,18 @@ def test_change_interval_coverage_and_size_by_simulation():
     reject = r["p_value"] < 0.05
     assert reject.mean() <= 0.06
     assert np.array_equal(reject, (r["ci_low"] > 0) | (r["ci_high"] < 0))
+
+
+def test_a_loaded_audit_reads_as_the_audit_it_holds(tmp_path):
+    """The planned API's `s.load(audit_id)` is the audit: every Audit attribute and method works on it."""
+    from fairness_core.store import AuditStore
+
+    store = AuditStore(f"sqlite:///{tmp_path / 'a.db'}")
+    audit = datasets.load_demo("ricci_a")
+    saved = store.load(store.save(audit, name="Ricci", tolerance=0.02, alpha=0.01, adjust="bh"))
+    assert saved.cms == audit.cms and saved.groups == audit.groups and saved.positive_is == audit.positive_is
+    assert saved.pairwise("OFI").equals(audit.pairwise("OFI")) and saved.rows is None
+    assert saved.verdicts().equals(audit.verdicts(0.02, alpha=0.01, adjust="bh"))      # its saved settings
+    assert saved.verdicts(0.05, alpha=0.05, adjust="holm").equals(audit.verdicts(0.05, alpha=0.05, adjust="holm"))
+    with pytest.raises(AttributeError):
+        saved.no_such_thing
