@@ -4,6 +4,7 @@ Uploads a CSV of group confusion matrices and checks that the OFI and DI
 heatmaps of those groups appear. Skipped only outside CI when Chromium is absent.
 """
 
+import csv
 import os
 import re
 import shutil
@@ -34,13 +35,15 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def server():
+def server(tmp_path_factory):
     port = _free_port()
     log = open(ROOT / "tests" / ".streamlit-test.log", "w")
+    data = tmp_path_factory.mktemp("data")   # saved audits of this server only, never the developer's ./data
+    env = {**os.environ, "FAIRNESS_DATA_DIR": str(data), "FAIRNESS_AUDIT_STORE": f"sqlite:///{data / 'audits.db'}"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.headless", "true"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60
     while time.time() < deadline:
@@ -276,6 +279,44 @@ def test_report_downloads_and_holds_the_numbers(open_page, tmp_path):
     assert report_page.locator(".js-plotly-plot").count() >= 3
     assert_group_labels_visible(report_page, ["African-American", "Asian", "Caucasian", "Hispanic",
                                               "Native American", "Other"])
+
+
+def save_audit(pg, name: str, model: str, period: str) -> str:  # type: ignore[no-untyped-def]
+    """Fill the Bias Audit page's "Save this audit" form, submit it and return the link it shows."""
+    form = pg.get_by_test_id("stForm")
+    for label, value in (("Name", name), ("Model", model), ("Period", period)):
+        form.get_by_label(label, exact=True).fill(value)
+    form.get_by_role("button", name="Save this audit").click()
+    code = pg.get_by_test_id("stCode").filter(has_text="/Saved_Audits?audit=")
+    code.wait_for(timeout=30000)
+    link = re.search(r"/Saved_Audits\?audit=[\w-]{22}", code.inner_text()).group(0)
+    return link
+
+
+def test_save_share_by_link_trend_and_the_ll144_csv(open_page, tmp_path):
+    pg = open_page("Bias_Audit")
+    pg.get_by_role("heading", name="Bias audit").wait_for(timeout=60000)
+    pg.locator("summary").filter(has_text="Save this audit").click()
+    first = save_audit(pg, "COMPAS Q1", "recidivism score", "2026-Q1")
+    colleague = pg.context.browser.new_context(accept_downloads=True).new_page()   # another browser, no session
+    colleague.goto(pg.url.split("/Bias_Audit")[0] + first)
+    colleague.get_by_role("heading", name="COMPAS Q1").wait_for(timeout=60000)
+    colleague.get_by_role("heading", name="Local Law 144 summary").wait_for(timeout=30000)
+    assert colleague.get_by_text("Save this model's audit of another period").count() == 1
+    save_audit(pg, "COMPAS Q2", "recidivism score", "2026-Q2")
+    colleague.reload()
+    colleague.get_by_text("has 2 saved periods").wait_for(timeout=60000)
+    colleague.wait_for_function(IDLE, timeout=60000)
+    colleague.wait_for_selector(".js-plotly-plot", timeout=30000)   # the trend chart
+    assert colleague.locator(".js-plotly-plot").count() == 1 and colleague.get_by_text("2026-Q2").count() >= 1
+    assert colleague.locator("[data-testid='stException']").count() == 0
+    with colleague.expect_download(timeout=60000) as info:
+        colleague.get_by_role("button", name="Download the Local Law 144 summary (CSV)").click()
+    path = tmp_path / "ll144.csv"
+    info.value.save_as(path)
+    header = next(csv.reader(path.read_text(encoding="utf-8").splitlines()))
+    assert header[:6] == ["categories of", "category", "n", "share of data", "selection rate", "impact ratio"]
+    colleague.context.close()
 
 
 def test_report_downloaded_from_the_app_shows_forty_long_group_names(page, tmp_path):

@@ -69,8 +69,9 @@ def save_form(audit: Audit, tolerance: float, alpha: float, adjust: str) -> None
         c1, c2 = st.columns(2)
         name = c1.text_input("Name", max_chars=audit_store.MAX_LABEL, key="save-name",
                              placeholder="e.g. credit scorecard, Q3 audit")
-        period = c2.text_input("Period the data cover", max_chars=audit_store.MAX_LABEL, key="save-period",
-                               placeholder="e.g. 2026-Q3")
+        period = c2.text_input("Period", max_chars=audit_store.MAX_LABEL, key="save-period",
+                               placeholder="e.g. 2026-Q3", help="The time the data cover; saves of one model form a "
+                               "series in the order of their periods (as text).")
         c3, c4, c5 = st.columns(3)
         model = c3.text_input("Model", max_chars=audit_store.MAX_LABEL, key="save-model",
                               placeholder="e.g. credit scorecard")
