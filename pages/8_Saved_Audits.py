@@ -120,7 +120,7 @@ st.dataframe(listed.drop(columns="id"), width="stretch", hide_index=True, key="s
              column_config={"created": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm")})
 rows = {r["id"]: r for _, r in listed.iterrows()}
 pick = st.selectbox("Saved audit", list(rows), format_func=lambda i: label(rows[i]), key="saved-pick")
-c1, c2 = st.columns([1, 4])
+c1, c2, _ = st.columns([1, 1, 5])
 if c1.button("Open", icon=":material/visibility:", key="saved-open"):
     st.query_params[saved.PARAM] = pick
     st.rerun()
@@ -128,7 +128,7 @@ if c2.button("Delete…", icon=":material/delete:", key="saved-delete"):
     st.session_state["confirm-delete"] = pick
 if st.session_state.get("confirm-delete") == pick:
     st.warning(f"Delete “{md_escape(rows[pick]['name'])}” for good? Its link stops working.", icon=":material/warning:")
-    y, n = st.columns([1, 4])
+    y, n, _ = st.columns([1, 1, 5])
     if y.button("Yes, delete", type="primary", key="saved-delete-yes"):
         st.session_state.pop("confirm-delete", None)
         try:

@@ -60,6 +60,7 @@ def ofi_trend(trend: Any, max_pairs: int = MAX_TREND_PAIRS) -> go.Figure:
         label = f"{part['group_i'].iloc[0]} vs {part['group_j'].iloc[0]}"   # the trace name is escaped on the way out
         fig.add_trace(go.Scatter(
             x=part["period"], y=part["ofi"], mode="lines+markers", name=label + (" (changed)" if bold else ""),
+            showlegend=bold, legendgroup=None if bold else "unchanged",   # the pale pairs: named in the hover
             line=dict(color=color, width=3 if bold else 1.5), opacity=1.0 if bold else 0.7,
             marker=dict(size=11 if bold else 8, color=[VERDICT_COLORS.get(v, "#8c8c8c") for v in part["verdict"]],
                         line=dict(color="white", width=1)),
@@ -75,6 +76,9 @@ def ofi_trend(trend: Any, max_pairs: int = MAX_TREND_PAIRS) -> go.Figure:
                 legendgroup="became", showlegend=not any(t.legendgroup == "became" for t in fig.data),
                 marker=dict(size=22, symbol="circle-open", color=VERDICT_COLORS["algorithmic bias"],
                             line=dict(width=3)), hoverinfo="skip"))
+    if any(key not in significant for key in keys):
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name="no significant change (hover names the pair)",
+                                 legendgroup="unchanged", line=dict(color="#b8b8b8", width=1.5)))
     for verdict, color in VERDICT_COLORS.items():   # the colour key of the markers
         if (rows["verdict"] == verdict).any():
             fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=verdict, legendgroup="verdicts",
@@ -84,9 +88,9 @@ def ofi_trend(trend: Any, max_pairs: int = MAX_TREND_PAIRS) -> go.Figure:
     shown = (f" · the {len(keys)} of {rows['key'].nunique()} pairs that changed most" if len(keys) <
              rows["key"].nunique() else "")
     sub = (f"each period's multiplicity-adjusted interval (α = {trend.alpha:g}) · marker colour: that period's verdict"
-           f" · bold: OFI changed significantly between consecutive periods · ring: became algorithmic bias"
-           f" · band: |OFI| ≤ {trend.tolerance:g}{shown}")
-    return _plain(fig, f"OFI of each pair across periods<br><sup>{sub}</sup>", height=460, legend_below=True,
+           f" · band: |OFI| ≤ {trend.tolerance:g}<br>bold: OFI changed significantly between consecutive periods"
+           f" · ring: became algorithmic bias{shown}")
+    return _plain(fig, f"OFI of each pair across periods<br><sup>{sub}</sup>", height=500, legend_below=True,
                   wrap=False)
 
 
