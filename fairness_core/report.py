@@ -341,7 +341,7 @@ def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT
     settings and JSON; the attribute(s) audited, the label and prediction columns, the threshold and what
     positive means come from the audit. With several attributes the report has a verdict table per attribute
     beside the intersections. ``trend`` (a :class:`fairness_core.trend.Trend` of this model's saved periods, two or
-    more) adds the trend section: each pair's OFI across the periods and every change between consecutive periods."""
+    more) adds the trend section: each pair's OFI and DI across the periods and every change between consecutive periods."""
     reference = reference or max(audit.groups, key=lambda g: audit.cms[g].n)
     if reference not in audit.cms:
         raise ValueError(f"unknown reference group {reference!r}; groups are {', '.join(audit.groups)}")
@@ -381,6 +381,7 @@ def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT
                "MATCH p-values": plots.match_overview(tables["match"], alpha)}
     if TREND_CHANGES in tables:
         figures["OFI of each pair across periods"] = plots.ofi_trend(trend)
+        figures["DI of each pair across periods"] = plots.di_trend(trend)
     settings = {"model (name and version)": model.strip() or "not given",
                 "period the data cover": period.strip() or "not given",
                 "what a positive prediction is": audit.direction, **dict(audit.provenance),

@@ -69,6 +69,9 @@ def show(s: SavedAudit) -> None:
         fig = plots.ofi_trend(trend)
         st.plotly_chart(fig, width="stretch", key="ofi-trend")
         html_download(fig, "ofi_trend.html", key="ofi-trend-html")
+        di_fig = plots.di_trend(trend)
+        st.plotly_chart(di_fig, width="stretch", key="di-trend")
+        html_download(di_fig, "di_trend.html", key="di-trend-html")
         changes = trend.changes
         flagged = int(changes["significant"].sum()) if len(changes) else 0
         became = int(changes["became_bias"].sum()) if len(changes) else 0

@@ -219,6 +219,7 @@ def _figure_cases() -> dict:  # type: ignore[type-arg]
         "model_tradeoff": lambda: plots.model_tradeoff(comparison.summary(), tolerance=0.05),
         "paired_differences": lambda: plots.paired_differences(comparison.paired(LINK, STYLED)),
         "ofi_trend": lambda: plots.ofi_trend(series_changes([("2026-Q1", audit), (f"2026-Q2 {LINK}", shifted)])),
+        "di_trend": lambda: plots.di_trend(series_changes([("2026-Q1", audit), (f"2026-Q2 {LINK}", shifted)])),
         "mitigation_frontier": lambda: plots.mitigation_frontier(
             pd.DataFrame({"tolerance": [0.0, 0.1], "performance": [0.7, 0.8], "disparity": [0.0, 0.1]}),
             pd.DataFrame({"model": [LINK, STYLED], "performance": [0.75, 0.8], "disparity": [0.05, 0.2],

@@ -98,7 +98,7 @@ def test_a_second_period_shows_the_trend_and_the_report_gains_it(store_url):
     _, first = save_from_bias_audit(Q1, "Q1", "credit", "2026-Q1")
     _, second = save_from_bias_audit(Q2, "Q2", "credit", "2026-Q2")
     at = saved_page(second)
-    assert len(at.get("plotly_chart")) == 1
+    assert len(at.get("plotly_chart")) == 2                             # OFI and DI across periods
     changes = frame_with(at, "became_bias")
     assert len(changes) == 3 and changes["became_bias"].any()
     assert "2 saved periods" in texts(at)
@@ -114,3 +114,31 @@ def test_the_trend_figure_and_report_section():
     html = r.html()
     assert "A model over time" in html and "<a href=\"https://evil" not in html
     assert report.TREND_CHANGES not in report.build(Q2).tables
+    assert "DI of each pair across periods" in r.figures
+
+
+def test_the_di_trend_shows_each_pairs_di_and_interval_as_in_the_verdicts():
+    trend = series_changes([("2026-Q1", Q1), ("2026-Q2", Q2)])
+    fig, ofi = plots.di_trend(trend), plots.ofi_trend(trend)
+    pairs = [t for t in fig.data if t.customdata is not None]
+    ofi_pairs = [t for t in ofi.data if t.customdata is not None and t.name != "became algorithmic bias"]
+    assert len(pairs) == 3 and [(t.name, t.line.color) for t in pairs] == [(t.name, t.line.color) for t in ofi_pairs]
+    v = trend.verdicts.set_index(["period", "group_i", "group_j"])
+    seen = 0
+    for t in pairs:
+        gi, gj = [part.replace("&lt;", "<").replace("&gt;", ">") for part in
+                  t.name.removesuffix(" (changed)").split(" vs ")]
+        for period, di, low, high in zip(t.x, t.customdata[:, 4], t.customdata[:, 1], t.customdata[:, 2]):
+            if (period, gi, gj) in v.index:                               # named as in the verdicts
+                row = v.loc[(period, gi, gj)]
+                want = (row["di"], row["di_ci_low"], row["di_ci_high"])
+            else:                                                         # turned: 1 / DI, [1 / high, 1 / low]
+                row = v.loc[(period, gj, gi)]
+                want = (1 / row["di"], 1 / row["di_ci_high"], 1 / row["di_ci_low"])
+            assert (float(di), float(low), float(high)) == pytest.approx(want)
+            seen += 1
+        assert list(t.y) == pytest.approx([float(d) for d in t.customdata[:, 4]])
+        assert list(t.y + t.error_y.array) == pytest.approx([float(h) for h in t.customdata[:, 2]])
+        assert list(t.y - t.error_y.arrayminus) == pytest.approx([float(lo) for lo in t.customdata[:, 1]])
+    assert seen == len(trend.verdicts)
+    assert {s.y0 for s in fig.layout.shapes if s.line.dash == "dash"} == {0.8, 1.25}
