@@ -34,11 +34,12 @@ st.markdown("**OFI** (Objective Fairness Index) = Bᵢ − Bⱼ, the difference 
 
 @st.cache_data(show_spinner="Building the report…", max_entries=4, ttl=cached.TTL_S)
 def audit_report(_audit: Audit, fingerprint: str, reference: str, tolerance: float, alpha: float,  # type: ignore[no-untyped-def]
-                 adjust: str, model: str, period: str):
+                 adjust: str, model: str, period: str, _trend=None, trend_key: tuple = ()):
     """Shared by the sessions: keyed by everything the report prints (the audit's content hash covers its groups,
-    cells, source, notes, what positive means, whether that was declared, and the provenance) and every setting."""
+    cells, source, notes, what positive means, whether that was declared, and the provenance), every setting and
+    the trend's identity (its saved audits' ids and periods; the trend is judged at the same settings)."""
     return report.build(_audit, reference=reference, tolerance=tolerance, alpha=alpha, adjust=adjust, model=model,
-                        period=period)
+                        period=period, trend=_trend)
 
 
 @st.fragment
@@ -54,8 +55,14 @@ def report_downloads(audit: Audit, reference: str, tolerance: float, alpha: floa
     period = m2.text_input("Period the data cover", max_chars=120, key="report-period",
                            placeholder="e.g. 2025-01-01 to 2025-06-30")
 
+    trend, trend_key = saved.opened_trend(tolerance, alpha, adjust)   # opened from the store: its model's trend
+    if trend is not None:
+        st.caption(f"Opened from the saved audits: the report carries the model's trend across its "
+                   f"{len(trend.periods)} saved periods (" + ", ".join(md_escape(p) for p in trend.periods) + ").")
+
     def built():  # type: ignore[no-untyped-def]
-        return audit_report(audit, audit.fingerprint, reference, tolerance, alpha, adjust, model, period)  # cached
+        return audit_report(audit, audit.fingerprint, reference, tolerance, alpha, adjust, model, period,
+                            trend, trend_key)  # cached
 
     def or_failure(make, what: str):  # type: ignore[no-untyped-def]
         """The download's bytes, or a short file that says the download failed and why (never silence)."""

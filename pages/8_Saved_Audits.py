@@ -6,7 +6,7 @@ import streamlit as st
 from fairness_core import plots, regulatory, report
 from fairness_core.store import AuditNotFound, SavedAudit, StoreError
 from ui import cached, saved
-from ui.state import ADJUSTMENTS, data_banner, page_setup, set_audit
+from ui.state import ADJUSTMENTS, SAVED_MODEL_KEY, data_banner, page_setup, set_audit
 from ui.widgets import BuiltIn, P_FORMATS, csv_download, html_download, md_escape, styled, verdict_summary
 
 page_setup("Saved audits")
@@ -38,6 +38,8 @@ def show(s: SavedAudit) -> None:
     if st.button("Open in the workbench", icon=":material/open_in_browser:", key="open-in-workbench",
                  help="Make it this session's data: every page then audits it, at the settings it was saved with."):
         set_audit(s.audit)
+        if s.model:   # the Bias Audit report then carries this model's trend across its saved periods
+            st.session_state[SAVED_MODEL_KEY] = s.model
         for key, value in (("ofi-tol", s.tolerance), ("alpha", s.alpha), ("adjust", s.adjust)):
             st.session_state[f"kept-{key}"] = value
         st.success("Loaded: every page now audits this saved audit.", icon=":material/check_circle:")

@@ -142,3 +142,41 @@ def test_the_di_trend_shows_each_pairs_di_and_interval_as_in_the_verdicts():
         assert list(t.y - t.error_y.arrayminus) == pytest.approx([float(lo) for lo in t.customdata[:, 1]])
     assert seen == len(trend.verdicts)
     assert {s.y0 for s in fig.layout.shapes if s.line.dash == "dash"} == {0.8, 1.25}
+
+
+def report_html(at: AppTest, captured: dict) -> str:  # type: ignore[type-arg]
+    """The Bias Audit report's HTML as its download button would make it (the deferred callable it registered)."""
+    button = next(b for b in at.get("download_button") if b.proto.label == "Audit report (HTML)")
+    data = captured[button.proto.deferred_file_id]()
+    html = data.decode() if isinstance(data, bytes) else data
+    assert "could not be built" not in html and "<html" in html.lower()
+    return html
+
+
+def test_the_bias_audit_report_gains_the_trend_when_opened_from_a_saved_series(store_url, monkeypatch):
+    from streamlit.runtime.media_file_manager import MediaFileManager
+    captured: dict = {}   # type: ignore[type-arg]
+    add = MediaFileManager.add_deferred
+
+    def keep(self, data, *args, **kwargs):  # type: ignore[no-untyped-def]
+        file_id = add(self, data, *args, **kwargs)
+        captured[file_id] = data
+        return file_id
+    monkeypatch.setattr(MediaFileManager, "add_deferred", keep)
+    store = AuditStore(store_url)
+    store.save(Q1, "Q1", model="credit", period="2026-Q1")
+    second = store.save(Q2, "Q2", model="credit", period="2026-Q2")
+    at = saved_page(second)
+    at.button(key="open-in-workbench").click().run()
+    assert at.session_state["saved-model"] == "credit"
+    at.switch_page("pages/2_Bias_Audit.py").run()
+    assert not at.exception
+    assert any("carries the model's trend across its 2 saved periods" in c.value for c in at.caption)
+    html = report_html(at, captured)
+    assert "A model over time" in html and "DI of each pair across periods" in html
+    at.switch_page("pages/1_Upload.py").run()
+    at.button(key="load-demo").click().run()                 # a demo in the same session: no trend
+    assert "saved-model" not in at.session_state and at.session_state["demo_key"]
+    at.switch_page("pages/2_Bias_Audit.py").run()
+    assert not at.exception
+    assert "A model over time" not in report_html(at, captured)

@@ -18,6 +18,7 @@ from fairness_core.audit import Audit
 from fairness_core.store import AuditStore, SavedAudit, StoreError
 from fairness_core.trend import Trend, series_changes
 from ui.cached import TTL_S
+from ui.state import SAVED_MODEL_KEY
 from ui.widgets import md_escape
 
 #: The page that opens a saved audit from its link, and the link's query parameter.
@@ -105,13 +106,30 @@ def _trend(_history: tuple[SavedAudit, ...], ids: tuple[str, ...], tolerance: fl
     return series_changes(_history, tolerance, alpha, adjust)
 
 
+def model_trend(model: str | None, tolerance: float, alpha: float, adjust: str) -> tuple[Trend | None, tuple]:
+    """The trend of ``model`` across its saved periods at these settings, and its identity (the saved audits' ids
+    and periods, () without a trend) for keying anything built from it; no trend when the model has fewer than two
+    periods (or none). Shared by sessions: keyed by the ids (saved audits never change) and the settings."""
+    if not model:
+        return None, ()
+    history = tuple(store().history(model))
+    if len({h.period for h in history}) < 2:
+        return None, ()
+    ids = tuple(h.id for h in history)
+    return _trend(history, ids, tolerance, alpha, adjust), tuple((h.id, h.period) for h in history)
+
+
 def trend_of(saved: SavedAudit) -> Trend | None:
     """The trend of ``saved``'s model across its saved periods, judged at ``saved``'s settings; None when the model
-    has fewer than two periods (or no model). Shared by sessions: keyed by the saved audits' ids (saved audits never
-    change) and the settings."""
-    if not saved.model:
-        return None
-    history = tuple(store().history(saved.model))
-    if len({h.period for h in history}) < 2:
-        return None
-    return _trend(history, tuple(h.id for h in history), saved.tolerance, saved.alpha, saved.adjust)
+    has fewer than two periods (or no model)."""
+    return model_trend(saved.model, saved.tolerance, saved.alpha, saved.adjust)[0]
+
+
+def opened_trend(tolerance: float, alpha: float, adjust: str) -> tuple[Trend | None, tuple]:
+    """The trend (and its identity, as :func:`model_trend`) of the saved audit's model when this session's data was
+    opened from the store ("Open in the workbench"), at the given settings; (None, ()) for any other data or when
+    the store fails (the report is then built without it)."""
+    try:
+        return model_trend(st.session_state.get(SAVED_MODEL_KEY), tolerance, alpha, adjust)
+    except StoreError:
+        return None, ()

@@ -21,6 +21,9 @@ from ui.widgets import BuiltIn, md_escape
 AUDIT_KEY = "audit"
 DEMO_KEY = "demo_key"
 CANDIDATES_KEY = "candidates"   # the uploaded rows' candidate models (datasets.Candidates), next to their audit
+#: The model of the saved audit opened in the workbench (the Saved audits page): its trend joins the Bias Audit
+#: report. Any other data clears it (:func:`set_audit`); a reload of the page does not keep it.
+SAVED_MODEL_KEY = "saved-model"
 
 
 @st.cache_data(show_spinner=False)
@@ -55,6 +58,7 @@ def set_audit(audit: Audit, demo_key: str | None = None) -> None:
     st.session_state[DEMO_KEY] = demo_key
     st.session_state.pop(CANDIDATES_KEY, None)   # candidates belong to the data they came with, never to others
     st.session_state.pop(GONE_KEY, None)
+    st.session_state.pop(SAVED_MODEL_KEY, None)   # set again only by "Open in the workbench"
     _remember()
 
 
