@@ -307,8 +307,10 @@ def test_save_share_by_link_trend_and_the_ll144_csv(open_page, tmp_path):
     colleague.reload()
     colleague.get_by_text("has 2 saved periods").wait_for(timeout=60000)
     colleague.wait_for_function(IDLE, timeout=60000)
-    colleague.wait_for_selector(".js-plotly-plot", timeout=30000)   # the trend chart
-    assert colleague.locator(".js-plotly-plot").count() == 1 and colleague.get_by_text("2026-Q2").count() >= 1
+    colleague.wait_for_selector(".js-plotly-plot", timeout=30000)   # the trend charts: OFI, then DI
+    charts = colleague.locator(".js-plotly-plot")
+    assert charts.count() == 2 and colleague.get_by_text("2026-Q2").count() >= 1
+    assert "OFI" in charts.nth(0).inner_text() and "DI" in charts.nth(1).inner_text()
     assert colleague.locator("[data-testid='stException']").count() == 0
     with colleague.expect_download(timeout=60000) as info:
         colleague.get_by_role("button", name="Download the Local Law 144 summary (CSV)").click()
