@@ -118,7 +118,7 @@ if everything.empty:
     st.stop()
 EVERY = BuiltIn("every model")
 models = sorted(everything["model"].dropna().unique())
-chosen = st.selectbox("Model", [EVERY, *models], key="saved-model",
+chosen = st.selectbox("Model", [EVERY, *models], key="saved-filter",
                       format_func=lambda m: m.label if isinstance(m, BuiltIn) else f"“{m}”")
 listed = everything if isinstance(chosen, BuiltIn) else everything[everything["model"] == chosen]
 st.dataframe(listed.drop(columns="id"), width="stretch", hide_index=True, key="saved-list",

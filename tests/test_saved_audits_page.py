@@ -15,6 +15,7 @@ from fairness_core.audit import Audit
 from fairness_core.store import AuditStore
 from fairness_core.trend import series_changes
 from app_helpers import page_with_audit
+from ui.state import SAVED_MODEL_KEY
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGE = "pages/8_Saved_Audits.py"
@@ -168,7 +169,7 @@ def test_the_bias_audit_report_gains_the_trend_when_opened_from_a_saved_series(s
     second = store.save(Q2, "Q2", model="credit", period="2026-Q2")
     at = saved_page(second)
     at.button(key="open-in-workbench").click().run()
-    assert at.session_state["saved-model"] == "credit"
+    assert at.session_state[SAVED_MODEL_KEY] == "credit"
     at.switch_page("pages/2_Bias_Audit.py").run()
     assert not at.exception
     assert any("carries the model's trend across its 2 saved periods" in c.value for c in at.caption)
@@ -176,7 +177,20 @@ def test_the_bias_audit_report_gains_the_trend_when_opened_from_a_saved_series(s
     assert "A model over time" in html and "DI of each pair across periods" in html
     at.switch_page("pages/1_Upload.py").run()
     at.button(key="load-demo").click().run()                 # a demo in the same session: no trend
-    assert "saved-model" not in at.session_state and at.session_state["demo_key"]
+    assert SAVED_MODEL_KEY not in at.session_state and at.session_state["demo_key"]
     at.switch_page("pages/2_Bias_Audit.py").run()
     assert not at.exception
     assert "A model over time" not in report_html(at, captured)
+
+
+def test_filtering_the_saved_list_by_model_does_not_mark_the_audit_as_opened(store_url):
+    """The list's model filter once shared its key with the 'opened from the store' marker: filtering by a
+    model made the Bias Audit report of any other data carry that model's trend."""
+    store = AuditStore(store_url)
+    store.save(Q1, "Q1", model="credit", period="2026-Q1")
+    store.save(Q2, "Q2", model="credit", period="2026-Q2")
+    at = saved_page(None)
+    at.selectbox(key="saved-filter").set_value("credit").run()
+    assert not at.exception and SAVED_MODEL_KEY not in at.session_state
+    at.switch_page("pages/2_Bias_Audit.py").run()
+    assert not any("carries the model's trend" in c.value for c in at.caption)

@@ -22,8 +22,8 @@ AUDIT_KEY = "audit"
 DEMO_KEY = "demo_key"
 CANDIDATES_KEY = "candidates"   # the uploaded rows' candidate models (datasets.Candidates), next to their audit
 #: The model of the saved audit opened in the workbench (the Saved audits page): its trend joins the Bias Audit
-#: report. Any other data clears it (:func:`set_audit`); a reload of the page does not keep it.
-SAVED_MODEL_KEY = "saved-model"
+#: report. Any other data clears it (:func:`set_audit`); a reload keeps it with the data (a "kept-" key).
+SAVED_MODEL_KEY = "kept-opened-model"
 
 
 @st.cache_data(show_spinner=False)
