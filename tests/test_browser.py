@@ -391,11 +391,21 @@ def test_three_sessions_at_once_do_not_cross_talk(server, tmp_path):
 
 
 def choose(page, label: str, option: str) -> None:
-    """Pick ``option`` in the Streamlit selectbox labelled ``label`` (type to filter, Enter to choose)."""
+    """Pick ``option`` in the Streamlit selectbox labelled ``label``: type to filter, then click the option, or,
+    when a rerun's layout shift keeps covering it (seen on a loaded machine), press Enter on it once it is the
+    highlighted one."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     box = page.get_by_test_id("stSelectbox").filter(has_text=label).first
     box.click()
     page.keyboard.type(option)
-    page.get_by_role("option", name=option, exact=True).first.click()
+    target = page.get_by_role("option", name=option, exact=True).first
+    try:
+        target.click(timeout=10000)
+    except PlaywrightTimeout:
+        target.wait_for(timeout=10000)
+        assert target.get_attribute("data-focused") == "true", f"{option!r} is not the highlighted option"
+        page.keyboard.press("Enter")
 
 
 def test_a_journalists_audit_of_the_published_compas_file(page, tmp_path):
