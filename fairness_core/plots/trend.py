@@ -61,6 +61,26 @@ def _pair_color(k: int, bold: bool) -> str:
     return PALETTE[k % len(PALETTE)] if bold else "#b8b8b8"
 
 
+def _pair_style(color: str, bold: bool, verdicts: pd.Series) -> dict[str, Any]:
+    """A pair's line across periods, as both trend charts draw it: bold when it changed significantly, each
+    period's marker in the colour of that period's verdict."""
+    return dict(line=dict(color=color, width=3 if bold else 1.5), opacity=1.0 if bold else 0.7,
+                marker=dict(size=11 if bold else 8, color=[VERDICT_COLORS.get(v, "#8c8c8c") for v in verdicts],
+                            line=dict(color="white", width=1)))
+
+
+def _periods_axis_and_key(fig: go.Figure, rows: pd.DataFrame, keys: list[frozenset], periods: list[str]) -> str:
+    """The periods in order on x and the verdicts' colour key in the legend, as both trend charts show them;
+    returns the subtitle's note on the pairs left out (empty when every pair is drawn)."""
+    for verdict, color in VERDICT_COLORS.items():
+        if (rows["verdict"] == verdict).any():
+            fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=verdict, legendgroup="verdicts",
+                                     marker=dict(size=10, color=color)))
+    fig.update_xaxes(type="category", categoryorder="array", categoryarray=periods, title="period")
+    pairs = rows["key"].nunique()
+    return f" · the {len(keys)} of {pairs} pairs that changed most" if len(keys) < pairs else ""
+
+
 def ofi_trend(trend: Any, max_pairs: int = MAX_TREND_PAIRS) -> go.Figure:
     """Each pair's OFI across the periods of ``trend`` (a :class:`fairness_core.trend.Trend`) with each period's
     multiplicity-adjusted interval; markers coloured by that period's verdict; pairs whose OFI changed significantly
@@ -80,9 +100,7 @@ def ofi_trend(trend: Any, max_pairs: int = MAX_TREND_PAIRS) -> go.Figure:
         fig.add_trace(go.Scatter(
             x=part["period"], y=part["ofi"], mode="lines+markers", name=label + (" (changed)" if bold else ""),
             showlegend=bold, legendgroup=None if bold else "unchanged",   # the pale pairs: named in the hover
-            line=dict(color=color, width=3 if bold else 1.5), opacity=1.0 if bold else 0.7,
-            marker=dict(size=11 if bold else 8, color=[VERDICT_COLORS.get(v, "#8c8c8c") for v in part["verdict"]],
-                        line=dict(color="white", width=1)),
+            **_pair_style(color, bold, part["verdict"]),
             error_y=dict(type="data", symmetric=False, array=part["high"] - part["ofi"],
                          arrayminus=part["ofi"] - part["low"], color=color, thickness=1.5 if bold else 1, width=4),
             customdata=np.column_stack([[plotly_text(label)] * len(part), part["low"], part["high"], part["verdict"]]),
@@ -98,14 +116,8 @@ def ofi_trend(trend: Any, max_pairs: int = MAX_TREND_PAIRS) -> go.Figure:
     if any(key not in significant for key in keys):
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name="no significant change (hover names the pair)",
                                  legendgroup="unchanged", line=dict(color="#b8b8b8", width=1.5)))
-    for verdict, color in VERDICT_COLORS.items():   # the colour key of the markers
-        if (rows["verdict"] == verdict).any():
-            fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=verdict, legendgroup="verdicts",
-                                     marker=dict(size=10, color=color)))
-    fig.update_xaxes(type="category", categoryorder="array", categoryarray=periods, title="period")
+    shown = _periods_axis_and_key(fig, rows, keys, periods)
     fig.update_yaxes(title="OFI = B<sub>i</sub> − B<sub>j</sub>")
-    shown = (f" · the {len(keys)} of {rows['key'].nunique()} pairs that changed most" if len(keys) <
-             rows["key"].nunique() else "")
     sub = (f"each period's multiplicity-adjusted interval (α = {trend.alpha:g}) · marker colour: that period's verdict"
            f" · band: |OFI| ≤ {trend.tolerance:g}<br>bold: OFI changed significantly between consecutive periods"
            f" · ring: became algorithmic bias{shown}")
@@ -144,9 +156,7 @@ def di_trend(trend: Any, max_pairs: int = MAX_TREND_PAIRS) -> go.Figure:
         fig.add_trace(go.Scatter(
             x=part["period"], y=shown, mode="lines+markers", name=label + (" (changed)" if bold else ""),
             showlegend=bold, legendgroup=None if bold else "unchanged",
-            line=dict(color=color, width=3 if bold else 1.5), opacity=1.0 if bold else 0.7, connectgaps=False,
-            marker=dict(size=11 if bold else 8, color=[VERDICT_COLORS.get(v, "#8c8c8c") for v in part["verdict"]],
-                        line=dict(color="white", width=1)),
+            connectgaps=False, **_pair_style(color, bold, part["verdict"]),
             error_y=dict(type="data", symmetric=False, array=np.maximum(hi_cap - shown, 0),
                          arrayminus=np.maximum(shown - lo_cap, 0), color=color, thickness=1.5 if bold else 1, width=4),
             customdata=np.column_stack([[plotly_text(label)] * len(part), part["di_low"], part["di_high"],
@@ -156,17 +166,11 @@ def di_trend(trend: Any, max_pairs: int = MAX_TREND_PAIRS) -> go.Figure:
     if any(key not in significant for key in keys):
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name="OFI not significantly changed (hover names "
                                  "the pair)", legendgroup="unchanged", line=dict(color="#b8b8b8", width=1.5)))
-    for verdict, color in VERDICT_COLORS.items():
-        if (rows["verdict"] == verdict).any():
-            fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=verdict, legendgroup="verdicts",
-                                     marker=dict(size=10, color=color)))
-    fig.update_xaxes(type="category", categoryorder="array", categoryarray=periods, title="period")
+    shown_pairs = _periods_axis_and_key(fig, rows, keys, periods)
     fig.update_yaxes(type="log", title="DI = P̂<sub>i</sub> / P̂<sub>j</sub> (log scale)",
                      tickvals=[0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 0.8, 1, 1.25, 2, 5, 10, 20, 50, 100],
                      ticktext=["0.01", "0.02", "0.05", "0.1", "0.2", "0.5", "0.8", "1", "1.25", "2", "5", "10", "20",
                                "50", "100"])
-    shown_pairs = (f" · the {len(keys)} of {rows['key'].nunique()} pairs that changed most" if len(keys) <
-                   rows["key"].nunique() else "")
     sub = (f"each period's multiplicity-adjusted interval (α = {trend.alpha:g}) · marker colour: that period's verdict"
            f" · dashed: the four-fifths band 0.8–1.25<br>same pairs, orientation and colours as the OFI chart"
            f" · bold: OFI changed significantly{shown_pairs}")
