@@ -36,7 +36,9 @@ import json
 import os
 import re
 import secrets
+import sqlite3
 import threading
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -72,6 +74,25 @@ _ID = re.compile(r"^[A-Za-z0-9_-]{22}$")   # secrets.token_urlsafe(16)
 #: PostgreSQL: the transaction-scoped advisory lock that serializes opening the store ("fairstor" as a number).
 _PG_OPEN_LOCK = int.from_bytes(b"fairstor", "big")
 _ADJUSTMENTS = ("holm", "bh", "none")
+
+
+def _switch_to_wal(cursor: Any) -> None:
+    """Put a SQLite database in WAL mode. Switching takes an exclusive lock and SQLite answers "database is
+    locked" at once, without its busy handler, while another connection switches or writes; so this waits
+    and tries again (up to :data:`BUSY_TIMEOUT_S`), and does nothing when the database is in WAL mode already."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    pause = 0.002
+    while True:
+        try:
+            if str(cursor.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal":
+                return
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) and "busy" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.1)
 
 
 class StoreError(RuntimeError):
@@ -247,8 +268,8 @@ class AuditStore:
         def _connect(dbapi_connection: Any, _record: Any) -> None:
             dbapi_connection.isolation_level = None   # the store emits BEGIN itself
             cur = dbapi_connection.cursor()
-            cur.execute("PRAGMA journal_mode=WAL")
             cur.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+            _switch_to_wal(cur)
             cur.execute("PRAGMA foreign_keys=ON")
             cur.close()
 
