@@ -42,6 +42,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable
 
+from .progress import Progress
+
 PENDING, RUNNING, DONE, CANCELLED, FAILED = "pending", "running", "done", "cancelled", "failed"
 ENDED = (DONE, CANCELLED, FAILED)
 
@@ -151,7 +153,7 @@ class Snapshot:
     id: str
     name: str
     status: str
-    records: list[dict[str, Any]]
+    records: list[Any]  # Progress records (dicts from jobs not yet typed)
     done: int
     total: int
     message: str
@@ -182,7 +184,7 @@ class Job:
     error: str | None = None
     started: float | None = None
     finished: float | None = None
-    _records: list[dict[str, Any]] = field(default_factory=list)
+    _records: list[Any] = field(default_factory=list)
     _done: int = 0
     _total: int = 0
     _message: str = ""
@@ -208,21 +210,32 @@ class Job:
     _pace: list[tuple[float, int]] = field(default_factory=list)
 
     # -- called from the worker thread ----------------------------------------------------
-    def on_progress(self, **record: Any) -> None:
-        """Append one progress record; ``done``, ``total`` and ``message`` also set the progress bar."""
+    def on_progress(self, record: Progress | None = None, /, **fields_: Any) -> None:
+        """Append one progress record (a :class:`~fairness_core.progress.Progress`); its ``done``, ``total``
+        and ``message`` also set the progress bar. Keyword fields are the older, untyped style, kept as a
+        dict until every job reports typed records."""
         with self._lock:
-            if "done" in record:
-                if int(record["done"]) != self._done or not self._pace:  # the first report marks work's start
-                    self._pace.append((time.monotonic() - (self.started or time.monotonic()), int(record["done"])))
+            if record is None:
+                done, total, message = fields_.get("done"), fields_.get("total"), fields_.get("message")
+            else:
+                done = record.done if (record.done or record.total) else None
+                total, message = record.total or None, record.message or None
+            if done is not None:
+                if int(done) != self._done or not self._pace:  # the first report marks work's start
+                    self._pace.append((time.monotonic() - (self.started or time.monotonic()), int(done)))
                     if len(self._pace) > 4096:
                         del self._pace[1:2049]  # keep the first point and the recent half
-                self._done = int(record["done"])
-            if "total" in record:
-                self._total = int(record["total"])
-            if "message" in record:
-                self._message = str(record["message"])
-            record.setdefault("time", time.monotonic() - (self.started or time.monotonic()))
-            self._records.append(record)
+                self._done = int(done)
+            if total is not None:
+                self._total = int(total)
+            if message is not None:
+                self._message = str(message)
+            now = time.monotonic() - (self.started or time.monotonic())
+            if record is None:
+                fields_.setdefault("time", now)
+                self._records.append(fields_)
+            else:
+                self._records.append(record if record.time is not None else replace(record, time=now))
             if len(self._records) > self.max_records:  # keep memory bounded on very long runs
                 del self._records[: len(self._records) - self.max_records]
 
