@@ -1,6 +1,6 @@
 """Fuzz every upload parser with N generated files per strategy and print what was tried.
 
-    python scripts/fuzz.py [N]          # N files in all (default 10,000, the README's numbers): 30% CM
+    python scripts/fuzz.py [N]          # N files in all (default 10,000, the numbers in docs/benchmarks.md): 30% CM
                                         # tables, 30% row-level files, 10% each random bytes, workbooks
                                         # written from XML (no size, many sheets, shared and long strings,
                                         # formulas), Parquet files (every column type, wide ones) and

@@ -1,5 +1,5 @@
 """Property-based fuzzing of every upload parser (hypothesis). scripts/fuzz.py runs 10,000 files
-and prints the counts quoted in the README; here a smaller, derandomized sample keeps CI fast."""
+and prints the counts quoted in docs/benchmarks.md; here a smaller, derandomized sample keeps CI fast."""
 
 from __future__ import annotations
 
