@@ -25,7 +25,7 @@ import numpy.typing as npt
 import pandas as pd
 from scipy.special import expit
 
-from .jobs import Cancelled
+from .progress import Cancelled, Progress, ProgressCallback, legacy_callback
 
 MAX_LEVELS = 50  # a categorical column with more distinct values is refused (likely an ID)
 
@@ -118,8 +118,9 @@ class EnsembleFit:
 
 def bootstrap_ensemble(features: pd.DataFrame, y: npt.ArrayLike, n_models: int = 20, fraction: float = 0.8,
                        folds: int = 5, seed: int = 0, l2: float = 1.0,
-                       progress: Callable[[int, int], None] | None = None,
-                       should_stop: Callable[[], bool] | None = None) -> EnsembleFit:
+                       on_progress: ProgressCallback | None = None,
+                       should_stop: Callable[[], bool] | None = None,
+                       progress: Callable[[int, int], None] | None = None) -> EnsembleFit:
     """Train bootstrap logistic regressions and predict every row out of fold.
 
     Virny measures stability on unseen rows. So that every individual of the audit gets
@@ -139,8 +140,9 @@ def bootstrap_ensemble(features: pd.DataFrame, y: npt.ArrayLike, n_models: int =
         (Virny's bootstrap).
     folds : int
         Cross-fitting folds (>= 2).
-    progress : callable(done, total), optional
-        Called after each model; total = folds × n_models.
+    on_progress : callable(Progress), optional
+        Called after each model with ``done`` of ``total`` = folds × n_models. (``progress=``, called with
+        ``(done, total)``, is deprecated.)
     should_stop : callable() -> bool, optional
         Polled before each model and each of its Newton steps; True raises :class:`Cancelled`.
     """
@@ -156,6 +158,7 @@ def bootstrap_ensemble(features: pd.DataFrame, y: npt.ArrayLike, n_models: int =
         raise ValueError(f"folds must be between 2 and 20, got {folds}")
     if n < 5 * folds:
         raise ValueError(f"{n} rows are too few for {folds}-fold cross-fitting")
+    report = legacy_callback(progress, on_progress, "bootstrap_ensemble", lambda old, r: old(r.done, r.total))
     rng = np.random.default_rng(seed)
     fold = rng.permutation(np.arange(n) % folds)
     features = features.reset_index(drop=True)
@@ -176,7 +179,6 @@ def bootstrap_ensemble(features: pd.DataFrame, y: npt.ArrayLike, n_models: int =
             w = fit_logistic(x_train[boot], y_train[boot], l2, should_stop=should_stop)
             probs[test, j] = expit(x_test @ w)
             done += 1
-            if progress is not None:
-                progress(done, total)
+            report(Progress(done=done, total=total, message=f"model {done} of {total}"))
     accuracy = float(np.mean((probs.mean(axis=1) >= 0.5) == (y == 1)))
     return EnsembleFit(probs, fold, accuracy, names)

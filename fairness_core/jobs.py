@@ -42,14 +42,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable
 
-from .progress import Progress
+from .progress import Cancelled, Progress
 
 PENDING, RUNNING, DONE, CANCELLED, FAILED = "pending", "running", "done", "cancelled", "failed"
 ENDED = (DONE, CANCELLED, FAILED)
-
-
-class Cancelled(Exception):
-    """Raised by a job function that stops early because ``should_stop()`` said so."""
 
 
 class JobRefused(RuntimeError):

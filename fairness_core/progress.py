@@ -23,11 +23,16 @@ a model breaks the page's test instead of silently emptying a chart.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
-__all__ = ["Progress", "ProgressCallback", "ignore", "of_kind", "Stage"]
+__all__ = ["Cancelled", "Progress", "ProgressCallback", "ignore", "of_kind", "Stage"]
+
+
+class Cancelled(Exception):
+    """Raised by a long computation that stops early because its ``should_stop()`` said so."""
 
 
 @dataclass(frozen=True)
@@ -69,3 +74,17 @@ def ignore(record: Progress) -> None:
 def of_kind(records: Iterable[Progress], kind: type[P]) -> list[P]:
     """The records of one phase (instances of ``kind``), in the order they came."""
     return [r for r in records if isinstance(r, kind)]
+
+
+def legacy_callback(old: Callable[..., Any] | None, on_progress: ProgressCallback | None, name: str,
+                    convert: Callable[[Callable[..., Any], Progress], None]) -> ProgressCallback:
+    """The callback a function uses while it still accepts an older, untyped ``progress=`` argument: that one is
+    wrapped (``convert(old, record)`` calls it the old way) with a :class:`DeprecationWarning` naming
+    ``name``; ``on_progress`` as given otherwise; :func:`ignore` when neither is."""
+    if old is None:
+        return on_progress or ignore
+    if on_progress is not None:
+        raise TypeError(f"{name}: give on_progress=, not both it and the deprecated progress=")
+    warnings.warn(f"{name}(progress=...) is deprecated: pass on_progress=, which receives one "
+                  "fairness_core.progress.Progress record per step", DeprecationWarning, stacklevel=3)
+    return lambda record: convert(old, record)

@@ -29,7 +29,7 @@ import pandas as pd
 
 from . import metrics as m
 from .confusion import ConfusionMatrix
-from .jobs import Cancelled
+from .progress import Cancelled, Progress, ProgressCallback, legacy_callback
 from .sample_size import MAX_DISTRIBUTION_N, enumerate_matrices, multinomial_pmf, reference_probs
 
 FloatArray = npt.NDArray[np.float64]
@@ -79,7 +79,7 @@ class Smoother:
         return np.divide(alpha * n, total, out=np.zeros_like(alpha), where=total > 0)
 
 
-#: The seeds' six: raw, bashful, add-one, CPS λ = 5, 10, 20 (Briscoe, Kepler et al., §F.1).
+#: The papers' six: raw, bashful, add-one, CPS λ = 5, 10, 20 (Briscoe, Kepler et al., §F.1).
 SEED_SMOOTHERS: tuple[Smoother, ...] = (Smoother("none"), Smoother("additive", 1e-10), Smoother("additive", 1.0),
                                         Smoother("cps", 5.0), Smoother("cps", 10.0), Smoother("cps", 20.0))
 
@@ -192,8 +192,9 @@ def _bulk(w: FloatArray) -> npt.NDArray[np.bool_]:
 def error_curves(group: ConfusionMatrix, reference: ConfusionMatrix, ns: Sequence[int],
                  names: Sequence[str] = EXPERIMENT_METRICS, smoothers: Sequence[Smoother] = SEED_SMOOTHERS,
                  mode: str = "exact", draws: int = 10_000, seed: int | None = 0,
-                 progress: Callable[[float], None] | None = None,
-                 should_stop: Callable[[], bool] | None = None) -> pd.DataFrame:
+                 on_progress: ProgressCallback | None = None,
+                 should_stop: Callable[[], bool] | None = None,
+                 progress: Callable[[float], None] | None = None) -> pd.DataFrame:
     """MSE of each metric of a size-n subsample of ``group`` against the whole group's score.
 
     Subsamples are drawn with replacement from the group's normalized CM (as the papers'
@@ -207,8 +208,9 @@ def error_curves(group: ConfusionMatrix, reference: ConfusionMatrix, ns: Sequenc
         (no sampling noise; n <= 200), skipping the least likely CMs whose probabilities
         sum to at most :data:`TAIL` = 1e-14 (an MSE error below 4e-14 / P(defined)). "monte_carlo" draws ``draws`` seeded subsamples per n
         and adds ``se``, the standard error of its MSE.
-    progress : called with the fraction done after each n.
-    should_stop : polled before each n; True raises :class:`fairness_core.jobs.Cancelled`.
+    on_progress : called with a :class:`~fairness_core.progress.Progress` record (``done`` of ``total`` sample
+        sizes) after each n. (``progress=``, called with the fraction done, is deprecated.)
+    should_stop : polled before each n; True raises :class:`fairness_core.progress.Cancelled`.
 
     Returns
     -------
@@ -235,6 +237,7 @@ def error_curves(group: ConfusionMatrix, reference: ConfusionMatrix, ns: Sequenc
         raise ValueError(f"exact mode enumerates C(n+3, 3) matrices; n must be <= {MAX_DISTRIBUTION_N}")
     if mode == "monte_carlo" and draws < 2:
         raise ValueError("Monte Carlo needs at least 2 draws per n")
+    report = legacy_callback(progress, on_progress, "error_curves", lambda old, r: old(r.fraction))
     rng = np.random.default_rng(seed)
     rows = []
     for k, n in enumerate(ns):
@@ -256,8 +259,7 @@ def error_curves(group: ConfusionMatrix, reference: ConfusionMatrix, ns: Sequenc
                 se = float(np.std(sq[ok], ddof=1) / np.sqrt(ok.sum()))
             rows.append({"metric": name, "smoother": label, "n": n, "mse": mse,
                          "p_excluded": max(0.0, 1.0 - defined), "se": se, "truth": truth[name]})
-        if progress is not None:
-            progress((k + 1) / len(ns))
+        report(Progress(done=k + 1, total=len(ns), message=f"{k + 1} of {len(ns)} sample sizes"))
     out = pd.DataFrame(rows, columns=["metric", "smoother", "n", "mse", "p_excluded", "se", "truth"])
     out.attrs["dropped"] = dropped
     return out
@@ -279,3 +281,33 @@ def best_smoother(curves: pd.DataFrame, metric: str, n: int) -> str:
     rows = curves[(curves["metric"] == metric) & (curves["n"] == n)
                   & (curves["p_excluded"] <= MAX_UNDEFINED_FOR_BEST)].dropna(subset=["mse"])
     return str(rows.loc[rows["mse"].idxmin(), "smoother"]) if len(rows) else "none defined in most samples"
+
+
+def cps_verdicts(curves: pd.DataFrame) -> pd.DataFrame:
+    """Per metric of :func:`error_curves`' table: does CPS (λ = 10) beat raw, and is add-one consistent?
+
+    Columns: ``metric``; ``CPS λ = 10 below raw`` and ``add-one worse than raw`` ("k of m n": at how many of the
+    sample sizes); the best smoother at the smallest and the largest n (:func:`best_smoother`); ``raw undefined
+    at the smallest n`` (the share of subsamples where the raw score is undefined there).
+
+    >>> t = error_curves(ConfusionMatrix(5, 2, 3, 6), ConfusionMatrix(50, 20, 30, 60), [5, 10], names=["ACC"])
+    >>> cps_verdicts(t)[["metric", "CPS λ = 10 below raw"]].to_dict("records")
+    [{'metric': 'ACC', 'CPS λ = 10 below raw': '2 of 2 n'}]
+    """
+    wide = curves.pivot_table(index=["metric", "n"], columns="smoother", values="mse")
+    out = []
+    for metric_name, g in wide.groupby(level="metric"):
+        beats = int((g["CPS λ = 10"] < g["raw"]).sum())
+        addone = int((g["additive ε = 1"] > g["raw"]).sum())
+        first, last = g.index[0][1], g.index[-1][1]
+        raw_undefined = curves[(curves["metric"] == metric_name) & (curves["smoother"] == "raw")
+                               & (curves["n"] == first)]["p_excluded"]
+        out.append({"metric": metric_name, "CPS λ = 10 below raw": f"{beats} of {len(g)} n",
+                    "add-one worse than raw": f"{addone} of {len(g)} n",
+                    "best at the smallest n": best_smoother(curves, metric_name, first),
+                    "best at the largest n": best_smoother(curves, metric_name, last),
+                    "raw undefined at the smallest n": float(raw_undefined.iloc[0]) if len(raw_undefined)
+                    else float("nan")})
+    return pd.DataFrame(out, columns=["metric", "CPS λ = 10 below raw", "add-one worse than raw",
+                                      "best at the smallest n", "best at the largest n",
+                                      "raw undefined at the smallest n"])

@@ -6,7 +6,7 @@ import streamlit as st
 from fairness_core import metrics, plots, smoothing
 from ui import jobs
 from ui.state import data_banner, page_setup
-from ui.widgets import csv_download, html_download, md_escape, require, styled
+from ui.widgets import chart, csv_download, md_escape, require, styled
 
 ERR_KEY = "err"
 audit = page_setup("Smoothing")
@@ -62,8 +62,7 @@ left, right = st.columns([3, 2])
 with left:
     shown = st.selectbox("Plot", chosen, key="sm-plot-metric")
     fig = plots.smoothing_shift(table, shown)
-    st.plotly_chart(fig, width="stretch", key="sm-shift")
-    html_download(fig, f"smoothing_{shown}.html", key="sm-shift-html")
+    chart(fig, f"smoothing_{shown}.html", key="sm-shift")
 with right:
     became = table[table["became_defined"]]
     undefined = int(table["raw"].isna().sum())
@@ -118,8 +117,7 @@ if params not in results:
         def curves(on_progress, should_stop):  # type: ignore[no-untyped-def]
             return smoothing.error_curves(
                 cm, ref, run_ns, names=run_metrics, mode=run_mode, draws=run_draws, seed=0, should_stop=should_stop,
-                progress=lambda f: on_progress(done=round(1000 * f), total=1000,
-                                               message=f"{f:.0%} of {len(run_ns)} sample sizes"))
+                on_progress=on_progress)
 
         if jobs.start(ERR_KEY, f"error curves for {group}", curves) is not None:
             st.session_state["err-job-params"] = params
@@ -135,23 +133,9 @@ if params in results:
 if params in results and not results[params].empty:
     curves = results[params]
     fig = plots.smoothing_curves(curves)
-    st.plotly_chart(fig, width="stretch", key="err-fig")
-    html_download(fig, f"smoothing_error_{group}.html", key="err-html")
-    wide = curves.pivot_table(index=["metric", "n"], columns="smoother", values="mse")
-    verdict = []
-    for metric_name, g in wide.groupby(level="metric"):
-        beats = int((g["CPS λ = 10"] < g["raw"]).sum())
-        addone = int((g["additive ε = 1"] > g["raw"]).sum())
-        first, last = g.index[0][1], g.index[-1][1]
-        raw_undefined = curves[(curves["metric"] == metric_name) & (curves["smoother"] == "raw")
-                               & (curves["n"] == first)]["p_excluded"]
-        verdict.append({"metric": metric_name, "CPS λ = 10 below raw": f"{beats} of {len(g)} n",
-                        "add-one worse than raw": f"{addone} of {len(g)} n",
-                        "best at the smallest n": smoothing.best_smoother(curves, metric_name, first),
-                        "best at the largest n": smoothing.best_smoother(curves, metric_name, last),
-                        "raw undefined at the smallest n": float(raw_undefined.iloc[0]) if len(raw_undefined)
-                        else float("nan")})
-    st.markdown("**Does CPS beat raw here?** The seeds report CPS below raw for every metric and add-one "
+    chart(fig, f"smoothing_error_{group}.html", key="err-fig")
+    verdict = smoothing.cps_verdicts(curves)
+    st.markdown("**Does CPS beat raw here?** The papers report CPS below raw for every metric and add-one "
                 "inconsistent; for this group and range:")
     st.dataframe(verdict, hide_index=True, width="stretch", key="err-verdict",
                  column_config={"raw undefined at the smallest n": st.column_config.NumberColumn(format="percent")})
@@ -161,7 +145,12 @@ if params in results and not results[params].empty:
     st.caption("Where CPS loses, the group differs from the rest of the data: CPS's bias λ/(n+λ)·(p′ − p) then "
                "outweighs the variance it removes (a group with no false positives, say, scores FPR = 0 at every "
                "n raw, while CPS pulls it toward the others' FPR).")
-    csv_download(curves, f"smoothing_error_{group}.csv", "Download the curves (CSV)", index=False)
+    left, right = st.columns(2)
+    with left:
+        csv_download(verdict, f"cps_verdicts_{group}.csv", "Download the verdicts (CSV)", key="err-verdict-csv",
+                     index=False)
+    with right:
+        csv_download(curves, f"smoothing_error_{group}.csv", "Download the curves (CSV)", index=False)
 
 # --- priors for a hidden group (the small-data paper's Table 2) ---------------------------------------------------
 st.subheader("Which prior is closest to a group you cannot see? (the small-data paper's Table 2)")

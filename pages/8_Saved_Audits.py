@@ -7,7 +7,7 @@ from fairness_core import plots, regulatory, report
 from fairness_core.store import AuditNotFound, SavedAudit, StoreError
 from ui import cached, saved
 from ui.state import ADJUSTMENTS, SAVED_MODEL_KEY, data_banner, page_setup, set_audit
-from ui.widgets import BuiltIn, P_FORMATS, csv_download, html_download, md_escape, styled, verdict_summary
+from ui.widgets import BuiltIn, P_FORMATS, chart, csv_download, md_escape, styled, verdict_summary
 
 page_setup("Saved audits")
 st.title("Saved audits")
@@ -69,11 +69,9 @@ def show(s: SavedAudit) -> None:
                     "consecutive periods is tested as two independent samples (interval and p-value, "
                     f"{ADJUSTMENTS.get(trend.adjust, trend.adjust)} across all changes), at this audit's settings.")
         fig = plots.ofi_trend(trend)
-        st.plotly_chart(fig, width="stretch", key="ofi-trend")
-        html_download(fig, "ofi_trend.html", key="ofi-trend-html")
+        chart(fig, "ofi_trend.html", key="ofi-trend")
         di_fig = plots.di_trend(trend)
-        st.plotly_chart(di_fig, width="stretch", key="di-trend")
-        html_download(di_fig, "di_trend.html", key="di-trend-html")
+        chart(di_fig, "di_trend.html", key="di-trend")
         changes = trend.changes
         flagged = int(changes["significant"].sum()) if len(changes) else 0
         became = int(changes["became_bias"].sum()) if len(changes) else 0

@@ -93,6 +93,13 @@ def html_download(fig: go.Figure, file_name: str, label: str = "Download figure 
                        on_click="ignore", icon=":material/download:")
 
 
+def chart(fig: go.Figure, file_name: str, key: str, label: str = "Download figure (HTML)") -> None:
+    """A figure and, under it, its self-contained HTML download: the pair every chart on a page shows.
+    ``key`` names the chart's widget (its download's key is ``key + "-html"``)."""
+    st.plotly_chart(fig, width="stretch", key=key)
+    html_download(fig, file_name, label=label, key=f"{key}-html")
+
+
 def reasons_frame(reasons: Mapping[str, Mapping[str, str]]) -> pd.DataFrame:
     """``{group: {metric: reason}}`` as a long table: group, metric, why undefined."""
     rows = [{"group": g, "metric": k, "undefined because": r} for g, rs in reasons.items() for k, r in rs.items()]
