@@ -25,7 +25,9 @@ from . import bias as bias_mod
 from . import verdicts as verdicts_
 from . import metrics as m
 from .confusion import CELLS, ConfusionMatrix
+from .row_counts import count_arrays
 from .stability import RowData
+from .vocabulary import Reference, ReferenceLike, adjust_from_bool, adjustment, reference_or_mode
 
 #: Default |OFI| below which the two groups' marginal benefits count as equal.
 DEFAULT_OFI_TOLERANCE = 0.05
@@ -183,11 +185,9 @@ class Audit:
         >>> audit.direction
         'positive prediction = 1 = a benefit (declared)'
         """
-        from .io import audit_from_predictions  # late: io builds Audits
-
-        return audit_from_predictions(y_true, y_pred, sensitive_features, pos_label,
-                                      positive_is=resolve_positive_is(positive_is, flip, f"pos_label={pos_label!r}"),
-                                      threshold=threshold, source=source)
+        return Audit(**count_arrays(y_true, y_pred, sensitive_features, pos_label,
+                                    positive_is=resolve_positive_is(positive_is, flip, f"pos_label={pos_label!r}"),
+                                    threshold=threshold, source=source))
 
     @functools.cached_property
     def fingerprint(self) -> str:
@@ -311,12 +311,13 @@ class Audit:
         return pd.concat([cells, pd.DataFrame(values, index=cells.index)], axis=1)
 
     def difference(self, metrics: str | Iterable[str] = ("B", "PPR", "TPR", "FPR"), *,
-                   reference: str | None = None, alpha: float = DEFAULT_ALPHA) -> pd.DataFrame:
+                   reference: ReferenceLike | None = Reference.RANGE, alpha: float = DEFAULT_ALPHA) -> pd.DataFrame:
         """The largest difference of each single-group metric across groups, as Fairlearn's
         ``MetricFrame.difference()``, saying which groups and, where the verdict work has one, how sure.
 
-        ``reference=None``: largest minus smallest group value (``method="between_groups"``);
-        a group name: the largest |group − reference|. Columns: value, group_high, group_low (the
+        ``reference=Reference.RANGE`` (the default): largest minus smallest group value
+        (``method="between_groups"``); a group name: the largest |group − reference|. (``None``, the former
+        spelling of RANGE here, is deprecated.) Columns: value, group_high, group_low (the
         pair behind it; value = high − low), ci_low, ci_high, interval, undefined_in. For B the
         difference is that pair's OFI with its interval; for every other metric there is no interval
         (NaN, and ``interval`` says so). The interval is at level 1 − α/m for the m pairs the
@@ -329,12 +330,14 @@ class Audit:
         >>> bool(d.loc["B", "ci_low"] > 0)  # small, but not noise
         True
         """
-        return self._aggregate(metrics, reference, alpha, ratio=False)
+        return self._aggregate(metrics, reference_or_mode(reference, Reference.RANGE, "Audit.difference"), alpha,
+                               ratio=False)
 
-    def ratio(self, metrics: str | Iterable[str] = ("PPR", "TPR", "FPR"), *, reference: str | None = None,
-              alpha: float = DEFAULT_ALPHA) -> pd.DataFrame:
+    def ratio(self, metrics: str | Iterable[str] = ("PPR", "TPR", "FPR"), *,
+              reference: ReferenceLike | None = Reference.RANGE, alpha: float = DEFAULT_ALPHA) -> pd.DataFrame:
         """The smallest ratio of each single-group metric across groups (Fairlearn's ``ratio()``):
-        smallest over largest group value, or, with ``reference``, the ratio group/reference furthest
+        smallest over largest group value (``Reference.RANGE``, the default), or, with a group as ``reference``,
+        the ratio group/reference furthest
         below 1 (its inverse when a group lies above). For PPR this is disparate impact, with the
         Miettinen–Nurminen or exact interval of the verdict work at level 1 − α/m (Bonferroni over
         the m pairs); other metrics carry no interval. Same columns as :meth:`difference`,
@@ -345,14 +348,19 @@ class Audit:
         >>> round(float(r.loc["PPR", "value"]), 2), bool(r.loc["PPR", "ci_high"] < 0.8)  # four-fifths broken, not by chance
         (0.31, True)
         """
-        return self._aggregate(metrics, reference, alpha, ratio=True)
+        return self._aggregate(metrics, reference_or_mode(reference, Reference.RANGE, "Audit.ratio"), alpha,
+                               ratio=True)
 
-    def _aggregate(self, metrics: str | Iterable[str], reference: str | None, alpha: float,
+    def _aggregate(self, metrics: str | Iterable[str], reference: ReferenceLike, alpha: float,
                    ratio: bool) -> pd.DataFrame:
         names = [metrics] if isinstance(metrics, str) else list(metrics)
         table = self.group_table(names)
-        if reference is not None:
+        if reference is not Reference.RANGE:
+            if isinstance(reference, Reference):
+                raise ValueError(f"difference and ratio take a group or Reference.RANGE, not {reference!r}")
             self._check(reference)
+        else:
+            reference = None  # below: None is the range
         rows = {}
         for name in names:
             values = table[name]
@@ -382,11 +390,11 @@ class Audit:
                     row["value"] = float(ok[low] / ok[high]) if ratio else float(ok[high] - ok[low])
                 level = 1 - alpha / max(pairs, 1)
                 if not ratio and name == "B":
-                    r = inference.ofi_test(self.cms[high], self.cms[low], level=level)
+                    r = inference.ofi_test(self.cms[high], self.cms[low], alpha=1 - level)
                     row.update(ci_low=r.ci_low, ci_high=r.ci_high,
                                interval=f"OFI {level:.4g} interval ({r.method}), Bonferroni over {pairs} pair(s)")
                 elif ratio and name == "PPR":
-                    r = inference.di_interval(self.cms[low], self.cms[high], level=level)
+                    r = inference.di_interval(self.cms[low], self.cms[high], alpha=1 - level)
                     row.update(ci_low=r.ci_low, ci_high=r.ci_high,
                                interval=f"DI {level:.4g} interval ({r.method}), Bonferroni over {pairs} pair(s)")
                 else:
@@ -418,37 +426,47 @@ class Audit:
         df.index.name = f"group i (vs {reference})"
         return df
 
-    def reference_for(self, group: str, reference: str | None = None) -> ConfusionMatrix:
-        """The MATCH reference for ``group``: the rest of the data, or the named ``reference`` group."""
-        return self.rest_of(group) if reference is None else self.cms[self._check(reference)]
+    def reference_for(self, group: str, reference: ReferenceLike | None = Reference.REST) -> ConfusionMatrix:
+        """The MATCH reference for ``group``: the rest of the data (``Reference.REST``), or the named group.
+        (``None``, the former spelling of REST here, is deprecated.)"""
+        reference = reference_or_mode(reference, Reference.REST, "Audit.reference_for")
+        if reference is Reference.REST:
+            return self.rest_of(group)
+        if isinstance(reference, Reference):
+            raise ValueError(f"a MATCH reference is a group or Reference.REST, not {reference!r}")
+        return self.cms[self._check(reference)]
 
-    def match_table(self, names: Iterable[str] = ("PPR", "TPR", "FPR", "B"), reference: str | None = None,
-                    method: str = "exact", alpha: float = 0.05, adjust: bool = True,
-                    reference_is: str = "sample") -> pd.DataFrame:
+    def match_table(self, names: Iterable[str] = ("PPR", "TPR", "FPR", "B"),
+                    reference: ReferenceLike | None = Reference.REST, method: str = "exact",
+                    alpha: float = DEFAULT_ALPHA, adjust: str = "holm", reference_is: str = "sample") -> pd.DataFrame:
         """The MATCH test (docs/methods.md) of every group against its reference, for every metric.
 
         Parameters
         ----------
         names : metrics from :data:`fairness_core.match.SUPPORTED`.
-        reference : None for "the rest of the data" (each group against all
-            other groups pooled), or a group name (that group is then not tested).
+        reference : ``Reference.REST`` for "the rest of the data" (each group against all
+            other groups pooled), or a group name (that group is then not tested). ``None``, the
+            former spelling of REST, is deprecated.
         method : see :func:`fairness_core.match.test` (one-sample methods, for ``reference_is="population"``).
         alpha : level below which a group "differs from the reference".
         reference_is : "sample" (default: the reference is itself a sample; two-sample tests whose p
             does not depend on which group is the reference, equal to the verdict table's ``ofi_p`` for
             B and ``di_p`` for PPR) or "population" (the reference's rates are known: the one-sample test).
-        adjust : Holm-adjust the p-values across the whole table (family-wise
-            error rate alpha); otherwise each test stands alone.
+        adjust : a key of :data:`fairness_core.vocabulary.ADJUSTMENTS`, applied across the whole
+            table: "holm" (family-wise error rate alpha, the default), "bh", or "none" (each test stands
+            alone). The former bool (True: "holm", False: "none") is deprecated.
 
         Columns: group, n, metric, observed, reference score, percentile,
-        p-value, adjusted p-value (NaN when ``adjust`` is off), verdict, note.
+        p-value, adjusted p-value (NaN when ``adjust`` is "none"), verdict, note.
         """
         if not 0 < alpha < 1:
             raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+        adjust = adjust_from_bool(adjust, "Audit.match_table")
+        reference = reference_or_mode(reference, Reference.REST, "Audit.match_table")
         names = list(names)
         rows = []
         for g, cm in self.cms.items():
-            if g == reference:
+            if isinstance(reference, str) and g == reference:
                 continue
             ref = self.reference_for(g, reference)
             for name in names:
@@ -457,8 +475,9 @@ class Audit:
                              "reference score": m.compute(name, ref), "percentile": r.cdf,
                              "p-value": r.p_value, "note": r.note})
         df = pd.DataFrame(rows)
-        df["adjusted p-value"] = match.holm(df["p-value"].to_numpy()) if adjust else np.nan
-        decisive = df["adjusted p-value"] if adjust else df["p-value"]
+        adjusted = adjust != "none"
+        df["adjusted p-value"] = inference.adjust_p_values(df["p-value"].to_numpy(), adjust) if adjusted else np.nan
+        decisive = df["adjusted p-value"] if adjusted else df["p-value"]
         df["verdict"] = np.where(decisive.isna(), "undefined",
                                  np.where(decisive < alpha, "differs from the reference",
                                           "indistinguishable from the reference"))
@@ -467,7 +486,7 @@ class Audit:
 
     def verdicts(self, tolerance: float = DEFAULT_OFI_TOLERANCE, alpha: float = DEFAULT_ALPHA,
                  adjust: str = "holm", ofi_method: str = "auto", di_method: str = "auto",
-                 reference: str | None = None) -> pd.DataFrame:
+                 reference: ReferenceLike | None = Reference.PAIRS) -> pd.DataFrame:
         """A statistically qualified verdict for every unordered pair of groups (docs/methods.md, "Verdicts").
 
         Both groups are samples. Each pair's OFI is compared with the ``tolerance`` T, the size of a
@@ -489,7 +508,8 @@ class Audit:
         ``ofi_ci_low``/``ofi_ci_high`` and ``di_ci_low``/``di_ci_high`` are the multiplicity-adjusted
         intervals that decided the verdict (level in ``attrs["ofi_level"]``, ``attrs["di_level"]``); the
         ``*_unadjusted`` columns hold the plain 1 − α intervals. Pairs are oriented so that ``group_j`` is
-        the ``reference`` (when given) or the group selected more often: DI = P̂_i / P̂_j is the impact
+        the ``reference`` group (when one is named) or, with ``Reference.PAIRS`` (the default; ``None``, its
+        former spelling, is deprecated), the group selected more often: DI = P̂_i / P̂_j is the impact
         ratio of the four-fifths rule. Settings are kept in ``DataFrame.attrs``.
 
         Examples
@@ -501,7 +521,12 @@ class Audit:
         >>> bool(v.loc[0, "ofi_ci_low"] < v.loc[0, "ofi"] < v.loc[0, "ofi_ci_high"] < -0.05)
         True
         """
-        if reference is not None:
+        reference = reference_or_mode(reference, Reference.PAIRS, "Audit.verdicts")
+        if isinstance(reference, Reference):
+            if reference is not Reference.PAIRS:
+                raise ValueError(f"verdicts take a group or Reference.PAIRS as reference, not {reference!r}")
+            reference = None   # the table's attrs keep None: no reference group
+        else:
             self._check(reference)
         groups = self.groups
         cells = np.array([self.cms[g].as_array() for g in groups], dtype=float)
@@ -568,7 +593,7 @@ def verdict_findings(verdicts: pd.DataFrame, max_items: int = 3) -> str:
     tol = v.attrs.get("tolerance", DEFAULT_OFI_TOLERANCE)
     ofi_ci, di_ci = interval_label(v, "ofi"), interval_label(v, "di")
     counts = v["verdict"].value_counts()
-    claims = {"holm": "family-wise", "bh": "false discovery rate", "none": "per pair, unadjusted"}[adjust]
+    claims = adjustment(adjust).controls
     parts = [f"Of {len(v):,} group pairs: " + ", ".join(f"{counts.get(k, 0):,} {k}" for k in VERDICTS)
              + f" (tolerance ±{tol:g} for OFI; every claim at α = {alpha:g}, {claims})."]
     found = v[v["verdict"] == "algorithmic bias"]
@@ -633,7 +658,7 @@ def _explanations(df: pd.DataFrame) -> np.ndarray:
     Built with NumPy string ufuncs on each verdict's rows only, so 124,750 pairs take a fraction of a second.
     """
     adjust = df.attrs["adjust"]
-    adj = inference.ADJUSTED_LABEL[adjust]
+    adj = adjustment(adjust).prefix
     tol = df.attrs["tolerance"]
     ofi_ci, di_ci = interval_label(df, "ofi"), interval_label(df, "di")
     groups = pd.Index(pd.unique(np.concatenate([df["group_i"].to_numpy(), df["group_j"].to_numpy()])))

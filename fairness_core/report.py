@@ -40,6 +40,7 @@ from .audit import (
     verdict_reading,
 )
 from .io import to_safe_csv
+from .vocabulary import adjustment
 
 
 @dataclass
@@ -386,7 +387,7 @@ def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT
                 "period the data cover": period.strip() or "not given",
                 "what a positive prediction is": audit.direction, **dict(audit.provenance),
                 "reference group": reference, "OFI tolerance": tolerance, "α (significance level)": alpha,
-                "multiplicity adjustment": {"holm": "Holm", "bh": "Benjamini–Hochberg", "none": "none"}[adjust],
+                "multiplicity adjustment": adjustment(adjust).name,
                 "OFI interval": "score: MOVER-D from per-group Tango score limits (continuity correction ¼), judged "
                                 "by exact coverage; p-values dual to the interval",
                 "DI interval": "auto: Miettinen–Nurminen score when both groups have >= 30 rows, else MOVER-R from "

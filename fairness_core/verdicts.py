@@ -38,6 +38,7 @@ import pandas as pd
 from scipy import stats
 
 from . import bias, inference
+from .vocabulary import adjustment
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -122,7 +123,7 @@ def pair_verdicts(names: list[str], cells: npt.ArrayLike, tolerance: float, alph
         raise ValueError(f"tolerance must be in [0, 2], got {tolerance}")
     if not (0 < alpha < 0.5):
         raise ValueError(f"alpha must be in (0, 0.5), got {alpha}")
-    inference.adjust_p_values([], adjust)  # validates the name
+    adjustment(adjust)  # validates the name
     cells = np.asarray(cells, dtype=float)
     tp, fn, fp, tn = cells.T
     n = cells.sum(axis=1)
@@ -316,7 +317,7 @@ def interval_label(verdicts: pd.DataFrame, what: str = "ofi") -> str:
     ("Holm-adjusted 99.7 % CI"; "95 % CI" without adjustment). ``what``: "ofi" or "di"."""
     adjust = verdicts.attrs.get("adjust", "holm")
     level = verdicts.attrs.get(f"{what}_level", 1 - verdicts.attrs.get("alpha", 0.05))
-    return f"{inference.ADJUSTED_LABEL[adjust]}{level_text(level)} CI"
+    return f"{adjustment(adjust).prefix}{level_text(level)} CI"
 
 
 __all__ = ["VERDICTS", "MAX_ROWS_NEEDED", "ERROR_RATES", "critical_level", "pair_verdicts", "error_rate_gaps",

@@ -6,12 +6,13 @@ import pandas as pd
 import streamlit as st
 
 from fairness_core import imbalance, match, metrics, plots, sample_size
+from fairness_core.vocabulary import ADJUSTMENTS, Reference
 from ui.state import data_banner, page_setup
 from ui.widgets import BuiltIn, P_FORMATS, csv_download, html_download, md_escape, option_label, require, styled
 
 audit = page_setup("Sample-Size Explorer")
 # Built-in choices offered beside the groups: never equal to a group name, labelled unlike any group.
-REST = BuiltIn("the rest of the data")
+REST = BuiltIn(Reference.REST.value)
 EQUALLY = BuiltIn("equally (the thesis's Fig. 4.2)")
 THESIS_EXAMPLE = BuiltIn("thesis example (0.3, 0.1, 0.2, 0.4)")
 SEED_P = (0.3, 0.1, 0.2, 0.4)  # Briscoe 2024, §4.5.4: p_TP, p_FN, p_FP, p_TN
@@ -60,12 +61,12 @@ def quoted_group(g: str) -> str:
     return f"“{g}” (n = {audit.cms[g].n:,})"
 
 
-def reference_choice(key: str, label: str = "Reference") -> str | None:
+def reference_choice(key: str, label: str = "Reference") -> str | Reference:
     choice = st.selectbox(label, [REST, *audit.groups], key=key,
                           format_func=lambda o: option_label(o, quoted_group),
                           help="MATCH asks: could a group of this size, drawn from the reference, score like this? "
                                "The default reference for each group is all other groups pooled.")
-    return None if choice == REST else choice
+    return Reference.REST if choice == REST else choice
 
 
 def ns_choice(key: str, default: tuple[int, ...], label: str = "Sample sizes n") -> tuple[int, ...]:
@@ -95,7 +96,7 @@ if tab_match.open:
         with c2:
             reference = reference_choice("match-reference")
         alpha = c3.select_slider("α", [0.001, 0.01, 0.05, 0.10], value=0.05, key="match-alpha")
-        adjust = c4.toggle("Holm", value=True, key="match-holm",
+        holm = c4.toggle(ADJUSTMENTS["holm"].name, value=True, key="match-holm",
                            help="Holm–Bonferroni controls the chance of any false “differs” in the whole table "
                                 "at α. Off: each test alone at α.")
         population = c5.toggle("Population", value=False, key="match-population",
@@ -105,6 +106,7 @@ if tab_match.open:
                                     "On: the reference's rates are known exactly (the one-sample MATCH test of "
                                     "Briscoe 2024).")
         reference_is = "population" if population else "sample"
+        adjust = "holm" if holm else "none"
         require(chosen, "metric")
         table = audit.match_table(chosen, reference=reference, alpha=alpha, adjust=adjust, reference_is=reference_is)
         st.caption("Two-sample tests: both the group and its reference are samples." if not population else
@@ -136,7 +138,7 @@ if tab_match.open:
         ref_score = metrics.compute(metric, ref_cm)
         st.info(md_escape(match.explain(result, group, ref_score, alpha)), icon=":material/lightbulb:")
         x, mass, exact = match.reference_distribution(metric, cm.n, ref_cm)
-        ref_name = f"the rest of the data (n = {ref_cm.n:,})" if reference is None else f"“{reference}”"
+        ref_name = f"{Reference.REST.value} (n = {ref_cm.n:,})" if reference is Reference.REST else f"“{reference}”"
         tail = "lower" if one_sample.cdf <= one_sample.sf else "upper"
         tail_p = min(one_sample.cdf, one_sample.sf)
         premise = "" if population else "if the reference were a known population: "

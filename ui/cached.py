@@ -19,6 +19,7 @@ import streamlit as st
 
 from fairness_core import bias, plots, regulatory
 from fairness_core.audit import Audit, three_questions, verdict_findings
+from fairness_core.vocabulary import Reference
 from ui.widgets import reasons_frame, verdict_display
 
 #: Seconds an entry is kept after it was made; the entries per cache are bounded below as well.
@@ -28,7 +29,8 @@ TTL_S = 3600
 @st.cache_resource(max_entries=16, ttl=TTL_S, show_spinner="Testing every pair of groups…")
 def _verdicts(_audit: Audit, fingerprint: str, tolerance: float, alpha: float, adjust: str,
               reference: str | None) -> pd.DataFrame:
-    return _audit.verdicts(tolerance, alpha=alpha, adjust=adjust, reference=reference)
+    return _audit.verdicts(tolerance, alpha=alpha, adjust=adjust,
+                           reference=Reference.PAIRS if reference is None else reference)
 
 
 def verdicts_for(audit: Audit, tolerance: float, alpha: float, adjust: str,

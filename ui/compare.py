@@ -22,6 +22,7 @@ from fairness_core import datasets, mitigation
 from fairness_core.audit import Audit
 from fairness_core.compare import MAX_MODELS, PERFORMANCE, Comparison
 from fairness_core.io import INTERSECTION_SEP
+from fairness_core.vocabulary import adjustment
 
 FIT_SHARE, SEED, TTL_S = 0.5, 0, 3600
 #: Group attributes of the demos: one alone, or their intersections.
@@ -291,7 +292,7 @@ def fairest_reading(table: pd.DataFrame, perf: str) -> str:
 def paired_reading(diff: pd.DataFrame, alpha: float, adjust: str, shown: int = 8) -> str:
     """The differences between two models that are significant after adjustment (raw names: escape the result)."""
     sig = diff[diff["significant"]]
-    how = {"none": "without adjustment"}.get(adjust, f"after {adjust.upper() if adjust == 'bh' else adjust.title()} adjustment")
+    how = adjustment(adjust).after
     if sig.empty:
         return f"No difference between the two models is significant {how} (α = {alpha:g})."
     items = [f"{r.what}: {r.difference:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}]" for r in sig.head(shown).itertuples()]
