@@ -1,12 +1,32 @@
 """fairness_core: confusion-matrix fairness metrics, bias comparisons and their statistics.
 
 A pure library (no Streamlit): the dashboard's pages call it, and so can a
-notebook or a script. See ``docs``-style docstrings on each module, and
-docs/methods.md for the formulas it implements.
+notebook or a script. docs/api.md tours the public names below; each module's
+docstrings give its formulas, and docs/methods.md the statistics behind them.
 """
 
-from . import bias, entropy, imbalance, inference, match, metrics, sample_size, smoothing, stability
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"   # before the imports: report stamps it on what it builds
+
+from . import (audit, bias, compare, entropy, imbalance, inference, io, match, metrics, mitigation, realism, regulatory,
+               report, sample_size, smoothing, stability, trend, verdicts)
+from .audit import Audit
 from .confusion import CELLS, ConfusionMatrix
 
-__all__ = ["CELLS", "ConfusionMatrix", "bias", "entropy", "imbalance", "inference", "match", "metrics", "sample_size", "smoothing", "stability"]
-__version__ = "0.1.0"
+#: Public modules imported on first use, so that ``import fairness_core`` stays light: the store needs
+#: SQLAlchemy, which only saving and loading audits does.
+_ON_FIRST_USE = ("store",)
+
+__all__ = ["CELLS", "Audit", "ConfusionMatrix", "audit", "bias", "compare", "entropy", "imbalance", "inference", "io",
+           "match", "metrics", "mitigation", "realism", "regulatory", "report", "sample_size", "smoothing", "stability",
+           "store", "trend", "verdicts"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _ON_FIRST_USE:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -31,6 +31,7 @@ from scipy import stats
 
 from . import inference
 from .audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, Audit
+from .row_counts import count_arrays
 from .verdicts import critical_level, level_text
 
 FloatArray = npt.NDArray[np.float64]
@@ -131,8 +132,6 @@ class Comparison:
         ``predictions`` maps a model's name to its 0/1 predictions (``pos_label`` positive) or, with a
         threshold in ``thresholds``, its scores (positive when score ≥ threshold). ``positive_is`` as in
         :meth:`Audit.from_predictions` ("harm" negates labels and predictions)."""
-        from .io import audit_from_predictions   # late: io builds on the audit module this one imports
-
         if not isinstance(predictions, Mapping) or not 2 <= len(predictions) <= MAX_MODELS:
             raise ValueError(f"predictions must map 2 to {MAX_MODELS} model names to their predictions")
         thresholds = dict(thresholds or {})
@@ -141,9 +140,9 @@ class Comparison:
             raise ValueError(f"thresholds name models without predictions: {', '.join(map(repr, sorted(unknown)))}")
         models = {}
         for name, values in predictions.items():
-            models[str(name)] = audit_from_predictions(y_true, values, sensitive_features, pos_label,
-                                                       positive_is=positive_is, threshold=thresholds.get(name),
-                                                       source=f"{source}: {name}")
+            models[str(name)] = Audit(**count_arrays(y_true, values, sensitive_features, pos_label,
+                                                     positive_is=positive_is, threshold=thresholds.get(name),
+                                                     source=f"{source}: {name}"))
         rows = {name: audit.rows for name, audit in models.items()}
         first = next(iter(rows.values()))
         if first is None:

@@ -481,11 +481,11 @@ def test_a_reload_keeps_the_uploaded_data_and_settings():
     assert again.select_slider(key="alpha").value == 0.01
 
 def test_a_released_upload_is_said_to_be_gone_not_replaced_by_the_demo():
-    import ui.state
+    import ui.session
 
     at = fresh("pages/1_Upload.py")
     sid = at.session_state["sid"]
-    ui.state._SAVED.clear()                       # released: past the retention, or pushed out by newer sessions
+    ui.session._SAVED.clear()                       # released: past the retention, or pushed out by newer sessions
     again = AppTest.from_file(APP, default_timeout=120)
     again.query_params["sid"] = sid
     again.run()

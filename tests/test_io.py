@@ -365,7 +365,7 @@ def test_a_zip_bomb_workbook_is_refused_before_it_is_read(monkeypatch):
 
     from fairness_core import io as fio
 
-    monkeypatch.setattr(fio, "MAX_XLSX_XML_BYTES", 2**20)  # the real limit is 512 MB; the check is the same
+    monkeypatch.setattr(fio.workbook, "MAX_XLSX_XML_BYTES", 2**20)  # the real limit is 512 MB; the check is the same
 
     data = _xlsx({"rows": [["y", "p", "g"], [1, 0, "a"]]})
     src = zipfile.ZipFile(io.BytesIO(data))

@@ -51,7 +51,7 @@ def test_a_workbook_without_a_declared_size_is_refused_at_the_row_limit_not_afte
 def test_a_wide_workbook_is_refused_by_its_cells(monkeypatch):
     # Issue 35: 31,000 rows × 1,000 columns honestly declared streamed for 396 s. The cell limit decides,
     # whatever the rows are; here at a tenth of the size with the limit lowered to match.
-    monkeypatch.setattr(fio, "MAX_XLSX_CELLS", 500_000)
+    monkeypatch.setattr(fio.workbook, "MAX_XLSX_CELLS", 500_000)
     row = b"<row>" + b"<c><v>1</v></c>" * 1000 + b"</row>"
     data = workbook({"Sheet1": _repeated_rows(row, 3_100, per_chunk=100)})
     with pytest.raises(DataValidationError, match=r"more than 500,000 cells; the limit for a workbook is 500,000"):
@@ -109,10 +109,10 @@ def test_a_parquet_file_that_expands_is_refused_from_its_footer_before_any_data_
     data = _parquet(table)
     monkeypatch.setattr(pq.ParquetFile, "read", lambda *a, **k: pytest.fail("data read before the footer check"))
     with pytest.raises(DataValidationError, match=r"20,000 rows × 1,000 columns = 20,000,000 cells; the limit is "):
-        monkeypatch.setattr(fio, "MAX_CELLS", 10_000_000)
+        monkeypatch.setattr(fio.limits, "MAX_CELLS", 10_000_000)
         read_table(data, "wide.parquet")
-    monkeypatch.setattr(fio, "MAX_CELLS", 10**9)
-    monkeypatch.setattr(fio, "MAX_EXPANDED_BYTES", 2**20)
+    monkeypatch.setattr(fio.limits, "MAX_CELLS", 10**9)
+    monkeypatch.setattr(fio.parquet, "MAX_EXPANDED_BYTES", 2**20)
     with pytest.raises(DataValidationError, match=r"expands to \d+ MB once decompressed; the limit is 1 MB"):
         read_table(data, "wide.parquet")
 
@@ -126,7 +126,7 @@ def test_parquet_columns_stay_compact_text():
 
 def test_a_csv_past_the_row_limit_is_refused_before_anything_is_built(monkeypatch):
     data = b"y,p,g\n" + b"1,0,a\n" * 5_001
-    monkeypatch.setattr(fio, "_pyarrow_text", lambda *a, **k: pytest.fail("the table was built"))
+    monkeypatch.setattr(fio.read, "_pyarrow_text", lambda *a, **k: pytest.fail("the table was built"))
     with pytest.raises(DataValidationError, match=r"more than 5,000 data rows; the limit is 5,000"):
         read_table(data, "rows.csv", max_rows=5_000)
 
@@ -137,7 +137,7 @@ def test_quoted_line_breaks_do_not_count_as_rows():
 
 
 def test_a_csv_of_many_cells_is_refused_by_its_cells(monkeypatch):
-    monkeypatch.setattr(fio, "MAX_CELLS", 1_000)
+    monkeypatch.setattr(fio.limits, "MAX_CELLS", 1_000)
     with pytest.raises(DataValidationError, match=r"400 rows × 3 columns = 1,200 cells; the limit is 1,000 cells"):
         read_table(b"y,p,g\n" + b"1,0,a\n" * 400, "cells.csv")
 
@@ -252,7 +252,7 @@ def test_a_parquet_file_too_large_to_read_whole_is_read_by_the_columns_chosen(mo
 
     from ui import uploads
 
-    monkeypatch.setattr(fio, "MAX_CELLS", 100_000)
+    monkeypatch.setattr(fio.limits, "MAX_CELLS", 100_000)
     monkeypatch.setattr(uploads, "MAX_CELLS", 100_000)
     n = 5_000
     table = {"label": pa.array(np.arange(n) % 2), "prediction": pa.array(np.arange(n) // 2 % 2),

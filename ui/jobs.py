@@ -11,6 +11,7 @@ from typing import Any, Callable
 import streamlit as st
 
 from fairness_core.jobs import DONE, ENDED, RUNNER, Estimate, Job, JobRefused, Snapshot
+from ui.session import session_id
 from ui.widgets import md_escape
 
 
@@ -29,8 +30,6 @@ NOT_YOURS = ("This job belongs to another browser session: only the session that
 
 def _mine(job_id: str | None, key: str) -> Job | None:
     """The job ``job_id`` if this browser session started it under ``key``."""
-    from ui.state import session_id
-
     job = RUNNER.get_for(job_id, session_id())
     return job if job is not None and job.tag == key else None
 
@@ -48,8 +47,6 @@ def current(key: str) -> Job | None:
 
 def _foreign_link(key: str) -> bool:
     """True when the URL's ``?job=`` names a job of this page that another session started."""
-    from ui.state import session_id
-
     job = RUNNER.get(st.query_params.get("job"))
     return job is not None and job.tag == key and job.owner != session_id()
 
@@ -65,8 +62,6 @@ def start(key: str, name: str, fn: Callable[..., Any], lane: str | None = None,
     queue), shows the refusal with its numbers and starts nothing. The job id goes into the URL
     (``?job=``); it attaches only in this session, and stops itself a minute after no page of the
     session polls it."""
-    from ui.state import session_id
-
     try:
         job = RUNNER.submit(name, fn, orphan_after=ORPHAN_AFTER_S, owner=session_id(), lane=lane,
                             estimate=estimate, tag=key)
@@ -81,8 +76,6 @@ def start(key: str, name: str, fn: Callable[..., Any], lane: str | None = None,
 
 def session_jobs() -> list[Job]:
     """The unfinished jobs this browser session started (on any page)."""
-    from ui.state import session_id
-
     return RUNNER.owned_by(session_id())
 
 

@@ -18,7 +18,7 @@ from fairness_core.audit import Audit
 from fairness_core.store import AuditStore, SavedAudit, StoreError
 from fairness_core.trend import Trend, series_changes
 from ui.cached import TTL_S
-from ui.state import SAVED_MODEL_KEY
+from ui.session import SAVED_MODEL_KEY
 from ui.widgets import md_escape
 
 #: The page that opens a saved audit from its link, and the link's query parameter.

@@ -3,37 +3,24 @@
 from __future__ import annotations
 
 import gc
-import secrets
 import sys
 import threading
 import time
-from collections import OrderedDict
-from typing import Any
 
-import numpy as np
 import streamlit as st
 
 from fairness_core import datasets
-from fairness_core.jobs import RUNNER
 from fairness_core.audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, Audit
+from ui import jobs, saved
+from ui.session import (AUDIT_KEY, CANDIDATES_KEY, DEMO_KEY, GONE_KEY, SAVED_HOURS, SAVED_MODEL_KEY, SAVED_SESSIONS,
+                        cached_demo, remember, session_id)
+from ui.session import candidate_bytes, held_bytes, release_oldest  # noqa: F401 - kept importable from here
 from ui.widgets import BuiltIn, md_escape
-
-AUDIT_KEY = "audit"
-DEMO_KEY = "demo_key"
-CANDIDATES_KEY = "candidates"   # the uploaded rows' candidate models (datasets.Candidates), next to their audit
-#: The model of the saved audit opened in the workbench (the Saved audits page): its trend joins the Bias Audit
-#: report. Any other data clears it (:func:`set_audit`); a reload keeps it with the data (a "kept-" key).
-SAVED_MODEL_KEY = "kept-opened-model"
-
-
-@st.cache_data(show_spinner=False)
-def _demo(key: str) -> Audit:
-    return datasets.load_demo(key)
 
 
 def load_demo(key: str) -> Audit:
     """Load demo ``key`` into the session and return it."""
-    audit = _demo(key)
+    audit = cached_demo(key)
     set_audit(audit, demo_key=key)
     return audit
 
@@ -59,7 +46,7 @@ def set_audit(audit: Audit, demo_key: str | None = None) -> None:
     st.session_state.pop(CANDIDATES_KEY, None)   # candidates belong to the data they came with, never to others
     st.session_state.pop(GONE_KEY, None)
     st.session_state.pop(SAVED_MODEL_KEY, None)   # set again only by "Open in the workbench"
-    _remember()
+    remember()
 
 
 def set_candidates(candidates: datasets.Candidates) -> None:
@@ -69,79 +56,12 @@ def set_candidates(candidates: datasets.Candidates) -> None:
     if audit is None or audit.rows is None or len(audit.rows.y) != len(candidates.y):
         raise ValueError("candidates need the row-level audit of the same rows, loaded first")
     st.session_state[CANDIDATES_KEY] = candidates
-    _remember()
+    remember()
 
 
 def get_candidates() -> datasets.Candidates | None:
     """The candidate models uploaded with the current data, or None."""
     return st.session_state.get(CANDIDATES_KEY)
-
-
-#: A reload (F5) starts a new Streamlit session; the browser session's id in the URL (``?sid=``) finds its data
-#: again here, for at most SAVED_HOURS hours and the SAVED_SESSIONS most recent sessions of this server process.
-#: Held in memory, never written to disk: a server restart loses it, and the page then says so. Uploaded rows
-#: count against SAVED_MIB in all (a demo is kept by its key alone), so sessions that ended cannot hold the
-#: server's memory: beyond it the oldest are released first.
-SAVED_SESSIONS, SAVED_HOURS, SAVED_MIB = 64, 8, 512
-_SAVED: OrderedDict[str, dict[str, Any]] = OrderedDict()
-_SAVED_LOCK = threading.Lock()
-GONE_KEY = "upload-gone"
-
-
-def _remember() -> None:
-    """Keep this session's data and settings for a reload of the same browser session."""
-    sid = st.session_state.get("sid")
-    if not sid or AUDIT_KEY not in st.session_state:
-        return
-    demo = st.session_state.get(DEMO_KEY)
-    audit = None if demo else st.session_state[AUDIT_KEY]     # a demo is reloaded by its key, not kept
-    candidates = None if demo else st.session_state.get(CANDIDATES_KEY)
-    entry = {"audit": audit, "demo": demo, "candidates": candidates, "time": time.time(),
-             "bytes": held_bytes(audit) + candidate_bytes(candidates),
-             "settings": {k: v for k, v in st.session_state.items() if str(k).startswith("kept-")}}
-    with _SAVED_LOCK:
-        _SAVED[sid] = entry
-        _SAVED.move_to_end(sid)
-        release_oldest(_SAVED, SAVED_SESSIONS, SAVED_MIB * 2**20, SAVED_HOURS * 3600)
-
-
-def held_bytes(audit: Audit | None) -> int:
-    """About how much memory keeping ``audit`` holds: its rows (labels, predictions, groups, probabilities,
-    features); the confusion matrices themselves are negligible."""
-    rows = None if audit is None else audit.rows
-    if rows is None:
-        return 0
-    arrays = (rows.y, rows.y_pred, rows.groups, rows.probabilities)
-    features = 0 if rows.features is None else int(rows.features.memory_usage(index=True).sum())
-    return sum(a.nbytes for a in arrays if a is not None) + features
-
-
-def candidate_bytes(candidates: datasets.Candidates | None) -> int:
-    """About how much memory keeping ``candidates`` holds beyond their audit: decisions, scores, group codes."""
-    if candidates is None:
-        return 0
-    arrays = (candidates.y, *candidates.predictions.values(), *candidates.scores.values())
-    return sum(np.asarray(a).nbytes for a in arrays) + int(candidates.groups.memory_usage(index=False, deep=True).sum())
-
-
-def release_oldest(saved: OrderedDict[str, dict[str, Any]], sessions: int, max_bytes: int, max_age_s: float) -> None:
-    """Release the oldest entries of ``saved`` (oldest first) while there are more than ``sessions``, they hold more
-    than ``max_bytes`` in all, or they are older than ``max_age_s``; the newest entry is always kept."""
-    now, held = time.time(), sum(e.get("bytes", 0) for e in saved.values())
-    while len(saved) > 1:
-        oldest = next(iter(saved.values()))
-        if len(saved) <= sessions and held <= max_bytes and now - oldest["time"] <= max_age_s:
-            break
-        held -= saved.popitem(last=False)[1].get("bytes", 0)
-
-
-def _recall(sid: str) -> dict[str, Any] | None:
-    with _SAVED_LOCK:
-        entry = _SAVED.get(sid)
-        if entry is None or time.time() - entry["time"] > SAVED_HOURS * 3600:
-            _SAVED.pop(sid, None)
-            return None
-        return entry
 
 
 ADJUSTMENTS = {"holm": "Holm (family-wise error)", "bh": "Benjamini–Hochberg (false discovery rate)",
@@ -210,41 +130,6 @@ PAGES: tuple[tuple[str, str, str], ...] = (
 )
 
 
-#: Browser-session ids this server process has handed out; after a restart it is empty, so an open
-#: tab that comes back with an old id learns that its data is gone.
-_KNOWN_SESSIONS: set[str] = set()
-
-
-def session_id() -> str:
-    """This browser session's id (also in the URL as ``?sid=``), the owner of its background jobs. A reload
-    comes back with the id in its URL and gets its data and settings back; an id whose data are gone (a server
-    restart, or older than the retention) is told so."""
-    if "sid" not in st.session_state:
-        returning = st.query_params.get("sid")
-        saved = _recall(returning) if returning else None
-        st.session_state["sid"] = secrets.token_urlsafe(9)   # a restored session gets a new id of its own: a
-        _KNOWN_SESSIONS.add(st.session_state["sid"])         # duplicated tab or a shared link never shares state
-        if saved is not None:
-            with _SAVED_LOCK:
-                _SAVED.pop(returning, None)
-            # The restoring session is the reloaded one (the saved entry is taken once, so a duplicated tab
-            # or a shared link never gets here): its background jobs follow its data, and ?job= reattaches.
-            RUNNER.hand_over(returning, st.session_state["sid"])
-            st.session_state[AUDIT_KEY] = saved["audit"] if saved["audit"] is not None else _demo(saved["demo"])
-            st.session_state[DEMO_KEY] = saved["demo"]
-            if saved.get("candidates") is not None:
-                st.session_state[CANDIDATES_KEY] = saved["candidates"]
-            for key, value in saved["settings"].items():
-                st.session_state[key] = value
-        elif returning and returning not in _KNOWN_SESSIONS:
-            st.session_state["restarted"] = True
-        elif returning:
-            st.session_state["expired"] = True
-    if st.query_params.get("sid") != st.session_state["sid"]:
-        st.query_params["sid"] = st.session_state["sid"]
-    return st.session_state["sid"]
-
-
 _FROZEN = {"modules": 0}
 _FREEZE_LOCK = threading.Lock()
 
@@ -302,9 +187,6 @@ def page_setup(title: str) -> Audit:
     return_freed_memory()
     st.set_page_config(page_title=f"{title} · Fairness audit workbench", page_icon=":material/balance:",
                        layout="wide")
-    from ui import jobs  # here, not at the top: ui.jobs imports this module
-    from ui import saved
-
     session_id()
     with st.sidebar:
         for script, label, icon in PAGES:
@@ -323,7 +205,7 @@ def page_setup(title: str) -> Audit:
         st.session_state[GONE_KEY] = True
         st.session_state["gone-why"] = (f"The data of this link were kept for {SAVED_HOURS} hours and for the "
                                         f"{SAVED_SESSIONS} most recent sessions; they have been released")
-    _remember()
+    remember()
     if st.session_state.get(GONE_KEY):
         why = st.session_state.get("gone-why", "The data of this link have been released")
         st.error(f"**Your upload is gone.** {why}, so the data loaded there are no longer on the server. Nothing "

@@ -1,0 +1,257 @@
+"""Row-level predictions (one row per individual) to an :class:`~fairness_core.audit.Audit`, or to
+several candidate models' decisions and scores; guessing which columns are the label, the prediction
+and the groups. The counting itself is :mod:`fairness_core.row_counts`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..audit import Audit
+from ..compare import MAX_MODELS, Candidates
+from ..row_counts import as_numbers, binary_column, count_rows
+from ..validation import MAX_ROWS, DataValidationError, Problem, clean_name, direction, lines_for, show_value
+from .read import normalize_header
+
+
+_LABEL_NAMES = ("label", "target", "actual", "outcome", "truth", "groundtruth", "ytrue", "y", "class", "observed")
+_PREDICTION_NAMES = ("prediction", "predicted", "pred", "yhat", "ypred", "score", "decision", "output", "prob",
+                     "probability")
+_GROUP_NAMES = ("race", "sex", "gender", "ethnicity", "group", "age", "agegroup", "religion", "nationality",
+                "disability", "region", "country")
+
+
+@dataclass(frozen=True)
+class ColumnGuess:
+    """Which columns of a row-level table look like the label, the prediction and the groups, and why."""
+
+    label: str | None
+    prediction: str | None
+    groups: tuple[str, ...]
+    reasons: tuple[str, ...]
+
+
+def _name_score(column: str, names: tuple[str, ...]) -> int:
+    key = normalize_header(column)
+    if key in names:
+        return 3
+    if any(key.startswith(n) or key.endswith(n) for n in names if len(n) > 2):
+        return 2
+    return 1 if any(n in key for n in names if len(n) > 3) else 0
+
+
+def guess_columns(df: pd.DataFrame, max_group_levels: int = 50) -> ColumnGuess:
+    """Guess the label, prediction and group columns of a row-level table by names and values.
+
+    The label is a two-valued column named like a label (label, target, actual, outcome, y ...) and never
+    one named like a prediction; the prediction a two-valued or numeric column named like one (pred, yhat,
+    score, decision ...);
+    groups are text columns with 2 to ``max_group_levels`` values, named like a protected attribute
+    first. A column with a different value in every row (an id) is never guessed.
+
+    >>> df = pd.DataFrame({"applicant_id": ["a1", "a2", "a3", "a4"], "sex": ["F", "M", "F", "M"],
+    ...                    "approved": ["1", "0", "1", "1"], "model_decision": ["1", "0", "0", "1"]})
+    >>> g = guess_columns(df)
+    >>> g.label, g.prediction, g.groups
+    ('approved', 'model_decision', ('sex',))
+    """
+    n = len(df)
+    stats_: dict[str, tuple[int, bool]] = {}
+    fractional: set[str] = set()
+    for col in df.columns:
+        s = df[col].dropna()
+        distinct = int(s.nunique())
+        values = pd.to_numeric(s, errors="coerce")
+        numeric = bool(len(s)) and values.notna().all()
+        if numeric and (values % 1 != 0).any():
+            fractional.add(str(col))  # a score may differ in every row; an id does not have decimals
+        stats_[str(col)] = (distinct, numeric)
+    unique_per_row = {c for c, (d, _) in stats_.items() if n > 2 and d == n and c not in fractional}
+    binary = [c for c, (d, _) in stats_.items() if d == 2 and c not in unique_per_row]
+    reasons: list[str] = []
+
+    def best(candidates: list[str], names: tuple[str, ...]) -> str | None:
+        scored = sorted(candidates, key=lambda c: -_name_score(c, names))
+        return scored[0] if scored and _name_score(scored[0], names) > 0 else None
+
+    # A column named like a prediction ("approved_pred", "decile_score", "yhat") is never the label.
+    outcomes = [c for c in binary if _name_score(c, _PREDICTION_NAMES) < 2]
+    label = best(outcomes, _LABEL_NAMES) or best(outcomes, ("approved", "hired", "admitted", "recid", "default",
+                                                            "income", "passed", "paid", "good", "credit", "repaid",
+                                                            "churn", "fraud"))
+    if label:
+        reasons.append(f"label = {label!r} (two values, named like an outcome)")
+    scores = [c for c, (d, num) in stats_.items() if c != label and c not in unique_per_row and (d == 2 or num)]
+    prediction = best(scores, _PREDICTION_NAMES)
+    if prediction:
+        kind = "two values" if stats_[prediction][0] == 2 else "a numeric score"
+        reasons.append(f"prediction = {prediction!r} ({kind}, named like a prediction)")
+    if label is None and prediction is not None:  # a second two-valued column is the label
+        rest = [c for c in outcomes if c != prediction and _name_score(c, _GROUP_NAMES) == 0]
+        label = rest[0] if len(rest) == 1 else None
+        if label:
+            reasons.append(f"label = {label!r} (the other two-valued column)")
+    taken = {label, prediction}
+    groups = [c for c, (d, num) in stats_.items()
+              if c not in taken and c not in unique_per_row and 2 <= d <= max_group_levels and not num]
+    groups.sort(key=lambda c: -_name_score(c, _GROUP_NAMES))
+    named = [c for c in groups if _name_score(c, _GROUP_NAMES) > 0]
+    chosen = tuple(named[:2] or groups[:1])
+    if chosen:
+        reasons.append(f"group = {', '.join(map(repr, chosen))} (text with few values"
+                       + (", named like a protected attribute)" if named else ")"))
+    if unique_per_row:
+        reasons.append(f"not used: {', '.join(map(repr, sorted(unique_per_row)))} (a different value in every row)")
+    return ColumnGuess(label, prediction, chosen, tuple(reasons))
+
+
+def distinct_values(series: pd.Series, limit: int = 20) -> list[Any]:
+    """Up to ``limit`` distinct non-missing values of a column, sorted where possible."""
+    values = pd.unique(series.dropna())[: limit + 1]
+    try:
+        return sorted(values.tolist())
+    except TypeError:
+        return values.tolist()
+
+
+def cms_from_predictions(df: pd.DataFrame, label_column: str, prediction_column: str,
+                         group_columns: Sequence[str], positive_label: Any, positive_prediction: Any = None,
+                         *, flip: bool = False, threshold: float | None = None,
+                         source: str = "uploaded predictions", positive_outcome: str | None = None,
+                         probability_columns: Sequence[str] = (), features: pd.DataFrame | None = None,
+                         positive_is: str | None = None) -> Audit:
+    """Aggregate row-level labels and predictions into one CM per group (or intersection).
+
+    Parameters
+    ----------
+    df : DataFrame
+        One row per individual.
+    label_column, prediction_column : str
+        The actual outcome and the model's prediction. Both must be binary,
+        unless ``threshold`` is given, in which case the prediction column is
+        a numeric score and "positive" means score >= threshold.
+    group_columns : sequence of str
+        One or more columns; with several, groups are their intersections ("A & B").
+    positive_label, positive_prediction : value
+        The value meaning "positive" in each column (``positive_prediction``
+        defaults to ``positive_label``).
+    positive_is : {"benefit", "harm"} or None
+        What the positive prediction is for the person. "harm" (COMPAS's "will reoffend") negates
+        label and prediction so positive = beneficial; None leaves the direction undeclared (the
+        audit says a benefit is assumed).
+    flip : bool
+        The former spelling of ``positive_is="harm"`` (kept for callers that still pass it).
+    probability_columns : sequence of str
+        Optional: an ensemble's probabilities of the positive value, one column per model
+        (at least two), for Virny's stability metrics. Each value must lie in [0, 1]; with
+        ``flip`` they become 1 − p, the probability of the beneficial outcome.
+    features : DataFrame, optional
+        Feature columns to keep with the rows, from which an ensemble can be trained.
+
+    The returned audit carries the rows (:class:`~fairness_core.stability.RowData`).
+    """
+    return Audit(**count_rows(df, label_column, prediction_column, group_columns, positive_label, positive_prediction,
+                              flip=flip, threshold=threshold, source=source, positive_outcome=positive_outcome,
+                              probability_columns=probability_columns, features=features, positive_is=positive_is))
+
+
+def candidates_from_predictions(df: pd.DataFrame, label_column: str, positive_label: Any,
+                                group_columns: Sequence[str], prediction_columns: Sequence[str],
+                                score_columns: Sequence[str] = (), positive_is: str | None = None, *,
+                                positive_prediction: Any = None, positive_values: Mapping[str, Any] | None = None,
+                                thresholds: Mapping[str, float] | None = None, title: str = "uploaded predictions",
+                                positive_outcome: str | None = None) -> Candidates:
+    """Several candidate models' decisions and scores on the same rows, for comparison and mitigation.
+
+    ``prediction_columns``: each candidate's decisions, the main prediction first; binary, positive where the
+    value is ``positive_values[column]`` (default ``positive_prediction``, itself defaulting to
+    ``positive_label``), or a score thresholded at ``thresholds[column]`` (the candidate is then named
+    "column ≥ threshold"). ``score_columns``: numbers a threshold can be fitted to, higher = more likely the
+    positive prediction value. ``positive_is="harm"`` flips labels and decisions and negates scores, so that
+    positive is the beneficial outcome everywhere (as :func:`cms_from_predictions` does). Every bad value is
+    named by row and column; all columns are checked before anything is refused.
+
+    >>> df = pd.DataFrame({"y": [1, 0, 1, 0], "g": list("aabb"), "m1": [1, 0, 0, 0], "m2": [1, 1, 1, 0],
+    ...                    "s": [0.9, 0.2, 0.4, 0.1]})
+    >>> c = candidates_from_predictions(df, "y", 1, ["g"], ["m1", "m2"], ["s"], "harm")
+    >>> list(c.predictions), c.predictions["m1"].tolist(), c.scores["s"].tolist()
+    (['m1', 'm2'], [False, True, True, True], [-0.9, -0.2, -0.4, -0.1])
+    """
+    positive_is, flip = direction(positive_is, False)
+    prediction_columns, score_columns, group_columns = list(prediction_columns), list(score_columns), list(group_columns)
+    positive_values, thresholds = dict(positive_values or {}), dict(thresholds or {})
+    if positive_prediction is None:
+        positive_prediction = positive_label
+    problems: list[Problem] = []
+    for col in dict.fromkeys([label_column, *group_columns, *prediction_columns, *score_columns]):
+        if col not in df.columns:
+            problems.append(Problem(f"no such column; columns are {', '.join(map(repr, df.columns))}", column=col))
+    if problems:
+        raise DataValidationError(problems)
+    if not group_columns:
+        raise DataValidationError("choose at least one group column")
+    if not prediction_columns:
+        raise DataValidationError("choose at least one prediction column")
+    for what, cols in (("prediction", prediction_columns), ("score", score_columns)):
+        twice = sorted({c for c in cols if cols.count(c) > 1})
+        if twice:
+            raise DataValidationError(f"{what} column(s) {', '.join(map(repr, twice))} chosen twice")
+        clash = [c for c in cols if c == label_column or c in group_columns]
+        if clash:
+            problems += [Problem(f"a {what} column cannot also be the label or a group column", column=c) for c in clash]
+    if problems:
+        raise DataValidationError(problems)
+    if len(prediction_columns) > MAX_MODELS:
+        raise DataValidationError(f"{len(prediction_columns)} prediction columns; a comparison takes at most "
+                                  f"{MAX_MODELS} models")
+    if len(df) > MAX_ROWS:
+        raise DataValidationError(f"{len(df):,} rows; the limit is {MAX_ROWS:,}")
+
+    def checked(make: Any) -> Any:
+        try:
+            return make()
+        except DataValidationError as exc:
+            problems.extend(exc.problems)
+            return None
+
+    y = checked(lambda: binary_column(df, label_column, positive_label, "label", None))
+    groups: dict[str, pd.Categorical] = {}
+    for col in group_columns:
+        codes, uniques = pd.factorize(df[col], sort=False)
+        if (codes < 0).any():
+            rows = np.flatnonzero(codes < 0)
+            problems.append(Problem(f"missing group value in {rows.size:,} row(s)", int(rows[0]) + 1, col))
+            continue
+        names, inverse = np.unique(np.asarray([clean_name(u) for u in uniques], dtype=object), return_inverse=True)
+        groups[str(col)] = pd.Categorical.from_codes(inverse[codes], names)   # the audit's names, compactly
+    predictions: dict[str, np.ndarray] = {}
+    for col in prediction_columns:
+        t = thresholds.get(col)
+        decided = checked(lambda: binary_column(df, col, positive_values.get(col, positive_prediction), "prediction", t))
+        if decided is not None:
+            predictions[str(col) if t is None else f"{col} ≥ {t:g}"] = ~decided if flip else decided
+    scores: dict[str, np.ndarray] = {}
+    delimiter = df.attrs.get("delimiter", ",")
+    for col in score_columns:
+        values = as_numbers(df[col], delimiter).to_numpy(dtype=float)
+        bad = ~np.isfinite(values)
+        if bad.any():
+            r = int(np.flatnonzero(bad)[0])
+            raw = df[col].iloc[r]
+            what = "missing score" if pd.isna(raw) else f"{show_value(raw)} is not a number, so it cannot be a score"
+            problems.append(Problem(what + (f" ({int(bad.sum()):,} such rows)" if bad.sum() > 1 else ""), r + 1, col))
+            continue
+        scores[str(col)] = -values if flip else values
+    if problems:
+        raise DataValidationError(lines_for(problems, df))
+    note = ""
+    if flip:
+        note = (f"A positive prediction is a harm: labels and decisions are flipped so that positive means "
+                f"'not {positive_label}'" + (", and scores are negated (−score: higher = more likely the beneficial "
+                                             "outcome; a threshold of −0.7 means a score of 0.7 or less)"
+                                             if scores else "") + ".")
+    return Candidates(title, ~y if flip else y, pd.DataFrame(groups), predictions, scores,
+                      positive_outcome or (f"not {positive_label}" if flip else str(positive_label)), note)

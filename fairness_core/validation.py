@@ -1,0 +1,157 @@
+"""What every input must satisfy, in words a reader can act on: :class:`Problem` and
+:class:`DataValidationError` (row and column of each problem), the limits on rows, groups, counts
+and names, and how group names are cleaned, checked and joined for intersections.
+
+The checks of an upload, a notebook's arrays and a warehouse table share these, so the same bad
+value gets the same message everywhere. This module builds no :class:`~fairness_core.audit.Audit`
+and imports no other module of the library but :mod:`fairness_core.text`: the audit module and
+:mod:`fairness_core.io` both build on it. Its public names are re-exported by :mod:`fairness_core.io`,
+where they have always been documented (``fairness_core.io.DataValidationError``).
+"""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from . import text as text_module
+
+
+def operator_limit(variable: str, default: int, scale: int = 1) -> int:
+    """An upload limit the server's operator may set in the environment (docs/server.md), read at import;
+    a value that is not a positive whole number stops the server with a message naming the variable."""
+    raw = os.environ.get(variable, "").strip().replace("_", "").replace(",", "")
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(f"{variable}={os.environ[variable]!r} is not a whole number >= 1 (the default is "
+                         f"{default // scale:,})")
+    return int(raw) * scale
+
+
+#: Most rows accepted from a row-level predictions file (FAIRNESS_MAX_UPLOAD_ROWS).
+MAX_ROWS = operator_limit("FAIRNESS_MAX_UPLOAD_ROWS", 5_000_000)
+#: Most groups (rows of a CM table, or distinct group combinations).
+MAX_GROUPS = 500
+#: The largest count per cell: sums of four stay exact in float64 (< 2^53) and in int64.
+MAX_COUNT = 10**15
+#: Separator between the parts of an intersectional group name.
+INTERSECTION_SEP = " & "
+#: Longest column or group name, in characters.
+MAX_NAME_LENGTH = 200
+#: Characters that render as nothing; stripped from group names (with NFC normalization).
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One validation problem: where (1-based data row, column) and what."""
+
+    message: str
+    row: int | None = None
+    column: str | None = None
+    line: int | None = None  # the file line, when it is not row + 1 (quoted line breaks)
+
+    def __str__(self) -> str:
+        where = []
+        if self.row is not None:
+            where.append(f"row {self.row} (file line {self.line if self.line is not None else self.row + 1})")
+        if self.column is not None:
+            where.append(f"column {self.column!r}")
+        return (", ".join(where) + ": " if where else "") + self.message
+
+
+class DataValidationError(ValueError):
+    """Bad input. ``problems`` lists each one with its row and column."""
+
+    def __init__(self, problems: Sequence[Problem] | Problem | str):
+        if isinstance(problems, (Problem, str)):
+            problems = [problems if isinstance(problems, Problem) else Problem(problems)]
+        self.problems: list[Problem] = list(problems)
+        shown = "; ".join(str(p) for p in self.problems[:5])
+        more = f" (and {len(self.problems) - 5} more)" if len(self.problems) > 5 else ""
+        super().__init__(shown + more)
+
+
+# Documented, raised and caught as fairness_core.io's since before it was split: tracebacks, doctests and
+# pickles name it there (fairness_core.io re-exports both).
+Problem.__module__ = DataValidationError.__module__ = "fairness_core.io"
+
+
+def lines_for(problems: list[Problem], df: pd.DataFrame) -> list[Problem]:
+    """Attach file lines to row problems when quoted line breaks make them differ from row + 1."""
+    lines = df.attrs.get("file_lines")
+    if lines is None:
+        return problems
+    return [Problem(p.message, p.row, p.column, int(lines[p.row - 1]))
+            if p.row is not None and p.line is None and 0 < p.row <= len(lines) else p for p in problems]
+
+
+
+def show_value(value: Any) -> str:
+    """A value for a message: plain Python, never a NumPy repr such as np.int64(3)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    return repr(value)
+
+
+def clean_name(value: Any) -> str:
+    """A group name as shown and compared: text, NFC-normalized, zero-width characters removed, trimmed.
+    Other hidden characters (direction marks, controls, fillers) stay, for :func:`hidden_name_problem`."""
+    return unicodedata.normalize("NFC", str(value)).translate(_INVISIBLE).strip()
+
+
+def hidden_name_problem(name: str, what: str = "group name") -> str | None:
+    """Why a cleaned name is refused, or None: a hidden character (a direction mark, an override, a control,
+    a filler) makes two different names print alike or reverses the text around it. The message shows it."""
+    shown = text_module.hidden_characters(name)
+    if shown is None:
+        return None
+    return (f"{what} {shown!r} holds a hidden character (shown as ⟨U+…⟩): it would print like another name or "
+            "reorder the text around it; remove it")
+
+
+def intersection_names(parts: Sequence[Sequence[str]]) -> list[str]:
+    """Group names from cleaned values, one sequence per group column ("A & B" for intersections);
+    two different raw values that clean to the same name are refused, naming it."""
+    names = [INTERSECTION_SEP.join(p) for p in zip(*parts)]
+    if len(set(names)) != len(names):
+        same = pd.Series(names)[pd.Series(names).duplicated()].iloc[0]
+        raise DataValidationError(f"two different group values both read as {same!r} once spaces, invisible "
+                                  "characters and Unicode normalization are removed; make them distinct")
+    return names
+
+
+def direction(positive_is: str | None, flip: bool) -> tuple[str | None, bool]:
+    """(positive_is, flip) from either spelling: ``positive_is`` "benefit" | "harm" wins; ``flip=True`` alone
+    means "harm"; neither leaves the direction undeclared (None, no flip)."""
+    if positive_is is not None:
+        if positive_is not in ("benefit", "harm"):
+            raise DataValidationError(f"positive_is must be 'benefit' or 'harm', got {positive_is!r}")
+        if flip and positive_is == "benefit":
+            raise DataValidationError("positive_is='benefit' contradicts flip=True")
+        return positive_is, positive_is == "harm"
+    return ("harm", True) if flip else (None, False)
+
+
+def group_values(names: Sequence[str], parts: Sequence[Sequence[Any]]) -> dict[str, tuple[str, ...]] | None:
+    """Each group's value in every group column, for intersections (None for a single column)."""
+    if len(parts) < 2:
+        return None
+    return {name: tuple(str(p[k]) for p in parts) for k, name in enumerate(names)}
+
+
+def row_notes(label: str, positive: Any, prediction: str, flip: bool, threshold: float | None) -> list[str]:
+    """What an audit of row-level data says about how its rows were read (flip, threshold)."""
+    notes = []
+    if flip:
+        notes.append(f"{label} = {positive!r} is harmful, so labels and predictions were flipped: positive here "
+                     "means its opposite, the beneficial outcome.")
+    if threshold is not None:
+        notes.append(f"Prediction = {prediction} >= {threshold:g}.")
+    return notes
