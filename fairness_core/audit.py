@@ -18,22 +18,26 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from . import bias, inference, match, text
-from . import bias as bias_mod
 from . import verdicts as verdicts_
 from . import metrics as m
 from .confusion import CELLS, ConfusionMatrix
+from .reading import (  # noqa: F401  (the readings' former home: these names stay importable from here)
+    MAX_PAIRS_WITH_COUNTS,
+    findings_first,
+    three_questions,
+    verdict_explanations,
+    verdict_findings,
+    verdict_reading,
+)
 from .row_counts import count_arrays
 from .stability import RowData
-from .vocabulary import Reference, ReferenceLike, adjust_from_bool, adjustment, reference_or_mode
+from .vocabulary import DEFAULT_ALPHA, Reference, ReferenceLike, adjust_from_bool, reference_or_mode
 
-#: Default |OFI| below which the two groups' marginal benefits count as equal.
-DEFAULT_OFI_TOLERANCE = 0.05
-
-#: Default significance level of the verdicts.
-DEFAULT_ALPHA = 0.05
+#: Default |OFI| below which the two groups' marginal benefits count as equal (defined with the verdicts);
+#: ``DEFAULT_ALPHA``, the verdicts' default error rate, comes from :mod:`fairness_core.vocabulary`.
+DEFAULT_OFI_TOLERANCE = verdicts_.DEFAULT_OFI_TOLERANCE
 
 #: What a model's positive prediction can be declared to be, for the person it is about.
 POSITIVE_IS = ("benefit", "harm")
@@ -310,6 +314,17 @@ class Audit:
         values = {name: m.compute(name, *arr.T) for name in names}
         return pd.concat([cells, pd.DataFrame(values, index=cells.index)], axis=1)
 
+    def ofi_against(self, reference: str) -> pd.DataFrame:
+        """Each group's marginal benefit B = (FP − FN)/n and its OFI against the ``reference`` group,
+        B_g − B_reference (0 for the reference itself), indexed by group.
+
+        >>> from fairness_core import ConfusionMatrix as CM
+        >>> Audit({"a": CM(1, 1, 3, 5), "b": CM(2, 2, 2, 2)}).ofi_against("b").round(3).to_dict("index")
+        {'a': {'B': 0.2, 'OFI': 0.2}, 'b': {'B': 0.0, 'OFI': 0.0}}
+        """
+        b = pd.Series({g: m.compute("B", cm) for g, cm in self.cms.items()}, dtype=float)
+        return pd.DataFrame({"B": b, "OFI": b - b[self._check(reference)]})
+
     def difference(self, metrics: str | Iterable[str] = ("B", "PPR", "TPR", "FPR"), *,
                    reference: ReferenceLike | None = Reference.RANGE, alpha: float = DEFAULT_ALPHA) -> pd.DataFrame:
         """The largest difference of each single-group metric across groups, as Fairlearn's
@@ -531,282 +546,8 @@ class Audit:
         groups = self.groups
         cells = np.array([self.cms[g].as_array() for g in groups], dtype=float)
         df = verdicts_.pair_verdicts(groups, cells, tolerance, alpha, adjust, ofi_method, di_method, reference)
-        df.insert(list(df.columns).index("favours") + 1, "explanation", _explanations(df))
+        df.insert(list(df.columns).index("favours") + 1, "explanation", verdict_explanations(df))
         return df
 
 
-def findings_first(verdicts: pd.DataFrame) -> pd.DataFrame:
-    """The verdict table with findings first (algorithmic bias, systemic disparity, no bias,
-    inconclusive), each by adjusted OFI p: the order pages and the report list pairs in."""
-    order = verdicts["verdict"].map({v: k for k, v in enumerate(VERDICTS)})
-    return verdicts.iloc[np.lexsort((verdicts["ofi_p_adjusted"].to_numpy(), order.to_numpy()))]
-
-
-def verdict_reading(verdicts: pd.DataFrame, max_rows: int | None = None) -> pd.DataFrame:
-    """The verdict table as people read it: pair, OFI [CI], DI [CI], verdict and the plain-words reading
-    first, then the numbers. The intervals are the adjusted ones that decided the verdict, labelled with
-    their level. Sorted with findings first, at most ``max_rows`` rows (all when None). The page and the
-    report show it."""
-    v = findings_first(verdicts)
-    v = v if max_rows is None else v.head(max_rows)
-
-    def di_text(d: float, lo: float, hi: float) -> str:
-        if np.isnan(lo):
-            return "undefined (0/0)"
-        top = "∞" if np.isinf(hi) else text.bound(hi, 1.0, 2)
-        return f"{'undefined' if np.isnan(d) else f'{d:.2f}'} [{text.bound(lo, 1.0, 2)}, {top}]"
-
-    def ofi_text(o: float, lo: float, hi: float) -> str:
-        return f"{o:+.3f} [{text.bound(lo, 0.0, 3, signed=True)}, {text.bound(hi, 0.0, 3, signed=True)}]"
-
-    out = pd.DataFrame({
-        "pair": v["group_i"].astype(str) + " vs " + v["group_j"].astype(str),
-        f"OFI [{interval_label(verdicts, 'ofi')}]": [ofi_text(o, lo, hi) for o, lo, hi in
-                                                     zip(v["ofi"], v["ofi_ci_low"], v["ofi_ci_high"])],
-        f"DI = P̂_i / P̂_j [{interval_label(verdicts, 'di')}]": [
-            di_text(d, lo, hi) for d, lo, hi in zip(v["di"], v["di_ci_low"], v["di_ci_high"])],
-        "verdict": v["verdict"], "reading": v["explanation"],
-        "n_i": v["n_i"], "n_j": v["n_j"], "OFI p (adjusted)": v["ofi_p_adjusted"], "DI p (adjusted)": v["di_p_adjusted"],
-        "detectable |OFI|": v["ofi_mde"], "more rows i": v["rows_needed_i"], "more rows j": v["rows_needed_j"],
-        "OFI method": v["ofi_method"], "DI method": v["di_method"],
-    })
-    return out.reset_index(drop=True)
-
-
-def verdict_findings(verdicts: pd.DataFrame, max_items: int = 3) -> str:
-    """What the verdict table says, in plain words, for any data: the counts, the largest OFI shown beyond
-    the tolerance (who is disadvantaged, how sure), real but possibly immaterial differences, systemic
-    disparities, and what keeps pairs inconclusive. Every interval quoted is the adjusted one that
-    decided the verdict.
-
-    Group names are returned as given; escape them for wherever the text goes.
-
-    >>> from fairness_core import datasets
-    >>> text = verdict_findings(datasets.load_demo("ricci_b").verdicts())
-    >>> text.startswith("Of 3 group pairs: 0 algorithmic bias, 1 materiality unclear")
-    True
-    """
-    v = verdicts
-    if v.empty:
-        return "There are no group pairs to compare."
-    alpha, adjust = v.attrs.get("alpha", DEFAULT_ALPHA), v.attrs.get("adjust", "holm")
-    tol = v.attrs.get("tolerance", DEFAULT_OFI_TOLERANCE)
-    ofi_ci, di_ci = interval_label(v, "ofi"), interval_label(v, "di")
-    counts = v["verdict"].value_counts()
-    claims = adjustment(adjust).controls
-    parts = [f"Of {len(v):,} group pairs: " + ", ".join(f"{counts.get(k, 0):,} {k}" for k in VERDICTS)
-             + f" (tolerance ±{tol:g} for OFI; every claim at α = {alpha:g}, {claims})."]
-    found = v[v["verdict"] == "algorithmic bias"]
-    if len(found):
-        top = found.loc[found["ofi"].abs().idxmax()]
-        loser = top["group_j"] if top["favours"] == top["group_i"] else top["group_i"]
-        lo, hi = sorted((abs(top["ofi_ci_low"]), abs(top["ofi_ci_high"])))
-        parts.append(f"The largest material difference: relative to their actual labels, {top['favours']} "
-                     f"(n = {_n_of(top, top['favours']):,}) fares better than {loser} (n = {_n_of(top, loser):,}), "
-                     f"OFI = {abs(top['ofi']):.3f} in {top['favours']}'s favour ({ofi_ci} {lo:.3f} to {hi:.3f}, "
-                     f"beyond the tolerance {tol:g}).")
-        losers = pd.Series(np.where(found["favours"] == found["group_i"], found["group_j"], found["group_i"]))
-        worst = losers.value_counts().head(max_items)
-        parts.append("Disadvantaged most often: " + "; ".join(
-            f"{g} (in {c} of {len(found)} such pair{'s' if len(found) > 1 else ''})"
-            for g, c in worst.items()) + ".")
-    unclear = v[v["verdict"] == "materiality unclear"]
-    if len(unclear):
-        u = unclear.loc[unclear["ofi"].abs().idxmax()]
-        parts.append(f"{len(unclear)} pair(s) differ for real but may be too small to matter: e.g. {u['favours']} "
-                     f"fares better in {u['group_i']} vs {u['group_j']}, OFI = {u['ofi']:+.3f} ({ofi_ci} "
-                     f"{text.bound(u['ofi_ci_low'], 0.0, 3, True)} to {text.bound(u['ofi_ci_high'], 0.0, 3, True)}: "
-                     f"excludes 0, reaches inside ±{tol:g}).")
-    systemic = v[v["verdict"] == "systemic disparity"]
-    if len(systemic):
-        s = systemic.loc[np.log(systemic["di"]).abs().fillna(np.inf).idxmax()]   # undefined DI: the largest gap
-        di_txt = "undefined (one group selects nobody)" if np.isnan(s["di"]) else f"{s['di']:.2f}"
-        parts.append(f"{len(systemic)} pair(s) differ in selection rates without the model being at fault, e.g. "
-                     f"{s['group_i']} vs {s['group_j']}: DI = {di_txt} ({di_ci} "
-                     f"{text.bound(s['di_ci_low'], 1.0, 2)} to {text.bound(s['di_ci_high'], 1.0, 2)}) with OFI shown "
-                     f"to be within ±{tol:g}.")
-    open_ = v[v["verdict"] == "inconclusive"]
-    if len(open_):
-        sizes = pd.concat([open_[["group_i", "n_i"]].set_axis(["group", "n"], axis=1),
-                           open_[["group_j", "n_j"]].set_axis(["group", "n"], axis=1)])
-        small = sizes.drop_duplicates("group").nsmallest(max_items, "n")
-        parts.append(f"{len(open_):,} pair(s) are inconclusive: their intervals are too wide to call bias or its "
-                     "absence. The smallest groups involved: " + ", ".join(
-                         f"{g} (n = {n:,})" for g, n in zip(small["group"], small["n"]))
-                     + "; the table says how many more rows would settle each pair.")
-    if not len(found) and not len(systemic) and not len(unclear):
-        parts.append("No pair shows a difference in how the model treats the groups relative to their labels"
-                     + (" at these sample sizes." if len(open_) else "."))
-    return " ".join(parts)
-
-
-def _n_of(row: pd.Series, group: str) -> int:
-    return int(row["n_i"] if row["group_i"] == group else row["n_j"])
-
-
-_STR = text.STR
-
-
-#: Above this many pairs the readings leave the rows-needed counts to their columns (writing 10^5 numbers as
-#: text would double the verdict table's time).
-MAX_PAIRS_WITH_COUNTS = 5_000
-
-
-def _explanations(df: pd.DataFrame) -> np.ndarray:
-    """The plain-words reading of each pair's verdict (the numbers themselves sit in the row's columns).
-
-    Built with NumPy string ufuncs on each verdict's rows only, so 124,750 pairs take a fraction of a second.
-    """
-    adjust = df.attrs["adjust"]
-    adj = adjustment(adjust).prefix
-    tol = df.attrs["tolerance"]
-    ofi_ci, di_ci = interval_label(df, "ofi"), interval_label(df, "di")
-    groups = pd.Index(pd.unique(np.concatenate([df["group_i"].to_numpy(), df["group_j"].to_numpy()])))
-    as_text = np.array(groups.tolist(), dtype=_STR)   # each name converted once, then gathered per pair
-    names_i = as_text[groups.get_indexer(df["group_i"])]
-    names_j = as_text[groups.get_indexer(df["group_j"])]
-    verdict = df["verdict"].to_numpy()
-    out = np.full(len(df), "", dtype=_STR)
-
-    def winner_loser(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        i_favoured = df["ofi"].to_numpy()[rows] > 0
-        return (np.where(i_favoured, names_i[rows], names_j[rows]).astype(_STR),
-                np.where(i_favoured, names_j[rows], names_i[rows]).astype(_STR))
-
-    def settle(rows: np.ndarray, what: str) -> np.ndarray:
-        more_i, more_j = df["rows_needed_i"].to_numpy()[rows], df["rows_needed_j"].to_numpy()[rows]
-        if len(df) > MAX_PAIRS_WITH_COUNTS:   # the counts stay in their own columns: no 10^5 numbers as text
-            return np.where(np.isnan(more_i), " More rows at these rates would not settle it (not reachable).",
-                            f" The rows_needed columns say how many more rows, at the same rates, would {what}."
-                            ).astype(_STR)
-        sentence = (" About " + text.counts(more_i) + " more rows of " + names_i[rows] + " and " + text.counts(more_j)
-                    + " of " + names_j[rows] + ", at the same rates, would " + what + ".")
-        return np.where(np.isnan(more_i), " More rows at these rates would not settle it (not reachable).",
-                        sentence).astype(_STR)
-
-    rows = np.flatnonzero(verdict == "algorithmic bias")
-    winner, loser = winner_loser(rows)
-    out[rows] = ("The model is at fault: measured against what their actual labels warrant, " + winner
-                 + " fares better than " + loser + f" by more than the tolerance {tol:g} (OFI's {ofi_ci} lies beyond "
-                 f"±{tol:g}).")
-
-    rows = np.flatnonzero(verdict == "materiality unclear")
-    winner, loser = winner_loser(rows)
-    out[rows] = ("A real difference that may not matter: " + winner + " fares better than " + loser
-                 + f" relative to their labels (OFI's {ofi_ci} excludes 0, " + adj
-                 + text.p_values(df["ofi_p_adjusted"].to_numpy()[rows]) + f"), but the interval reaches inside "
-                 f"±{tol:g}, so the difference is not shown to be material." + settle(rows, f"tell whether it exceeds ±{tol:g}"))
-
-    rows = np.flatnonzero(verdict == "systemic disparity")
-    i_more = df["di_ci_low"].to_numpy()[rows] > 1
-    high = np.where(i_more, names_i[rows], names_j[rows]).astype(_STR)
-    low = np.where(i_more, names_j[rows], names_i[rows]).astype(_STR)
-    out[rows] = (f"The model treats both groups alike relative to their labels (OFI's {ofi_ci} lies inside "
-                 f"±{tol:g}), but " + high + " is selected far more often than " + low
-                 + f" (DI's {di_ci} lies beyond the four-fifths band, " + adj
-                 + text.p_values(df["di_p_adjusted"].to_numpy()[rows])
-                 + "): the gap comes from different base rates, outside the algorithm.")
-
-    nobody = np.isnan(df["di_p"].to_numpy())
-    out[(verdict == "no bias detected") & nobody] = (
-        f"No algorithmic bias: OFI's {ofi_ci} lies inside ±{tol:g}; nobody is selected in either group, "
-        "so the four-fifths rule does not apply.")
-    out[(verdict == "no bias detected") & ~nobody] = (
-        f"No algorithmic bias and no four-fifths violation: OFI's {ofi_ci} lies inside ±{tol:g} and DI's "
-        f"{di_ci} inside 4/5–5/4.")
-
-    inconclusive = verdict == "inconclusive"
-    within = df["ofi_within_tolerance"].to_numpy()
-    rows = np.flatnonzero(inconclusive & within)
-    out[rows] = (f"Cannot tell yet: the model treats both groups alike relative to their labels (OFI's {ofi_ci} "
-                 f"inside ±{tol:g}), but DI's {di_ci} reaches across the four-fifths line." + settle(rows, "settle it"))
-    rows = np.flatnonzero(inconclusive & ~within)
-    out[rows] = (f"Cannot tell yet: OFI's {ofi_ci} includes 0 and reaches beyond ±{tol:g}; the smallest |OFI| "
-                 "these sizes would show beyond the tolerance is about " + text.fixed(df["ofi_mde"].to_numpy()[rows])
-                 + "." + settle(rows, "settle it"))
-    return out.astype(object)
-
-
-def three_questions(audit: Audit, verdicts: pd.DataFrame) -> dict[str, Any]:
-    """The three questions an audit is judged by, each answered with its interval and verdict.
-
-    - ``"ofi"``: is the algorithm at fault? The verdict counts and the largest OFI shown beyond the tolerance.
-    - ``"four_fifths"``: every pair whose impact ratio DI = P̂_i / P̂_j is below 0.8 by point estimate, with
-      its adjusted interval and whether the data can tell ("shown below 0.8", "cannot tell", or "within the
-      band" when the interval says the gap is inside [0.8, 1.25] after all).
-    - ``"equal_opportunity"``: the largest gap in false-negative rate (qualified individuals denied the
-      favourable decision) and in false-positive rate, each with a simultaneous interval
-      (:func:`fairness_core.verdicts.error_rate_gaps`).
-
-    Returns the answers as tables and one sentence per question (``"text"``).
-    """
-    alpha = verdicts.attrs.get("alpha", DEFAULT_ALPHA)
-    counts = verdicts["verdict"].value_counts()
-    bias = verdicts[verdicts["verdict"] == "algorithmic bias"]
-    tol = verdicts.attrs.get("tolerance", DEFAULT_OFI_TOLERANCE)
-    if len(bias):
-        top = bias.loc[bias["ofi"].abs().idxmax()]
-        loser = top["group_j"] if top["favours"] == top["group_i"] else top["group_i"]
-        lo, hi = sorted((abs(top["ofi_ci_low"]), abs(top["ofi_ci_high"])))
-        ofi_text = (f"Yes for {len(bias):,} of {len(verdicts):,} pairs: the largest, {loser} against {top['favours']}: "
-                    f"|OFI| = {abs(top['ofi']):.3f} ({interval_label(verdicts, 'ofi')} {lo:.3f} to {hi:.3f}, beyond "
-                    f"the tolerance {tol:g}).")
-    else:
-        unclear = int(counts.get("materiality unclear", 0))
-        within = int(counts.get("systemic disparity", 0) + counts.get("no bias detected", 0))
-        ofi_text = (f"Not shown for any pair: no OFI interval lies beyond ±{tol:g}"
-                    + (f"; {within} pair(s) are shown within it" if within else "")
-                    + (f"; {unclear} pair(s) differ but may be immaterial" if unclear else "")
-                    + (f"; {int(counts.get('inconclusive', 0))} pair(s) are inconclusive" if counts.get("inconclusive")
-                       else "") + ".")
-    # The impact ratio of each pair is the lower selection rate over the higher, whichever way the table orients
-    # the pair (a reference group selected less often gives DI > 1 against it); a group that selects nobody
-    # against one that does has ratio 0.
-    v = verdicts
-    flip = (v["di"] > 1) | (v["di"].isna() & (v["di_ci_low"] > 0))
-    with np.errstate(divide="ignore"):
-        ratio = np.where(flip, np.where(v["di"].isna(), 0.0, 1 / v["di"]), v["di"])
-        low = np.where(flip, 1 / v["di_ci_high"], v["di_ci_low"])
-        high = np.where(flip, 1 / v["di_ci_low"], v["di_ci_high"])
-    ff = pd.DataFrame({"lower-rate group": np.where(flip, v["group_j"], v["group_i"]),
-                       "higher-rate group": np.where(flip, v["group_i"], v["group_j"]),
-                       "n lower": np.where(flip, v["n_j"], v["n_i"]), "n higher": np.where(flip, v["n_i"], v["n_j"]),
-                       "impact ratio": ratio, "ci_low": low, "ci_high": high, "p_adjusted": v["di_p_adjusted"],
-                       "data say": np.where(high < bias_mod.FOUR_FIFTHS_LOW, "shown below 0.8",
-                                            np.where(low >= bias_mod.FOUR_FIFTHS_LOW, "within the band after all",
-                                                     "cannot tell"))})
-    ff = ff[ff["impact ratio"] < bias_mod.FOUR_FIFTHS_LOW].sort_values("impact ratio").reset_index(drop=True)
-    if len(ff):
-        shown = int((ff["data say"] == "shown below 0.8").sum())
-        worst = ff.iloc[0]
-        ff_text = (f"{len(ff):,} pair(s) fall below 0.8 by point estimate, {shown} of them shown by the data "
-                   f"({interval_label(verdicts, 'di')}); the lowest: {worst['lower-rate group']} against "
-                   f"{worst['higher-rate group']}, impact ratio {worst['impact ratio']:.2f} "
-                   f"[{text.bound(worst['ci_low'], 0.8, 2)}, {text.bound(worst['ci_high'], 0.8, 2)}] "
-                   f"({worst['data say']}).")
-    else:
-        ff_text = "No pair falls below 0.8 by point estimate."
-    gaps = verdicts_.error_rate_gaps(audit.groups, np.array([audit.cms[g].as_array() for g in audit.groups],
-                                                             dtype=float), alpha)
-    largest = verdicts_.largest_gaps(gaps)
-    eo_parts = []
-    for _, g in largest.iterrows():
-        word = "denied to qualified" if g["rate"] == "FNR" else "granted to unqualified"
-        if g["gap"] == 0:
-            eo_parts.append(f"no {g['rate']} gap in the data (the favourable decision {word} individuals equally "
-                            f"often; simultaneous {level_text(g['level'])} CI {text.bound(g['ci_low'], 0.0, 3, True)} "
-                            f"to {text.bound(g['ci_high'], 0.0, 3, True)})")
-            continue
-        eo_parts.append(f"the largest {g['rate']} gap (the favourable decision {word} individuals): {g['group_i']} "
-                        f"{g['rate_i']:.1%} against "
-                        f"{g['group_j']} {g['rate_j']:.1%}, a gap of {g['gap']:+.3f} (simultaneous "
-                        f"{level_text(g['level'])} CI {text.bound(g['ci_low'], 0.0, 3, True)} to "
-                        f"{text.bound(g['ci_high'], 0.0, 3, True)}: "
-                        + ("shown" if g["differs"] else "not shown") + ")")
-    eo_text = "; ".join(eo_parts) + "." if eo_parts else "error rates are undefined for every pair."
-    eo_text = eo_text[0].upper() + eo_text[1:]
-    return {"ofi": {"counts": {k: int(counts.get(k, 0)) for k in VERDICTS}, "text": ofi_text},
-            "four_fifths": {"pairs": ff, "text": ff_text},
-            "equal_opportunity": {"gaps": gaps, "largest": largest, "text": eo_text},
-            "text": {"Is the algorithm at fault (OFI)?": ofi_text, "The four-fifths rule": ff_text,
-                     "Equal opportunity (error rates)": eo_text}}
+_explanations = verdict_explanations   # the former private name

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from . import inference
+from . import inference, reading
 from . import metrics as m
 from .confusion import ConfusionMatrix
 
@@ -449,53 +449,6 @@ def reference_distribution(metric: str, n: int, cm_reference: ConfusionMatrix,
     return (edges[:-1] + edges[1:]) / 2, np.diff(np.concatenate([[0.0], cdf])), False
 
 
-def explain(result: MatchResult, group: str, reference_score: float, alpha: float = 0.05) -> str:
-    """One plain sentence reading a MATCH result: "at n = 11, a TPR of 0.30 against ... has p = ..."."""
-    if not np.isfinite(result.p_value):
-        return f"{group}: the MATCH test of {result.metric} is undefined: {result.note}"
-    gap = result.observed - reference_score
-    head = (f"At n = {result.n:,}, {group}'s {result.metric} of {result.observed:.3f} against the reference's "
-            f"{reference_score:.3f} (a gap of {gap:+.3f}) has p = {result.p_value:.3g}")
-    if result.method.startswith("two-sample"):
-        if result.p_value >= alpha:
-            return head + (" (two-sample test: both are samples): a gap this size between two samples of these "
-                           "sizes is common, so the data do not show a difference.")
-        return head + (" (two-sample test: both are samples): a gap this size would rarely arise between two samples "
-                       "of these sizes by chance, so the difference is unlikely to be a small-sample accident.")
-    if result.p_value >= alpha:
-        return head + (f": a group this size drawn from the reference would land this far out "
-                       f"{result.p_value:.0%} of the time, so the score alone does not show a difference.")
-    return head + (": a group this size drawn from the reference would rarely land this far out, so the "
-                   "difference is unlikely to be a small-sample accident.")
-
-
-def findings(table: pd.DataFrame) -> str:
-    """The MATCH table (:meth:`fairness_core.audit.Audit.match_table`) in plain words: how many
-    scores differ beyond small-sample noise, which groups differ most, and which groups are too
-    small to tell from the reference at all.
-
-    >>> t = pd.DataFrame({"group": ["a", "a", "b", "b"], "n": [900, 900, 9, 9], "metric": ["PPR", "TPR"] * 2,
-    ...                   "adjusted p-value": [1e-9, 0.2, 0.6, 0.9],
-    ...                   "verdict": ["differs from the reference", "indistinguishable from the reference",
-    ...                               "indistinguishable from the reference"] * 1 + ["undefined"]})
-    >>> findings(t)
-    '1 of 4 scores differ from their reference beyond what a group of that size would show by chance: a (n = 900) on PPR. Not distinguishable on any metric: b (n = 9).'
-    """
-    if table.empty:
-        return "No MATCH tests to report."
-    differs = table["verdict"].eq("differs from the reference")
-    parts = [f"{int(differs.sum())} of {len(table)} scores differ from their reference beyond what a group of that "
-             "size would show by chance"]
-    if differs.any():
-        hit = table[differs].groupby("group", sort=False).agg(n=("n", "first"), metrics=("metric", list),
-                                                              p=("adjusted p-value", "min")).sort_values("p")
-        shown = [f"{g} (n = {int(r.n):,}) on {', '.join(r.metrics)}" for g, r in hit.head(4).iterrows()]
-        more = f" and {len(hit) - 4} more groups" if len(hit) > 4 else ""
-        parts[0] += ": " + "; ".join(shown) + more
-    quiet = table.groupby("group", sort=False).agg(n=("n", "first"), any_diff=("verdict", lambda v: (
-        v == "differs from the reference").any()))
-    quiet = quiet[~quiet["any_diff"]].sort_values("n")
-    if len(quiet):
-        names = ", ".join(f"{g} (n = {int(r.n):,})" for g, r in quiet.head(6).iterrows())
-        parts.append(f"Not distinguishable on any metric: {names}{' …' if len(quiet) > 6 else ''}")
-    return ". ".join(parts) + "."
+#: The readings of a MATCH result and table live in :mod:`fairness_core.reading`; their former names here.
+explain = reading.match_explain
+findings = reading.match_findings

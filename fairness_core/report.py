@@ -28,17 +28,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from . import __version__, plots, regulatory, smoothing
-from .audit import (
-    DEFAULT_ALPHA,
-    DEFAULT_OFI_TOLERANCE,
-    VERDICTS,
-    Audit,
-    findings_first,
-    interval_label,
-    three_questions,
-    verdict_findings,
-    verdict_reading,
-)
+from .audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, VERDICTS, Audit
+from .reading import findings_first, three_questions, verdict_findings, verdict_reading
+from .verdicts import interval_label
 from .io import to_safe_csv
 from .vocabulary import adjustment
 

@@ -45,6 +45,9 @@ FloatArray = npt.NDArray[np.float64]
 #: What the verdict column can say, in the order pages count and list them.
 VERDICTS = ("algorithmic bias", "materiality unclear", "systemic disparity", "no bias detected", "inconclusive")
 
+#: Default |OFI| below which the two groups' marginal benefits count as equal.
+DEFAULT_OFI_TOLERANCE = 0.05
+
 #: Past this many more rows per group a pair is "not reachable at these rates".
 MAX_ROWS_NEEDED = 1e9
 
@@ -320,5 +323,5 @@ def interval_label(verdicts: pd.DataFrame, what: str = "ofi") -> str:
     return f"{adjustment(adjust).prefix}{level_text(level)} CI"
 
 
-__all__ = ["VERDICTS", "MAX_ROWS_NEEDED", "ERROR_RATES", "critical_level", "pair_verdicts", "error_rate_gaps",
+__all__ = ["VERDICTS", "DEFAULT_OFI_TOLERANCE", "MAX_ROWS_NEEDED", "ERROR_RATES", "critical_level", "pair_verdicts", "error_rate_gaps",
            "largest_gaps", "level_text", "interval_label"]

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fairness_core import entropy, ensemble, metrics, plots, stability
+from fairness_core import entropy, ensemble, plots, reading, stability
 from fairness_core.audit import Audit
 from fairness_core.confusion import CELLS
 from ui.widgets import csv_download, figure_with_downloads, html_download, md_escape, styled
@@ -97,14 +97,11 @@ def inequality_section(audit: Audit, reference: str) -> None:
     link = entropy.ofi_link(benefit)
     if link is not None:
         u, d = link
-        b = pd.Series({g: metrics.compute("B", cm) for g, cm in audit.cms.items()})
-        shown.insert(2, "B = (FP − FN)/n", b)
+        ofi = audit.ofi_against(reference)
+        shown.insert(2, "B = (FP − FN)/n", ofi["B"])
         scale = "" if d == 1 else f"/{d:g}"
-        shown.insert(3, f"OFI vs {reference} = (μ_g − μ_ref){scale}", b - b[reference])
-        st.markdown(f"**The link to OFI.** With these benefits a group's mean benefit is μ_g = {u:g} + {d:g}·B_g, "
-                    f"where B = (FP − FN)/n is its marginal benefit, so **μ_i − μ_j = {d:g}·OFI**: OFI compares "
-                    "the very group means the between-group index is built from. The between-group part is "
-                    "the index of those means; OFI is their pairwise difference.")
+        shown.insert(3, f"OFI vs {reference} = (μ_g − μ_ref){scale}", ofi["OFI"])
+        st.markdown(reading.ofi_link_reading(u, d))
     if not shown["note"].astype(bool).any():
         shown = shown.drop(columns="note")
     st.dataframe(styled(shown, 4), width="stretch", key="gei-groups",
@@ -143,17 +140,7 @@ def inequality_section(audit: Audit, reference: str) -> None:
     else:
         st.plotly_chart(fig, width="stretch", key="gei-landscape")
         html_download(fig, "gei_landscape.html", key="gei-landscape-html")
-    diagonal = set(form.unit_cells) == {"TP", "TN"}
-    trend = ("falls" if form.b_plus > 1 else "rises") if not np.isclose(form.b_plus, 1) else "does not move"
-    lam_words = "accuracy" if diagonal else f"the share in {' and '.join(form.unit_cells)}"
-    text = (f"Here the unit reward goes to {' and '.join(form.unit_cells)}, so λ is {lam_words}. Utility as Fair Pricing, Theorem 3.2: "
-            f"the index is a function of the mean benefit μ and λ alone, and at a fixed μ it {trend} linearly "
-            f"as λ grows (b+ = {form.b_plus:.3g} {'>' if form.b_plus > 1 else '<'} 1).")
-    if diagonal:
-        text += (" **With equal rewards on the diagonal the index tracks accuracy**: part of what it reports as "
-                 "unfairness is plain error rate, so compare it between models of similar accuracy, or use that paper's "
-                 "designs that put the unit reward on a row instead.")
-    st.markdown(text)
+    st.markdown(reading.gei_landscape_reading(form.unit_cells, form.b_plus))
 
 
 # --- Virny stability and uncertainty --------------------------------------------------------

@@ -18,7 +18,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from fairness_core import bias, plots, regulatory
-from fairness_core.audit import Audit, three_questions, verdict_findings
+from fairness_core.audit import Audit
+from fairness_core.reading import three_questions, verdict_findings
 from fairness_core.vocabulary import Reference
 from ui.widgets import reasons_frame, verdict_display
 

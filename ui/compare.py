@@ -18,11 +18,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fairness_core import datasets, mitigation
+from fairness_core import datasets, mitigation, reading
 from fairness_core.audit import Audit
 from fairness_core.compare import MAX_MODELS, PERFORMANCE, Comparison
 from fairness_core.io import INTERSECTION_SEP
-from fairness_core.vocabulary import adjustment
 
 FIT_SHARE, SEED, TTL_S = 0.5, 0, 3600
 #: Group attributes of the demos: one alone, or their intersections.
@@ -246,12 +245,6 @@ def threshold_table(rows: Rows, s: Settings, f: Fit) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def ci_text(row: pd.Series, col: str) -> str:
-    if not np.isfinite(row[col]):
-        return "undefined"
-    return f"{row[col]:.3f} [{row[f'{col}_ci_low']:.3f}, {row[f'{col}_ci_high']:.3f}]"
-
-
 def summary_display(table: pd.DataFrame, perf: str) -> pd.DataFrame:
     """The comparison as people read it: each estimate with its interval in one column."""
     out = pd.DataFrame({"model": table["model"],
@@ -268,35 +261,8 @@ def summary_display(table: pd.DataFrame, perf: str) -> pd.DataFrame:
 
 
 def fairest_reading(table: pd.DataFrame, perf: str) -> str:
-    """Which model is fairer by the largest |OFI| and at what cost, in plain words (raw names: escape the result)."""
-    label = PERFORMANCE[perf]
-    t = table.reset_index(drop=True)
-    a = t.loc[t["max_abs_ofi"].idxmin()]
-    best = t.loc[t[perf].idxmin() if perf == "cost" else t[perf].idxmax()]
-    level = str(a["interval_level"]).split(" simultaneous")[0]
-    text = (f"Fairest by the largest |OFI|: {a['model']}, {ci_text(a, 'max_abs_ofi')} (simultaneous {level} "
-            f"intervals; worst pair {a['worst_pair']}).")
-    ties = [r for _, r in t.iterrows() if r["model"] != a["model"] and r["max_abs_ofi_ci_low"] <= a["max_abs_ofi_ci_high"]]
-    if ties:
-        text += (" The data cannot tell it from " + "; ".join(f"{r['model']} ({ci_text(r, 'max_abs_ofi')})" for r in ties)
-                 + ": the intervals overlap (the paired comparison below tests a difference directly).")
-    else:
-        text += " Its interval lies below every other model's."
-    if best["model"] == a["model"]:
-        return text + f" It is also the best by {label}: {ci_text(a, perf)}."
-    return (text + f" Its price: {label} {ci_text(a, perf)} against {ci_text(best, perf)} for {best['model']}, the best by "
-            f"{label}" + (" (the intervals overlap)." if a[f"{perf}_ci_high"] >= best[f"{perf}_ci_low"]
-                          and best[f"{perf}_ci_high"] >= a[f"{perf}_ci_low"] else "."))
+    """Which model is fairer by the largest |OFI| and at what cost (:func:`fairness_core.reading.fairest_model`)."""
+    return reading.fairest_model(table, perf, PERFORMANCE[perf])
 
 
-def paired_reading(diff: pd.DataFrame, alpha: float, adjust: str, shown: int = 8) -> str:
-    """The differences between two models that are significant after adjustment (raw names: escape the result)."""
-    sig = diff[diff["significant"]]
-    how = adjustment(adjust).after
-    if sig.empty:
-        return f"No difference between the two models is significant {how} (α = {alpha:g})."
-    items = [f"{r.what}: {r.difference:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}]" for r in sig.head(shown).itertuples()]
-    more = f"; and {len(sig) - shown} more (in the table)" if len(sig) > shown else ""
-    return (f"{len(sig)} of {len(diff)} differences are significant {how} (α = {alpha:g}; "
-            f"{diff['interval_level'].iloc[0]} intervals): " + "; ".join(items) + more + ".")
-
+ci_text, paired_reading = reading.ci_text, reading.paired_differences

@@ -11,8 +11,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from fairness_core.audit import VERDICTS, three_questions, verdict_reading
 from fairness_core.io import to_safe_csv
+from fairness_core.reading import three_questions, verdict_reading
+from fairness_core.verdicts import VERDICTS
 
 
 def styled(df: pd.DataFrame, precision: int = 4,
@@ -129,7 +130,7 @@ def verdict_summary(verdicts: pd.DataFrame) -> None:
 
 def questions_panel(audit, verdicts: pd.DataFrame, answers: dict | None = None) -> None:  # type: ignore[no-untyped-def]
     """The three questions an audit is judged by, side by side: OFI, the four-fifths rule, equal opportunity
-    (``answers``: :func:`fairness_core.audit.three_questions` of these verdicts, when already computed)."""
+    (``answers``: :func:`fairness_core.reading.three_questions` of these verdicts, when already computed)."""
     answers = answers if answers is not None else three_questions(audit, verdicts)
     for col, (question, answer) in zip(st.columns(3), answers["text"].items()):
         with col.container(border=True):
@@ -200,7 +201,7 @@ MAX_VERDICT_ROWS = 500
 
 
 def verdict_display(verdicts: pd.DataFrame, max_rows: int = MAX_VERDICT_ROWS) -> pd.DataFrame:
-    """The verdict table as people read it (:func:`fairness_core.audit.verdict_reading`), at most ``max_rows`` rows."""
+    """The verdict table as people read it (:func:`fairness_core.reading.verdict_reading`), at most ``max_rows`` rows."""
     return verdict_reading(verdicts, max_rows)
 
 
