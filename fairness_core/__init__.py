@@ -12,8 +12,8 @@ from typing import Any
 
 __version__ = "0.1.0"   # before the imports: report stamps it on what it builds
 
-from . import (audit, bias, compare, entropy, imbalance, inference, io, match, metrics, mitigation, realism, regulatory,
-               report, sample_size, smoothing, stability, trend, verdicts)
+from . import (audit, bias, compare, entropy, imbalance, inference, io, match, metrics, mitigation, reading, realism,
+               regulatory, report, sample_size, smoothing, stability, trend, verdicts, vocabulary)
 from .audit import Audit
 from .confusion import CELLS, ConfusionMatrix
 
@@ -22,8 +22,8 @@ from .confusion import CELLS, ConfusionMatrix
 _ON_FIRST_USE = ("store",)
 
 __all__ = ["CELLS", "Audit", "ConfusionMatrix", "audit", "bias", "compare", "entropy", "imbalance", "inference", "io",
-           "match", "metrics", "mitigation", "realism", "regulatory", "report", "sample_size", "smoothing", "stability",
-           "store", "trend", "verdicts"]
+           "match", "metrics", "mitigation", "reading", "realism", "regulatory", "report", "sample_size", "smoothing",
+           "stability", "store", "trend", "verdicts", "vocabulary"]
 
 
 def __getattr__(name: str) -> Any:

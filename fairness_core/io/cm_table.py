@@ -19,7 +19,6 @@ from ..validation import (INTERSECTION_SEP, MAX_COUNT, MAX_GROUPS, MAX_NAME_LENG
 from .read import normalize_header
 
 
-
 _ALIASES: dict[str, tuple[str, ...]] = {
     "TP": ("tp", "truepositive", "truepositives", "truepos", "hits"),
     "FN": ("fn", "falsenegative", "falsenegatives", "falseneg", "misses"),

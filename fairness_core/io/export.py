@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 
 
-
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+#: A plain number as text ("-0.25", "1e3"): never neutralized, and what :func:`.read.to_numbers` converts.
 PLAIN_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 
 
