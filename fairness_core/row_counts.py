@@ -10,7 +10,6 @@ raise :class:`~fairness_core.validation.DataValidationError` naming the row (or 
 
 from __future__ import annotations
 
-import re
 from typing import Any, Sequence
 
 import numpy as np
@@ -63,9 +62,6 @@ def binary_column(df: pd.DataFrame, col: str, positive: Any, what: str, threshol
             f"the chosen positive value {show_value(positive)} does not occur; values are "
             f"{', '.join(map(show_value, uniques.tolist()))}", column=col))
     return codes == matches[0]
-
-
-_DECIMAL_COMMA = re.compile(r"\s*[+-]?\d+,\d+\s*")
 
 
 def as_numbers(s: pd.Series, delimiter: str) -> pd.Series:
