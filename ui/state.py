@@ -12,6 +12,7 @@ import streamlit as st
 from fairness_core import datasets
 from fairness_core.audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, Audit
 from ui import jobs, saved
+from ui.pages import NAVIGATION
 from ui.session import (AUDIT_KEY, CANDIDATES_KEY, DEMO_KEY, GONE_KEY, SAVED_HOURS, SAVED_MODEL_KEY, SAVED_SESSIONS,
                         cached_demo, remember, session_id)
 from ui.session import candidate_bytes, held_bytes, release_oldest  # noqa: F401 - kept importable from here
@@ -113,21 +114,8 @@ def data_banner(audit: Audit) -> None:
         st.info(md_escape(note), icon=":material/swap_vert:")
 
 
-#: The navigation, in order: (script, label, icon). Streamlit serves ``pages/`` itself
-#: (its multipage folder, which logs no warning); the sidebar links are ours so the
-#: labels read well ("Home", not the entry file's name).
-PAGES: tuple[tuple[str, str, str], ...] = (
-    ("app.py", "Home", ":material/home:"),
-    ("pages/1_Upload.py", "Upload", ":material/upload_file:"),
-    ("pages/2_Bias_Audit.py", "Bias Audit", ":material/balance:"),
-    ("pages/3_Sample_Size_Explorer.py", "Sample-Size Explorer", ":material/scatter_plot:"),
-    ("pages/4_Smoothing.py", "Smoothing", ":material/blur_linear:"),
-    ("pages/5_Synthetic_Data.py", "Synthetic Data", ":material/auto_awesome:"),
-    ("pages/6_Forecasting.py", "Forecasting", ":material/ssid_chart:"),
-    ("pages/7_Compare_and_Mitigate.py", "Compare and Mitigate", ":material/compare_arrows:"),
-    ("pages/8_Saved_Audits.py", "Saved audits", ":material/bookmarks:"),
-    ("pages/9_Methods.py", "Methods", ":material/menu_book:"),
-)
+#: The sidebar's navigation, (script, label, icon) in order: :data:`ui.pages.NAVIGATION`, the one list of pages.
+PAGES = NAVIGATION
 
 
 _FROZEN = {"modules": 0}
