@@ -485,7 +485,7 @@ class Audit:
                 continue
             ref = self.reference_for(g, reference)
             for name in names:
-                r = match.test(name, cm, ref, method=method, reference=reference_is)
+                r = match.test(name, cm, ref, method=method, reference_is=reference_is)
                 rows.append({"group": g, "n": cm.n, "metric": name, "observed": r.observed,
                              "reference score": m.compute(name, ref), "percentile": r.cdf,
                              "p-value": r.p_value, "note": r.note})

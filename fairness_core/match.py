@@ -1,22 +1,23 @@
 """The MATCH test (docs/methods.md; Briscoe 2024, §4.5, Briscoe, Kepler et al., §5): is a group's score plausible under the reference?
 
-With ``reference="population"`` (the seed's one-sample test) the reference cell probabilities
+With ``reference_is="population"`` (the seed's one-sample test) the reference cell probabilities
 p_c are the normalized reference CM (by default the rest of the data), taken as exact; the
 group's n is kept and its score S is compared with S's distribution when n individuals are
-drawn from the reference. With ``reference="sample"`` (the default) the reference is itself a
+drawn from the reference. With ``reference_is="sample"`` (the default) the reference is itself a
 sample and a two-sample test carries its sampling error too (:func:`test`).
 Reported: the percentile P(S <= s_obs), P(S >= s_obs) and the two-sided
 p-value 2·min(both), capped at 1.
 
 >>> from fairness_core import ConfusionMatrix, match
 >>> r = match.test("PPR", ConfusionMatrix(40, 10, 40, 10), ConfusionMatrix(300, 100, 450, 150), method="normal",
-...                reference="population")
+...                reference_is="population")
 >>> round(r.cdf, 2)
 0.9
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -247,7 +248,7 @@ REFERENCES = ("sample", "population")
 
 
 def test(metric: str, cm_group: ConfusionMatrix, cm_reference: ConfusionMatrix, method: str = "exact",
-         lam: float = 1.0, reference: str = "sample") -> MatchResult:
+         lam: float = 1.0, reference_is: str = "sample", *, reference: str | None = None) -> MatchResult:
     """MATCH test of ``metric`` for ``cm_group`` against ``cm_reference``.
 
     Parameters
@@ -256,18 +257,20 @@ def test(metric: str, cm_group: ConfusionMatrix, cm_reference: ConfusionMatrix, 
         A binomial metric (ACC, PREV, PPR, INACC, NPREV, PNR), B, or a JRM
         (TPR, FNR, FPR, TNR, PPV, FDR, NPV, FOR).
     method : {"exact", "normal", "peizer_pratt", "beta"}
-        For ``reference="population"``: "exact" for all; "normal" (continuity-corrected) for
+        For ``reference_is="population"``: "exact" for all; "normal" (continuity-corrected) for
         binomial metrics and B; "peizer_pratt" for binomial metrics; "beta" (the thesis's
         shortcut, eq. 4.44, with pseudo-count ``lam``) for JRMs. Ignored for ``"sample"``.
-    reference : {"sample", "population"}
-        ``"sample"`` (default): the reference is itself a sample, so the test is a two-sample
+    reference_is : {"sample", "population"}
+        What the reference is (as ``Audit.match_table``'s ``reference_is``). ``"sample"`` (default): the reference is itself a sample, so the test is a two-sample
         test that carries both groups' sampling error, and its p does not depend on which group
         is called the reference. B uses the OFI score test of :mod:`fairness_core.inference`, the
         rates (binomial metrics and JRMs) the test of equal proportions of DI's procedure (score
         for two groups of 30 rows or more, else the exact dual of the Clopper–Pearson MOVER-R
         interval) — so the p equals the verdict table's for the same pair (``ofi_p`` for B,
         ``di_p`` for PPR). ``"population"``: the reference is a known population (the seed's
-        one-sample MATCH test): its cell rates are taken as exact.
+        one-sample MATCH test): its cell rates are taken as exact. ``reference=`` is its former, deprecated
+        name (``reference`` elsewhere names what a group is compared with: a group or a
+        :class:`fairness_core.vocabulary.Reference` mode).
 
     Returns
     -------
@@ -281,22 +284,32 @@ def test(metric: str, cm_group: ConfusionMatrix, cm_reference: ConfusionMatrix, 
     >>> a, b = CM(10, 2, 1, 0), CM(300, 100, 450, 150)
     >>> abs(test("PPR", a, b).p_value - test("PPR", b, a).p_value) < 1e-12
     True
-    >>> test("PPR", a, b).p_value > test("PPR", a, b, reference="population").p_value
+    >>> test("PPR", a, b).p_value > test("PPR", a, b, reference_is="population").p_value
     True
     """
     if metric not in SUPPORTED:
         raise ValueError(f"MATCH is defined for {', '.join(SUPPORTED)}; got {metric!r}")
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
-    if reference not in REFERENCES:
-        raise ValueError(f"reference must be one of {', '.join(REFERENCES)}; got {reference!r}")
+    if reference is not None:
+        warnings.warn("match.test: reference='sample' / 'population' is deprecated; pass reference_is=",
+                      DeprecationWarning, stacklevel=2)
+        reference_is = reference
+    if reference_is not in REFERENCES:
+        raise ValueError(f"reference_is must be one of {', '.join(REFERENCES)}; got {reference_is!r}")
     if cm_group.n == 0:
         raise ValueError("the group is empty")
-    if reference == "sample":
+    if reference_is == "sample":
         if method != "exact":
-            raise ValueError(f"method {method!r} belongs to the one-sample test: pass reference='population' "
+            raise ValueError(f"method {method!r} belongs to the one-sample test: pass reference_is='population' "
                              "(the two-sample test has one procedure per metric)")
         return _two_sample(metric, cm_group, cm_reference)
+    return _one_sample(metric, cm_group, cm_reference, method, lam)
+
+
+def _one_sample(metric: str, cm_group: ConfusionMatrix, cm_reference: ConfusionMatrix, method: str,
+                lam: float) -> MatchResult:
+    """The seed's one-sample MATCH test: the reference's cell rates taken as exact (see :func:`test`)."""
     probs = _reference_probs(cm_reference)
     observed = m.compute(metric, cm_group)
     nan = float("nan")
@@ -375,7 +388,7 @@ def compare_methods(metric: str, cm_group: ConfusionMatrix, cm_reference: Confus
     Columns: method, percentile (P(S <= s_obs)), p_value, percentile_error and
     p_value_error (signed, method minus exact), note.
     """
-    results = [test(metric, cm_group, cm_reference, method=meth, reference="population")
+    results = [test(metric, cm_group, cm_reference, method=meth, reference_is="population")
                for meth in methods_for(metric)]
     exact = results[0]
     return pd.DataFrame([{

@@ -32,6 +32,8 @@ the impact ratio of the four-fifths rule), or j is the ``reference`` group when 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
@@ -115,6 +117,47 @@ def _orient(sel: FloatArray, n: FloatArray, i: np.ndarray, j: np.ndarray,
     return np.where(swap, j, i), np.where(swap, i, j)
 
 
+@dataclass(frozen=True)
+class _DIClaims:
+    """DI of every pair against 1 and the four-fifths band: the pairs, p against 1, the families' critical
+    levels and the decision level, the bounds at it and at α, and which claims hold."""
+
+    pairs: inference.DIPairs
+    p_null: FloatArray
+    families: dict[str, float]
+    level: float
+    bounds: tuple[FloatArray, FloatArray]
+    bounds_unadjusted: tuple[FloatArray, FloatArray]
+    nobody: npt.NDArray[np.bool_]
+    beyond: npt.NDArray[np.bool_]
+    within: npt.NDArray[np.bool_]
+    di: FloatArray
+
+
+def _check_settings(tolerance: float, alpha: float, adjust: str) -> None:
+    if not (0 <= tolerance <= 2):
+        raise ValueError(f"tolerance must be in [0, 2], got {tolerance}")
+    if not (0 < alpha < 0.5):
+        raise ValueError(f"alpha must be in (0, 0.5), got {alpha}")
+    adjustment(adjust)  # validates the name
+
+
+def _di_claims(sel_i: FloatArray, n_i: FloatArray, sel_j: FloatArray, n_j: FloatArray, alpha: float, adjust: str,
+               di_method: str) -> _DIClaims:
+    band_low, band_high = bias.FOUR_FIFTHS_LOW, bias.FOUR_FIFTHS_HIGH
+    d = inference.di_pairs(sel_i, n_i, sel_j, n_j, method=di_method)
+    (q_zero, _, _), di_fam, a_di, (d_lo, d_hi), unadjusted = _three_families(
+        d, 1.0, band_low, band_high, alpha, adjust,
+        ("differs from 1", "beyond the four-fifths band", "within the four-fifths band"))
+    nobody = np.isnan(q_zero)
+    with np.errstate(invalid="ignore"):
+        di_beyond = ((d_hi < band_low) | (d_lo > band_high)) & ~nobody
+        di_within = ((d_lo > band_low) & (d_hi < band_high)) | nobody
+    with np.errstate(divide="ignore", invalid="ignore"):
+        di = np.where(sel_j > 0, (sel_i / n_i) / (sel_j / n_j), np.nan)
+    return _DIClaims(d, q_zero, di_fam, a_di, (d_lo, d_hi), unadjusted, nobody, di_beyond, di_within, di)
+
+
 def pair_verdicts(names: list[str], cells: npt.ArrayLike, tolerance: float, alpha: float, adjust: str,
                   ofi_method: str = "auto", di_method: str = "auto",
                   reference: str | None = None) -> pd.DataFrame:
@@ -122,11 +165,7 @@ def pair_verdicts(names: list[str], cells: npt.ArrayLike, tolerance: float, alph
 
     See :meth:`fairness_core.audit.Audit.verdicts` for the columns.
     """
-    if not (0 <= tolerance <= 2):
-        raise ValueError(f"tolerance must be in [0, 2], got {tolerance}")
-    if not (0 < alpha < 0.5):
-        raise ValueError(f"alpha must be in (0, 0.5), got {alpha}")
-    adjustment(adjust)  # validates the name
+    _check_settings(tolerance, alpha, adjust)
     cells = np.asarray(cells, dtype=float)
     tp, fn, fp, tn = cells.T
     n = cells.sum(axis=1)
@@ -144,25 +183,12 @@ def pair_verdicts(names: list[str], cells: npt.ArrayLike, tolerance: float, alph
     nonzero, beyond = (lo > 0) | (hi < 0), (lo > t) | (hi < -t)
     within = (lo > -t) & (hi < t)
     estimate = o.estimate
-    methods = o.method
+    dc = _di_claims(sel[i], n[i], sel[j], n[j], alpha, adjust, di_method)
 
-    dargs = (sel[i], n[i], sel[j], n[j])
-    band_low, band_high = bias.FOUR_FIFTHS_LOW, bias.FOUR_FIFTHS_HIGH
-    d = inference.di_pairs(*dargs, method=di_method)
-    (q_zero, _, _), di_fam, a_di, (d_lo, d_hi), (d_lo_u, d_hi_u) = _three_families(
-        d, 1.0, band_low, band_high, alpha, adjust,
-        ("differs from 1", "beyond the four-fifths band", "within the four-fifths band"))
-    nobody = np.isnan(q_zero)
-    with np.errstate(invalid="ignore"):
-        di_beyond = ((d_hi < band_low) | (d_lo > band_high)) & ~nobody
-        di_within = ((d_lo > band_low) & (d_hi < band_high)) | nobody
-    with np.errstate(divide="ignore", invalid="ignore"):
-        di = np.where(sel[j] > 0, (sel[i] / n[i]) / (sel[j] / n[j]), np.nan)
-
-    verdict = np.select([beyond, nonzero & ~within, within & di_beyond, within & di_within],
+    verdict = np.select([beyond, nonzero & ~within, within & dc.beyond, within & dc.within],
                         ["algorithmic bias", "materiality unclear", "systemic disparity", "no bias detected"],
                         "inconclusive")
-    rows_i, rows_j, reach = _rows_needed(verdict, estimate, lo, hi, t, n[i], n[j], within, (di, d_lo, d_hi))
+    rows_i, rows_j, reach = _rows_needed(verdict, estimate, lo, hi, t, n[i], n[j], within, (dc.di, *dc.bounds))
     z_a = stats.norm.ppf(1 - a / 2)
     se = (hi - lo) / (2 * z_a)
     group_i, group_j = np.array(names, dtype=object)[i], np.array(names, dtype=object)[j]
@@ -172,23 +198,22 @@ def pair_verdicts(names: list[str], cells: npt.ArrayLike, tolerance: float, alph
         "n_i": n[i].astype(np.int64), "n_j": n[j].astype(np.int64),
         "ofi": estimate, "ofi_ci_low": lo, "ofi_ci_high": hi,
         "ofi_p": p_zero, "ofi_p_adjusted": _adjusted(p_zero, alpha, adjust, a),
-        "di": di, "di_ci_low": d_lo, "di_ci_high": d_hi,
-        "di_p": q_zero, "di_p_adjusted": _adjusted(q_zero, alpha, adjust, a_di),
+        "di": dc.di, "di_ci_low": dc.bounds[0], "di_ci_high": dc.bounds[1],
+        "di_p": dc.p_null, "di_p_adjusted": _adjusted(dc.p_null, alpha, adjust, dc.level),
         "verdict": verdict,
         "favours": np.where(beyond | (nonzero & ~within), np.where(estimate > 0, group_i, group_j), ""),
         "ofi_ci_low_unadjusted": lo_u, "ofi_ci_high_unadjusted": hi_u,
-        "di_ci_low_unadjusted": d_lo_u, "di_ci_high_unadjusted": d_hi_u,
+        "di_ci_low_unadjusted": dc.bounds_unadjusted[0], "di_ci_high_unadjusted": dc.bounds_unadjusted[1],
         "ofi_beyond_tolerance": beyond, "ofi_within_tolerance": within, "ofi_differs": nonzero,
         "ofi_p_beyond": p_beyond, "ofi_p_within": p_within,
-        "ofi_equivalent": within, "di_within_band": di_within & ~nobody, "di_beyond_band": di_beyond,
-        "four_fifths": bias.four_fifths_verdicts(di),
+        "ofi_equivalent": within, "di_within_band": dc.within & ~dc.nobody, "di_beyond_band": dc.beyond,
+        "four_fifths": bias.four_fifths_verdicts(dc.di),
         "ofi_mde": t + (z_a + stats.norm.ppf(POWER)) * se,
         "rows_needed_i": rows_i, "rows_needed_j": rows_j, "rows_needed_note": reach,
-        "B_i": b[i], "B_j": b[j], "ofi_method": methods,
-        "di_method": d.method,
+        "B_i": b[i], "B_j": b[j], "ofi_method": o.method, "di_method": dc.pairs.method,
     })
     df.attrs.update({"alpha": alpha, "adjust": adjust, "tolerance": t, "level": 1 - alpha,
-                     "ofi_level": 1 - a, "di_level": 1 - a_di, "ofi_families": ofi_fam, "di_families": di_fam,
+                     "ofi_level": 1 - a, "di_level": 1 - dc.level, "ofi_families": ofi_fam, "di_families": dc.families,
                      "ofi_method": ofi_method, "di_method": di_method, "reference": reference,
                      "pairs": len(df)})
     return df

@@ -133,8 +133,8 @@ if tab_match.open:
         metric = d2.selectbox("Metric", chosen, key="match-metric")
         cm = audit.cms[group]
         ref_cm = audit.reference_for(group, reference)
-        result = match.test(metric, cm, ref_cm, reference=reference_is)
-        one_sample = result if population else match.test(metric, cm, ref_cm, reference="population")
+        result = match.test(metric, cm, ref_cm, reference_is=reference_is)
+        one_sample = result if population else match.test(metric, cm, ref_cm, reference_is="population")
         ref_score = metrics.compute(metric, ref_cm)
         st.info(md_escape(match.explain(result, group, ref_score, alpha)), icon=":material/lightbulb:")
         x, mass, exact = match.reference_distribution(metric, cm.n, ref_cm)

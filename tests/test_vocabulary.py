@@ -88,3 +88,13 @@ def test_a_group_named_like_a_mode_is_a_group():
     assert audit.difference("PPR", reference="rest").loc["PPR", "group_low"] in ("rest", "range")
     with pytest.raises(ValueError):
         audit.difference("PPR", reference=Reference.REST)
+
+
+def test_match_test_reference_is_names_what_the_reference_is_and_the_former_keyword_warns():
+    from fairness_core import match
+
+    a, b = CM(10, 2, 1, 0), CM(300, 100, 450, 150)
+    for kind in ("sample", "population"):
+        with pytest.warns(DeprecationWarning, match="reference_is"):
+            old = match.test("PPR", a, b, reference=kind)
+        assert old == match.test("PPR", a, b, reference_is=kind)

@@ -80,7 +80,7 @@ def inequality_section(audit: Audit, reference: str) -> None:
     except ValueError as exc:
         st.error(f"The index is undefined here: {md_escape(exc)}.", icon=":material/error:")
         return
-    total, mu = table.attrs["total"], table.attrs["mean_benefit"]
+    total = table.attrs["total"]
     within, between = table["within contribution"].sum(), table["between contribution"].sum()
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Index, everyone pooled", f"{total:.4g}")
@@ -92,6 +92,13 @@ def inequality_section(audit: Audit, reference: str) -> None:
     figure_with_downloads(plots.gei_decomposition(over_alpha, alpha), "gei-decomposition", over_alpha,
                           "gei_by_alpha.csv", "Download index by α (CSV)")
 
+    _per_group(audit, reference, table, benefit)
+    _landscape(audit, benefit, alpha, table)
+
+
+def _per_group(audit: Audit, reference: str, table: pd.DataFrame, benefit: dict[str, float]) -> None:
+    """The index per group, with each group's B and OFI against the reference where the benefits link them."""
+    mu = table.attrs["mean_benefit"]
     st.subheader("Per group")
     shown = table.copy()
     link = entropy.ofi_link(benefit)
@@ -112,6 +119,10 @@ def inequality_section(audit: Audit, reference: str) -> None:
                "contribution is negative when its mean is below μ for α < 1, or above it for α > 1 — only the sum "
                "is an inequality.")
 
+
+def _landscape(audit: Audit, benefit: dict[str, float], alpha: float, table: pd.DataFrame) -> None:
+    """The (μ, λ) map of the index with the groups on it (Utility as Fair Pricing §3), and what it responds to."""
+    total = table.attrs["total"]
     st.subheader("What the index responds to")
     try:
         form = entropy.unit_form(benefit)
