@@ -496,8 +496,10 @@ class Audit:
         df["verdict"] = np.where(decisive.isna(), "undefined",
                                  np.where(decisive < alpha, "differs from the reference",
                                           "indistinguishable from the reference"))
-        return df[["group", "n", "metric", "observed", "reference score", "percentile", "p-value",
-                   "adjusted p-value", "verdict", "note"]]
+        out = df[["group", "n", "metric", "observed", "reference score", "percentile", "p-value",
+                  "adjusted p-value", "verdict", "note"]]
+        out.attrs.update(alpha=alpha, adjust=adjust)
+        return out
 
     def verdicts(self, tolerance: float = DEFAULT_OFI_TOLERANCE, alpha: float = DEFAULT_ALPHA,
                  adjust: str = "holm", ofi_method: str = "auto", di_method: str = "auto",

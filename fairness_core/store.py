@@ -54,6 +54,7 @@ from sqlalchemy.pool import StaticPool
 from . import text
 from .audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, Audit
 from .confusion import ConfusionMatrix
+from .vocabulary import ADJUSTMENT_KEYS
 
 #: The environment variable naming the store (any SQLAlchemy URL); unset: SQLite in the data folder.
 STORE_VARIABLE = "FAIRNESS_AUDIT_STORE"
@@ -73,7 +74,7 @@ BUSY_TIMEOUT_S = 30.0
 _ID = re.compile(r"^[A-Za-z0-9_-]{22}$")   # secrets.token_urlsafe(16)
 #: PostgreSQL: the transaction-scoped advisory lock that serializes opening the store ("fairstor" as a number).
 _PG_OPEN_LOCK = int.from_bytes(b"fairstor", "big")
-_ADJUSTMENTS = ("holm", "bh", "none")
+_ADJUSTMENTS = ADJUSTMENT_KEYS   # the registry's keys (fairness_core.vocabulary)
 
 
 def _switch_to_wal(cursor: Any) -> None:

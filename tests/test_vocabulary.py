@@ -98,3 +98,12 @@ def test_match_test_reference_is_names_what_the_reference_is_and_the_former_keyw
         with pytest.warns(DeprecationWarning, match="reference_is"):
             old = match.test("PPR", a, b, reference=kind)
         assert old == match.test("PPR", a, b, reference_is=kind)
+
+
+def test_the_match_overview_names_the_tables_adjustment():
+    from fairness_core import plots
+
+    for key, title in (("holm", "Holm-adjusted p"), ("bh", "BH-adjusted p"), ("none", "−log10 p")):
+        table = AUDIT.match_table(["PPR", "B"], adjust=key)
+        assert table.attrs["adjust"] == key
+        assert title in plots.match_overview(table, 0.05).layout.xaxis.title.text

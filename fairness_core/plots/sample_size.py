@@ -7,6 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ..vocabulary import adjustment
 from ._base import PALETTE, UNDEFINED_BAR, _plain, _shades, plotly_text, safe_figures
 
 
@@ -113,7 +114,8 @@ def match_overview(table: pd.DataFrame, alpha: float = 0.05) -> go.Figure:
                   annotation=dict(text=f"α = {alpha:g}", font=dict(color="#c0392b")))
     groups = list(dict.fromkeys(table["group"]))
     fig.update_yaxes(categoryorder="array", categoryarray=groups[::-1])
-    fig.update_xaxes(title=("−log10 Holm-adjusted p" if use_adj else "−log10 p") + " (capped at 30)",
+    prefix = adjustment(table.attrs.get("adjust", "holm")).prefix if use_adj else ""
+    fig.update_xaxes(title=f"−log10 {prefix}p (capped at 30)",
                      rangemode="tozero")
     return _plain(fig, "MATCH: which group scores are beyond small-sample noise?<br><sup>left of the red line: "
                        "indistinguishable from the reference at this group size</sup>",
