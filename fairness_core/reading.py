@@ -12,6 +12,7 @@ its ``groups`` and ``cms``.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping, Protocol, Sequence
 
 import numpy as np
@@ -474,6 +475,27 @@ def paired_differences(diff: pd.DataFrame, alpha: float, adjust: str, shown: int
             f"{diff['interval_level'].iloc[0]} intervals): " + "; ".join(items) + more + ".")
 
 
+def mitigation_held_out(before: pd.Series, after: pd.Series, objective: str, label: str, interval_level: str,
+                        alpha: float) -> str:
+    """What per-group thresholds did on the held-out rows: the largest |OFI| and the ``objective`` (named ``label``)
+    with one shared threshold (``before``) and with the group thresholds (``after``), rows of a comparison
+    summary, each with its interval (|OFI|'s at ``interval_level``, the objective's at 1 − ``alpha``)."""
+    return (f"On the held-out rows the largest |OFI| goes from {ci_text(before, 'max_abs_ofi')} with one shared "
+            f"threshold (fitted on the same fitting rows, best by {label}) to {ci_text(after, 'max_abs_ofi')} with "
+            f"per-group thresholds; {label} from {ci_text(before, objective)} to {ci_text(after, objective)} "
+            f"(intervals: {interval_level} for |OFI|, {1 - alpha:.0%} for {label}).")
+
+
+def randomized_rule(gain: float, note: str, label: str) -> str:
+    """How much a randomized rule would improve the objective (``label``) over deterministic thresholds, or why
+    that was not computed (``note``; :attr:`fairness_core.mitigation.ThresholdRule.randomized_gain`)."""
+    if math.isnan(gain):
+        return "Randomized rule: " + note + "."
+    return (f"A randomized rule (mixing two thresholds within a group) would improve {label} by {gain:.4f} on the "
+            f"fitting rows{' — nothing: these thresholds are as good' if gain < 5e-5 else ''}; the thresholds here are "
+            "deterministic, so equal scores are always treated alike within a group.")
+
+
 # --------------------------------------------------------------------------- the inequality tab
 
 
@@ -505,4 +527,5 @@ def gei_landscape_reading(unit_cells: Sequence[str], b_plus: float) -> str:
 
 __all__ = ["MAX_PAIRS_WITH_COUNTS", "findings_first", "verdict_reading", "verdict_findings", "verdict_explanations",
            "four_fifths_pairs", "three_questions", "match_explain", "match_findings", "ofi_link_reading",
-           "gei_landscape_reading", "ci_text", "fairest_model", "paired_differences"]
+           "gei_landscape_reading", "ci_text", "fairest_model", "paired_differences",
+           "mitigation_held_out", "randomized_rule"]

@@ -5,7 +5,7 @@ import math
 
 import streamlit as st
 
-from fairness_core import datasets, mitigation, plots
+from fairness_core import datasets, mitigation, plots, reading
 from fairness_core.compare import PERFORMANCE
 from ui import compare as cmp
 from ui.state import current_demo, get_candidates, page_setup, verdict_settings
@@ -137,15 +137,9 @@ for col, what, key, inverse in ((m1, "Largest |OFI|", "max_abs_ofi", True), (m2,
                f"{after[key] - before[key]:+.3f}", delta_color="inverse" if inverse else "normal")
 m3.metric("Pairs with algorithmic bias, held-out (before → after)", f"{bias[0]} → {bias[1]}",
           f"{bias[1] - bias[0]:+d}", delta_color="inverse" if bias[0] != bias[1] else "off")
-st.markdown(f"On the held-out rows the largest |OFI| goes from {cmp.ci_text(before, 'max_abs_ofi')} with one shared "
-            f"threshold (fitted on the same fitting rows, best by {label}) to {cmp.ci_text(after, 'max_abs_ofi')} with "
-            f"per-group thresholds; {label} from {cmp.ci_text(before, objective)} to {cmp.ci_text(after, objective)} "
-            f"(intervals: {md_escape(held['interval_level'].iloc[0])} for |OFI|, {1 - alpha:.0%} for {label}).")
-gain = rule.randomized_gain
-st.caption(("Randomized rule: " + md_escape(rule.randomized_note) + ".") if math.isnan(gain) else
-           f"A randomized rule (mixing two thresholds within a group) would improve {label} by {gain:.4f} on the "
-           f"fitting rows{' — nothing: these thresholds are as good' if gain < 5e-5 else ''}; the thresholds here are "
-           "deterministic, so equal scores are always treated alike within a group.")
+st.markdown(reading.mitigation_held_out(before, after, objective, label, md_escape(held["interval_level"].iloc[0]),
+                                        alpha))
+st.caption(reading.randomized_rule(rule.randomized_gain, md_escape(rule.randomized_note), label))
 thresholds = cmp.threshold_table(rows, settings, fitted)
 cut = {c: (lambda v: "nobody selected" if v == math.inf else f"{v:.4g}") for c in ("shared threshold", "group threshold")}
 st.dataframe(styled(thresholds, 3, cut), hide_index=True, width="stretch")
