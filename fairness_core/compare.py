@@ -33,6 +33,7 @@ from . import inference
 from .audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, Audit
 from .row_counts import count_arrays
 from .verdicts import critical_level, level_text
+from .vocabulary import alpha_from_level
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -275,9 +276,9 @@ class Comparison:
         p_group = _dual_p(group_bounds, delta)
         p_pair = pairs.p_value(0.0)
         p = np.concatenate([p_group, p_pair])
-        level = critical_level(p, alpha, adjust)
-        g_lo, g_hi = group_bounds(np.full(delta.shape, stats.norm.isf(level / 2)))
-        p_lo, p_hi = pairs.bounds(level / 2)
+        a_crit = critical_level(p, alpha, adjust)     # the per-test error rate the adjustment amounts to
+        g_lo, g_hi = group_bounds(np.full(delta.shape, stats.norm.isf(a_crit / 2)))
+        p_lo, p_hi = pairs.bounds(a_crit / 2)
         adjusted = inference.adjust_p_values(p, adjust)
         what = [f"B of {g}" for g in groups] + [f"OFI of {groups[x]} vs {groups[y]}" for x, y in zip(i, j)]
         df = pd.DataFrame({"what": what, "kind": ["group"] * len(groups) + ["pair"] * i.size,
@@ -285,7 +286,7 @@ class Comparison:
                            "ci_low": np.concatenate([g_lo, p_lo]), "ci_high": np.concatenate([g_hi, p_hi]),
                            "p_value": p, "p_adjusted": adjusted})
         df["significant"] = df["p_adjusted"] < alpha
-        df["interval_level"] = level_text(1 - level)
+        df["interval_level"] = level_text(1 - a_crit)
         df["models"] = f"{a} − {b}"
         return df
 
@@ -305,13 +306,15 @@ def pareto_front(performance: npt.ArrayLike, disparity: npt.ArrayLike) -> npt.ND
 
 
 def paired_interval(only_first: npt.ArrayLike, only_second: npt.ArrayLike, n: npt.ArrayLike,
-                    level: float = 0.95) -> tuple[FloatArray, FloatArray]:
-    """Interval of the difference between two selection rates measured on the same ``n`` individuals, from
-    the counts selected by the first rule only and by the second only (vectorized). See the module docstring.
+                    alpha: float = DEFAULT_ALPHA, *, level: float | None = None) -> tuple[FloatArray, FloatArray]:
+    """Interval, at confidence 1 − ``alpha``, of the difference between two selection rates measured on the same
+    ``n`` individuals, from the counts selected by the first rule only and by the second only (vectorized). See
+    the module docstring. ``level`` (the former confidence, 1 − alpha; also read from a value above 0.5 where
+    ``alpha`` stands) is deprecated.
 
     >>> low, high = paired_interval([10], [2], [100])     # 15 % vs 7 % of 100 individuals (5 chosen by both)
     >>> bool(low[0] > 0), round(float(high[0]), 2)
     (True, 0.16)
     """
-    z = stats.norm.isf((1 - level) / 2)
+    z = stats.norm.isf(alpha_from_level(alpha, level, "paired_interval") / 2)
     return inference.cell_difference_limits(only_first, only_second, n, z)

@@ -120,12 +120,13 @@ def _orient(sel: FloatArray, n: FloatArray, i: np.ndarray, j: np.ndarray,
 @dataclass(frozen=True)
 class _DIClaims:
     """DI of every pair against 1 and the four-fifths band: the pairs, p against 1, the families' critical
-    levels and the decision level, the bounds at it and at α, and which claims hold."""
+    levels and the decision one (``critical``, an error rate: the interval is at 1 − critical), the bounds at it
+    and at α, and which claims hold."""
 
     pairs: inference.DIPairs
     p_null: FloatArray
     families: dict[str, float]
-    level: float
+    critical: float
     bounds: tuple[FloatArray, FloatArray]
     bounds_unadjusted: tuple[FloatArray, FloatArray]
     nobody: npt.NDArray[np.bool_]
@@ -199,7 +200,7 @@ def pair_verdicts(names: list[str], cells: npt.ArrayLike, tolerance: float, alph
         "ofi": estimate, "ofi_ci_low": lo, "ofi_ci_high": hi,
         "ofi_p": p_zero, "ofi_p_adjusted": _adjusted(p_zero, alpha, adjust, a),
         "di": dc.di, "di_ci_low": dc.bounds[0], "di_ci_high": dc.bounds[1],
-        "di_p": dc.p_null, "di_p_adjusted": _adjusted(dc.p_null, alpha, adjust, dc.level),
+        "di_p": dc.p_null, "di_p_adjusted": _adjusted(dc.p_null, alpha, adjust, dc.critical),
         "verdict": verdict,
         "favours": np.where(beyond | (nonzero & ~within), np.where(estimate > 0, group_i, group_j), ""),
         "ofi_ci_low_unadjusted": lo_u, "ofi_ci_high_unadjusted": hi_u,
@@ -213,7 +214,7 @@ def pair_verdicts(names: list[str], cells: npt.ArrayLike, tolerance: float, alph
         "B_i": b[i], "B_j": b[j], "ofi_method": o.method, "di_method": dc.pairs.method,
     })
     df.attrs.update({"alpha": alpha, "adjust": adjust, "tolerance": t, "level": 1 - alpha,
-                     "ofi_level": 1 - a, "di_level": 1 - dc.level, "ofi_families": ofi_fam, "di_families": dc.families,
+                     "ofi_level": 1 - a, "di_level": 1 - dc.critical, "ofi_families": ofi_fam, "di_families": dc.families,
                      "ofi_method": ofi_method, "di_method": di_method, "reference": reference,
                      "pairs": len(df)})
     return df

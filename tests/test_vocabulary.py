@@ -107,3 +107,12 @@ def test_the_match_overview_names_the_tables_adjustment():
         table = AUDIT.match_table(["PPR", "B"], adjust=key)
         assert table.attrs["adjust"] == key
         assert title in plots.match_overview(table, 0.05).layout.xaxis.title.text
+
+
+def test_paired_interval_takes_alpha_and_the_former_level_warns():
+    from fairness_core.compare import paired_interval
+
+    new = paired_interval([10, 3], [2, 0], [100, 40], alpha=0.1)
+    with pytest.warns(DeprecationWarning):
+        old = paired_interval([10, 3], [2, 0], [100, 40], level=0.9)
+    np.testing.assert_allclose(old, new, atol=1e-12)
