@@ -9,7 +9,7 @@ synthetic group and label distributions to the targets (Table 3.5).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -20,6 +20,7 @@ from torch import nn
 from fairness_core import augmentation, realism
 from fairness_core.ensemble import make_design
 from fairness_core.jobs import Cancelled, Estimate
+from fairness_core.progress import Progress, ProgressCallback
 
 from . import hydragan as H
 
@@ -29,6 +30,15 @@ MODES = ("synthetic only", "real + synthetic")
 #: Realism references and the synthetic rows, in the order the realism table lists them.
 REALISM_ROWS = ("synthetic (HydraGAN)", "real (another sample)", "independent columns")
 FIT_UNITS = 100  # progress units per classifier fit, beside one unit per GAN step
+
+
+@dataclass(frozen=True)
+class Evaluation(Progress):
+    """A step of the evaluation after training: ``fit`` names what is being fitted ("classifier on real
+    data", "classifier on augmented data", "two-sample tests of realism"); ``seed`` the classifier seed."""
+
+    fit: str = ""
+    seed: int | None = None
 
 
 @dataclass
@@ -142,9 +152,11 @@ def _as_binary(values: pd.Series, label: str) -> np.ndarray:
     return v.astype(int)
 
 
-def run(config: ExperimentConfig, data: pd.DataFrame, on_progress: Callable[..., None] | None = None,
+def run(config: ExperimentConfig, data: pd.DataFrame, on_progress: ProgressCallback | None = None,
         should_stop: Callable[[], bool] | None = None) -> ExperimentResult:
-    """Train, sample and evaluate; progress records carry ``phase`` ("gan" or "evaluate")."""
+    """Train, sample and evaluate. ``on_progress`` receives the GAN's records
+    (:class:`~models.hydragan.GanStep` and its calibration :class:`~fairness_core.progress.Stage`) with the
+    whole run's ``total``, then one :class:`Evaluation` per classifier fit and one before the two-sample tests."""
     gan = config.gan
     if config.label not in data.columns:
         raise ValueError(f"no label column {config.label!r}")
@@ -162,9 +174,9 @@ def run(config: ExperimentConfig, data: pd.DataFrame, on_progress: Callable[...,
     fits = 2 * len(config.eval_seeds)
     total = gan.steps + FIT_UNITS * fits
 
-    def gan_progress(**record: Any) -> None:
+    def gan_progress(record: Progress) -> None:
         if on_progress is not None:
-            on_progress(phase="gan", **{**record, "total": total})
+            on_progress(replace(record, total=total))
 
     def check(what: str) -> None:
         if should_stop is not None and should_stop():
@@ -211,11 +223,12 @@ def run(config: ExperimentConfig, data: pd.DataFrame, on_progress: Callable[...,
             runs.append(table)
             done += FIT_UNITS
             if on_progress is not None:
-                on_progress(phase="evaluate", done=done, total=total,
-                            message=f"classifier on {name} data, seed {seed}")
+                on_progress(Evaluation(done=done, total=total, message=f"classifier on {name} data, seed {seed}",
+                                       fit=f"classifier on {name} data", seed=seed))
     runs_df = pd.concat(runs, ignore_index=True)
     if on_progress is not None:
-        on_progress(phase="evaluate", done=done, total=total, message="two-sample tests of realism")
+        on_progress(Evaluation(done=done, total=total, message="two-sample tests of realism",
+                               fit="two-sample tests of realism"))
     real_table, marginals, correlations = assess_realism(model, train_df, test_df, gan.seed, should_stop)
     return ExperimentResult(
         model=model, synthetic=synthetic,

@@ -24,10 +24,8 @@ string only, and load with ``torch.load(..., weights_only=True)``.
 
 from __future__ import annotations
 
-import json
 import time
-import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -38,292 +36,37 @@ from torch import nn
 from torch.nn import functional as F
 
 from fairness_core.jobs import Cancelled
+from fairness_core.progress import Progress, ProgressCallback, Stage, of_kind
 
-SEP = " & "  # joint condition names, as the Upload page names intersections
-MAX_CONDITIONS = 64
-MAX_CATEGORIES = 100
-
-
-@dataclass
-class HydraConfig:
-    """Everything that defines a training run (JSON-serializable)."""
-
-    condition_columns: list[str]
-    diversity_column: str
-    diversity_target: dict[str, float] | None = None  # None: uniform over the column's categories
-    steps: int = 1500
-    batch_size: int = 256
-    noise_dim: int = 32
-    hidden: int = 256  # 128 → 256 lowered the C2ST AUC on COMPAS from ~0.675 to ~0.645 (two seeds)
-    n_critic: int = 3
-    pac: int = 1  # rows the critic judges together (PacGAN, CTGAN uses 10; on COMPAS 8 did not lower the C2ST AUC)
-    lr: float = 2e-4
-    gp_weight: float = 10.0
-    diversity_weight: float = 10.0  # the diversity objective's weight (without label_condition)
-    label_condition: bool = True  # condition on the diversity column too: its target met exactly in every group
-    balance: float = 0.5  # training batches: P(row) ∝ n_condition^−balance (0 = as in the data)
-    seed: int = 0
-    quality_every: int = 100  # steps between quality reports (0: never)
-
-    def validate(self) -> None:
-        if not self.condition_columns:
-            raise ValueError("choose at least one protected attribute for the condition")
-        for name, v, lo, hi in (("steps", self.steps, 1, 1_000_000), ("batch_size", self.batch_size, 8, 65536),
-                                ("noise_dim", self.noise_dim, 1, 1024), ("hidden", self.hidden, 4, 4096),
-                                ("n_critic", self.n_critic, 1, 20), ("pac", self.pac, 1, 64)):
-            if not isinstance(v, int) or not lo <= v <= hi:
-                raise ValueError(f"{name} must be an integer in [{lo}, {hi}], got {v!r}")
-        for name, v in (("lr", self.lr), ("gp_weight", self.gp_weight), ("diversity_weight", self.diversity_weight),
-                        ("balance", self.balance)):
-            if not np.isfinite(v) or v < 0:
-                raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
-        if self.lr == 0:
-            raise ValueError("lr must be > 0")
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self))
-
-    @classmethod
-    def from_json(cls, text: str) -> "HydraConfig":
-        return cls(**json.loads(text))
+from . import hydragan_calibration as calibration
+from .hydragan_schema import (ALPHA_SPREAD, FIT_ROWS, MAX_CATEGORIES, MAX_CONDITIONS, MAX_MODES, MODE_WEIGHT,  # noqa: F401
+                              SEP, SPIKE_SHARE, HydraConfig, Schema, _check, check_conditions, condition_labels,
+                              decode_numeric, encode, encode_numeric, fit_modes, fit_schema, label_index,
+                              shares_from_table)
 
 
-#: A value holding at least this share of a numeric column's rows is a point mass of its own
-#: (a count's spike at zero, a capped maximum): generated exactly, never smeared by a Gaussian.
-SPIKE_SHARE = 0.10  # 0.05 made age 24 (5.1 % of COMPAS) a point mass, over-generated at 8 %
-MAX_MODES = 10  # Gaussian modes per numeric column (CTGAN's variational mixture keeps those that matter)
-MODE_WEIGHT = 0.005  # modes lighter than this are dropped
-ALPHA_SPREAD = 4.0  # α = (x − μ_k) / (4 σ_k) ∈ (−1, 1) as in CTGAN
-FIT_ROWS = 5_000  # values per column the mixture is fitted on (a seeded subsample above that)
+@dataclass(frozen=True)
+class GanStep(Progress):
+    """One generator step of :func:`train`: the losses of each objective.
 
+    ``critic``: the critic's loss −(E D(real) − E D(fake)) (its negative is the Wasserstein estimate);
+    ``gp``: the gradient penalty; ``generator``: the adversarial loss −E D(fake); ``diversity``: the
+    diversity MSE (0 for a label-conditioned model, whose target is met by construction);
+    ``quality``: every ``quality_every`` steps of a model without label conditioning, the mean absolute
+    gap between generated and target diversity shares over conditions (else None)."""
 
-@dataclass
-class Schema:
-    """How a frame's columns map to the network's tensors (JSON-serializable).
-
-    Every numeric column is *mode-specific normalized* (Xu et al. 2019, CTGAN): its values are
-    described by point masses (values with ≥ :data:`SPIKE_SHARE` of the rows) and a Gaussian
-    mixture over the rest; a row is encoded as a one-hot mode plus, for a Gaussian mode k, the
-    scalar α = (x − μ_k) / (4 σ_k). With ``label_condition`` the diversity column is part of the
-    condition (given, not generated), so its target shares are met exactly in every group.
-    """
-
-    condition_columns: list[str]
-    conditions: list[str]  # joint levels seen in the data, in order
-    numeric: list[dict[str, Any]]  # name, integer, min, max, spikes, means, stds, weights
-    categorical: list[dict[str, Any]]  # generated categorical columns: name, categories
-    diversity_column: str
-    condition_counts: list[int] = field(default_factory=list)
-    label_condition: bool = False
-    label_categories: list[str] = field(default_factory=list)  # the diversity column's, with label_condition
-    column_order: list[str] = field(default_factory=list)  # the training frame's columns, for sampled frames
-
-    def modes(self, c: dict[str, Any]) -> int:
-        return len(c["spikes"]) + len(c["means"])
+    step: int = 0
+    critic: float = float("nan")
+    gp: float = float("nan")
+    generator: float = float("nan")
+    diversity: float = float("nan")
+    steps_per_s: float = float("nan")
+    quality: float | None = None
 
     @property
-    def data_dim(self) -> int:
-        return sum(1 + self.modes(c) for c in self.numeric) + sum(len(c["categories"]) for c in self.categorical)
-
-    @property
-    def condition_dim(self) -> int:
-        return len(self.conditions) + (len(self.label_categories) if self.label_condition else 0)
-
-    def alphas(self) -> list[int]:
-        """Position of each numeric column's α in the encoded row."""
-        out, start = [], 0
-        for c in self.numeric:
-            out.append(start)
-            start += 1 + self.modes(c)
-        return out
-
-    def mode_blocks(self) -> list[tuple[int, int]]:
-        """(start, stop) of each numeric column's mode one-hot."""
-        return [(a + 1, a + 1 + self.modes(c)) for a, c in zip(self.alphas(), self.numeric)]
-
-    def blocks(self) -> list[tuple[int, int]]:
-        """(start, stop) of each generated categorical column's softmax block."""
-        out, start = [], sum(1 + self.modes(c) for c in self.numeric)
-        for c in self.categorical:
-            out.append((start, start + len(c["categories"])))
-            start += len(c["categories"])
-        return out
-
-    def categories(self, name: str) -> list[str]:
-        """The categories of categorical column ``name``, in encoding order."""
-        if self.label_condition and name == self.diversity_column:
-            return list(self.label_categories)
-        return next(c["categories"] for c in self.categorical if c["name"] == name)
-
-    def diversity_position(self) -> int:
-        """Which categorical block (and softmax output of :func:`activate`) is the diversity column."""
-        return len(self.numeric) + [c["name"] for c in self.categorical].index(self.diversity_column)
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self))
-
-    @classmethod
-    def from_json(cls, text: str) -> "Schema":
-        return cls(**json.loads(text))
-
-
-def condition_labels(df: pd.DataFrame, columns: list[str]) -> pd.Series:
-    """Each row's joint condition, e.g. "Black & Female"."""
-    parts = [df[c].astype(str).str.strip() for c in columns]
-    out = parts[0]
-    for p in parts[1:]:
-        out = out + SEP + p
-    return out
-
-
-def fit_modes(v: np.ndarray, seed: int = 0) -> dict[str, Any]:
-    """Point masses and a Gaussian mixture (scikit-learn's variational Bayesian mixture with a
-    Dirichlet-process prior, as CTGAN) for one numeric column's values."""
-    from sklearn.exceptions import ConvergenceWarning
-    from sklearn.mixture import BayesianGaussianMixture
-
-    values, counts = np.unique(v, return_counts=True)
-    spikes = values[counts >= SPIKE_SHARE * len(v)]
-    rest = v[~np.isin(v, spikes)]
-    scale = float(v.std()) or 1.0
-    means: list[float] = []
-    stds: list[float] = []
-    weights: list[float] = []
-    if len(rest) >= 2 and np.unique(rest).size >= 2:
-        fit = rest if len(rest) <= FIT_ROWS else np.random.default_rng(seed).choice(rest, FIT_ROWS, replace=False)
-        k = int(min(MAX_MODES, np.unique(fit).size))
-        gm = BayesianGaussianMixture(n_components=k, weight_concentration_prior_type="dirichlet_process",
-                                     weight_concentration_prior=1e-3, max_iter=200, random_state=seed)
-        with warnings.catch_warnings():  # an unconverged fit of a small column still describes it
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            gm.fit(fit[:, None])
-        keep = gm.weights_ > MODE_WEIGHT
-        means = gm.means_[keep, 0].tolist()
-        stds = np.maximum(np.sqrt(gm.covariances_[keep].reshape(-1)), 1e-3 * scale).tolist()
-        w = gm.weights_[keep]
-        weights = (w / w.sum()).tolist()
-    elif len(rest):
-        means, stds, weights = [float(rest.mean())], [max(float(rest.std()), 1e-3 * scale)], [1.0]
-    return {"spikes": spikes.astype(float).tolist(), "means": [float(m) for m in means],
-            "stds": [float(x) for x in stds], "weights": weights}
-
-
-def _check(should_stop: Callable[[], bool] | None, what: str) -> None:
-    if should_stop is not None and should_stop():
-        raise Cancelled(f"stopped {what}")
-
-
-def fit_schema(df: pd.DataFrame, config: HydraConfig, modes: bool = True,
-               should_stop: Callable[[], bool] | None = None) -> Schema:
-    """Learn column roles and scalings from ``df``; ValueError naming a bad column or row.
-    ``modes=False`` checks the frame without fitting the numeric columns' mixtures (fast).
-    ``should_stop`` is looked at before each column (True raises :class:`Cancelled`)."""
-    config.validate()
-    if len(df) < 20:
-        raise ValueError(f"{len(df)} rows are too few to train a GAN")
-    for col in [*config.condition_columns, config.diversity_column]:
-        if col not in df.columns:
-            raise ValueError(f"no column {col!r}; columns are {', '.join(map(repr, df.columns))}")
-    if config.diversity_column in config.condition_columns:
-        raise ValueError("the diversity column cannot also be a protected attribute of the condition")
-    for col in df.columns:
-        missing = df[col].isna().to_numpy()
-        if missing.any():
-            raise ValueError(f"row {int(np.flatnonzero(missing)[0]) + 1}, column {col!r}: missing value")
-    cond = condition_labels(df, config.condition_columns)
-    counts = cond.value_counts()
-    if len(counts) > MAX_CONDITIONS:
-        raise ValueError(f"{len(counts)} condition levels from {', '.join(config.condition_columns)}; "
-                         f"the limit is {MAX_CONDITIONS}")
-    conditions = sorted(counts.index.tolist())
-    numeric, categorical, label_categories = [], [], []
-    for col in df.columns:
-        _check(should_stop, f"while learning column {col!r}")
-        if col in config.condition_columns:
-            continue
-        s = df[col]
-        if col == config.diversity_column or pd.api.types.is_bool_dtype(s) or not pd.api.types.is_numeric_dtype(s):
-            cats = sorted(s.astype(str).unique().tolist())
-            if len(cats) > MAX_CATEGORIES:
-                raise ValueError(f"column {col!r} has {len(cats)} distinct values (limit {MAX_CATEGORIES}); "
-                                 "an identifier cannot be generated")
-            if col == config.diversity_column and config.label_condition:
-                label_categories = cats
-            else:
-                categorical.append({"name": str(col), "categories": cats})
-        else:
-            v = s.to_numpy(dtype=float)
-            numeric.append({"name": str(col), "integer": bool(np.all(v == np.round(v))), "min": float(v.min()),
-                            "max": float(v.max()),
-                            **(fit_modes(v, config.seed) if modes else {"spikes": [], "means": [], "stds": [],
-                                                                          "weights": []})})
-    return Schema(list(config.condition_columns), conditions, numeric, categorical, config.diversity_column,
-                  [int(counts[c]) for c in conditions], bool(config.label_condition), label_categories,
-                  [str(c) for c in df.columns])
-
-
-def encode_numeric(v: np.ndarray, c: dict[str, Any], rng: np.random.Generator) -> np.ndarray:
-    """One numeric column → [α, one-hot mode] per row. A value at a point mass takes that mode
-    (α = 0); any other value a Gaussian mode drawn from its posterior (CTGAN)."""
-    spikes, means, stds = (np.asarray(c[k], dtype=float) for k in ("spikes", "means", "stds"))
-    weights = np.asarray(c["weights"], dtype=float)
-    out = np.zeros((len(v), 1 + len(spikes) + len(means)))
-    at = (v[:, None] == spikes[None, :]) if len(spikes) else np.zeros((len(v), 0), bool)
-    spiked = at.any(1)
-    if len(spikes):
-        out[np.flatnonzero(spiked), 1 + at[spiked].argmax(1)] = 1.0
-    rest = np.flatnonzero(~spiked)
-    if len(rest):
-        if not len(means):  # a value the fit never saw off the point masses: the nearest point mass
-            out[rest, 1 + np.abs(v[rest, None] - spikes[None, :]).argmin(1)] = 1.0
-            return out
-        logp = np.log(weights)[None, :] - np.log(stds)[None, :] - 0.5 * ((v[rest, None] - means) / stds) ** 2
-        p = np.exp(logp - logp.max(1, keepdims=True))
-        p /= p.sum(1, keepdims=True)
-        k = (rng.uniform(size=(len(rest), 1)) > np.cumsum(p, 1)).sum(1).clip(0, len(means) - 1)
-        out[rest, 1 + len(spikes) + k] = 1.0
-        out[rest, 0] = np.clip((v[rest] - means[k]) / (ALPHA_SPREAD * stds[k]), -0.99, 0.99)
-    return out
-
-
-def decode_numeric(alpha: np.ndarray, mode: np.ndarray, c: dict[str, Any]) -> np.ndarray:
-    """The inverse of :func:`encode_numeric`: a point mass's value, or μ_k + 4 σ_k α for Gaussian mode k."""
-    spikes, means, stds = (np.asarray(c[key], dtype=float) for key in ("spikes", "means", "stds"))
-    g = np.clip(mode - len(spikes), 0, max(len(means) - 1, 0))
-    gauss = means[g] + ALPHA_SPREAD * stds[g] * alpha if len(means) else np.zeros(len(mode))
-    point = spikes[np.minimum(mode, max(len(spikes) - 1, 0))] if len(spikes) else np.zeros(len(mode))
-    return np.where(mode < len(spikes), point, gauss)
-
-
-def encode(df: pd.DataFrame, schema: Schema, seed: int = 0,
-           should_stop: Callable[[], bool] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(rows as float32 [n, data_dim], condition index per row); ``should_stop`` looked at per column."""
-    rng = np.random.default_rng(seed)
-    parts = []
-    for c in schema.numeric:
-        _check(should_stop, "while encoding the rows")
-        parts.append(encode_numeric(df[c["name"]].to_numpy(dtype=float), c, rng))
-    for c in schema.categorical:
-        _check(should_stop, "while encoding the rows")
-        values = df[c["name"]].astype(str).to_numpy()
-        parts.append((values[:, None] == np.asarray(c["categories"], dtype=object)[None, :]).astype(float))
-    x = np.hstack(parts) if parts else np.empty((len(df), 0))
-    cond = condition_labels(df, schema.condition_columns)
-    index = pd.Index(schema.conditions).get_indexer(cond)
-    if (index < 0).any():
-        r = int(np.flatnonzero(index < 0)[0])
-        raise ValueError(f"row {r + 1}: condition {cond.iloc[r]!r} was not in the training data")
-    return x.astype(np.float32), index
-
-
-def label_index(df: pd.DataFrame, schema: Schema) -> np.ndarray:
-    """Each row's diversity-column category index (for a label-conditioned schema)."""
-    values = df[schema.diversity_column].astype(str)
-    index = pd.Index(schema.label_categories).get_indexer(values)
-    if (index < 0).any():
-        r = int(np.flatnonzero(index < 0)[0])
-        raise ValueError(f"row {r + 1}: {schema.diversity_column} {values.iloc[r]!r} was not in the training data")
-    return index
+    def wasserstein(self) -> float:
+        """E D(real) − E D(fake): shrinks as the generated rows become realistic."""
+        return -self.critic
 
 
 class Generator(nn.Module):
@@ -443,13 +186,21 @@ def conditioning(cond: torch.Tensor, label: torch.Tensor | None, schema: Schema)
     return c
 
 
+def gumbel_max(logits: torch.Tensor, gen: torch.Generator) -> np.ndarray:
+    """One exact draw per row from softmax(``logits``) (the Gumbel-max trick)."""
+    u = torch.rand(logits.shape, generator=gen).clamp_(1e-10, 1 - 1e-10)
+    return torch.argmax(logits - torch.log(-torch.log(u)), dim=1).numpy()
+
+
 class HydraGAN:
     """A trained generator with its schema; samples rows for any quota of conditions."""
 
     def __init__(self, config: HydraConfig, schema: Schema, generator: Generator, critic: Critic | None = None,
-                 steps_done: int = 0):
+                 steps_done: int = 0, calibration_: calibration.Calibration | None = None):
         self.config, self.schema, self.generator, self.critic = config, schema, generator, critic
         self.steps_done = steps_done
+        #: Per-cell marginal maps fitted after training (None: the generator's output as it is)
+        self.calibration = calibration_
 
     def quota_shares(self, quota: dict[str, float] | None = None) -> np.ndarray:
         """Each condition's share of the synthetic rows (``quota`` normalized; uniform by default)."""
@@ -506,50 +257,90 @@ class HydraGAN:
         cells = np.repeat(np.arange(k * m), counts.reshape(-1).astype(int))
         return self._generate(cells // m, cells % m, seed, batch, should_stop)
 
-    def _generate(self, cond_index: np.ndarray, label_index_: np.ndarray | None, seed: int,
-                  batch: int, should_stop: Callable[[], bool] | None = None) -> pd.DataFrame:
-        gen = torch.Generator().manual_seed(int(seed))
-        self.generator.eval()
+    def cells(self, cond_index: np.ndarray, label_index_: np.ndarray | None) -> np.ndarray:
+        """Each row's calibration cell: its condition, and its diversity category when that is conditioned on."""
+        if self.schema.label_condition and label_index_ is not None:
+            return np.asarray(cond_index) * len(self.schema.label_categories) + np.asarray(label_index_)
+        return np.asarray(cond_index)
+
+    def _raw(self, cond_index: np.ndarray, label_index_: np.ndarray | None, gen: torch.Generator, batch: int,
+             should_stop: Callable[[], bool] | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
+        """The generator's uncalibrated output: numeric values [rows, numeric columns] (decoded, before
+        clipping and rounding) and each categorical column's logits."""
         schema, n = self.schema, len(cond_index)
+        self.generator.eval()
         alphas, mode_blocks, blocks = schema.alphas(), schema.mode_blocks(), schema.blocks()
         values: list[list[np.ndarray]] = [[] for _ in schema.numeric]
-        codes: list[list[np.ndarray]] = [[] for _ in schema.categorical]
+        logits: list[list[np.ndarray]] = [[] for _ in schema.categorical]
         for start in range(0, n, batch):
             _check(should_stop, f"after sampling {start:,} of {n:,} rows")
             idx = torch.as_tensor(cond_index[start:start + batch])
             lab = None if label_index_ is None else torch.as_tensor(label_index_[start:start + batch])
             z = torch.randn(len(idx), self.config.noise_dim, generator=gen)
             raw = self.generator(z, conditioning(idx, lab, self.schema))
-
-            def draw(s: int, e: int) -> np.ndarray:  # Gumbel-max: an exact draw from the softmax
-                u = torch.rand(len(idx), e - s, generator=gen).clamp_(1e-10, 1 - 1e-10)
-                return torch.argmax(raw[:, s:e] - torch.log(-torch.log(u)), dim=1).numpy()
-
             for j, (c, a, (s, e)) in enumerate(zip(schema.numeric, alphas, mode_blocks)):
-                values[j].append(decode_numeric(torch.tanh(raw[:, a]).numpy(), draw(s, e), c))
+                values[j].append(decode_numeric(torch.tanh(raw[:, a]).numpy(), gumbel_max(raw[:, s:e], gen), c))
             for j, (s, e) in enumerate(blocks):
-                codes[j].append(draw(s, e))
+                logits[j].append(raw[:, s:e].numpy())
+        numeric = (np.stack([np.concatenate(v) for v in values], axis=1) if values else np.zeros((n, 0)))
+        return numeric, [np.concatenate(x) for x in logits]
+
+    @torch.no_grad()
+    def _generate(self, cond_index: np.ndarray, label_index_: np.ndarray | None, seed: int,
+                  batch: int, should_stop: Callable[[], bool] | None = None) -> pd.DataFrame:
+        gen = torch.Generator().manual_seed(int(seed))
+        schema = self.schema
+        numeric, logits = self._raw(cond_index, label_index_, gen, batch, should_stop)
+        cal, cell = self.calibration, self.cells(cond_index, label_index_)
+        rng = np.random.default_rng(int(seed))
         data: dict[str, Any] = {}
         cond_names = np.asarray(schema.conditions, dtype=object)[cond_index]
         split = np.array([c.split(SEP) for c in schema.conditions], dtype=object)
         for j, col in enumerate(schema.condition_columns):
             data[col] = split[cond_index, j] if len(schema.condition_columns) > 1 else cond_names
         for j, c in enumerate(schema.numeric):
-            v = np.clip(np.concatenate(values[j]), c["min"], c["max"])
+            v = numeric[:, j] if cal is None else cal.numeric_values(j, numeric[:, j], cell, rng)
+            v = np.clip(v, c["min"], c["max"])
             data[c["name"]] = np.round(v).astype(np.int64) if c["integer"] else v
         for j, c in enumerate(schema.categorical):
-            data[c["name"]] = np.asarray(c["categories"], dtype=object)[np.concatenate(codes[j])]
+            bias = None if cal is None else cal.logit_bias(j, cell)
+            x = torch.as_tensor(logits[j] if bias is None else logits[j] + bias)
+            data[c["name"]] = np.asarray(c["categories"], dtype=object)[gumbel_max(x, gen)]
         if schema.label_condition:
             data[schema.diversity_column] = np.asarray(schema.label_categories, dtype=object)[label_index_]
         frame = pd.DataFrame(data)
         return frame[[c for c in schema.column_order if c in frame]] if schema.column_order else frame
+
+    @torch.no_grad()
+    def calibrate(self, data: pd.DataFrame, seed: int = 0, should_stop: Callable[[], bool] | None = None) -> None:
+        """Fit the per-cell marginal calibration (:mod:`models.hydragan_calibration`) on the training rows
+        ``data``; sampling uses it from then on."""
+        schema = self.schema
+        cond = pd.Index(schema.conditions).get_indexer(condition_labels(data, schema.condition_columns))
+        lab = label_index(data, schema) if schema.label_condition else None
+        real_cell = self.cells(cond, lab)
+        n_cells = len(schema.conditions) * (len(schema.label_categories) if schema.label_condition else 1)
+        per = calibration.reference_rows(n_cells)
+        ref = np.repeat(np.arange(n_cells), per)
+        m = len(schema.label_categories) if schema.label_condition else 1
+        ref_cond, ref_lab = (ref // m, ref % m) if schema.label_condition else (ref, None)
+        gen = torch.Generator().manual_seed(int(seed) + 7919)
+        numeric, logits = self._raw(ref_cond, ref_lab, gen, 8192, should_stop)
+        real_numeric = (np.stack([data[c["name"]].to_numpy(dtype=float) for c in schema.numeric], axis=1)
+                        if schema.numeric else np.zeros((len(data), 0)))
+        codes = [pd.Index(c["categories"]).get_indexer(data[c["name"]].astype(str)) for c in schema.categorical]
+        pool = lab if lab is not None else np.zeros(len(data), dtype=int)
+        keep = [not (c["name"] == schema.diversity_column) for c in schema.categorical]
+        self.calibration = calibration.fit(real_numeric, codes, real_cell, pool, numeric, logits,
+                                           self.cells(ref_cond, ref_lab), n_cells, keep)
 
     def save(self, path: str | Path) -> None:
         """State dicts and JSON text only (loadable with ``weights_only=True``)."""
         torch.save({"generator": self.generator.state_dict(),
                     "critic": None if self.critic is None else self.critic.state_dict(),
                     "config": self.config.to_json(), "schema": self.schema.to_json(),
-                    "steps_done": self.steps_done}, path)
+                    "steps_done": self.steps_done,
+                    "calibration": None if self.calibration is None else self.calibration.to_json()}, path)
 
     @classmethod
     def load(cls, path: str | Path) -> "HydraGAN":
@@ -561,7 +352,9 @@ class HydraGAN:
         if blob.get("critic") is not None:
             critic = Critic(schema.data_dim, schema.condition_dim, config.hidden, config.pac)
             critic.load_state_dict(blob["critic"])
-        return cls(config, schema, gen, critic, int(blob.get("steps_done", 0)))
+        cal = blob.get("calibration")
+        return cls(config, schema, gen, critic, int(blob.get("steps_done", 0)),
+                   None if cal is None else calibration.Calibration.from_json(cal))
 
 
 def condition_label_shares(frame: pd.DataFrame, schema: Schema) -> pd.DataFrame:
@@ -572,17 +365,15 @@ def condition_label_shares(frame: pd.DataFrame, schema: Schema) -> pd.DataFrame:
     return table.reindex(index=schema.conditions, columns=cats, fill_value=0.0)
 
 
-def train(config: HydraConfig, data: pd.DataFrame, on_progress: Callable[..., None] | None = None,
+def train(config: HydraConfig, data: pd.DataFrame, on_progress: ProgressCallback | None = None,
           should_stop: Callable[[], bool] | None = None) -> HydraGAN:
     """Train Conditional HydraGAN on ``data``; returns the model (also when stopped early).
 
-    ``on_progress`` receives after every generator step: ``step``, ``done``, ``total``,
-    ``critic`` (the critic's loss −(E D(real) − E D(fake)), so the Wasserstein estimate is its
-    negative), ``gp``, ``generator`` (adversarial loss −E D(fake)), ``diversity`` (the MSE; 0 for a
-    label-conditioned model, whose target is met by construction), ``steps_per_s``; and, without
-    label conditioning, every ``quality_every`` steps ``quality``: the mean absolute gap between
-    generated and target diversity proportions over conditions. ``should_stop`` is checked before
-    every step and while the columns are learned and encoded (then True raises :class:`Cancelled`).
+    ``on_progress`` receives one :class:`GanStep` after every generator step (its losses per objective;
+    without label conditioning, every ``quality_every`` steps the diversity gap too) and a
+    :class:`~fairness_core.progress.Stage` while the output is calibrated. ``should_stop`` is checked
+    before every step and while the columns are learned and encoded (then True raises :class:`Cancelled`).
+    A run that finishes its steps is calibrated (``config.calibrate``); one stopped early is not.
     """
     schema = fit_schema(data, config, should_stop=should_stop)
     target = torch.as_tensor(diversity_target(schema, config.diversity_target), dtype=torch.float32)
@@ -636,15 +427,42 @@ def train(config: HydraConfig, data: pd.DataFrame, on_progress: Callable[..., No
         loss_g.backward()
         opt_g.step()
         if on_progress is not None:
-            record = dict(step=step, done=step, total=config.steps, critic=(d_fake - d_real).item(),
-                          gp=gp.item(), generator=adv.item(), diversity=div.item(),
-                          steps_per_s=step / max(time.perf_counter() - started, 1e-9),
-                          message=f"step {step} of {config.steps}")
+            quality = None
             if dpos is not None and config.quality_every and step % config.quality_every == 0:
                 model = HydraGAN(config, schema, G, D, step)
                 shares = condition_label_shares(model.sample(1000 * n_cond, seed=step), schema)
-                record["quality"] = float(np.abs(shares.to_numpy() - target.numpy()[None, :]).mean())
+                quality = float(np.abs(shares.to_numpy() - target.numpy()[None, :]).mean())
                 G.train()
-            on_progress(**record)
+            on_progress(GanStep(done=step, total=config.steps, message=f"step {step} of {config.steps}", step=step,
+                                critic=(d_fake - d_real).item(), gp=gp.item(), generator=adv.item(),
+                                diversity=div.item(), steps_per_s=step / max(time.perf_counter() - started, 1e-9),
+                                quality=quality))
     G.eval()
-    return HydraGAN(config, schema, G, D, step)
+    model = HydraGAN(config, schema, G, D, step)
+    if config.calibrate and step == config.steps:
+        if on_progress is not None:
+            on_progress(Stage(done=step, total=config.steps, message="calibrating each group's columns",
+                              phase="calibrate"))
+        model.calibrate(data, config.seed, should_stop)
+    return model
+
+
+@dataclass(frozen=True)
+class TrainingSummary:
+    """What a live panel shows of a run: the last step, its pace, the Wasserstein estimate (mean of the
+    last ``window`` steps) and the latest diversity gap (None: not measured, e.g. label-conditioned)."""
+
+    step: int
+    steps_per_s: float
+    wasserstein: float
+    quality: float | None
+
+
+def training_summary(records: list[Progress], window: int = 50) -> TrainingSummary | None:
+    """The :class:`TrainingSummary` of a run's records (its :class:`GanStep` records; None before the first)."""
+    steps = of_kind(records, GanStep)
+    if not steps:
+        return None
+    quality = [r.quality for r in steps if r.quality is not None]
+    return TrainingSummary(steps[-1].step, steps[-1].steps_per_s,
+                           float(np.mean([r.wasserstein for r in steps[-window:]])), quality[-1] if quality else None)

@@ -2,15 +2,16 @@
 
 import io
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
 from fairness_core import augmentation, datasets, plots
+from fairness_core.io import DataValidationError
+from fairness_core.progress import of_kind
 from models import experiment, hydragan
 from ui import jobs
 from ui.state import page_setup
-from ui.widgets import csv_download, html_download, md_escape, styled
+from ui.widgets import csv_download, figure_with_downloads, md_escape, styled
 
 audit = page_setup("Synthetic Data")
 KEY = "gan"
@@ -57,11 +58,10 @@ if not chosen:
 st.caption(f"{len(data):,} rows · label **{md_escape(label)}** (1 = the beneficial outcome) · "
            f"features: {md_escape(', '.join(str(c) for c in data.columns if c not in (*protected, label)))}")
 
-cond = hydragan.condition_labels(data, chosen)
-counts = cond.value_counts().sort_index()
-if len(counts) > hydragan.MAX_CONDITIONS:
-    st.error(f"{len(counts)} condition levels; the limit is {hydragan.MAX_CONDITIONS}. Pick fewer attributes.",
-             icon=":material/error:")
+try:
+    counts = hydragan.check_conditions(data, chosen)
+except DataValidationError as exc:
+    st.error(md_escape(str(exc)), icon=":material/error:")
     st.stop()
 left, right = st.columns(2)
 with left:
@@ -121,17 +121,11 @@ with st.expander("Training budget and objective weights", icon=":material/tune:"
 
 
 def shares_from(table: pd.DataFrame, name_col: str, what: str) -> dict[str, float] | None:
-    v = pd.to_numeric(table["target share"], errors="coerce")
-    bad = v.isna() | (v < 0)
-    if bad.any():
-        r = int(np.flatnonzero(bad.to_numpy())[0])
-        st.error(f"{what}, row {r + 1} ({md_escape(table[name_col].iloc[r])}): the target share must be a number >= 0.",
-                 icon=":material/error:")
+    try:
+        return hydragan.shares_from_table(table, name_col, "target share", what)
+    except DataValidationError as exc:
+        st.error(md_escape(str(exc)), icon=":material/error:")
         return None
-    if v.sum() <= 0:
-        st.error(f"{what}: at least one target share must be > 0.", icon=":material/error:")
-        return None
-    return dict(zip(table[name_col].astype(str), (v / v.sum()).tolist()))
 
 
 quota = shares_from(quota_df, "condition", "Group quotas")
@@ -163,19 +157,18 @@ if st.button("Train and evaluate", type="primary", key="gan-train", icon=":mater
 
 
 def draw(snap) -> None:  # type: ignore[no-untyped-def]
-    records = pd.DataFrame([r for r in snap.records if r.get("phase") == "gan"])
-    if records.empty:
+    now = hydragan.training_summary(snap.records)
+    if now is None:
         return
-    last = records.iloc[-1]
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric("Step", f"{int(last['step']):,} of {steps:,}" if snap.status == "running" else f"{int(last['step']):,}")
-    m2.metric("Steps per second", f"{last['steps_per_s']:.0f}")
-    m3.metric("Wasserstein estimate", f"{-records['critic'].tail(50).mean():.3f}",
+    m1.metric("Step", f"{now.step:,} of {steps:,}" if snap.status == "running" else f"{now.step:,}")
+    m2.metric("Steps per second", f"{now.steps_per_s:.0f}")
+    m3.metric("Wasserstein estimate", f"{now.wasserstein:.3f}",
               help="E D(real) − E D(fake), mean of the last 50 steps: shrinks as fake rows become realistic.")
-    quality = records["quality"].dropna() if "quality" in records else pd.Series(dtype=float)
-    m4.metric("Diversity gap", f"{quality.iloc[-1]:.3f}" if len(quality) else ("exact" if label_condition else "—"),
+    m4.metric("Diversity gap", f"{now.quality:.3f}" if now.quality is not None else ("exact" if label_condition else "—"),
               help="Mean |generated − target| share of the diversity category over groups (every 100 steps); "
                    "exact when the category is part of the condition.")
+    records = of_kind(snap.records, hydragan.GanStep)
     st.plotly_chart(plots.gan_training_curves(records), width="stretch", key=f"gan-curves-{len(records)}")
 
 
@@ -224,11 +217,10 @@ if len(realism_table):
                 f"score {indep['AUC']:.3f}.")
     r1, r2 = st.columns(2)
     with r1:
-        fig = plots.c2st_chart(realism_table)
-        st.plotly_chart(fig, width="stretch", key="gan-c2st")
+        figure_with_downloads(plots.c2st_chart(realism_table), "gan-c2st", realism_table, "hydragan_realism.csv",
+                              "Download the two-sample tests (CSV)", index=True)
     with r2:
         st.dataframe(styled(realism_table.drop(columns="reading"), 3), width="stretch", key="gan-c2st-table")
-        csv_download(realism_table, "hydragan_realism.csv", "Download the two-sample tests (CSV)")
         corr = getattr(result, "correlations", pd.DataFrame())
         if len(corr):
             st.dataframe(styled(corr.rename(columns={"max": "largest |Δ correlation|", "mean": "mean |Δ correlation|",
@@ -247,20 +239,15 @@ if len(realism_table):
 st.subheader("Before and after: the audit (the thesis's Table 3.4)")
 st.caption(f"Before: a classifier trained on the {result.train_rows:,} real training rows. After: trained on "
            f"**{md_escape(mode_used)}**. Both tested on the same {result.test_rows:,} held-out real rows.")
-fig = plots.before_after(result.summary)
-st.plotly_chart(fig, width="stretch", key="gan-before-after")
-html_download(fig, "hydragan_before_after.html", key="gan-before-after-html")
+figure_with_downloads(plots.before_after(result.summary), "gan-before-after", result.summary,
+                      "hydragan_bias_summary.csv", "Download summary (CSV)")
 st.dataframe(styled(result.summary, 4), hide_index=True, width="stretch", key="gan-summary",
              column_config={"n": st.column_config.NumberColumn("test n", help="held-out real rows of the group"),
                             "improves": st.column_config.TextColumn(
                                 help="|real − pivot| − |augmented − pivot|: yes/no only beyond twice its standard "
                                      f"error over the classifier seeds; groups under {augmentation.MIN_TEST_ROWS} "
                                      "test rows are too few to read")})
-b1, b2 = st.columns(2)
-with b1:
-    csv_download(result.summary, "hydragan_bias_summary.csv", "Download summary (CSV)", index=False)
-with b2:
-    csv_download(result.runs, "hydragan_bias_runs.csv", "Download every seed's run (CSV)", index=False)
+csv_download(result.runs, "hydragan_bias_runs.csv", "Download every seed's run (CSV)", index=False)
 st.caption("Each group is compared with the rest of the test rows. Improvement = |real − pivot| − |augmented − pivot| "
            "(pivot 0, or 1 for DI): positive means closer to no bias. Spread: the standard deviation over classifier "
            f"seeds (the GAN is trained once). Groups with fewer than {augmentation.MIN_TEST_ROWS} test rows are "
@@ -269,16 +256,18 @@ st.caption("Each group is compared with the rest of the test rows. Improvement =
 st.subheader("Distributions against the targets (the thesis's Table 3.5)")
 d1, d2 = st.columns(2)
 with d1:
-    fig = plots.share_bars(result.condition_shares, "Groups", "real training rows vs synthetic vs quota")
-    st.plotly_chart(fig, width="stretch", key="gan-cond-bars")
+    figure_with_downloads(plots.share_bars(result.condition_shares, "Groups", "real training rows vs synthetic vs quota"),
+                          "gan-cond-bars", result.condition_shares, "hydragan_group_shares.csv",
+                          "Download the shares (CSV)", index=True)
     st.dataframe(styled(result.condition_distances, 4, {"improvement": "{:.1%}"}), width="stretch", key="gan-cond-dist")
     csv_download(result.condition_distances, "hydragan_group_distances.csv", "Download (CSV)")
 with d2:
     dcol = result.model.schema.diversity_column
     category = result.label_group_shares
-    fig = plots.share_bars(category, f"{dcol} = {category.attrs.get('category', '')} within each group",
-                           "real vs synthetic vs target")
-    st.plotly_chart(fig, width="stretch", key="gan-label-bars")
+    figure_with_downloads(plots.share_bars(category, f"{dcol} = {category.attrs.get('category', '')} within each group",
+                                           "real vs synthetic vs target"),
+                          "gan-label-bars", category, "hydragan_label_shares.csv", "Download the shares (CSV)",
+                          index=True)
     gap = (category["synthetic"] - category["target"]).abs()
     big = gap[[g in counts.index and counts[g] >= 100 for g in gap.index]]
     st.caption(f"Largest gap between a group's synthetic share and the target: {gap.max():.3f}"

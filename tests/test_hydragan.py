@@ -11,8 +11,10 @@ from scipy.stats import wasserstein_distance
 
 from fairness_core import augmentation, bias, jobs
 from fairness_core.confusion import ConfusionMatrix
+from fairness_core.progress import of_kind
 from models import experiment as E
 from models import hydragan as H
+from models import hydragan_calibration as C
 
 
 def toy(n: int = 200, seed: int = 0) -> pd.DataFrame:
@@ -91,10 +93,11 @@ def test_short_seeded_run_learns_realism_and_diversity():
     schema = H.fit_schema(df, cfg)
     assert [c["name"] for c in schema.categorical] == ["sex", "y"] and not schema.label_condition
     untrained = H.HydraGAN(cfg, schema, H.Generator(cfg.noise_dim, schema.condition_dim, schema.data_dim, cfg.hidden))
-    records: list[dict] = []
-    model = H.train(cfg, df, on_progress=lambda **r: records.append(r))
-    assert len(records) == 300 and records[-1]["done"] == 300
-    assert {"critic", "gp", "generator", "diversity"} <= set(records[0])
+    records: list = []
+    model = H.train(cfg, df, on_progress=records.append)
+    steps = of_kind(records, H.GanStep)
+    assert len(steps) == 300 and steps[-1].done == 300
+    assert all(np.isfinite([r.critic, r.gp, r.generator, r.diversity]).all() for r in steps[:5])
     before, after = untrained.sample(2000, seed=1), model.sample(2000, seed=1)
     for g, centre in (("A", 5.0), ("B", -5.0)):
         real = df.loc[df["group"] == g, "x"]
@@ -125,7 +128,7 @@ def test_checkpoint_round_trip_with_weights_only(tmp_path):
 
 def test_cancel_stops_within_one_step():
     steps: list[int] = []  # the flag turns True once seven steps are done (it is also read before them)
-    model = H.train(config(steps=1000), toy(40), on_progress=lambda **r: steps.append(r["step"]),
+    model = H.train(config(steps=1000), toy(40), on_progress=lambda r: steps.append(r.step),
                     should_stop=lambda: len(steps) >= 7)
     assert model.steps_done == 7 and steps == list(range(1, 8))
 
@@ -144,8 +147,10 @@ def test_experiment_end_to_end_small():
     cfg = E.ExperimentConfig(gan=config(steps=40), label="y", quota={"A": 1, "B": 3}, n_synthetic=400,
                              eval_seeds=[0, 1], epochs=2)
     records = []
-    res = E.run(cfg, df, on_progress=lambda **r: records.append(r))
-    assert records[-1]["done"] == records[-1]["total"] == 40 + 4 * E.FIT_UNITS
+    res = E.run(cfg, df, on_progress=records.append)
+    assert records[-1].done == records[-1].total == 40 + 4 * E.FIT_UNITS
+    assert all(r.total == 40 + 4 * E.FIT_UNITS for r in records)  # the GAN's records carry the whole run's total
+    assert [r.seed for r in of_kind(records, E.Evaluation)] == [0, 0, 1, 1, None]
     assert res.condition_shares.loc["B", "synthetic"] == 0.75 and res.condition_shares.loc["B", "target"] == 0.75
     assert res.condition_distances.loc["KS statistic", "synthetic"] == 0.0  # the condition is exact
     assert set(res.runs["data"]) == {"real", "augmented"} and len(res.runs) == 2 * 2 * 2
@@ -296,3 +301,105 @@ def test_packed_critic_and_its_gradient_penalty():
     # the gradient of each pack of 2 rows × (2 data + 1 condition) is (3, 0, 0, 4, …): norm 5, GP = λ (5 − 1)²
     real, fake = torch.randn(6, 2), torch.randn(6, 2)
     assert H.gradient_penalty(PackedLinear(), real, fake, torch.zeros(6, 1), 10.0).item() == pytest.approx(160.0)
+
+
+def test_level_is_the_inverse_of_the_quantile_grid_and_spreads_point_masses():
+    grid = np.array([0.0, 1.0, 2.0, 4.0])  # levels 0, 1/3, 2/3, 1
+    u = np.full(3, 0.5)
+    assert np.allclose(C.level(np.array([0.5, 3.0, 4.0]), grid, u), [1 / 6, 5 / 6, 1.0])
+    assert C.level(np.array([-1.0]), grid, u[:1])[0] == 0.0 and C.level(np.array([9.0]), grid, u[:1])[0] == 1.0
+    spike = np.array([0.0, 0.0, 0.0, 5.0, 6.0])  # a point mass over levels 0 … 0.5 + half a grid step
+    draws = C.level(np.zeros(10_000), spike, np.random.default_rng(0).uniform(size=10_000))
+    assert draws.min() >= 0 and draws.max() <= 2.5 / 4 and abs(draws.mean() - 1.25 / 4) < 0.01
+
+
+def test_proportional_bias_meets_the_shares_on_the_reference_rows():
+    logits = np.random.default_rng(0).normal(size=(500, 3)) * 2
+    shares = np.array([0.7, 0.3, 0.0])
+    b = C.proportional_bias(logits, shares)
+    z = logits + b
+    p = np.exp(z - z.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    assert np.allclose(p.mean(0), shares, atol=1e-6)
+
+
+def test_calibration_gives_each_cell_its_real_marginals_and_keeps_the_generators_ranks():
+    """After a short run, each group × label cell's numeric columns have the real cell's distribution (KS
+    small) and its categories the real shares, while within a cell the calibrated values are an increasing
+    function of the generator's own (the dependence it learned is kept). Uncalibrated rows are further off."""
+    from scipy.stats import ks_2samp
+
+    df = toy(400)
+    model = H.train(config(steps=60), df)
+    assert model.calibration is not None and model.calibration.cells == 4
+    raw = H.HydraGAN(model.config, model.schema, model.generator)
+    table = np.array([[2000, 2000], [2000, 2000]])
+    cal, uncal = model.sample_cells(table, seed=4), raw.sample_cells(table, seed=4)
+    worst_cal = worst_raw = 0.0
+    for (g, y), real in df.groupby(["group", "y"]):
+        pick = lambda f: f[(f["group"] == g) & (f["y"] == str(y))]  # noqa: E731
+        worst_cal = max(worst_cal, ks_2samp(real["x"], pick(cal)["x"]).statistic)
+        worst_raw = max(worst_raw, ks_2samp(real["x"], pick(uncal)["x"]).statistic)
+        assert abs((pick(cal)["sex"] == "F").mean() - (real["sex"] == "F").mean()) < 0.04
+        share = real["count"].value_counts(normalize=True)
+        got = pick(cal)["count"].value_counts(normalize=True).reindex(share.index, fill_value=0)
+        assert np.abs(got - share).max() < 0.05, (g, y)
+        before, after = pick(uncal)["x"].to_numpy(), pick(cal)["x"].to_numpy()  # the same rows, in the same order
+        inside = (before > df["x"].min()) & (before < df["x"].max())  # clipping ties values at the range's ends
+        order = np.argsort(before[inside])
+        assert inside.mean() > 0.5 and (np.diff(after[inside][order]) >= -1e-9).all()
+    assert worst_cal < 0.1 and worst_cal < worst_raw
+
+
+def test_a_run_stopped_early_is_not_calibrated_and_config_can_switch_it_off():
+    steps: list[int] = []
+    stopped = H.train(config(steps=50), toy(40), on_progress=lambda r: steps.append(r.done),
+                      should_stop=lambda: len(steps) >= 3)
+    assert stopped.calibration is None
+    assert H.train(config(steps=3, calibrate=False), toy(40)).calibration is None
+
+
+def test_typed_records_drive_the_pages_tiles_and_training_figure():
+    """The page draws its live panel from hydragan.training_summary and plots.gan_training_curves, which
+    read the records' fields: a real tiny run's records, as the job runner keeps them."""
+    from fairness_core import plots
+
+    runner = jobs.JobRunner()
+    cfg = config(steps=12, label_condition=False, quality_every=5)
+    job = runner.submit("tiny", lambda on_progress, should_stop: H.train(cfg, toy(40), on_progress, should_stop))
+    assert job.wait(60) and job.snapshot().status == jobs.DONE
+    records = job.snapshot().records
+    steps = of_kind(records, H.GanStep)
+    assert [r.step for r in steps] == list(range(1, 13)) and all(r.time is not None for r in steps)
+    assert [r.phase for r in records if not isinstance(r, H.GanStep)] == ["calibrate"]
+    now = H.training_summary(records)
+    assert now.step == 12 and now.steps_per_s == steps[-1].steps_per_s
+    assert now.wasserstein == pytest.approx(np.mean([-r.critic for r in steps]))
+    assert now.quality == steps[9].quality is not None and steps[10].quality is None  # measured at step 10
+    fig = plots.gan_training_curves(steps)
+    per_step = {t.yaxis: t for t in fig.data if t.name == "per step" or t.legendgroup == "raw"}
+    assert np.allclose(per_step["y"].y, [-r.critic for r in steps])  # first panel: the Wasserstein estimate
+    assert np.allclose(per_step["y2"].y, [r.gp for r in steps]) and np.allclose(per_step["y"].x, range(1, 13))
+    assert H.training_summary([]) is None
+
+
+def test_page_input_checks_name_the_row_and_column():
+    from fairness_core.io import DataValidationError
+
+    table = pd.DataFrame({"condition": ["A", "B", "C"], "target share": [0.5, -1, "x"]})
+    with pytest.raises(DataValidationError, match=r"Group quotas, row 2 \(B\), column 'target share'"):
+        H.shares_from_table(table, "condition", "target share", "Group quotas")
+    with pytest.raises(DataValidationError, match="at least one target share must be > 0"):
+        H.shares_from_table(table.assign(**{"target share": 0}), "condition", "target share", "Group quotas")
+    assert H.shares_from_table(table.assign(**{"target share": [1, 1, 2]}), "condition", "target share",
+                               "Q") == {"A": 0.25, "B": 0.25, "C": 0.5}
+    df = toy(20)
+    expected = {f"{g} & {x}": n for (g, x), n in df.groupby(["group", "sex"]).size().items()}
+    assert H.check_conditions(df, ["group", "sex"]).to_dict() == expected
+    with pytest.raises(DataValidationError, match="column 'nope'"):
+        H.check_conditions(df, ["nope"])
+    many = pd.DataFrame({"id": range(H.MAX_CONDITIONS + 1)}).astype(str)
+    with pytest.raises(DataValidationError, match=f"{H.MAX_CONDITIONS + 1} condition levels"):
+        H.check_conditions(many, ["id"])
+    with pytest.raises(DataValidationError, match="row 3, column 'x': missing value"):
+        H.fit_schema(df.assign(x=df["x"].where(df.index != 2)), config())

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -19,12 +22,14 @@ def _thin(df: pd.DataFrame, max_points: int) -> pd.DataFrame:
     return df.iloc[::step]
 
 
-def gan_training_curves(records: pd.DataFrame, max_points: int = 400) -> go.Figure:
+def gan_training_curves(records: Sequence[Any], max_points: int = 400) -> go.Figure:
     """Per-step losses of every objective (faint) with a running mean (bold), one panel each.
 
-    ``records`` has columns step, critic, gp, generator, diversity (the GAN's progress records).
+    ``records``: the GAN's step records (``models.hydragan.GanStep``), read by their fields ``step``,
+    ``critic``, ``gp``, ``generator`` and ``diversity``.
     """
-    df = records.dropna(subset=["step"]).copy()
+    df = pd.DataFrame({name: [float(getattr(r, name)) for r in records]
+                       for name in ("step", "critic", "gp", "generator", "diversity")})
     df["wasserstein"] = -df["critic"]
     fig = make_subplots(rows=2, cols=2, subplot_titles=[t for _, t in GAN_CURVES], horizontal_spacing=0.08,
                         vertical_spacing=0.16)
