@@ -45,7 +45,7 @@ def per_pair_loop(audit: Audit) -> list[tuple]:
         ci, cj = audit.cms[gi], audit.cms[gj]
         ofi, di = bias.compare("OFI", ci, cj), bias.compare("DI", ci, cj)
         small, large = (ci, cj) if ci.n <= cj.n else (cj, ci)
-        rows.append((gi, gj, ofi, di, bias.four_fifths_verdict(di), match.test("B", small, large, reference="population").p_value))
+        rows.append((gi, gj, ofi, di, bias.four_fifths_verdict(di), match.test("B", small, large, reference_is="population").p_value))
     return rows
 
 
