@@ -8,7 +8,8 @@ import streamlit as st
 from fairness_core import imbalance, match, metrics, plots, sample_size
 from fairness_core.vocabulary import ADJUSTMENTS, Reference
 from ui.state import data_banner, page_setup
-from ui.widgets import BuiltIn, P_FORMATS, csv_download, html_download, md_escape, option_label, require, styled
+from ui.widgets import (BuiltIn, P_FORMATS, chart, csv_download, html_download, md_escape, option_label, require,
+                        styled)
 
 audit = page_setup("Sample-Size Explorer")
 # Built-in choices offered beside the groups: never equal to a group name, labelled unlike any group.
@@ -147,8 +148,7 @@ if tab_match.open:
                                       f"= {tail_p:.3g}; the two-sided one-sample p-value doubles it",
                              observed=one_sample.observed, tail=tail, p_value=one_sample.p_value, exact=exact,
                              x_title=metric)
-        st.plotly_chart(fig, width="stretch", key="match-dist")
-        html_download(fig, f"match_{metric}_{group}.html", key="match-dist-html")
+        chart(fig, f"match_{metric}_{group}.html", "match-dist")
         if not population:
             st.caption(f"The chart shows the one-sample view for intuition; the test above treats the reference as a "
                        f"sample too (two-sample p = {result.p_value:.3g}, one-sample p = {one_sample.p_value:.3g}).")
@@ -243,8 +243,7 @@ if tab_normal.open:
         table = normality(metric, probs, (1, 2, 3, 5, 8, 10, 15, 20, 30, 50, 75, 100, 200, 300, 500, 1000, *ns))
         table = table.drop_duplicates("n").sort_values("n", ignore_index=True)
         fig2 = plots.normality_stats(table, metric)
-        st.plotly_chart(fig2, width="stretch", key="normal-stats")
-        html_download(fig2, f"normal_{metric}_stats.html", key="normal-stats-html")
+        chart(fig2, f"normal_{metric}_stats.html", "normal-stats")
         st.markdown(f"{metric}·n is a sum of n independent draws, so it tends to normal: skewness falls like "
                     "1/√n and excess kurtosis like 1/n. The Berry–Esseen theorem bounds the plain normal CDF's error by "
                     "C0·ρ/(σ³√n); the exact error, computed here over the whole support, sits well below it, and the "
@@ -270,11 +269,9 @@ if tab_imb.open:
             pmfs = fairness_pmfs(n, ir_k / n, gr_k / n)
             summary = imbalance_summary(n, gr_k / n)
         fig = plots.imbalance_histograms(pmfs)
-        st.plotly_chart(fig, width="stretch", key="imb-hist")
-        html_download(fig, "imbalance_histograms.html", key="imb-hist-html")
+        chart(fig, "imbalance_histograms.html", "imb-hist")
         fig2 = plots.imbalance_lines(summary, gr_k / n)
-        st.plotly_chart(fig2, width="stretch", key="imb-lines")
-        html_download(fig2, "imbalance_lines.html", key="imb-lines-html")
+        chart(fig2, "imbalance_lines.html", "imb-lines")
         st.dataframe(styled(summary, 4), width="stretch", hide_index=True, key="imb-table", height=300)
         csv_download(summary, f"imbalance_n{n}_gr{gr_k}.csv", "Download P(perfect), P(undefined) across IR (CSV)",
                      index=False)

@@ -12,7 +12,7 @@ import streamlit as st
 from fairness_core import entropy, ensemble, plots, reading, stability
 from fairness_core.audit import Audit
 from fairness_core.confusion import CELLS
-from ui.widgets import csv_download, figure_with_downloads, html_download, md_escape, styled
+from ui.widgets import chart, csv_download, figure_with_downloads, md_escape, styled
 
 ALPHAS = (-1.0, 0.0, 0.5, 1.0, 2.0, 3.0)
 AVOID_FN = "Utility as Fair Pricing design: avoid wrongly withholding the benefit (FN)"
@@ -149,8 +149,7 @@ def _landscape(audit: Audit, benefit: dict[str, float], alpha: float, table: pd.
         st.info("With α <= 0 and b− = 0 the index is infinite wherever anyone gets b−; pick α > 0 to see the map.",
                 icon=":material/info:")
     else:
-        st.plotly_chart(fig, width="stretch", key="gei-landscape")
-        html_download(fig, "gei_landscape.html", key="gei-landscape-html")
+        chart(fig, "gei_landscape.html", "gei-landscape")
     st.markdown(reading.gei_landscape_reading(form.unit_cells, form.b_plus))
 
 
@@ -246,8 +245,7 @@ def stability_section(audit: Audit, reference: str) -> None:
     disp = stability.disparities(table, priv)
     if len(disp):
         fig = plots.stability_disparities(disp)
-        st.plotly_chart(fig, width="stretch", key="virny-disparities")
-        html_download(fig, "stability_disparities.html", key="virny-disparities-html")
+        chart(fig, "stability_disparities.html", "virny-disparities")
         st.dataframe(styled(disp, 4, {"Δepistemic": "{:+.3g}"}), width="stretch", key="virny-disp")
         csv_download(disp, f"stability_disparities_vs_{priv}.csv", "Download disparities (CSV)")
         st.caption("ΔFPR, ΔFNR, ΔAccuracy, SPD (selection-rate difference) and DI (selection-rate ratio; "
