@@ -44,6 +44,12 @@ def show(s: SavedAudit) -> None:
             st.session_state[f"kept-{key}"] = value
         st.success("Loaded: every page now audits this saved audit.", icon=":material/check_circle:")
         st.page_link("pages/2_Bias_Audit.py", label="Go to the Bias Audit →", icon=":material/balance:")
+    _verdicts(s)
+    _trend(s)
+
+
+def _verdicts(s: SavedAudit) -> None:
+    """The saved audit's verdicts and its Local Law 144 summary, at the settings it was saved with."""
     read = cached.verdicts_read(s.audit, s.tolerance, s.alpha, s.adjust)
     st.subheader("Verdict per pair", anchor=False)
     verdict_summary(read.table)
@@ -58,6 +64,10 @@ def show(s: SavedAudit) -> None:
     st.dataframe(styled(ll144, 3), width="stretch", hide_index=True, key="saved-ll144")
     csv_download(ll144, "ll144_summary.csv", "Download the Local Law 144 summary (CSV)", key="saved-ll144-csv",
                  index=False)
+
+
+def _trend(s: SavedAudit) -> None:
+    """The saved model's OFI and DI across its periods, and the changes between consecutive periods."""
     trend = saved.trend_of(s)
     st.subheader("The model over time", anchor=False)
     if trend is None:

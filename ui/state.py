@@ -9,7 +9,7 @@ import time
 
 import streamlit as st
 
-from fairness_core import datasets
+from fairness_core import datasets, vocabulary
 from fairness_core.audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, Audit
 from ui import jobs, saved
 from ui.pages import NAVIGATION
@@ -65,8 +65,8 @@ def get_candidates() -> datasets.Candidates | None:
     return st.session_state.get(CANDIDATES_KEY)
 
 
-ADJUSTMENTS = {"holm": "Holm (family-wise error)", "bh": "Benjamini–Hochberg (false discovery rate)",
-               "none": "none (each pair alone)"}
+#: The adjustments as the sidebar offers them (the registry's labels, fairness_core.vocabulary.ADJUSTMENTS).
+ADJUSTMENTS = {key: entry.choice for key, entry in vocabulary.ADJUSTMENTS.items()}
 
 
 def _kept(key: str, default: object) -> dict:
