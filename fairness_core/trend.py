@@ -36,6 +36,7 @@ import pandas as pd
 
 from . import inference
 from .audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, Audit
+from .vocabulary import alpha_from_level
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -67,19 +68,19 @@ def _parts(cells: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
 
 
 def ofi_changes(before_i: npt.ArrayLike, before_j: npt.ArrayLike, after_i: npt.ArrayLike, after_j: npt.ArrayLike,
-                level: float = 0.95) -> dict[str, FloatArray]:
+                alpha: float = DEFAULT_ALPHA, *, level: float | None = None) -> dict[str, FloatArray]:
     """The change of OFI = B_i − B_j between two independent samples, for many pairs at once.
 
     Each argument is an (m, 4) array of cells [tp, fn, fp, tn] (one row per pair). Returns ``estimate``
-    (OFI after − OFI before), ``ci_low``/``ci_high`` (MOVER-D at ``level``), ``p_value`` (two-sided, H0: no
-    change; the interval's dual), ``ofi_before`` and ``ofi_after``.
+    (OFI after − OFI before), ``ci_low``/``ci_high`` (MOVER-D at confidence 1 − ``alpha``), ``p_value``
+    (two-sided, H0: no change; the interval's dual), ``ofi_before`` and ``ofi_after``. ``level`` (the former
+    confidence, 1 − alpha) is deprecated.
 
     >>> r = ofi_changes([[30, 5, 5, 60]], [[30, 5, 5, 60]], [[30, 5, 5, 60]], [[30, 5, 5, 60]])
     >>> float(r["estimate"][0]), bool(r["ci_low"][0] < 0 < r["ci_high"][0]), float(r["p_value"][0])
     (0.0, True, 1.0)
     """
-    if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    alpha = alpha_from_level(alpha, level, "ofi_changes")
     bi, bj, ai, aj = (np.atleast_2d(np.asarray(a, dtype=float)) for a in (before_i, before_j, after_i, after_j))
     before = inference.ofi_pairs(*_parts(bi), *_parts(bj))
     after = inference.ofi_pairs(*_parts(ai), *_parts(aj))
@@ -93,7 +94,7 @@ def ofi_changes(before_i: npt.ArrayLike, before_j: npt.ArrayLike, after_i: npt.A
         high = est + np.sqrt((ua - oa) ** 2 + (ob - lb) ** 2)
         return low, high
 
-    low, high = bounds((1 - level) / 2)
+    low, high = bounds(alpha / 2)
     p_above = _dual_p(lambda g: bounds(g)[0], est.size)         # H0: Δ <= 0, rejected when L > 0
     p_below = _dual_p(lambda g: -bounds(g)[1], est.size)        # H0: Δ >= 0, rejected when U < 0
     return {"estimate": est, "ci_low": low, "ci_high": high, "ofi_before": ob, "ofi_after": oa,
@@ -174,8 +175,8 @@ def series_changes(history: Iterable[Any], tolerance: float | None = None, alpha
     changes = pd.DataFrame(rows, columns=columns[:4])
     if rows:
         c = np.asarray(cells, dtype=float)
-        r = ofi_changes(c[:, 0], c[:, 1], c[:, 2], c[:, 3], level=1 - alpha)
-        adj = ofi_changes(c[:, 0], c[:, 1], c[:, 2], c[:, 3], level=1 - alpha / len(rows))
+        r = ofi_changes(c[:, 0], c[:, 1], c[:, 2], c[:, 3], alpha=alpha)
+        adj = ofi_changes(c[:, 0], c[:, 1], c[:, 2], c[:, 3], alpha=alpha / len(rows))
         p_adj = inference.adjust_p_values(r["p_value"], adjust)
         changes = changes.assign(ofi_before=r["ofi_before"], ofi_after=r["ofi_after"], change=r["estimate"],
                                  ci_low=r["ci_low"], ci_high=r["ci_high"], ci_low_adjusted=adj["ci_low"],

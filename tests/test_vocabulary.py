@@ -116,3 +116,14 @@ def test_paired_interval_takes_alpha_and_the_former_level_warns():
     with pytest.warns(DeprecationWarning):
         old = paired_interval([10, 3], [2, 0], [100, 40], level=0.9)
     np.testing.assert_allclose(old, new, atol=1e-12)
+
+
+def test_ofi_changes_takes_alpha_and_the_former_level_warns():
+    from fairness_core.trend import ofi_changes
+
+    cells = [[30, 5, 9, 60]], [[40, 9, 2, 60]], [[30, 3, 12, 60]], [[40, 9, 2, 60]]
+    new = ofi_changes(*cells, alpha=0.1)
+    with pytest.warns(DeprecationWarning):
+        old = ofi_changes(*cells, level=0.9)
+    for key in ("ci_low", "ci_high", "p_value"):
+        np.testing.assert_allclose(old[key], new[key], atol=1e-12)
