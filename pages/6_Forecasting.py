@@ -5,10 +5,12 @@ import pandas as pd
 import streamlit as st
 
 from fairness_core import plots
+from fairness_core.plots import forecast as forecast_plots
+from fairness_core.progress import Progress, of_kind
 from models import ptn
 from ui import jobs
 from ui.state import page_setup
-from ui.widgets import csv_download, html_download, styled
+from ui.widgets import csv_download, figure_with_downloads, html_download, styled
 
 page_setup("Forecasting")
 KEY = "ptn"
@@ -83,34 +85,28 @@ if st.button("Train PTN", type="primary", key="ptn-train", icon=":material/play_
 
 
 def draw(snap) -> None:  # type: ignore[no-untyped-def]
-    records = pd.DataFrame(snap.records)
-    if records.empty:
-        return
-    notes = records[records["phase"] == "data"]["message"].dropna().tolist()
-    if notes and not {"search", "final", "tide"} & set(records["phase"]):
+    """The live charts, from the run's typed records (fields, never string keys)."""
+    records = [r for r in snap.records if isinstance(r, Progress)]
+    losses, agents = ptn.loss_frame(records), ptn.agent_frame(records)
+    notes = [r.message for r in of_kind(records, ptn.DataStage) if r.message]
+    if notes and losses.empty:
         st.caption(" · ".join(notes))
-    probe = records.dropna(subset=["probe_truth"]) if "probe_truth" in records else pd.DataFrame()
-    epochs_ = records[records["epoch"].notna()] if "epoch" in records else pd.DataFrame()
-    agents = records[records["val_fitness"].notna()] if "val_fitness" in records else pd.DataFrame()
     left, right = st.columns(2)
     with left:
-        if len(epochs_):
-            st.plotly_chart(plots.ptn_losses(epochs_), width="stretch", key=f"ptn-loss-{len(records)}")
+        if len(losses):
+            st.plotly_chart(plots.ptn_losses(losses), width="stretch", key=f"ptn-loss-{len(records)}")
         if len(agents):
             st.plotly_chart(plots.ga_fitness(agents), width="stretch", key=f"ptn-ga-{len(records)}")
     with right:
-        fans = records[records["fan"].notna()] if "fan" in records else pd.DataFrame()
-        if len(fans) and len(probe):
-            last = fans.iloc[-1]
-            where = ("best agent, epoch " if last["phase"] == "final" else
-                     f"generation {int(last['generation'])}, agent {int(last['agent'])}, epoch ")
-            st.plotly_chart(plots.quantile_fan(np.array(last["fan"]), ptn.FAN_LEVELS, probe.iloc[0]["probe_truth"],
-                                               probe.iloc[0]["probe_deterministic"],
-                                               f"One validation forecast as training goes ({where}{int(last['epoch'])})"),
-                            width="stretch", key=f"ptn-fan-{len(records)}")
-        arch = records[records["architecture"].notna()] if "architecture" in records else pd.DataFrame()
-        if len(arch):
-            st.plotly_chart(plots.architecture_bars(arch.iloc[-1]["architecture"]), width="stretch",
+        latest, probe = ptn.latest_fan(records), ptn.probe(records)
+        if latest is not None and probe is not None:
+            fig = plots.quantile_fan(latest[0], ptn.FAN_LEVELS, np.array(probe.probe_truth),
+                                     np.array(probe.probe_deterministic),
+                                     f"One validation forecast as training goes ({latest[1]})")
+            st.plotly_chart(fig, width="stretch", key=f"ptn-fan-{len(records)}")
+        architecture = ptn.latest_architecture(records)
+        if architecture:
+            st.plotly_chart(plots.architecture_bars(dict(architecture)), width="stretch",
                             key=f"ptn-arch-{len(records)}")
 
 
@@ -164,21 +160,28 @@ if budgets is not None and len(budgets):
                  width="stretch", key="ptn-budgets",
                  column_config={"training (s)": st.column_config.NumberColumn(format="%.1f")})
     csv_download(budgets, "ptn_budgets.csv", "Download budgets (CSV)")
-fig = plots.crps_boxes(result.crps)
 c1, c2 = st.columns(2)
 with c1:
-    st.plotly_chart(fig, width="stretch", key="ptn-crps")
-    csv_download(result.crps, "ptn_test_crps.csv", "Download per-forecast CRPS (CSV)", index=False)
+    figure_with_downloads(plots.crps_boxes(result.crps), "ptn-crps", result.crps, "ptn_test_crps.csv",
+                          "Download per-forecast CRPS (CSV)")
 with c2:
     searched = getattr(result, "searched_architecture", None) or result.architecture
     st.plotly_chart(plots.architecture_bars(searched), width="stretch", key="ptn-arch-final")
     if getattr(result, "derived", None):
         st.caption("Architecture weights of the best agent at the end of its search run. Retrained with: "
                    + "; ".join(f"{k}: **{v}**" for k, v in result.derived.items())
-                   + " (the strongest candidate; within 0.01 of it, the cheapest per step).")
-    agents = pd.DataFrame([{"generation": a.generation, **a.hparams, "fitness": a.fitness,
-                            "validation fitness": a.val_fitness} for a in result.agents])
+                   + " (the strongest candidate; within 0.01 of it, the cheapest per step), starting from the "
+                     "weights the search trained.")
+    agents = pd.DataFrame([{"generation": a.generation, **a.hparams, "low-fidelity fitness": a.low_fidelity,
+                            "fitness": a.fitness, "validation fitness": a.val_fitness} for a in result.agents])
     csv_download(agents, "ptn_agents.csv", "Download every agent's hyperparameters and fitness (CSV)", index=False)
+fidelity = result.fidelity
+st.markdown(f"**The search's low-fidelity fitness** — every agent is first scored after one epoch; only the better "
+            f"half trains on. On this run Spearman's ρ between that first score and the score at the end of the "
+            f"search is {result.fidelity_rho:+.2f} over {len(fidelity)} agents; {ptn.BENCH_FIDELITY}.")
+figure_with_downloads(forecast_plots.search_fidelity(fidelity["low_fidelity"], fidelity["val_fitness"],
+                                                     result.fidelity_rho),
+                      "ptn-fidelity", fidelity, "ptn_search_fidelity.csv", "Download the agents' two fitnesses (CSV)")
 
 st.subheader("Browse test forecasts")
 b1, b2 = st.columns([1, 2])

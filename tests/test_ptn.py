@@ -3,15 +3,19 @@ a tiny seeded training run, cancel, and the skill-score table."""
 
 from __future__ import annotations
 
+import base64
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import plotly.io
 import pytest
 import torch
 from scipy.integrate import solve_ivp
 
 from fairness_core.jobs import Cancelled
+from fairness_core.progress import Progress, of_kind
 from models import forecast_data as FD
 from models import ptn
 
@@ -230,7 +234,8 @@ def test_derive_keeps_the_strongest_candidate_and_breaks_ties_toward_the_cheapes
 
 def test_a_derived_architecture_has_one_candidate_per_mixed_op_and_trains_weights_only():
     ds = tiny_dataset()
-    keep = {"history": "conv1d", "forecast collapse": "dense collapse", "forecasts": "attention"}
+    keep = {"trunk": "parallel time", "history": "conv1d", "forecast collapse": "dense collapse",
+            "forecasts": "attention"}
     torch.manual_seed(0)
     model = ptn.build(hparams(), ds, c_t=11, keep=keep)
     assert {k: list(v) for k, v in model.architecture().items()} == {k: [v] for k, v in keep.items()}
@@ -250,26 +255,136 @@ def test_verdict_text_never_calls_a_seed_split_a_win():
     runs = pd.DataFrame({"median skill vs TiDE": [0.04, 0.06]})
     assert "**beats** the TiDE baseline" in ptn.verdict_text(skill, runs)
     assert "+0.040 to +0.060 over 2 seeds" in ptn.verdict_text(skill, runs)
-    assert "**is mixed against**" in ptn.verdict_text(skill, pd.DataFrame({"median skill vs TiDE": [-0.01, 0.11]}))
+    split = ptn.verdict_text(skill, pd.DataFrame({"median skill vs TiDE": [-0.01, 0.11]}))
+    assert "**ties within seed spread** against the TiDE" in split and "beats" not in split
     lost = skill.assign(**{"vs TiDE": -skill["vs TiDE"]})
-    assert "**does not beat**" in ptn.verdict_text(lost, pd.DataFrame({"median skill vs TiDE": [-0.04, -0.06]}))
+    assert "**loses** the TiDE" in ptn.verdict_text(lost, pd.DataFrame({"median skill vs TiDE": [-0.04, -0.06]}))
     assert "per seed" not in ptn.verdict_text(skill)  # one run: no spread to show
 
 
-def test_the_run_warm_starts_retrains_per_seed_and_gives_tide_its_share_of_the_time(monkeypatch):
+TINY = ptn.PTNConfig(population=2, generations=1, epochs=2, final_epochs=1, quantiles=11, seeds=2, warm_epochs=1,
+                     fitness_samples=64, hidden_sizes=(24,))
+
+
+@pytest.fixture(scope="module")
+def tiny_run():  # type: ignore[no-untyped-def]
+    """One real run at a tiny budget (one Lorenz system per part), its typed records and its result."""
     real = FD.lorenz_dataset
-    monkeypatch.setattr(FD, "lorenz_dataset", lambda *a, **k: real(1, 1, k.get("seed", 0), nvar_steps=200,
-                                                                    progress=k.get("progress")))
-    config = ptn.PTNConfig(population=2, generations=1, epochs=1, final_epochs=1, quantiles=11, seeds=2,
-                           warm_epochs=1, fitness_samples=64, hidden_sizes=(24,))
-    records = []
-    result = ptn.train(config, lambda **r: records.append(r))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(FD, "lorenz_dataset", lambda *a, **k: real(1, 1, k.get("seed", 0), nvar_steps=200,
+                                                               progress=k.get("progress")))
+        records: list[Progress] = []
+        torch.manual_seed(0)
+        result = ptn.train(TINY, records.append)
+    return records, result, len(real(1, 1, 0, nvar_steps=200)[0].parts["test"])
+
+
+def test_the_run_warm_starts_retrains_per_seed_and_gives_tide_its_share_of_the_time(tiny_run):
+    records, result, n_test = tiny_run
+    config = TINY
     assert len(result.runs) == 2 and result.runs.index.is_unique  # two seeds, one row each
-    assert result.warm_rows > 0 and result.warm_rows + result.test_rows == len(
-        real(1, 1, 0, nvar_steps=200)[0].parts["test"])
+    assert result.warm_rows > 0 and result.warm_rows + result.test_rows == n_test
     assert len(result.crps) == result.test_rows  # scored on the held-out windows the warm start never saw
     assert (result.runs["TiDE (s)"] >= config.tide_time_share * result.runs["PTN (s)"] - 1e-9).all()
-    assert set(result.derived) == {"history", "forecast collapse", "forecasts"}
+    # a short search leaves the trunk's weights tied: the cheaper dense encoder-decoder is derived, and with it
+    # none of the parallel-time operations; else every mixed operation keeps one candidate
+    assert set(result.derived) in ({"trunk"}, set(ptn.MIXED_OPS))
     assert {k: list(v) for k, v in result.architecture.items()} == {k: [v] for k, v in result.derived.items()}
-    assert records[-1]["done"] == records[-1]["total"] == config.total_units()
-    assert max(r["done"] for r in records) <= config.total_units()
+    assert records[-1].done == records[-1].total == config.total_units()
+    assert max(r.done for r in records) <= config.total_units()
+
+
+def test_the_run_reports_one_typed_record_per_event_with_a_monotone_counter(tiny_run):
+    records, result, _ = tiny_run
+    assert all(isinstance(r, Progress) for r in records)
+    assert [r.done for r in records] == sorted(r.done for r in records)  # one counter, never moving back
+    search, agents = of_kind(records, ptn.SearchEpoch), of_kind(records, ptn.AgentFitness)
+    final, tide = of_kind(records, ptn.FinalEpoch), of_kind(records, ptn.BaselineEpoch)
+    # 2 agents: a first rung each, the better one (successive halving) a second; 1 final epoch per seed
+    assert len(search) == 3 and len(agents) == 3 and len(final) == 2 and len(tide) >= 2
+    assert all(np.isfinite(r.train_loss) and np.isfinite(r.val_loss) for r in search + final)
+    assert all(r.fan.shape == (len(ptn.FAN_LEVELS), FD.HORIZON) for r in search + final)
+    assert sorted(r.rung for r in agents) == [1, 1, 2]
+    second = next(r for r in agents if r.rung == 2)  # its first-rung score stays its low-fidelity fitness
+    assert second.low_fidelity == next(r.val_fitness for r in agents if r.rung == 1 and r.agent == second.agent)
+    assert isinstance(records[-1], ptn.Done) and ptn.probe(records).probe_truth
+    assert len(result.fidelity) == 1 and np.isnan(result.fidelity_rho)  # one promoted agent: no ρ
+    frame = ptn.loss_frame(records)
+    assert list(frame["phase"].unique()) == ["search", "final", "tide"]
+    assert frame["train_loss"].tolist() == [r.train_loss for r in records
+                                            if isinstance(r, (ptn.SearchEpoch, ptn.FinalEpoch, ptn.BaselineEpoch))]
+
+
+def test_the_forecasting_page_draws_a_real_runs_records(tiny_run, monkeypatch):
+    """The page's live charts and results, drawn from a real tiny run's typed records (replayed)."""
+    from streamlit.testing.v1 import AppTest
+
+    from fairness_core.jobs import RUNNER
+
+    records, result, _ = tiny_run
+
+    def replay(config, on_progress, should_stop):  # type: ignore[no-untyped-def]
+        for r in records:
+            on_progress(r)
+        return result
+
+    monkeypatch.setattr(ptn, "train", replay)
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/6_Forecasting.py")
+    at.run()
+    at.button(key="ptn-train").click().run()
+    job = RUNNER.get(at.session_state["ptn-job"])
+    assert job.wait(60) and job.snapshot().status == "done", job.snapshot().error
+    at.run()
+    assert not at.exception, at.exception
+    charts = [plotly.io.from_json(c.proto.spec) for c in at.get("plotly_chart")]
+    titles = [str(fig.layout.title.text) for fig in charts]
+    losses = next(f for f in charts if f.layout.title.text.startswith("Loss curves"))
+    train_trace = next(t for t in losses.data if t.name == "training loss")
+    expected = [r.train_loss for r in records if isinstance(r, (ptn.SearchEpoch, ptn.FinalEpoch, ptn.BaselineEpoch))]
+    y = train_trace.y  # plotly's JSON packs arrays as base64
+    y = np.frombuffer(base64.b64decode(y["bdata"]), dtype=np.dtype(y["dtype"])) if isinstance(y, dict) else y
+    assert np.allclose(np.asarray(y, dtype=float), expected)
+    assert any(t.startswith("One validation forecast as training goes") for t in titles)
+    assert any(t.startswith("Does the cheap fitness rank agents") for t in titles)
+    assert any("low-fidelity fitness" in m.value for m in at.markdown)
+
+
+def test_tide_is_a_point_of_the_search_space():
+    """The dense encoder-decoder trunk at width 256 without the forecast skip is the TiDE baseline: same
+    parameters, same outputs; with the skip it starts at the deterministic-normal baseline instead."""
+    ds = tiny_dataset()
+    s = ds.parts["test"]
+    n_in = s.static.shape[1] + s.history[0].size + s.forecasts[0].size
+    torch.manual_seed(0)
+    tide = ptn.TiDE(n_in, FD.HORIZON, 11)
+    point = ptn.build(hparams(dense_width=256, dropout=0.1), ds, c_t=11, forecast_skip=False,
+                      keep={"trunk": "dense encoder-decoder"})
+    assert sum(p.numel() for p in point.parameters()) == sum(p.numel() for p in tide.parameters())
+    point.trunk.ops[0].load_state_dict(tide.state_dict())
+    assert np.allclose(ptn.predict(point, s), ptn.predict(tide, s), atol=1e-6)
+    assert "dense residual" in ptn.build(hparams(), ds, c_t=11).architecture()["history"]
+    started = ptn.build(hparams(dense_width=256), ds, c_t=11, keep={"trunk": "dense encoder-decoder"})
+    baseline = ptn.normal_quantiles(s.forecasts[:, -1, :, 0], ptn.error_scale(ds.parts["ga_train"]), 11)
+    assert np.abs(ptn.predict(started, s) - baseline).max() < 0.05 * ptn.error_scale(ds.parts["ga_train"]).max()
+
+
+def test_a_derived_architecture_inherits_the_weights_its_search_trained():
+    ds = tiny_dataset()
+    h = hparams()
+    torch.manual_seed(0)
+    hyper = ptn.build(h, ds, c_t=11)
+    ptn.train_darts(hyper, h, ds.parts["darts_train"], ds.parts["darts_val"], epochs=2, seed=0)
+    s = ds.parts["test"]
+    for keep in ({"trunk": "dense encoder-decoder"},
+                 {"trunk": "parallel time", "history": "bigru", "forecast collapse": "mlp collapse",
+                  "forecasts": "dense residual"}):
+        derived = ptn.build(h, ds, c_t=11, keep=keep)
+        assert ptn.inherit(derived, hyper) == len([k for k in derived.state_dict() if not k.endswith("alpha")])
+        # the derived network computes what the hypermodel computes with each kept candidate at full weight
+        with torch.no_grad():
+            for name, op in hyper.mixed_ops().items():
+                if name in keep:
+                    op.alpha.copy_(torch.where(torch.tensor([c == keep[name] for c in op.names]), 50.0, -50.0))
+        assert np.allclose(ptn.predict(derived, s), ptn.predict(hyper, s), atol=1e-5)

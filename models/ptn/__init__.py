@@ -1,0 +1,31 @@
+"""Probabilistic Parallel Time Network (Briscoe 2024, ch. 5): a DARTS hypermodel searched by a genetic
+algorithm, trained on the ordered CRPS, judged against two baselines by skill scores.
+
+==================  ===========================================================================
+``ptn.loss``        the ordered CRPS (eqs. 5.5–5.9)
+``ptn.space``       Table 5.1 and the genetic operators of Algorithm 2
+``ptn.layers``      the mixed operations' candidates, the hypermodel :class:`PTN`, :func:`derive`,
+                    the TiDE-style baseline
+``ptn.fit``         first-order DARTS and plain AdamW loops, prediction, the quantile fan
+``ptn.search``      the genetic search with successive halving and its low-fidelity fitness
+``ptn.final``       the derived architecture retrained and the baseline trained, per seed
+``ptn.scoring``     the normal baseline, skill scores, the verdict, test forecasts to browse
+``ptn.progress``    the typed progress records and the run's one progress counter
+``ptn.run``         :class:`PTNConfig`, :class:`PTNResult` and :func:`train`, the whole run
+==================  ===========================================================================
+
+Every public name stays importable from ``models.ptn`` itself.
+"""
+
+from .fit import (FAN_LEVELS, MIN_LR, STABLE_BETA2, WARM_LR, build, device_for, error_scale, fan, inherit,
+                  predict, subsample, tensors, train_darts, train_plain)
+from .layers import (COST_ORDER, MIXED_OPS, Attention, BiGRU, CausalConv, Collapse2D, CollapseDense, CollapseMLP,
+                     DenseEncoderDecoder, DenseResidual, GaussianNoise, MixedOp, ParallelTime, PTN, TiDE, derive)
+from .loss import OMEGA, crps, crps_numpy, loss, ordering_penalty
+from .progress import (AgentFitness, BaselineEpoch, Counter, DataStage, Done, FinalEpoch, SearchEpoch,
+                       agent_frame, latest_architecture, latest_fan, loss_frame, probe)
+from .run import (BASE_MB, BYTES_PER_INPUT, BYTES_PER_QUANTILE, DEMO, LORENZ_WINDOWS, PAPER, WEATHER_WINDOWS,
+                  PTNConfig, PTNResult, estimate, memory_mb, train)
+from .scoring import SEED_TABLE_5_2, examples, normal_quantiles, skill_table, verdict, verdict_text
+from .search import BENCH_FIDELITY, Agent, SearchOutcome, fidelity_correlation, genetic_search
+from .space import DENSE_WIDTHS, HEADS, ODD15, Param, crossover, mutate, mutation_rate, random_hparams, space

@@ -1,0 +1,212 @@
+"""The whole PTN run as a plain function with typed progress and cancel: data, the genetic search with
+DARTS, the derived architecture retrained per seed, both baselines, skill scores on the test part."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+import torch
+
+from fairness_core.jobs import Estimate
+from fairness_core.progress import ProgressCallback
+
+from .. import forecast_data as FD
+from .fit import device_for, error_scale
+from .layers import PTN, derive
+from .loss import crps_numpy
+from .progress import Counter, DataStage, Done
+from .scoring import examples, normal_quantiles, skill_table
+from .search import Agent, genetic_search
+from .final import score, train_baseline, train_final
+
+
+@dataclass
+class PTNConfig:
+    """A budget and a data set (JSON-serializable)."""
+
+    dataset: str = "lorenz"  # "lorenz" | "weather"
+    population: int = 4
+    generations: int = 2
+    epochs: int = 2  # DARTS epochs per agent in the search (the paper: 30); the first is the low-fidelity rung
+    final_epochs: int = 250  # the derived architecture, retrained (TiDE trains for a share of PTN's time)
+    final_weight_steps: int = 10  # weight steps per final epoch (the paper: 10)
+    quantiles: int = 111
+    hidden_sizes: tuple[int, ...] = (48, 72)  # demo; the paper's Table 5.1: 72, 96, ..., 240
+    elite_every: int = 2
+    elites: int = 1
+    patience: int = 2
+    fitness_samples: int = 256
+    systems_per_part: int = 4  # Lorenz
+    inits_per_system: int = 2
+    forecast_skip: bool = True  # our addition; False is Briscoe 2024's architecture exactly
+    paper_lr: bool = False  # True: Table 5.1's learning rate with plateau cuts; False: >= MIN_LR, cosine
+    tide_time_share: float = 0.8  # the TiDE baseline trains for this share of PTN's training wall time
+    device: str = "auto"  # "auto": a GPU when present (the paper's budget), else the CPU; same code
+    halving: bool = True  # successive halving in the search: the worse half of each generation stops after 1 epoch
+    derive: bool = True  # DARTS: retrain the derived architecture (each mixed op's strongest candidate, ties to the cheapest)
+    inherit: bool = True  # the derived architecture starts from the weights the search trained for it
+    warm_share: float = 0.25  # warm start (Briscoe 2024, §5.5): train on this first share of the test part, test on the rest
+    warm_epochs: int = 5  # PTN's warm-start epochs (of final_weight_steps steps); TiDE gets tide_time_share of that time
+    seeds: int = 2  # the best agent and TiDE retrained with this many seeds; skills pooled, spread per seed
+    seed: int = 0
+
+    def survivors(self) -> int:
+        """Agents per generation that get the search's later epochs (successive halving)."""
+        return -(-self.population // 2) if self.halving and self.epochs > 1 else self.population
+
+    def total_units(self) -> int:
+        per_generation = (self.population + self.survivors() * (self.epochs - 1) if self.halving and self.epochs > 1
+                          else self.population * self.epochs)
+        return self.generations * per_generation + self.seeds * (2 * self.final_epochs + 2)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+DEMO = PTNConfig()
+PAPER = PTNConfig(population=12, generations=10, epochs=30, final_epochs=30, final_weight_steps=10,
+                  hidden_sizes=tuple(range(72, 241, 24)),
+                  elite_every=2, elites=2, patience=3, fitness_samples=4096, systems_per_part=50, inits_per_system=5,
+                  seeds=7)
+
+#: Memory model of :func:`train`, calibrated with ``bench/job_memory.py`` (Lorenz, 40 / 160 trajectories at
+#: 111 quantiles: 629 / 1,450 MiB above the server's own; 160 at 11 quantiles: 720 MiB): a fixed part (the
+#: networks, PyTorch's working memory) and bytes per forecast window, for each of its input floats
+#: (raw, scaled, cut into windows) and for each of its quantiles (the forecasts of PTN, TiDE and the
+#: normal baseline, sorted for the CRPS).
+BASE_MB, BYTES_PER_INPUT, BYTES_PER_QUANTILE = 360.0, 8.5, 50.0
+#: Forecast windows of one 1,000-step Lorenz trajectory, and of the weather data (two sites, a year each).
+LORENZ_WINDOWS, WEATHER_WINDOWS = 1000 - FD.HORIZON - (FD.HISTORY - 1), 2 * (8760 - FD.HORIZON - (FD.HISTORY - 1))
+
+
+def memory_mb(config: PTNConfig) -> float:
+    """Peak memory (MB) that :func:`train` adds with ``config``, from the settings alone."""
+    if config.dataset == "lorenz":
+        windows, channels = 5 * config.systems_per_part * config.inits_per_system * LORENZ_WINDOWS, 3
+    else:
+        windows, channels = WEATHER_WINDOWS, len(FD.WEATHER_CHANNELS) + 4  # and the cyclic time of day and year
+    inputs = 3 + FD.HISTORY * channels + FD.N_FORECASTS * FD.HORIZON + FD.HORIZON  # static, history, forecasts, target
+    return BASE_MB + windows * (inputs * BYTES_PER_INPUT + config.quantiles * BYTES_PER_QUANTILE) / 2**20
+
+
+def estimate(config: PTNConfig) -> Estimate:
+    """What :func:`train` with ``config`` will cost, for the job runner to admit or refuse it."""
+    what = (f"a PTN run on {5 * config.systems_per_part * config.inits_per_system:,} Lorenz trajectories"
+            if config.dataset == "lorenz" else "a PTN run on the weather data")
+    return Estimate(memory_mb(config), what=what)
+
+
+@dataclass
+class PTNResult:
+    config: PTNConfig
+    best: Agent
+    agents: list[Agent]
+    model: PTN
+    architecture: dict[str, dict[str, float]]
+    skill: pd.DataFrame
+    crps: pd.DataFrame  # per test forecast: PTN, deterministic, TiDE
+    examples: dict[str, Any]  # a browser of test forecasts
+    description: str
+    scaler: FD.Scaler = field(repr=False)
+    #: Per model: training wall seconds and optimizer steps (the fair-comparison record), means over seeds.
+    budgets: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: Per seed of the final training: PTN's and TiDE's seconds and steps and their median skills.
+    runs: pd.DataFrame = field(default_factory=pd.DataFrame)
+    searched_architecture: dict[str, dict[str, float]] = field(default_factory=dict)
+    derived: dict[str, str] = field(default_factory=dict)  # the candidate kept per mixed op ({} = all kept)
+    warm_rows: int = 0  # test-part windows used for the warm start (the first ones)
+    test_rows: int = 0  # test-part windows scored
+    #: Agents trained past the first rung: low-fidelity (first-rung) and final validation fitness.
+    fidelity: pd.DataFrame = field(default_factory=pd.DataFrame)
+    fidelity_rho: float = float("nan")  # Spearman's ρ between the two
+    search_seconds: float = 0.0
+    search_steps: int = 0
+
+
+def load_data(config: PTNConfig, counter: Counter, should_stop: Callable[[], bool] | None = None) -> FD.Dataset:
+    """The data set of ``config``, with data-stage reports."""
+    def note(text: str) -> None:
+        counter.report(DataStage, message=text)
+
+    if config.dataset == "lorenz":
+        ds, _ = FD.lorenz_dataset(config.systems_per_part, config.inits_per_system, config.seed, progress=note,
+                                  should_stop=should_stop)
+    elif config.dataset == "weather":
+        ds, _ = FD.weather_dataset(seed=config.seed, progress=note, should_stop=should_stop)
+    else:
+        raise ValueError(f"unknown data set {config.dataset!r}; use 'lorenz' or 'weather'")
+    return ds
+
+
+def warm_and_test(ds: FD.Dataset, share: float) -> tuple[FD.Samples, FD.Samples]:
+    """Warm start (Briscoe 2024, §5.5): the first ``share`` of the held-out part trains, the rest tests."""
+    test_all = ds.parts["test"]
+    n_warm = int(round(share * len(test_all)))
+    return test_all.take(np.arange(n_warm)), test_all.take(np.arange(n_warm, len(test_all)))
+
+
+def train(config: PTNConfig, on_progress: ProgressCallback | None = None,
+          should_stop: Callable[[], bool] | None = None) -> PTNResult:
+    """Data, deterministic forecaster, genetic search with DARTS, the derived architecture retrained, both
+    baselines, skill scores on the test part. Reports one typed record per event (:mod:`.progress`):
+    DataStage, SearchEpoch and AgentFitness, FinalEpoch, BaselineEpoch, Done."""
+    counter = Counter(config.total_units(), on_progress)
+    device = device_for(config.device)
+    torch.manual_seed(config.seed)
+    ds = load_data(config, counter, should_stop)
+    probe = ds.parts["ga_val"].take(np.array([0]))
+    counter.report(DataStage, message="data ready", probe_truth=tuple(probe.target[0].tolist()),
+                   probe_deterministic=tuple(probe.forecasts[0, -1, :, 0].tolist()))
+    search = genetic_search(config, ds, counter, device, should_stop)
+    # The architecture the search chose: the best agent's architecture weights at the end of its search run.
+    keep = derive(search.best.architecture) if config.derive and search.best.architecture else None
+    warm, test = warm_and_test(ds, config.warm_share)
+    runs, crps_sets, first = [], [], None
+    for r in range(config.seeds):
+        seed = config.seed + 7 + 101 * r
+        ptn_run = train_final(config, ds, search, keep, seed, r + 1, warm, counter, device, probe, should_stop)
+        # Baseline 2: TiDE-style MLP on the same inputs and loss, for a share of PTN's training time (the
+        # search included), warm-started the same way for the same share of PTN's warm-start time.
+        tide_run = train_baseline(config, ds, seed, r + 1,
+                                  config.tide_time_share * (search.seconds + ptn_run.seconds - ptn_run.warm_seconds),
+                                  config.tide_time_share * ptn_run.warm_seconds, warm, counter, device, should_stop)
+        (q_ptn, c_ptn), (_, c_tide) = score(ptn_run.model, test), score(tide_run.model, test)
+        crps_sets.append((c_ptn, c_tide))
+        first = first or (q_ptn, c_ptn, ptn_run.model)
+        runs.append({"seed": seed, "PTN (s)": search.seconds + ptn_run.seconds,
+                     "PTN steps": search.steps + ptn_run.steps, "TiDE (s)": tide_run.seconds,
+                     "TiDE steps": tide_run.steps})
+    # Baseline 1: N(deterministic forecast, σ = its MAE per lead on the GA-train part); no training.
+    c_det = crps_numpy(normal_quantiles(test.forecasts[:, -1, :, 0], error_scale(ds.parts["ga_train"]),
+                                        config.quantiles), test.target)
+    names = ("deterministic (normal, σ = MAE)", "TiDE")
+    # Seven runs pooled in the thesis; here config.seeds runs of the final training, pooled the same way.
+    skill = skill_table(np.concatenate([c for c, _ in crps_sets]),
+                        {names[0]: np.tile(c_det, config.seeds), names[1]: np.concatenate([c for _, c in crps_sets])})
+    for row, (cp, ct) in zip(runs, crps_sets):
+        per = skill_table(cp, {names[0]: c_det, names[1]: ct})
+        row[f"median skill vs {names[0]}"] = float(per.loc["second quartile", f"vs {names[0]}"])
+        row["median skill vs TiDE"] = float(per.loc["second quartile", "vs TiDE"])
+    runs_df = pd.DataFrame(runs).set_index("seed")
+    counter.set(counter.total)
+    counter.report(Done, message="skill scores computed on the test part")
+    what = "derived architecture" if keep else "best agent"
+    budgets = pd.DataFrame({"train_seconds": [runs_df["PTN (s)"].mean(), runs_df["TiDE (s)"].mean(), 0.0],
+                            "steps": [int(runs_df["PTN steps"].mean()), int(runs_df["TiDE steps"].mean()), 0],
+                            "device": [str(device), str(device), "-"],
+                            "what": [f"search ({len(search.agents)} agents, {search.seconds:.0f} s) + the {what} "
+                                     "retrained + warm start",
+                                     f"trained for {config.tide_time_share:.0%} of PTN's time, warm start likewise",
+                                     "no training: N(forecast, σ = MAE per lead)"]},
+                           index=pd.Index(["PTN", "TiDE", "deterministic (normal)"], name="model"))
+    q_ptn, c_first, model = first
+    return PTNResult(config, search.best, search.agents, model, model.architecture(), skill,
+                     pd.DataFrame({"PTN": crps_sets[0][0], "deterministic": c_det, "TiDE": crps_sets[0][1]}),
+                     examples(q_ptn, test, c_first), ds.description, ds.scaler, budgets, runs_df,
+                     searched_architecture=search.best.architecture, derived=keep or {}, warm_rows=len(warm),
+                     test_rows=len(test), fidelity=search.fidelity, fidelity_rho=search.fidelity_rho,
+                     search_seconds=search.seconds, search_steps=search.steps)

@@ -1,0 +1,171 @@
+"""The genetic search (Briscoe 2024, Algorithm 2) over Table 5.1, each agent a DARTS hypermodel.
+
+Each generation trains every agent for a first rung (the low-fidelity fitness), then only the better
+half for the rest (successive halving); fitness is the CRPS on the GA training part, validation
+fitness on the GA validation part. Parents are chosen by tournament, children bred by proportional
+crossover and fitness-scaled mutation; elites return every ``elite_every`` generations; the search
+stops when the best validation fitness has not improved for ``patience`` generations. The best
+agent's trained hypermodel is kept, so the derived architecture starts from what the search trained.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+import pandas as pd
+import torch
+from scipy.stats import spearmanr
+
+from .. import forecast_data as FD
+from .fit import build, fan, predict, subsample, train_darts
+from .layers import PTN
+from .loss import crps_numpy
+from .progress import AgentFitness, Counter, SearchEpoch
+from .space import crossover, mutate, mutation_rate, random_hparams, space
+
+if TYPE_CHECKING:
+    from .run import PTNConfig
+
+
+#: The low-fidelity fitness's Spearman ρ measured by ``bench/ptn.py`` (demo budget), in words for the page.
+BENCH_FIDELITY = "on the bench (demo budget) it has not been measured yet"
+
+
+@dataclass
+class Agent:
+    hparams: dict[str, Any]
+    generation: int
+    fitness: float = float("nan")  # CRPS on GA train (lower is better)
+    val_fitness: float = float("nan")  # CRPS on GA validation
+    architecture: dict[str, dict[str, float]] = field(default_factory=dict)  # weights after its search run
+    low_fidelity: float = float("nan")  # validation fitness after the first rung
+    rungs: int = 0  # rungs trained (2: promoted by successive halving)
+
+    def score(self) -> float:
+        """What picks the best agent: both fitnesses small (Briscoe 2024, Algorithm 2)."""
+        return self.fitness**2 + self.val_fitness**2
+
+
+@dataclass
+class SearchOutcome:
+    best: Agent
+    agents: list[Agent]  # every agent of every generation, as it ended
+    best_state: dict[str, torch.Tensor]  # the best agent's trained hypermodel (on the CPU)
+    seconds: float
+    steps: int
+    #: Agents trained past the first rung: their low-fidelity and final validation fitness.
+    fidelity: pd.DataFrame
+
+    @property
+    def fidelity_rho(self) -> float:
+        """Spearman's ρ between the low-fidelity and the final validation fitness (NaN below 3 agents)."""
+        return fidelity_correlation(self.fidelity)
+
+
+def fidelity_correlation(table: pd.DataFrame) -> float:
+    if len(table) < 3 or table["low_fidelity"].nunique() < 2 or table["val_fitness"].nunique() < 2:
+        return float("nan")
+    return float(spearmanr(table["low_fidelity"], table["val_fitness"]).statistic)
+
+
+@dataclass
+class _Scoring:
+    """What scoring an agent needs: the fitness sets and the probe window the live fan follows."""
+
+    ga_train: FD.Samples
+    ga_val: FD.Samples
+    probe: FD.Samples
+
+
+def _train_rung(config: "PTNConfig", ds: FD.Dataset, model: PTN, agent: Agent, k: int, epochs: int, first: int,
+                scoring: _Scoring, counter: Counter, should_stop: Callable[[], bool] | None) -> int:
+    """Train agent k's hypermodel for ``epochs`` more epochs (numbered from ``first``), then score it."""
+    generation = agent.generation
+
+    def on_epoch(epoch: int, train_loss: float, val_loss: float) -> None:
+        counter.advance()
+        counter.report(SearchEpoch, generation=generation, agent=k + 1, epoch=first + epoch - 1,
+                       train_loss=train_loss, val_loss=val_loss, architecture=model.architecture(),
+                       fan=fan(predict(model, scoring.probe)[0]),
+                       message=f"generation {generation}, agent {k + 1}, epoch {first + epoch - 1}")
+
+    steps = train_darts(model, agent.hparams, ds.parts["darts_train"], ds.parts["darts_val"], epochs,
+                        seed=config.seed + 1000 * generation + 100 * first + k, on_epoch=on_epoch,
+                        should_stop=should_stop, paper_lr=config.paper_lr)
+    agent.architecture = model.architecture()
+    agent.fitness = float(crps_numpy(predict(model, scoring.ga_train), scoring.ga_train.target).mean())
+    agent.val_fitness = float(crps_numpy(predict(model, scoring.ga_val), scoring.ga_val.target).mean())
+    agent.rungs += 1
+    if agent.rungs == 1:
+        agent.low_fidelity = agent.val_fitness
+    counter.report(AgentFitness, generation=generation, agent=k + 1, rung=agent.rungs,
+                   hidden=int(agent.hparams["hidden"]), dense_width=int(agent.hparams.get("dense_width", 0)),
+                   fitness=agent.fitness, val_fitness=agent.val_fitness, low_fidelity=agent.low_fidelity,
+                   message=f"generation {generation}, agent {k + 1}: fitness {agent.val_fitness:.4f}")
+    return steps
+
+
+def _breed(population: list[Agent], everyone: list[Agent], generation: int, config: "PTNConfig",
+           params: list, rng: np.random.Generator) -> list[Agent]:
+    """The next generation: elites back every ``elite_every`` generations, tournament parents,
+    proportional crossover and fitness-scaled mutation."""
+    if config.elite_every and generation % config.elite_every == 0 and config.elites:
+        keep = sorted(population, key=lambda a: a.val_fitness)[: config.population - config.elites]
+        seen = {id(a) for a in keep}
+        outside = [a for a in sorted(everyone, key=lambda a: a.val_fitness) if a.hparams not in
+                   [b.hparams for b in keep] and id(a) not in seen]
+        population = keep + outside[: config.elites]
+    fits = [a.val_fitness for a in population]
+    children = []
+    for _ in range(config.population):
+        pa, pb = (min(rng.choice(len(population), 2, replace=False), key=lambda i: fits[i]) for _ in range(2))
+        child = crossover(population[pa].hparams, population[pb].hparams, fits[pa], fits[pb], params, rng)
+        child = mutate(child, mutation_rate((fits[pa] + fits[pb]) / 2, min(fits), max(fits)), params, rng)
+        children.append(Agent(child, generation + 1))
+    return children
+
+
+def genetic_search(config: "PTNConfig", ds: FD.Dataset, counter: Counter, device: torch.device,
+                   should_stop: Callable[[], bool] | None = None) -> SearchOutcome:
+    """Algorithm 2 with successive halving; see the module's docstring."""
+    rng = np.random.default_rng(config.seed)
+    P = ds.parts
+    scoring = _Scoring(subsample(P["ga_train"], config.fitness_samples, 1),
+                       subsample(P["ga_val"], config.fitness_samples, 2), P["ga_val"].take(np.array([0])))
+    params = space(tuple(config.hidden_sizes))
+    population = [Agent(random_hparams(params, rng), 1) for _ in range(config.population)]
+    start, steps = time.perf_counter(), 0
+    everyone: list[Agent] = []
+    best_by_gen: list[float] = []
+    best: tuple[float, Agent | None, dict[str, torch.Tensor]] = (float("inf"), None, {})
+    for generation in range(1, config.generations + 1):
+        for agent in population:
+            agent.generation = generation
+        models = [build(a.hparams, ds, config.quantiles, config.forecast_skip, device) for a in population]
+        first_rung = 1 if config.halving and config.epochs > 1 else config.epochs
+        for k, agent in enumerate(population):
+            steps += _train_rung(config, ds, models[k], agent, k, first_rung, 1, scoring, counter, should_stop)
+        if first_rung < config.epochs:
+            promoted = sorted(range(len(population)), key=lambda k: population[k].val_fitness)[:config.survivors()]
+            for k in sorted(promoted):
+                steps += _train_rung(config, ds, models[k], population[k], k, config.epochs - first_rung,
+                                     first_rung + 1, scoring, counter, should_stop)
+        for agent, model in zip(population, models):
+            if agent.score() < best[0]:
+                best = (agent.score(), agent, {k: v.detach().cpu().clone() for k, v in model.state_dict().items()})
+        everyone.extend(copy.deepcopy(population))
+        best_by_gen.append(min(a.val_fitness for a in everyone))
+        stalled = len(best_by_gen) > config.patience and best_by_gen[-1] >= best_by_gen[-1 - config.patience]
+        if stalled or generation == config.generations:
+            break  # no improvement of the best validation fitness for `patience` generations, or the last one
+        population = _breed(population, everyone, generation, config, params, rng)
+    chosen = min(everyone, key=Agent.score)
+    fidelity = pd.DataFrame([{"generation": a.generation, "hidden": a.hparams["hidden"],
+                              "dense_width": a.hparams.get("dense_width"), "low_fidelity": a.low_fidelity,
+                              "val_fitness": a.val_fitness} for a in everyone if a.rungs > 1],
+                            columns=["generation", "hidden", "dense_width", "low_fidelity", "val_fitness"])
+    return SearchOutcome(chosen, everyone, best[2], time.perf_counter() - start, steps, fidelity)
