@@ -100,7 +100,10 @@ def memory_mb(config: ExperimentConfig, rows: int, columns: int) -> float:
     h = gan.hidden
     parameters = (gan.noise_dim + width + 2 * h + width) * h + (gan.pac * 2 * width + h + 1) * h
     activations = gan.batch_size * gan.pac * (h + width) * FLOATS_PER_ACTIVATION
-    return BASE_MB + (cells * BYTES_PER_CELL + 4 * (parameters * FLOATS_PER_PARAMETER + activations)) / 2**20
+    # the calibration's reference rows: at most 200,000 generated rows, their values and logits in float64
+    reference = (200_000 * width * 8) if gan.calibrate else 0
+    return BASE_MB + (cells * BYTES_PER_CELL + 4 * (parameters * FLOATS_PER_PARAMETER + activations)
+                      + reference) / 2**20
 
 
 def estimate(config: ExperimentConfig, data: pd.DataFrame) -> Estimate:
