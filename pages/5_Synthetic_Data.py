@@ -91,8 +91,11 @@ with right:
 
 with st.expander("Training budget and objective weights", icon=":material/tune:"):
     s1, s2, s3, s4 = st.columns(4)
-    steps = int(s1.number_input("Generator steps", 10, 20000, 1500, 100, key="gan-steps",
-                                help="Speed depends on the machine, the columns and what else runs: bench/hydragan.py measured about 18 steps/s on one core for COMPAS by race, 16 for Adult by race and 13 for Adult by race × sex. The progress bar estimates the time left from the recent pace."))
+    steps = int(s1.number_input("Generator steps", 10, 20000, hydragan.HydraConfig.steps, 100, key="gan-steps",
+                                help="Speed depends on the machine, the columns and what else runs: on one core of a "
+                                     "two-core machine, about 25 steps/s for Adult by race (the default run, training "
+                                     "and evaluation, about 100 s). The progress bar estimates the time left from the "
+                                     "recent pace."))
     batch = int(s2.select_slider("Batch size", [64, 128, 256, 512], 256, key="gan-batch"))
     label_condition = st.session_state.get("gan-labelcond", True)
     div_weight = float(s3.number_input("Diversity weight", 0.0, 1000.0, 10.0, 1.0, key="gan-divw",
@@ -102,7 +105,8 @@ with st.expander("Training budget and objective weights", icon=":material/tune:"
                                             "group's real label mix."))
     gp_weight = float(s4.number_input("Gradient-penalty weight λ", 0.0, 100.0, 10.0, 1.0, key="gan-gp"))
     s1, s2, s3, s4 = st.columns(4)
-    lr = float(s1.select_slider("Learning rate", [5e-5, 1e-4, 2e-4, 5e-4, 1e-3], 2e-4, key="gan-lr"))
+    lr = float(s1.select_slider("Learning rate", [5e-5, 1e-4, 2e-4, 5e-4, 1e-3], hydragan.HydraConfig.lr,
+                                key="gan-lr"))
     seed = int(s2.number_input("Seed", 0, 10**6, 0, key="gan-seed"))
     n_syn = int(s3.number_input("Synthetic rows (0 = as many as real training rows)", 0, 10**6, 0, 1000,
                                 key="gan-nsyn"))
@@ -180,8 +184,8 @@ if job is not None:
 stored = st.session_state.get("gan-result")
 if stored is None:
     if not jobs.running(KEY):
-        st.info("Set the quotas and press **Train and evaluate**. The default budget trains and evaluates in one to "
-                "three minutes on two CPU cores; the page updates live and you can cancel at any time.",
+        st.info("Set the quotas and press **Train and evaluate**. The default budget trains and evaluates in about two "
+                "minutes on two CPU cores; the page updates live and you can cancel at any time.",
                 icon=":material/info:")
     st.stop()
 
