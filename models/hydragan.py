@@ -329,10 +329,10 @@ class HydraGAN:
         real_numeric = (np.stack([data[c["name"]].to_numpy(dtype=float) for c in schema.numeric], axis=1)
                         if schema.numeric else np.zeros((len(data), 0)))
         codes = [pd.Index(c["categories"]).get_indexer(data[c["name"]].astype(str)) for c in schema.categorical]
-        pool = lab if lab is not None else np.zeros(len(data), dtype=int)
-        keep = [not (c["name"] == schema.diversity_column) for c in schema.categorical]
-        self.calibration = calibration.fit(real_numeric, codes, real_cell, pool, numeric, logits,
-                                           self.cells(ref_cond, ref_lab), n_cells, keep)
+        pool = lab if lab is not None else np.zeros(len(data), dtype=int)  # a small cell's fallback: its label
+        keep = [c["name"] != schema.diversity_column for c in schema.categorical]
+        self.calibration = calibration.fit(real_numeric, codes, real_cell, pool, np.arange(n_cells) % m, numeric,
+                                           logits, self.cells(ref_cond, ref_lab), n_cells, keep)
 
     def save(self, path: str | Path) -> None:
         """State dicts and JSON text only (loadable with ``weights_only=True``)."""

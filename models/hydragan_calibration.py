@@ -116,25 +116,20 @@ def proportional_bias(logits: np.ndarray, shares: np.ndarray) -> np.ndarray:
 
 
 def fit(real_numeric: np.ndarray, real_codes: list[np.ndarray], real_cell: np.ndarray, pool: np.ndarray,
-        generated_numeric: np.ndarray, generated_logits: list[np.ndarray], generated_cell: np.ndarray,
-        cells: int, calibrated: list[bool]) -> Calibration:
+        pool_of_cell: np.ndarray, generated_numeric: np.ndarray, generated_logits: list[np.ndarray],
+        generated_cell: np.ndarray, cells: int, calibrated: list[bool]) -> Calibration:
     """Fit the maps.
 
     ``real_numeric`` [rows, numeric columns] and ``real_codes`` (one category index array per categorical
-    column) are the training rows, ``real_cell`` their cells and ``pool`` the pooled stratum a small cell
-    falls back to (e.g. its diversity category; one value for all rows pools everything). ``generated_*``:
+    column) are the training rows, ``real_cell`` their cells, ``pool`` their pooled stratum (e.g. the
+    diversity category; one value for all rows pools everything) and ``pool_of_cell`` the stratum whose rows
+    a cell with fewer than :data:`MIN_CELL_ROWS` real rows takes instead of its own. ``generated_*``:
     the generator's uncalibrated output for reference rows of every cell (values before rounding and
     clipping; logits). ``calibrated[j]``: whether categorical column ``j`` is calibrated."""
     counts = np.bincount(real_cell, minlength=cells)
-    pool_of_cell = np.zeros(cells, dtype=int)
-    for k in range(cells):
-        if counts[k]:
-            pool_of_cell[k] = np.bincount(pool[real_cell == k]).argmax()
-    fallback = {int(p): pool == p for p in np.unique(pool)}
 
     def real_rows(k: int) -> np.ndarray:
-        own = real_cell == k
-        return own if counts[k] >= MIN_CELL_ROWS else fallback[int(pool_of_cell[k])]
+        return real_cell == k if counts[k] >= MIN_CELL_ROWS else pool == pool_of_cell[k]
 
     numeric: list[dict[str, Any]] = []
     for j in range(real_numeric.shape[1]):

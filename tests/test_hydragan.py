@@ -403,3 +403,17 @@ def test_page_input_checks_name_the_row_and_column():
         H.check_conditions(many, ["id"])
     with pytest.raises(DataValidationError, match="row 3, column 'x': missing value"):
         H.fit_schema(df.assign(x=df["x"].where(df.index != 2)), config())
+
+
+def test_a_cell_with_few_real_rows_takes_its_labels_pooled_marginals():
+    """Group C has 10 rows, all with label 0: its label-1 cell has none and its label-0 cell too few, so
+    both take the distribution of their own label pooled over groups (not the other label's)."""
+    df = toy(200)
+    small = pd.DataFrame({"group": "C", "sex": "F", "x": 100.0 + np.arange(10), "count": 0, "y": 0})
+    df = pd.concat([df, small], ignore_index=True)
+    model = H.train(config(steps=3), df)
+    out = model.sample_cells(np.array([[0, 0], [0, 0], [3000, 3000]]), seed=0)
+    for y in (0, 1):
+        pooled = df.loc[df["y"] == y, "x"]
+        got = out.loc[out["y"] == str(y), "x"]
+        assert abs(got.median() - pooled.median()) < 0.1 * pooled.std(), (y, got.median(), pooled.median())
