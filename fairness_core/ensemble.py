@@ -116,6 +116,23 @@ class EnsembleFit:
     feature_names: list[str]
 
 
+def check_settings(features: pd.DataFrame, y: npt.ArrayLike, n_models: int = 20, fraction: float = 0.8,
+                   folds: int = 5) -> None:
+    """Raise ValueError, naming the setting, when :func:`bootstrap_ensemble` cannot train with these (checked
+    before a background job starts, so that the page says why at once)."""
+    n = len(np.asarray(y))
+    if len(features) != n:
+        raise ValueError(f"{len(features)} feature rows but {n} labels")
+    if not 2 <= n_models <= 500:
+        raise ValueError(f"n_models must be between 2 and 500, got {n_models}")
+    if not 0 < fraction <= 1:
+        raise ValueError(f"fraction must lie in (0, 1], got {fraction}")
+    if not 2 <= folds <= 20:
+        raise ValueError(f"folds must be between 2 and 20, got {folds}")
+    if n < 5 * folds:
+        raise ValueError(f"{n} rows are too few for {folds}-fold cross-fitting")
+
+
 def bootstrap_ensemble(features: pd.DataFrame, y: npt.ArrayLike, n_models: int = 20, fraction: float = 0.8,
                        folds: int = 5, seed: int = 0, l2: float = 1.0,
                        on_progress: ProgressCallback | None = None,
@@ -148,16 +165,7 @@ def bootstrap_ensemble(features: pd.DataFrame, y: npt.ArrayLike, n_models: int =
     """
     y = np.asarray(y, dtype=float)
     n = len(y)
-    if len(features) != n:
-        raise ValueError(f"{len(features)} feature rows but {n} labels")
-    if not 2 <= n_models <= 500:
-        raise ValueError(f"n_models must be between 2 and 500, got {n_models}")
-    if not 0 < fraction <= 1:
-        raise ValueError(f"fraction must lie in (0, 1], got {fraction}")
-    if not 2 <= folds <= 20:
-        raise ValueError(f"folds must be between 2 and 20, got {folds}")
-    if n < 5 * folds:
-        raise ValueError(f"{n} rows are too few for {folds}-fold cross-fitting")
+    check_settings(features, y, n_models, fraction, folds)
     report = legacy_callback(progress, on_progress, "bootstrap_ensemble", lambda old, r: old(r.done, r.total))
     rng = np.random.default_rng(seed)
     fold = rng.permutation(np.arange(n) % folds)

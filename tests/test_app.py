@@ -269,6 +269,8 @@ def test_stability_tab_trains_an_ensemble_for_the_demo():
 
     at = on_view("Stability and uncertainty", demo="ricci_a")
     assert not at.error
+    assert any(b.key == "virny-train" for b in at.button)  # the ensemble trains when asked, not on every view
+    train_and_finish(at, "virny", 120)  # a background job with progress and Cancel, as every long computation
     audit = datasets.load_demo("ricci_a")
     fit = ensemble.bootstrap_ensemble(audit.rows.features, audit.rows.y, n_models=20, seed=0)
     expected = stability.group_table(audit.rows.subset(range(len(audit.rows)), fit.probabilities))

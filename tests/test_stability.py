@@ -153,3 +153,15 @@ def test_bootstrap_ensemble_cancel_and_errors():
     ids = pd.DataFrame({"id": [f"p{i}" for i in range(200)]})
     with pytest.raises(ValueError, match="identifier"):
         ensemble.bootstrap_ensemble(ids, np.arange(200) % 2, n_models=3)
+
+
+def test_ensemble_settings_are_checked_before_training():
+    """The page checks the settings before it starts a background job, with the library's own messages."""
+    feats = pd.DataFrame({"x": np.arange(20.0)})
+    with pytest.raises(ValueError, match="too few for 5-fold"):
+        ensemble.check_settings(feats, np.arange(20) % 2, folds=5)
+    with pytest.raises(ValueError, match="n_models"):
+        ensemble.check_settings(feats, np.arange(20) % 2, n_models=1, folds=2)
+    with pytest.raises(ValueError, match="feature rows"):
+        ensemble.check_settings(feats, np.arange(19) % 2, folds=2)
+    ensemble.check_settings(feats, np.arange(20) % 2, folds=2)   # 20 rows, 2 folds: fine

@@ -12,6 +12,7 @@ import streamlit as st
 from fairness_core import entropy, ensemble, plots, reading, stability
 from fairness_core.audit import Audit
 from fairness_core.confusion import CELLS
+from ui import jobs
 from ui.widgets import chart, csv_download, figure_with_downloads, md_escape, styled
 
 ALPHAS = (-1.0, 0.0, 0.5, 1.0, 2.0, 3.0)
@@ -19,6 +20,7 @@ AVOID_FN = "Utility as Fair Pricing design: avoid wrongly withholding the benefi
 AVOID_FP = "Utility as Fair Pricing design: avoid wrongly granting the benefit (FP)"
 CUSTOM = "Custom benefit matrix"
 ENSEMBLE_KEY = "virny-ensembles"  # session cache: {(data, settings): EnsembleFit}
+ENSEMBLE_JOB = "virny"  # the background job that trains one (its button is "virny-train")
 
 
 def _benefit_controls(audit: Audit) -> tuple[dict[str, float], float, str]:
@@ -187,19 +189,14 @@ def _ensemble_for(audit: Audit) -> tuple[stability.RowData, str] | None:
     seed = int(c4.number_input("Seed", 0, 10**6, 0, key="virny-seed"))
     cache = st.session_state.setdefault(ENSEMBLE_KEY, {})
     key = (_fingerprint(rows), n_models, fraction, folds, seed)
-    if key not in cache:
-        bar = st.progress(0.0, text="Training the bootstrap ensemble…")
-        try:
-            cache[key] = ensemble.bootstrap_ensemble(
-                rows.features, rows.y, n_models=n_models, fraction=fraction, folds=folds, seed=seed,
-                progress=lambda done, total: bar.progress(done / total, text=f"Model {done} of {total}"))
-        except ValueError as exc:
-            bar.empty()
-            st.error(f"Could not train the ensemble: {md_escape(exc)}", icon=":material/error:")
-            return None
-        bar.empty()
+    job = jobs.finished(ENSEMBLE_JOB)
+    if job is not None and st.session_state.get(f"{ENSEMBLE_JOB}-params") not in cache:
+        cache[st.session_state[f"{ENSEMBLE_JOB}-params"]] = job.result
         while len(cache) > 8:
             cache.pop(next(iter(cache)))
+    if key not in cache:
+        _train_ensemble(rows, key, n_models, fraction, folds, seed)
+        return None
     fit = cache[key]
     features = ", ".join(rows.features.columns)
     text = (f"Ensemble: the app's own, {n_models} L2-regularized logistic regressions per fold on "
@@ -208,6 +205,31 @@ def _ensemble_for(audit: Audit) -> tuple[stability.RowData, str] | None:
             f"{fit.accuracy:.3f}. It stands in for the audited model's training variability; the error rates "
             "below are the audited model's own predictions.")
     return rows.subset(np.arange(len(rows)), fit.probabilities), text
+
+
+def _train_ensemble(rows: stability.RowData, key: tuple, n_models: int, fraction: float, folds: int,
+                    seed: int) -> None:
+    """The button that trains the bootstrap ensemble in the background (progress, ETA, Cancel), and its panel."""
+    try:
+        ensemble.check_settings(rows.features, rows.y, n_models, fraction, folds)
+    except ValueError as exc:
+        st.error(f"Could not train the ensemble: {md_escape(exc)}", icon=":material/error:")
+        return
+    if st.button("Train the ensemble", type="primary", icon=":material/play_arrow:", key=f"{ENSEMBLE_JOB}-train",
+                 disabled=jobs.running(ENSEMBLE_JOB)):
+        features, y = rows.features, rows.y
+
+        def train(on_progress, should_stop):  # type: ignore[no-untyped-def]
+            return ensemble.bootstrap_ensemble(features, y, n_models=n_models, fraction=fraction, folds=folds,
+                                               seed=seed, on_progress=on_progress, should_stop=should_stop)
+
+        if jobs.start(ENSEMBLE_JOB, f"bootstrap ensemble of {folds} × {n_models} models", train) is not None:
+            st.session_state[f"{ENSEMBLE_JOB}-params"] = key
+            st.rerun()
+    elif not jobs.running(ENSEMBLE_JOB):
+        st.caption(f"{folds} folds × {n_models} logistic regressions on {len(rows):,} rows; it trains in the "
+                   "background with a progress bar and a Cancel button.")
+    jobs.live_panel(ENSEMBLE_JOB, lambda snap: None, interval=0.5)
 
 
 def stability_section(audit: Audit, reference: str) -> None:
