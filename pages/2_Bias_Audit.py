@@ -8,7 +8,7 @@ from fairness_core.audit import Audit
 from ui import cached, saved
 from ui.audit_sections import inequality_section, stability_section
 from ui.state import data_banner, page_setup, verdict_settings
-from ui.widgets import (MAX_VERDICT_ROWS, P_FORMATS, csv_download, html_download, md_escape, styled,
+from ui.widgets import (MAX_VERDICT_ROWS, P_FORMATS, chart, csv_download, md_escape, styled,
                         questions_panel, verdict_summary)
 
 audit = page_setup("Bias Audit")
@@ -88,8 +88,7 @@ def metric_across_groups(audit: Audit) -> None:
     shown = st.selectbox("Plot a metric across groups", metrics.NAMES, index=metrics.NAMES.index("B"),
                          key="group-metric", format_func=lambda k: f"{k} — {metrics.info(k).long_name}")
     metric_fig = cached.metric_chart(audit, shown)
-    st.plotly_chart(metric_fig, width="stretch", key="group-metric-chart")
-    html_download(metric_fig, f"{shown.lower()}_by_group.html", key="group-metric-html")
+    chart(metric_fig, f"{shown.lower()}_by_group.html", key="group-metric-chart", download_key="group-metric-html")
 
 
 @st.fragment
@@ -101,8 +100,7 @@ def other_comparison(audit: Audit, reference: str) -> None:
     c1, c2 = st.columns([3, 2])
     with c1:
         fig, pair = cached.comparison(audit, name)
-        st.plotly_chart(fig, width="stretch", key="metric-heatmap")
-        html_download(fig, f"{name.lower()}_heatmap.html", key="metric-html")
+        chart(fig, f"{name.lower()}_heatmap.html", key="metric-heatmap", download_key="metric-html")
         csv_download(pair, f"{name.lower()}_pairwise.csv", f"Download {name} matrix (CSV)")
     with c2:
         st.markdown(f"**{name}** = {bias.info(name).formula}; pivot {bias.info(name).pivot:g}. "
@@ -138,10 +136,8 @@ if tab_groups.open:
         questions_panel(audit, verdicts, read.answers)
         st.markdown(f"**What the numbers say.** {md_escape(read.findings)}")
 
-        st.plotly_chart(figures["scatter"], width="stretch", key="ofi-di-scatter")
-        html_download(figures["scatter"], "ofi_vs_di.html", key="scatter-html")
-        st.plotly_chart(figures["forest"], width="stretch", key="ofi-forest")
-        html_download(figures["forest"], f"ofi_vs_{reference}.html", key="forest-html")
+        chart(figures["scatter"], "ofi_vs_di.html", key="ofi-di-scatter", download_key="scatter-html")
+        chart(figures["forest"], f"ofi_vs_{reference}.html", key="ofi-forest", download_key="forest-html")
 
         if len(verdicts) > MAX_VERDICT_ROWS:
             st.caption(f"Showing the {MAX_VERDICT_ROWS:,} most significant of {len(verdicts):,} pairs; the CSV has all.")
@@ -151,14 +147,11 @@ if tab_groups.open:
                                     "pair": st.column_config.TextColumn(pinned=True)})
         csv_download(verdicts, "pair_verdicts.csv", "Download verdicts with every number (CSV)", index=False)
 
-        st.plotly_chart(figures["ofi"], width="stretch", key="ofi-heatmap")
-        html_download(figures["ofi"], "ofi_heatmap.html", key="ofi-html")
-        st.plotly_chart(figures["di"], width="stretch", key="di-heatmap")
-        html_download(figures["di"], "di_heatmap.html", key="di-html")
+        chart(figures["ofi"], "ofi_heatmap.html", key="ofi-heatmap", download_key="ofi-html")
+        chart(figures["di"], "di_heatmap.html", key="di-heatmap", download_key="di-html")
 
         by_group = cached.groups(audit)
-        st.plotly_chart(by_group.benefit, width="stretch", key="benefit-chart")
-        html_download(by_group.benefit, "benefit_chart.html", key="benefit-html")
+        chart(by_group.benefit, "benefit_chart.html", key="benefit-chart", download_key="benefit-html")
 
         st.subheader("Single-group metrics")
         st.caption("All 19 single-group metrics per group (formulas under Metric definitions). “undefined” means a zero denominator; the reasons are listed "

@@ -8,7 +8,7 @@ import streamlit as st
 from fairness_core import imbalance, match, metrics, plots, sample_size
 from fairness_core.vocabulary import ADJUSTMENTS, Reference
 from ui.state import data_banner, page_setup
-from ui.widgets import (BuiltIn, P_FORMATS, chart, csv_download, html_download, md_escape, option_label, require,
+from ui.widgets import (BuiltIn, P_FORMATS, chart, csv_download, md_escape, option_label, require,
                         styled)
 
 audit = page_setup("Sample-Size Explorer")
@@ -119,7 +119,7 @@ if tab_match.open:
         m2.metric("Indistinguishable from the reference", f"{int(same.sum())} of {len(table)}")
         m3.metric("Undefined", f"{int(table['verdict'].eq('undefined').sum())} of {len(table)}")
         st.markdown(f"**What the numbers say.** {md_escape(match.findings(table))}")
-        st.plotly_chart(plots.match_overview(table, alpha), width="stretch", key="match-overview")
+        chart(plots.match_overview(table, alpha), "match_overview.html", key="match-overview")
         st.dataframe(styled(table, 4, P_FORMATS), width="stretch", hide_index=True, key="match-table",
                      column_config={"percentile": st.column_config.NumberColumn(help="P(S ≤ observed) under the reference"),
                                     "note": st.column_config.TextColumn(width="medium")})
@@ -176,8 +176,7 @@ if tab_cdf.open:
         with st.spinner("Enumerating every confusion matrix…"):
             cdfs = cdf_table(tuple(names), ns, ref)
         fig = plots.metric_cdfs(cdfs)
-        st.plotly_chart(fig, width="stretch", key="cdf-fig")
-        html_download(fig, "metric_cdfs.html", key="cdf-html")
+        chart(fig, "metric_cdfs.html", key="cdf-fig", download_key="cdf-html")
         csv_download(cdfs, "metric_cdfs.csv", "Download CDF steps (CSV)", index=False)
 
         st.subheader("Spread of a group's score vs sample size (the thesis's Fig. 4.1)")
@@ -192,8 +191,7 @@ if tab_cdf.open:
         with st.spinner("Sampling and enumerating…"):
             mc, exact = spread(metric, tuple(int(c) for c in audit.cms[group].as_array()), sizes, draws)
         fig = plots.spread_vs_n(mc, exact, metric, group)
-        st.plotly_chart(fig, width="stretch", key="spread-fig")
-        html_download(fig, f"spread_{metric}.html", key="spread-html")
+        chart(fig, f"spread_{metric}.html", key="spread-fig", download_key="spread-html")
         csv_download(exact, f"spread_{metric}_exact.csv", "Download exact quantiles (CSV)", index=False)
         st.caption(f"Dots: samples of each size drawn with replacement from {md_escape(group)} ({draws} per n, up to 100 "
                    "drawn on the chart); bands and median: the exact "
@@ -211,8 +209,7 @@ if tab_holes.open:
         ns = tuple(sorted(set(np.unique(np.linspace(lo, hi, 30).round().astype(int)).tolist())))
         holes = hole_table(tuple(names), ns)
         fig = plots.hole_counts(holes)
-        st.plotly_chart(fig, width="stretch", key="holes-fig")
-        html_download(fig, "holes.html", key="holes-html")
+        chart(fig, "holes.html", key="holes-fig", download_key="holes-html")
         st.markdown("Binomial metrics and B have no holes; F1 one (the all-TN matrix); each JRM n + 1; MCC 4n; "
                     "F1_ORIG C(n+2, 2). **PT**: the thesis's upper bound e^γ·n·ln ln n + 0.6483·n/ln ln n is false "
                     "for every n ≥ 4 (enumeration above it); PT is undefined on the 4n MCC holes plus every matrix "
@@ -238,8 +235,7 @@ if tab_normal.open:
         st.caption("p_TP, p_FN, p_FP, p_TN = " + ", ".join(f"{p:.3f}" for p in probs))
         pmfs = {n: sample_size.exact_pmf(metric, n, np.array(probs)) for n in ns}
         fig = plots.normal_convergence(metric, pmfs)
-        st.plotly_chart(fig, width="stretch", key="normal-fig")
-        html_download(fig, f"normal_{metric}.html", key="normal-html")
+        chart(fig, f"normal_{metric}.html", key="normal-fig", download_key="normal-html")
         table = normality(metric, probs, (1, 2, 3, 5, 8, 10, 15, 20, 30, 50, 75, 100, 200, 300, 500, 1000, *ns))
         table = table.drop_duplicates("n").sort_values("n", ignore_index=True)
         fig2 = plots.normality_stats(table, metric)

@@ -9,7 +9,7 @@ from fairness_core import datasets, mitigation, plots, reading
 from fairness_core.compare import PERFORMANCE
 from ui import compare as cmp
 from ui.state import current_demo, get_candidates, page_setup, verdict_settings
-from ui.widgets import BuiltIn, csv_download, html_download, md_escape, styled
+from ui.widgets import BuiltIn, chart, csv_download, md_escape, styled
 
 audit = page_setup("Compare and Mitigate")
 with st.sidebar:
@@ -71,8 +71,7 @@ if len(names) < 2:
 else:
     table = cmp.summary(rows, rows.key, tuple(added), tolerance, alpha, adjust, cost_fp, cost_fn)
     fig = plots.model_tradeoff(table, perf, tolerance)
-    st.plotly_chart(fig, width="stretch", key="cmp-tradeoff")
-    html_download(fig, "model_tradeoff.html", key="cmp-tradeoff-html")
+    chart(fig, "model_tradeoff.html", key="cmp-tradeoff")
     st.markdown(md_escape(cmp.fairest_reading(table, perf)))
     st.dataframe(cmp.summary_display(table, perf), hide_index=True, width="stretch")
     st.caption(f"Intervals: {md_escape(table['interval_level'].iloc[0])} for |OFI| and DI; performance at "
@@ -88,8 +87,7 @@ else:
     else:
         diff = cmp.paired(rows, rows.key, tuple(added), a, b, alpha, adjust)
         pfig = plots.paired_differences(diff)
-        st.plotly_chart(pfig, width="stretch", key="cmp-paired")
-        html_download(pfig, "paired_differences.html", key="cmp-paired-html")
+        chart(pfig, "paired_differences.html", key="cmp-paired")
         st.markdown(md_escape(cmp.paired_reading(diff, alpha, adjust)))
         st.dataframe(styled(diff[["what", "difference", "ci_low", "ci_high", "p_value", "p_adjusted", "significant"]],
                             4, {"p_value": "{:.3g}", "p_adjusted": "{:.3g}"}), hide_index=True, width="stretch")
@@ -170,8 +168,7 @@ else:
 
 line, points = cmp.frontier(rows, rows.key, settings, tuple(added))
 ffig = plots.mitigation_frontier(line, points, label)
-st.plotly_chart(ffig, width="stretch", key="mit-frontier")
-html_download(ffig, "mitigation_frontier.html", key="mit-frontier-html")
+chart(ffig, "mitigation_frontier.html", key="mit-frontier")
 st.caption(("Four-fifths has no tolerance to vary: the line is demographic parity's. " if target == "four_fifths" else "")
            + "Each point of the line: thresholds fitted on the fitting rows at one tolerance (0 to 0.2), measured on "
              "the held-out rows, as are the models.")

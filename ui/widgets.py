@@ -94,11 +94,12 @@ def html_download(fig: go.Figure, file_name: str, label: str = "Download figure 
                        on_click="ignore", icon=":material/download:")
 
 
-def chart(fig: go.Figure, file_name: str, key: str, label: str = "Download figure (HTML)") -> None:
+def chart(fig: go.Figure, file_name: str, key: str, label: str = "Download figure (HTML)",
+          download_key: str | None = None) -> None:
     """A figure and, under it, its self-contained HTML download: the pair every chart on a page shows.
-    ``key`` names the chart's widget (its download's key is ``key + "-html"``)."""
+    ``key`` names the chart's widget; its download's key is ``download_key`` (default ``key + "-html"``)."""
     st.plotly_chart(fig, width="stretch", key=key)
-    html_download(fig, file_name, label=label, key=f"{key}-html")
+    html_download(fig, file_name, label=label, key=download_key or f"{key}-html")
 
 
 def reasons_frame(reasons: Mapping[str, Mapping[str, str]]) -> pd.DataFrame:
