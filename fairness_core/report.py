@@ -88,6 +88,17 @@ class Report:
     def html(self) -> str:
         """The report as one self-contained HTML page: the answer first (summary, then the verdicts as
         people read them), the figures, every table, and the settings; prints cleanly to A4 or Letter."""
+        parts = [*self._html_header(), *self._html_verdicts(), *self._html_figures(), *self._html_tables()]
+        parts.append("<section><h2>Settings and methods</h2>" + _table(pd.DataFrame(
+            {"setting": list(self.settings), "value": [str(v) for v in self.settings.values()]}), index=False)
+            + "</section>")
+        body = "\n".join(parts)
+        return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+                f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>Fairness audit report"
+                f"</title><style>{_CSS}</style></head><body>{body}<script>{_PRINT_JS}</script></body></html>")
+
+    def _html_header(self) -> list[str]:
+        """What was audited, the notes, and the summary: the three questions, the verdict counts, the findings."""
         esc = html.escape
         parts = [f"<header><h1>Fairness audit report</h1><p class='meta'>{esc(self.audit.source)} · "
                  f"{len(self.audit.groups)} groups · n = {self.audit.total().n:,} · "
@@ -108,37 +119,39 @@ class Report:
                      "within it with DI beyond the four-fifths band: a systemic disparity. Every verdict rests on a "
                      "multiplicity-adjusted interval, printed beside it; the settings and methods are at the end.</p>"
                      "</header>")
+        return parts
+
+    def _html_verdicts(self) -> list[str]:
+        """The verdicts as people read them: every pair, then each attribute alone."""
+        esc = html.escape
         verdicts = self.tables["verdicts"]
         reading = verdict_reading(verdicts, MAX_HTML_ROWS).iloc[:, :9]  # pair … p-values; the rest is in the CSV
         shown_note = (f"<p class='note'>The first {MAX_HTML_ROWS:,} of {len(verdicts):,} pairs, findings first; "
                       "every pair with every number is in the JSON and the CSV zip.</p>"
                       if len(verdicts) > MAX_HTML_ROWS else "")
-        parts.append(f"<section><h2>Verdict per pair</h2>{shown_note}"
-                     + _table(reading, index=False, css="reading") + "</section>")
+        parts = [f"<section><h2>Verdict per pair</h2>{shown_note}"
+                 + _table(reading, index=False, css="reading") + "</section>"]
         for attribute in self.audit.attributes:   # each attribute alone, beside the intersections above
             table = self.tables[f"verdicts by {attribute} alone"]
             items = "".join(f"<li><b>{esc(q)}</b> {esc(a)}</li>" for q, a in self.questions[attribute].items())
             parts.append(f"<section><h2>By {esc(attribute)} alone</h2><ol class='questions'>{items}</ol>"
                          + _table(verdict_reading(table, MAX_HTML_ROWS).iloc[:, :9], index=False, css="reading")
                          + "</section>")
-        parts.append("<section><h2>Figures</h2>")
-        first = True
-        for name, fig in self.figures.items():
-            parts.append(f"<div class='figure' aria-label='{esc(name)}'>"
-                         + fig.to_html(full_html=False, include_plotlyjs="inline" if first else False,
+        return parts
+
+    def _html_figures(self) -> list[str]:
+        """Every figure, interactive; plotly.js inlined once, with the first."""
+        parts = ["<section><h2>Figures</h2>"]
+        for k, (name, fig) in enumerate(self.figures.items()):
+            parts.append(f"<div class='figure' aria-label='{html.escape(name)}'>"
+                         + fig.to_html(full_html=False, include_plotlyjs="inline" if k == 0 else False,
                                        config={"displaylogo": False, "responsive": True}) + "</div>")
-            first = False
-        parts.append("</section>")
-        titles = {"verdicts": "Every number behind the verdicts", "cells": "Groups and sizes",
-                  "group metrics": "Single-group metrics",
-                  "versus reference": "Every comparison against the reference group",
-                  "match": "MATCH: is each group's score plausible under the rest of the data?",
-                  "smoothing": "Cross-Prior Smoothing: raw and smoothed scores (Briscoe 2024, §4.6)",
-                  "undefined": "Why values are undefined",
-                  "equal opportunity": "Equal opportunity: FNR and FPR gaps of every pair (simultaneous intervals)",
-                  LL144: "The regulator's summary (NYC Local Law 144)",
-                  TREND_CHANGES: "A model over time: each pair's change of OFI between consecutive periods",
-                  TREND_VERDICTS: "A model over time: each period's verdicts"}
+        return [*parts, "</section>"]
+
+    def _html_tables(self) -> list[str]:
+        """Every table (the first :data:`MAX_HTML_ROWS` rows of a long one), each with its printed form when it is
+        too wide for a page."""
+        parts = []
         for name, table in self.tables.items():
             if name.startswith("verdicts by "):
                 continue   # shown in their own sections; every number is in the JSON and the CSV zip
@@ -148,9 +161,9 @@ class Report:
                 note = (f"<p class='note'>The first {MAX_HTML_ROWS:,} of {len(table):,} rows"
                         f"{' (findings first)' if name == 'verdicts' else ''}; every row is in the JSON and the "
                         "CSV zip.</p>")
-            title = esc(titles.get(name, name))
+            title = html.escape(_TITLES.get(name, name))
             if name == LL144:   # the rules it follows, and what the workbench adds, above the table
-                note = f"<p class='note'>{esc(regulatory.rules_text(table))}</p>" + note
+                note = f"<p class='note'>{html.escape(regulatory.rules_text(table))}</p>" + note
             printed = _print_tables(shown, name)
             if printed is None:
                 parts.append(f"<section><h2>{title}</h2>{note}" + _table(shown, index=_keep_index(shown)) + "</section>")
@@ -158,19 +171,25 @@ class Report:
             parts.append(f"<section class='screen-only'><h2>{title}</h2>{note}"
                          + _table(shown, index=_keep_index(shown)) + "</section>")
             parts.append(f"<section class='print-only'><h2>{title}</h2>{note}" + printed + "</section>")
-        parts.append("<section><h2>Settings and methods</h2>" + _table(pd.DataFrame(
-            {"setting": list(self.settings), "value": [str(v) for v in self.settings.values()]}), index=False)
-            + "</section>")
-        body = "\n".join(parts)
-        return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-                f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>Fairness audit report"
-                f"</title><style>{_CSS}</style></head><body>{body}<script>{_PRINT_JS}</script></body></html>")
+        return parts
 
 
 #: The report's table in Local Law 144's form (:func:`fairness_core.regulatory.ll144_summary`).
 LL144 = "local law 144 summary"
 #: The trend section's tables (a model with two or more saved periods): the changes, and each period's verdicts.
 TREND_CHANGES, TREND_VERDICTS = "trend changes between periods", "trend verdicts by period"
+
+#: Each table's heading in the HTML report.
+_TITLES = {"verdicts": "Every number behind the verdicts", "cells": "Groups and sizes",
+           "group metrics": "Single-group metrics",
+           "versus reference": "Every comparison against the reference group",
+           "match": "MATCH: is each group's score plausible under the rest of the data?",
+           "smoothing": "Cross-Prior Smoothing: raw and smoothed scores (Briscoe 2024, §4.6)",
+           "undefined": "Why values are undefined",
+           "equal opportunity": "Equal opportunity: FNR and FPR gaps of every pair (simultaneous intervals)",
+           LL144: "The regulator's summary (NYC Local Law 144)",
+           TREND_CHANGES: "A model over time: each pair's change of OFI between consecutive periods",
+           TREND_VERDICTS: "A model over time: each period's verdicts"}
 
 #: Widest table (columns, the index included) printed as it is on screen; wider ones are printed
 #: transposed (up to :data:`MAX_TRANSPOSED_ROWS` rows) or in slices of this many columns.
@@ -339,6 +358,27 @@ def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT
     if reference not in audit.cms:
         raise ValueError(f"unknown reference group {reference!r}; groups are {', '.join(audit.groups)}")
     verdicts = audit.verdicts(tolerance, alpha=alpha, adjust=adjust, reference=reference)
+    tables, questions = _tables(audit, verdicts, reference, tolerance, match_metrics, alpha, cps_lambda, adjust,
+                                trend)
+    tables.update(extra_tables or {})
+    figures = {"OFI against DI for every pair": plots.ofi_di_scatter(verdicts),
+               f"OFI of each group against {reference}": plots.ofi_forest(verdicts, reference),
+               "OFI for every pair": plots.pairwise_heatmap(audit, "OFI", verdicts),
+               "Disparate impact and the four-fifths rule": plots.disparate_impact_heatmap(audit, verdicts),
+               "Benefit vs expected benefit": plots.benefit_chart(audit),
+               "MATCH p-values": plots.match_overview(tables["match"], alpha)}
+    if TREND_CHANGES in tables:
+        figures["OFI of each pair across periods"] = plots.ofi_trend(trend)
+        figures["DI of each pair across periods"] = plots.di_trend(trend)
+    settings = _settings(audit, verdicts, tables, reference, tolerance, match_metrics, alpha, cps_lambda, adjust,
+                         model, period, trend)
+    return Report(audit, settings, tables, figures, datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                  list(notes or []), questions=questions)
+
+
+def _tables(audit: Audit, verdicts: pd.DataFrame, reference: str, tolerance: float, match_metrics: tuple[str, ...],
+            alpha: float, cps_lambda: float, adjust: str, trend: Any) -> tuple[dict[str, pd.DataFrame], dict]:
+    """Every table of the report, and the three questions' answers (pooled, then per attribute alone)."""
     reasons = [{"group": g, "metric": k, "undefined because": r}
                for g, rs in audit.undefined_reasons().items() for k, r in rs.items()]
     tables = {"verdicts": verdicts, "cells": audit.cells(), "group metrics": audit.group_table(),
@@ -365,16 +405,13 @@ def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT
         tables[TREND_CHANGES] = c.set_index(c["period_before"].astype(str) + " → " + c["period_after"].astype(str)
                                             + ": " + pair_c).rename_axis("periods: pair")
         tables[TREND_VERDICTS] = v.set_index(v["period"].astype(str) + ": " + pair_v).rename_axis("period: pair")
-    tables.update(extra_tables or {})
-    figures = {"OFI against DI for every pair": plots.ofi_di_scatter(verdicts),
-               f"OFI of each group against {reference}": plots.ofi_forest(verdicts, reference),
-               "OFI for every pair": plots.pairwise_heatmap(audit, "OFI", verdicts),
-               "Disparate impact and the four-fifths rule": plots.disparate_impact_heatmap(audit, verdicts),
-               "Benefit vs expected benefit": plots.benefit_chart(audit),
-               "MATCH p-values": plots.match_overview(tables["match"], alpha)}
-    if TREND_CHANGES in tables:
-        figures["OFI of each pair across periods"] = plots.ofi_trend(trend)
-        figures["DI of each pair across periods"] = plots.di_trend(trend)
+    return tables, questions
+
+
+def _settings(audit: Audit, verdicts: pd.DataFrame, tables: dict[str, pd.DataFrame], reference: str,
+              tolerance: float, match_metrics: tuple[str, ...], alpha: float, cps_lambda: float, adjust: str,
+              model: str, period: str, trend: Any) -> dict[str, Any]:
+    """The settings and methods the report ends with."""
     settings = {"model (name and version)": model.strip() or "not given",
                 "period the data cover": period.strip() or "not given",
                 "what a positive prediction is": audit.direction, **dict(audit.provenance),
@@ -394,5 +431,4 @@ def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT
         settings["trend"] = (f"periods {', '.join(trend.periods)}; each change of a pair's OFI between consecutive "
                              "periods: MOVER-D interval from the two periods' intervals (independent samples), p-value "
                              f"dual to it, {trend.adjust} across all changes at α = {trend.alpha:g}")
-    return Report(audit, settings, tables, figures, datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-                  list(notes or []), questions=questions)
+    return settings
