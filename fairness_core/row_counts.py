@@ -94,6 +94,53 @@ def count_rows(df: pd.DataFrame, label_column: str, prediction_column: str,
     the keyword arguments of the :class:`~fairness_core.audit.Audit` it returns, rows included.
     """
     positive_is, flip = direction(positive_is, flip)
+    probability_columns = _check_columns(df, label_column, prediction_column, group_columns, probability_columns,
+                                         features)
+    if len(df) > MAX_ROWS:
+        raise DataValidationError(f"{len(df):,} rows; the limit is {MAX_ROWS:,}")
+    if positive_prediction is None:
+        positive_prediction = positive_label
+    y = binary_column(df, label_column, positive_label, "label", None)
+    yhat = binary_column(df, prediction_column, positive_prediction, "prediction", threshold)
+    if flip:
+        y, yhat = ~y, ~yhat
+
+    codes, level_names = _group_codes(df, group_columns)
+    joint, inverse = _compact(codes, int(np.prod([len(v) for v in level_names])))
+    if joint.size < 2:
+        raise DataValidationError(f"all {len(df):,} rows fall in one group"
+                                  + (f" ({', '.join(group_columns)})" if group_columns else "")
+                                  + "; an audit compares at least two groups")
+    if joint.size > MAX_GROUPS:
+        raise DataValidationError(f"{joint.size} groups from {', '.join(group_columns)}; the limit is {MAX_GROUPS}")
+    cell = np.where(y, np.where(yhat, 0, 1), np.where(yhat, 2, 3))  # index into CELLS
+    counts = np.bincount(inverse.ravel() * 4 + cell, minlength=4 * joint.size).reshape(-1, 4)
+
+    parts = _levels_of(joint, level_names)
+    names = intersection_names(parts)
+    cms = {name: ConfusionMatrix(*row) for name, row in zip(names, counts.tolist())}
+    probs = _probabilities(df, probability_columns) if probability_columns else None
+    if probs is not None and flip:
+        probs = 1.0 - probs
+    rows = RowData(y, yhat, np.asarray(names, dtype=object)[inverse.ravel()], probs,
+                   tuple(map(str, probability_columns)),
+                   None if features is None else features.reset_index(drop=True))
+    notes = row_notes(label_column, positive_label, prediction_column, flip, threshold)
+    return dict(cms=cms, source=source, notes=tuple(notes), group_columns=tuple(group_columns),
+                positive_outcome=positive_outcome or (f"not {positive_label}" if flip else str(positive_label)),
+                rows=rows, positive_is=positive_is, group_values=group_values(names, parts),
+                provenance={"label column": label_column, "positive label": str(positive_label),
+                            "prediction column": prediction_column,
+                            "positive prediction": (f"score >= {threshold:g}" if threshold is not None
+                                                    else str(positive_prediction)),
+                            "attribute(s) audited": " × ".join(group_columns) if len(group_columns) > 1
+                            else group_columns[0]})
+
+
+def _check_columns(df: pd.DataFrame, label_column: str, prediction_column: str, group_columns: Sequence[str],
+                   probability_columns: Sequence[str], features: pd.DataFrame | None) -> list[str]:
+    """Every named column exists and plays one part; the features can be designed. The probability columns as
+    a list."""
     for col in [label_column, prediction_column, *group_columns]:
         if col not in df.columns:
             raise DataValidationError(Problem(f"no such column; columns are {', '.join(map(repr, df.columns))}",
@@ -121,15 +168,12 @@ def count_rows(df: pd.DataFrame, label_column: str, prediction_column: str,
             make_design(features)
         except ValueError as exc:
             raise DataValidationError(str(exc)) from None
-    if len(df) > MAX_ROWS:
-        raise DataValidationError(f"{len(df):,} rows; the limit is {MAX_ROWS:,}")
-    if positive_prediction is None:
-        positive_prediction = positive_label
-    y = binary_column(df, label_column, positive_label, "label", None)
-    yhat = binary_column(df, prediction_column, positive_prediction, "prediction", threshold)
-    if flip:
-        y, yhat = ~y, ~yhat
+    return probability_columns
 
+
+def _group_codes(df: pd.DataFrame, group_columns: Sequence[str]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Each row's joint group code (mixed radix over the columns' sorted values) and each column's cleaned
+    values; a missing value, an over-long name or a hidden character is refused with its first row."""
     codes = np.zeros(len(df), dtype=np.int64)
     level_names: list[np.ndarray] = []
     for col in group_columns:
@@ -149,40 +193,19 @@ def count_rows(df: pd.DataFrame, label_column: str, prediction_column: str,
             r = int(np.flatnonzero(c == hidden[0])[0])
             raise DataValidationError(Problem(hidden_name_problem(cleaned[hidden[0]]) or "", r + 1, col))
         level_names.append(np.asarray(cleaned, dtype=object))
-    joint, inverse = _compact(codes, int(np.prod([len(v) for v in level_names])))
-    if joint.size < 2:
-        raise DataValidationError(f"all {len(df):,} rows fall in one group"
-                                  + (f" ({', '.join(group_columns)})" if group_columns else "")
-                                  + "; an audit compares at least two groups")
-    if joint.size > MAX_GROUPS:
-        raise DataValidationError(f"{joint.size} groups from {', '.join(group_columns)}; the limit is {MAX_GROUPS}")
-    cell = np.where(y, np.where(yhat, 0, 1), np.where(yhat, 2, 3))  # index into CELLS
-    counts = np.bincount(inverse.ravel() * 4 + cell, minlength=4 * joint.size).reshape(-1, 4)
+    return codes, level_names
 
+
+def _levels_of(joint: np.ndarray, level_names: list[np.ndarray]) -> list[np.ndarray]:
+    """For each group column, the value of every present joint code (the mixed radix of :func:`_group_codes`
+    undone)."""
     rem = joint.copy()
     parts: list[np.ndarray] = []
     for levels in reversed(level_names):
         parts.append(levels[rem % len(levels)])
         rem //= len(levels)
     parts.reverse()
-    names = intersection_names(parts)
-    cms = {name: ConfusionMatrix(*row) for name, row in zip(names, counts.tolist())}
-    probs = _probabilities(df, probability_columns) if probability_columns else None
-    if probs is not None and flip:
-        probs = 1.0 - probs
-    rows = RowData(y, yhat, np.asarray(names, dtype=object)[inverse.ravel()], probs,
-                   tuple(map(str, probability_columns)),
-                   None if features is None else features.reset_index(drop=True))
-    notes = row_notes(label_column, positive_label, prediction_column, flip, threshold)
-    return dict(cms=cms, source=source, notes=tuple(notes), group_columns=tuple(group_columns),
-                positive_outcome=positive_outcome or (f"not {positive_label}" if flip else str(positive_label)),
-                rows=rows, positive_is=positive_is, group_values=group_values(names, parts),
-                provenance={"label column": label_column, "positive label": str(positive_label),
-                            "prediction column": prediction_column,
-                            "positive prediction": (f"score >= {threshold:g}" if threshold is not None
-                                                    else str(positive_prediction)),
-                            "attribute(s) audited": " × ".join(group_columns) if len(group_columns) > 1
-                            else group_columns[0]})
+    return parts
 
 
 def _sorted_codes(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
