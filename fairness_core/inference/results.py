@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
+from typing import Any, ClassVar, Literal, Mapping
 
 import numpy as np
 import numpy.typing as npt
@@ -89,8 +89,24 @@ def _legacy_key(key: str, alpha: float, legacy: Mapping[str, Any], fields: Mappi
     raise KeyError(key)
 
 
+class _PairArrays:
+    """What :class:`OFIArrays` and :class:`DIArrays` share: the interval's level, and the former dict keys."""
+
+    alpha: float
+    _legacy: Mapping[str, Any]
+    _KEYED: ClassVar[tuple[str, ...]] = ()
+
+    @property
+    def level(self) -> float:
+        """The interval's confidence level, 1 − ``alpha``."""
+        return 1 - self.alpha
+
+    def __getitem__(self, key: str) -> Any:
+        return _legacy_key(key, self.alpha, self._legacy, {k: getattr(self, k) for k in self._KEYED})
+
+
 @dataclass(frozen=True)
-class OFIArrays:
+class OFIArrays(_PairArrays):
     """OFI of many pairs: estimates, two-sided p-values of Δ = 0 and the interval at confidence 1 − ``alpha``.
 
     ``se`` is half the 95 % interval's width over z₀.₉₇₅ for the score method (the t-based methods' own
@@ -110,18 +126,11 @@ class OFIArrays:
     alpha: float
     _legacy: Mapping[str, FloatArray] = field(default_factory=dict, repr=False, compare=False)
 
-    @property
-    def level(self) -> float:
-        """The interval's confidence level, 1 − ``alpha``."""
-        return 1 - self.alpha
-
-    def __getitem__(self, key: str) -> Any:
-        fields = {k: getattr(self, k) for k in ("estimate", "p_value", "se", "df", "centre", "method")}
-        return _legacy_key(key, self.alpha, self._legacy, fields)
+    _KEYED: ClassVar[tuple[str, ...]] = ("estimate", "p_value", "se", "df", "centre", "method")
 
 
 @dataclass(frozen=True)
-class DIArrays:
+class DIArrays(_PairArrays):
     """DI of many pairs: estimates (NaN where undefined), two-sided p-values of DI = 1 (the interval's dual;
     NaN when nobody is selected in either group), ``method`` per pair and the interval at confidence
     1 − ``alpha``. Former dict keys work with a :class:`DeprecationWarning`, as for :class:`OFIArrays`."""
@@ -134,14 +143,7 @@ class DIArrays:
     alpha: float
     _legacy: Mapping[str, FloatArray] = field(default_factory=dict, repr=False, compare=False)
 
-    @property
-    def level(self) -> float:
-        """The interval's confidence level, 1 − ``alpha``."""
-        return 1 - self.alpha
-
-    def __getitem__(self, key: str) -> Any:
-        fields = {k: getattr(self, k) for k in ("estimate", "p_value", "method")}
-        return _legacy_key(key, self.alpha, self._legacy, fields)
+    _KEYED: ClassVar[tuple[str, ...]] = ("estimate", "p_value", "method")
 
 
 def _alphas(alpha: Any, levels: tuple[float, ...] | None, where: str) -> tuple[list[float], tuple[float, ...]]:
