@@ -21,9 +21,9 @@ PAGES = {"home": "", "upload": "Upload", "bias_audit": "Bias_Audit",
          "sample_size_normal": "Sample_Size_Explorer?tab=Normal+approximation",
          "sample_size_imbalance": "Sample_Size_Explorer?tab=Class+and+group+imbalance",
          "smoothing": "Smoothing", "synthetic": "Synthetic_Data",
-         "forecasting": "Forecasting", "compare_and_mitigate": "Compare_and_Mitigate", "saved_audits": "Saved_Audits"}
+         "forecasting": "Forecasting", "compare_and_mitigate": "Compare_and_Mitigate", "saved_audits": "Saved_Audits", "methods": "Methods"}
 #: Pages where a button starts background training: (button text, text that means it finished).
-TRAIN = {"synthetic": ("Train and evaluate", "Results"), "forecasting": ("Train PTN", "Results on the test part")}
+TRAIN = {"bias_audit_virny": ("Train the ensemble", "Per group"), "synthetic": ("Train and evaluate", "Results"), "forecasting": ("Train PTN", "Results on the test part")}
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 
