@@ -185,6 +185,42 @@ def candidates_from_predictions(df: pd.DataFrame, label_column: str, positive_la
     positive_values, thresholds = dict(positive_values or {}), dict(thresholds or {})
     if positive_prediction is None:
         positive_prediction = positive_label
+    _check_candidate_columns(df, label_column, group_columns, prediction_columns, score_columns)
+    problems: list[Problem] = []
+    if len(df) > MAX_ROWS:
+        raise DataValidationError(f"{len(df):,} rows; the limit is {MAX_ROWS:,}")
+
+    def checked(make: Any) -> Any:
+        try:
+            return make()
+        except DataValidationError as exc:
+            problems.extend(exc.problems)
+            return None
+
+    y = checked(lambda: binary_column(df, label_column, positive_label, "label", None))
+    groups = _candidate_groups(df, group_columns, problems)
+    predictions: dict[str, np.ndarray] = {}
+    for col in prediction_columns:
+        t = thresholds.get(col)
+        decided = checked(lambda: binary_column(df, col, positive_values.get(col, positive_prediction), "prediction", t))
+        if decided is not None:
+            predictions[str(col) if t is None else f"{col} ≥ {t:g}"] = ~decided if flip else decided
+    scores = _candidate_scores(df, score_columns, flip, problems)
+    if problems:
+        raise DataValidationError(lines_for(problems, df))
+    note = ""
+    if flip:
+        note = (f"A positive prediction is a harm: labels and decisions are flipped so that positive means "
+                f"'not {positive_label}'" + (", and scores are negated (−score: higher = more likely the beneficial "
+                                             "outcome; a threshold of −0.7 means a score of 0.7 or less)"
+                                             if scores else "") + ".")
+    return Candidates(title, ~y if flip else y, pd.DataFrame(groups), predictions, scores,
+                      positive_outcome or (f"not {positive_label}" if flip else str(positive_label)), note)
+
+
+def _check_candidate_columns(df: pd.DataFrame, label_column: str, group_columns: list[str],
+                             prediction_columns: list[str], score_columns: list[str]) -> None:
+    """Every named column exists, each plays one part, and there are not too many models."""
     problems: list[Problem] = []
     for col in dict.fromkeys([label_column, *group_columns, *prediction_columns, *score_columns]):
         if col not in df.columns:
@@ -207,17 +243,11 @@ def candidates_from_predictions(df: pd.DataFrame, label_column: str, positive_la
     if len(prediction_columns) > MAX_MODELS:
         raise DataValidationError(f"{len(prediction_columns)} prediction columns; a comparison takes at most "
                                   f"{MAX_MODELS} models")
-    if len(df) > MAX_ROWS:
-        raise DataValidationError(f"{len(df):,} rows; the limit is {MAX_ROWS:,}")
 
-    def checked(make: Any) -> Any:
-        try:
-            return make()
-        except DataValidationError as exc:
-            problems.extend(exc.problems)
-            return None
 
-    y = checked(lambda: binary_column(df, label_column, positive_label, "label", None))
+def _candidate_groups(df: pd.DataFrame, group_columns: list[str], problems: list[Problem]) -> dict[str, pd.Categorical]:
+    """Each group column as a categorical of the audit's (cleaned) names; a missing value is added to
+    ``problems``."""
     groups: dict[str, pd.Categorical] = {}
     for col in group_columns:
         codes, uniques = pd.factorize(df[col], sort=False)
@@ -227,12 +257,13 @@ def candidates_from_predictions(df: pd.DataFrame, label_column: str, positive_la
             continue
         names, inverse = np.unique(np.asarray([clean_name(u) for u in uniques], dtype=object), return_inverse=True)
         groups[str(col)] = pd.Categorical.from_codes(inverse[codes], names)   # the audit's names, compactly
-    predictions: dict[str, np.ndarray] = {}
-    for col in prediction_columns:
-        t = thresholds.get(col)
-        decided = checked(lambda: binary_column(df, col, positive_values.get(col, positive_prediction), "prediction", t))
-        if decided is not None:
-            predictions[str(col) if t is None else f"{col} ≥ {t:g}"] = ~decided if flip else decided
+    return groups
+
+
+def _candidate_scores(df: pd.DataFrame, score_columns: list[str], flip: bool,
+                      problems: list[Problem]) -> dict[str, np.ndarray]:
+    """Each score column as floats (negated when a positive prediction is a harm); a value that is not a finite
+    number is added to ``problems`` with its row."""
     scores: dict[str, np.ndarray] = {}
     delimiter = df.attrs.get("delimiter", ",")
     for col in score_columns:
@@ -245,13 +276,4 @@ def candidates_from_predictions(df: pd.DataFrame, label_column: str, positive_la
             problems.append(Problem(what + (f" ({int(bad.sum()):,} such rows)" if bad.sum() > 1 else ""), r + 1, col))
             continue
         scores[str(col)] = -values if flip else values
-    if problems:
-        raise DataValidationError(lines_for(problems, df))
-    note = ""
-    if flip:
-        note = (f"A positive prediction is a harm: labels and decisions are flipped so that positive means "
-                f"'not {positive_label}'" + (", and scores are negated (−score: higher = more likely the beneficial "
-                                             "outcome; a threshold of −0.7 means a score of 0.7 or less)"
-                                             if scores else "") + ".")
-    return Candidates(title, ~y if flip else y, pd.DataFrame(groups), predictions, scores,
-                      positive_outcome or (f"not {positive_label}" if flip else str(positive_label)), note)
+    return scores
