@@ -262,7 +262,7 @@ def test_verdict_text_never_calls_a_seed_split_a_win():
     assert "per seed" not in ptn.verdict_text(skill)  # one run: no spread to show
 
 
-TINY = ptn.PTNConfig(population=2, generations=1, epochs=2, final_epochs=1, quantiles=11, seeds=2, warm_epochs=1,
+TINY = ptn.PTNConfig(population=2, generations=1, epochs=2, first_rung=1, final_epochs=1, quantiles=11, seeds=2, warm_epochs=1,
                      fitness_samples=64, hidden_sizes=(24,))
 
 
@@ -361,7 +361,7 @@ def test_tide_is_a_point_of_the_search_space():
     tide = ptn.TiDE(n_in, FD.HORIZON, 11)
     point = ptn.build(hparams(dense_width=256, dropout=0.1), ds, c_t=11, forecast_skip=False,
                       keep={"trunk": "dense encoder-decoder"})
-    assert sum(p.numel() for p in point.parameters()) == sum(p.numel() for p in tide.parameters())
+    assert sum(p.numel() for p in point.weight_parameters()) == sum(p.numel() for p in tide.parameters())
     point.trunk.ops[0].load_state_dict(tide.state_dict())
     assert np.allclose(ptn.predict(point, s), ptn.predict(tide, s), atol=1e-6)
     assert "dense residual" in ptn.build(hparams(), ds, c_t=11).architecture()["history"]
@@ -388,3 +388,21 @@ def test_a_derived_architecture_inherits_the_weights_its_search_trained():
                 if name in keep:
                     op.alpha.copy_(torch.where(torch.tensor([c == keep[name] for c in op.names]), 50.0, -50.0))
         assert np.allclose(ptn.predict(derived, s), ptn.predict(hyper, s), atol=1e-5)
+
+
+def test_a_sampled_mixed_op_runs_one_candidate_and_still_trains_its_weights():
+    torch.manual_seed(0)
+    op = ptn.MixedOp({"a": torch.nn.Linear(3, 2), "b": torch.nn.Linear(3, 2)})
+    x = torch.randn(5, 3)
+    op.sample = True
+    op.train()
+    op(x).sum().backward()
+    used = [o.weight.grad is not None for o in op.ops]
+    assert sum(used) == 1  # one path ran
+    assert op.alpha.grad is not None and torch.all(op.alpha.grad != 0)  # α learns through the softmax
+    k = used.index(True)
+    with torch.no_grad():
+        assert torch.allclose(op(x), op.ops[k](x))  # straight through: the sampled path at full weight
+        op.eval()  # evaluation mixes every candidate
+        w = op.weights()
+        assert torch.allclose(op(x), w[0] * op.ops[0](x) + w[1] * op.ops[1](x))

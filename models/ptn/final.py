@@ -51,16 +51,22 @@ def train_final(config: "PTNConfig", ds: FD.Dataset, search: SearchOutcome, keep
         inherit(model, hypermodel_of(config, ds, search, device))
     start = time.perf_counter()
 
+    before = counter.done
+
     def on_epoch(epoch: int, train_loss: float, val_loss: float) -> None:
-        counter.advance()
+        if config.final_seconds:  # a time budget: the share of it used so far
+            share = min(1.0, (time.perf_counter() - start) / config.final_seconds)
+            counter.set(before + round(config.final_epochs * share))
+        else:
+            counter.advance()
         counter.report(FinalEpoch, run=run, epoch=epoch, train_loss=train_loss, val_loss=val_loss,
                        architecture=model.architecture(), fan=fan(predict(model, probe)[0]),
-                       message=f"retraining the best agent (seed {run} of {config.seeds}), epoch {epoch} of "
-                               f"{config.final_epochs}")
+                       message=f"retraining the best agent (seed {run} of {config.seeds}), epoch {epoch}")
 
     steps = train_darts(model, h, ds.parts["darts_train"], ds.parts["darts_val"], config.final_epochs, seed=seed,
                         weight_steps=config.final_weight_steps, on_epoch=on_epoch, should_stop=should_stop,
-                        paper_lr=config.paper_lr)
+                        paper_lr=config.paper_lr, seconds=config.final_seconds)
+    counter.set(before + config.final_epochs)
     final_seconds = time.perf_counter() - start
     start = time.perf_counter()
     if len(warm) and config.warm_epochs:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any, Callable
 
@@ -134,13 +135,16 @@ def train_darts(model: PTN, h: dict[str, Any], train: FD.Samples, val: FD.Sample
                 weight_steps: int = 10, arch_steps: int = 5, batch: int = 64,
                 on_epoch: Callable[[int, float, float], None] | None = None,
                 should_stop: Callable[[], bool] | None = None, plateau_samples: int = 256,
-                paper_lr: bool = False) -> int:
+                paper_lr: bool = False, sample_paths: bool = False, seconds: float | None = None) -> int:
     """First-order DARTS: per epoch, ``weight_steps`` AdamW steps of the weights on ``train`` and
     ``arch_steps`` AdamW steps of the architecture parameters on ``val``; each optimizer has a
     reduce-on-plateau scheduler with patience 1 (Briscoe 2024, §5.4.1). The schedulers watch the loss on a
     fixed set of ``plateau_samples`` rows of each split (not the noisy mean of a few batches,
     which would cut the learning rate tenfold every other epoch by chance). A derived architecture
-    (nothing left to choose) takes the weight steps only. Returns the optimizer steps taken."""
+    (nothing left to choose) takes the weight steps only. With ``sample_paths``, each training step runs
+    one sampled candidate per mixed operation (:class:`~.layers.MixedOp`). With ``seconds``, training stops
+    after the first epoch that ends past that wall time (``epochs`` is then a cap), and the cosine decay
+    runs over the time instead of the epochs. Returns the optimizer steps taken."""
     gen = torch.Generator().manual_seed(seed)
     lr = float(h["lr"]) if paper_lr else max(float(h["lr"]), MIN_LR)
     # Table 5.1 draws β₂ from [0.95, 0.999]; at β₂ near 0.95 the weights barely leave the starting
@@ -161,6 +165,8 @@ def train_darts(model: PTN, h: dict[str, Any], train: FD.Samples, val: FD.Sample
     tr, va = tensors(train, dev), tensors(val, dev)
     fixed_tr = tensors(subsample(train, plateau_samples, seed), dev)
     fixed_va = tensors(subsample(val, plateau_samples, seed + 1), dev)
+    model.sample_paths(sample_paths and searching)
+    start, done = time.perf_counter(), 0
     for epoch in range(1, epochs + 1):
         model.train()
         for _ in range(weight_steps):
@@ -171,15 +177,22 @@ def train_darts(model: PTN, h: dict[str, Any], train: FD.Samples, val: FD.Sample
         with torch.no_grad():
             epoch_train = loss(model(*fixed_tr[:3]), fixed_tr[3]).item()
             epoch_val = loss(model(*fixed_va[:3]), fixed_va[3]).item()
+        done = epoch
+        elapsed = (time.perf_counter() - start) / seconds if seconds else None
         if paper_lr:
             sched_w.step(epoch_train)
+        elif elapsed is not None:  # cosine over the wall time
+            for group in opt_w.param_groups:
+                group["lr"] = lr / 10 + (lr - lr / 10) * (1 + math.cos(math.pi * min(1.0, elapsed))) / 2
         else:
             sched_w.step()
         if sched_a is not None:
             sched_a.step(epoch_val)
         if on_epoch is not None:
             on_epoch(epoch, epoch_train, epoch_val)
-    return epochs * (weight_steps + arch_steps)
+        if elapsed is not None and elapsed >= 1.0:
+            break
+    return done * (weight_steps + arch_steps)
 
 
 def train_plain(model: nn.Module, train: FD.Samples, epochs: int, seed: int, steps: int = 15, batch: int = 64,

@@ -92,10 +92,10 @@ class DenseEncoderDecoder(nn.Module):
     def start_at_baseline(self, forecast_index: np.ndarray, sigma: torch.Tensor, z: torch.Tensor) -> None:
         """Our addition: start at the deterministic-normal baseline, q_t,j = f_t + σ_t z_j, through the global
         linear skip (weight 1 from the latest forecast of step t, bias σ_t z_j) with the temporal decoder's
-        output layer small (not zero: every layer gets gradient). The architecture stays TiDE's; only the
+        output layer small (std 1e-4; not zero: every layer gets gradient). The architecture stays TiDE's; only the
         starting point differs. ``forecast_index[t]``: the flattened input that holds step t's forecast."""
         tail = self.temporal.dense[2]
-        nn.init.normal_(tail.weight, std=1e-3)
+        nn.init.normal_(tail.weight, std=1e-4)
         nn.init.zeros_(tail.bias)
         with torch.no_grad():
             self.global_skip.weight.zero_()
@@ -115,13 +115,19 @@ class TiDE(DenseEncoderDecoder):
 
 
 class MixedOp(nn.Module):
-    """DARTS: Σ softmax(α)_i · op_i(inputs) with one architecture parameter per candidate layer."""
+    """DARTS: Σ softmax(α)_i · op_i(inputs) with one architecture parameter per candidate layer.
+
+    With ``sample`` set, a training forward pass runs one candidate only, drawn by the Gumbel-softmax
+    of α and scaled by its straight-through weight (Dong and Yang, Searching for a Robust Neural
+    Architecture in Four GPU Hours): a step costs one path instead of all, and α still gets gradient
+    through the softmax. Evaluation always mixes every candidate."""
 
     def __init__(self, ops: dict[str, nn.Module]):
         super().__init__()
         self.names = list(ops)
         self.ops = nn.ModuleList(ops.values())
         self.alpha = nn.Parameter(torch.zeros(len(self.ops)))
+        self.sample = False
 
     def weights(self) -> torch.Tensor:
         return F.softmax(self.alpha, dim=0)
@@ -129,6 +135,11 @@ class MixedOp(nn.Module):
     def forward(self, *x: torch.Tensor) -> torch.Tensor:
         if len(self.ops) == 1:  # a derived architecture: the one kept candidate
             return self.ops[0](*x)
+        if self.sample and self.training:
+            gumbel = -torch.empty_like(self.alpha).exponential_().log()
+            soft = F.softmax(self.alpha + gumbel, dim=0)
+            k = int(soft.argmax())
+            return (1.0 - soft[k].detach() + soft[k]) * self.ops[k](*x)
         w = self.weights()
         return sum(w[i] * op(*x) for i, op in enumerate(self.ops))
 
@@ -326,6 +337,11 @@ class PTN(nn.Module):
         if "parallel time" in self.trunk.names:
             ops |= self.trunk.ops[self.trunk.names.index("parallel time")].mixed_ops()
         return ops
+
+    def sample_paths(self, on: bool) -> None:
+        """Training passes run one sampled candidate per mixed operation (on) or mix them all (off)."""
+        for op in self.mixed_ops().values():
+            op.sample = on
 
     def arch_parameters(self) -> list[nn.Parameter]:
         """The architecture weights of the mixed operations that still have a choice to make."""

@@ -21,8 +21,8 @@ import torch
 from scipy.stats import spearmanr
 
 from .. import forecast_data as FD
-from .fit import build, fan, predict, subsample, train_darts
-from .layers import PTN
+from .fit import build, fan, inherit, predict, subsample, train_darts
+from .layers import PTN, derive
 from .loss import crps_numpy
 from .progress import AgentFitness, Counter, SearchEpoch
 from .space import crossover, mutate, mutation_rate, random_hparams, space
@@ -33,6 +33,10 @@ if TYPE_CHECKING:
 
 #: The low-fidelity fitness's Spearman ρ measured by ``bench/ptn.py`` (demo budget), in words for the page.
 BENCH_FIDELITY = "on the bench (demo budget) it has not been measured yet"
+
+
+#: The genes that make the dense encoder–decoder the TiDE-style baseline.
+BASELINE_POINT = {"dense_width": 256, "dropout": 0.1}
 
 
 @dataclass
@@ -95,10 +99,11 @@ def _train_rung(config: "PTNConfig", ds: FD.Dataset, model: PTN, agent: Agent, k
 
     steps = train_darts(model, agent.hparams, ds.parts["darts_train"], ds.parts["darts_val"], epochs,
                         seed=config.seed + 1000 * generation + 100 * first + k, on_epoch=on_epoch,
-                        should_stop=should_stop, paper_lr=config.paper_lr)
+                        should_stop=should_stop, paper_lr=config.paper_lr, sample_paths=config.sample_paths)
     agent.architecture = model.architecture()
-    agent.fitness = float(crps_numpy(predict(model, scoring.ga_train), scoring.ga_train.target).mean())
-    agent.val_fitness = float(crps_numpy(predict(model, scoring.ga_val), scoring.ga_val.target).mean())
+    judged = derived_of(config, ds, model, agent) if config.derive else model
+    agent.fitness = float(crps_numpy(predict(judged, scoring.ga_train), scoring.ga_train.target).mean())
+    agent.val_fitness = float(crps_numpy(predict(judged, scoring.ga_val), scoring.ga_val.target).mean())
     agent.rungs += 1
     if agent.rungs == 1:
         agent.low_fidelity = agent.val_fitness
@@ -107,6 +112,16 @@ def _train_rung(config: "PTNConfig", ds: FD.Dataset, model: PTN, agent: Agent, k
                    fitness=agent.fitness, val_fitness=agent.val_fitness, low_fidelity=agent.low_fidelity,
                    message=f"generation {generation}, agent {k + 1}: fitness {agent.val_fitness:.4f}")
     return steps
+
+
+def derived_of(config: "PTNConfig", ds: FD.Dataset, model: PTN, agent: Agent) -> PTN:
+    """The architecture ``agent`` would derive now, with the weights its hypermodel trained: what the final
+    training would start from, so its fitness is what the search ranks (not the mixture of every candidate,
+    whose untrained paths dilute what the kept one learned)."""
+    derived = build(agent.hparams, ds, config.quantiles, config.forecast_skip, next(model.parameters()).device,
+                    derive(agent.architecture))
+    inherit(derived, model)
+    return derived
 
 
 def _breed(population: list[Agent], everyone: list[Agent], generation: int, config: "PTNConfig",
@@ -138,6 +153,10 @@ def genetic_search(config: "PTNConfig", ds: FD.Dataset, counter: Counter, device
                        subsample(P["ga_val"], config.fitness_samples, 2), P["ga_val"].take(np.array([0])))
     params = space(tuple(config.hidden_sizes))
     population = [Agent(random_hparams(params, rng), 1) for _ in range(config.population)]
+    if config.seed_baseline_point and population:
+        # The TiDE-style baseline's own settings (width 256, dropout 0.1) as one first-generation agent: the
+        # search starts from the point it is compared with, and must find better to move away from it.
+        population[0].hparams |= BASELINE_POINT
     start, steps = time.perf_counter(), 0
     everyone: list[Agent] = []
     best_by_gen: list[float] = []
@@ -146,7 +165,7 @@ def genetic_search(config: "PTNConfig", ds: FD.Dataset, counter: Counter, device
         for agent in population:
             agent.generation = generation
         models = [build(a.hparams, ds, config.quantiles, config.forecast_skip, device) for a in population]
-        first_rung = 1 if config.halving and config.epochs > 1 else config.epochs
+        first_rung = config.first_rung_epochs()
         for k, agent in enumerate(population):
             steps += _train_rung(config, ds, models[k], agent, k, first_rung, 1, scoring, counter, should_stop)
         if first_rung < config.epochs:
