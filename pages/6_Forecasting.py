@@ -178,9 +178,9 @@ with c2:
                             "fitness": a.fitness, "validation fitness": a.val_fitness} for a in result.agents])
     csv_download(agents, "ptn_agents.csv", "Download every agent's hyperparameters and fitness (CSV)", index=False)
 fidelity = result.fidelity
-st.markdown(f"**The search's low-fidelity fitness** — every agent is first scored after one epoch; only the better "
-            f"half trains on. On this run Spearman's ρ between that first score and the score at the end of the "
-            f"search is {result.fidelity_rho:+.2f} over {len(fidelity)} agents; {ptn.BENCH_FIDELITY}.")
+st.markdown("**The search's low-fidelity fitness** — every agent is first scored after its first rung; only the "
+            f"better half trains on and is scored again: {ptn.fidelity_words(fidelity, result.fidelity_rho)}; "
+            f"{ptn.BENCH_FIDELITY}.")
 figure_with_downloads(forecast_plots.search_fidelity(fidelity["low_fidelity"], fidelity["val_fitness"],
                                                      result.fidelity_rho),
                       "ptn-fidelity", fidelity, "ptn_search_fidelity.csv", "Download the agents' two fitnesses (CSV)")

@@ -406,3 +406,13 @@ def test_a_sampled_mixed_op_runs_one_candidate_and_still_trains_its_weights():
         op.eval()  # evaluation mixes every candidate
         w = op.weights()
         assert torch.allclose(op(x), w[0] * op.ops[0](x) + w[1] * op.ops[1](x))
+
+
+def test_the_low_fidelity_fitness_is_judged_by_its_rank_correlation_with_the_full_one():
+    table = pd.DataFrame({"low_fidelity": [0.1, 0.2, 0.3, 0.4], "val_fitness": [0.1, 0.2, 0.4, 0.3]})
+    rho = ptn.fidelity_correlation(table)
+    assert rho == pytest.approx(0.8)  # one swapped pair of four: 1 − 6·2 / (4·15)
+    assert "ρ between the two is +0.80 over 4 agents" in ptn.fidelity_words(table, rho)
+    assert np.isnan(ptn.fidelity_correlation(table.head(2)))
+    assert "too few" in ptn.fidelity_words(table.head(2), np.nan)
+    assert "nothing to compare" in ptn.fidelity_words(table.head(0), np.nan)

@@ -27,5 +27,5 @@ from .progress import (AgentFitness, BaselineEpoch, Counter, DataStage, Done, Fi
 from .run import (BASE_MB, BYTES_PER_INPUT, BYTES_PER_QUANTILE, DEMO, LORENZ_WINDOWS, PAPER, WEATHER_WINDOWS,
                   PTNConfig, PTNResult, estimate, memory_mb, train)
 from .scoring import SEED_TABLE_5_2, examples, normal_quantiles, skill_table, verdict, verdict_text
-from .search import BENCH_FIDELITY, Agent, SearchOutcome, fidelity_correlation, genetic_search
+from .search import BENCH_FIDELITY, Agent, fidelity_words, SearchOutcome, fidelity_correlation, genetic_search
 from .space import DENSE_WIDTHS, HEADS, ODD15, Param, crossover, mutate, mutation_rate, random_hparams, space

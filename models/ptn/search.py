@@ -70,6 +70,15 @@ class SearchOutcome:
         return fidelity_correlation(self.fidelity)
 
 
+def fidelity_words(table: pd.DataFrame, rho: float) -> str:
+    """The low-fidelity fitness's agreement with the end-of-search fitness on one run, in words."""
+    if len(table) == 0:
+        return "no agent trained past the first rung on this run (no successive halving), so there is nothing to compare"
+    if not np.isfinite(rho):
+        return f"{len(table)} agent(s) trained past the first rung on this run: too few for a rank correlation"
+    return f"on this run Spearman's ρ between the two is {rho:+.2f} over {len(table)} agents"
+
+
 def fidelity_correlation(table: pd.DataFrame) -> float:
     if len(table) < 3 or table["low_fidelity"].nunique() < 2 or table["val_fitness"].nunique() < 2:
         return float("nan")
