@@ -72,12 +72,18 @@ def ctgan_auc(train_df: pd.DataFrame, test_df: pd.DataFrame, label: str, groups:
     discrete = [c for c in train_df.columns if not pd.api.types.is_numeric_dtype(train_df[c])] + [label]
     setup, per_epoch = pace
     epochs = max(1, round((seconds - setup) / per_epoch))
-    print(f"CTGAN: {epochs} epochs for {seconds:.0f} s (set-up {setup:.1f} s, {per_epoch:.2f} s per epoch)", flush=True)
-    start = time.perf_counter()
-    model = CTGAN(epochs=epochs)
-    model.set_random_state(seed)
-    model.fit(train_df, discrete)
-    took = time.perf_counter() - start
+    for attempt in range(2):  # a fit off the time by more than 15 % is redone once at the pace it showed
+        print(f"CTGAN: {epochs} epochs for {seconds:.0f} s (set-up {setup:.1f} s, {per_epoch:.2f} s per epoch)",
+              flush=True)
+        start = time.perf_counter()
+        model = CTGAN(epochs=epochs)
+        model.set_random_state(seed)
+        model.fit(train_df, discrete)
+        took = time.perf_counter() - start
+        if attempt or abs(took - seconds) <= 0.15 * seconds:
+            break
+        per_epoch = max(took - setup, 1e-3) / epochs
+        epochs = max(1, round((seconds - setup) / per_epoch))
     pool = model.sample(6 * len(test_df))
     pool[label] = pool[label].astype(test_df[label].dtype)
     for col in train_df.columns:  # HydraGAN's own output rule: clipped to the training range, integers rounded
