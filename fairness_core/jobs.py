@@ -1,22 +1,27 @@
 """Background jobs: one runner for every long training run (HydraGAN, PTN, ensembles).
 
 A job is a plain function ``fn(on_progress, should_stop)`` run in a worker thread.
-``on_progress(**record)`` appends a record (losses, figures' data, a ``done``/``total``
-pair) to a lock-guarded buffer; ``should_stop()`` turns True once someone cancels. Worker
+``on_progress(record)`` appends one typed :class:`~fairness_core.progress.Progress` record (a phase's
+losses, figures' data, ``done`` of ``total``) to a lock-guarded buffer; ``should_stop()`` turns True once
+someone cancels. Worker
 threads never touch Streamlit: pages poll :meth:`Job.snapshot` (e.g. from an
 ``st.fragment(run_every=...)``) and stop polling when the job has ended.
 
->>> import time
+>>> from dataclasses import dataclass
+>>> from fairness_core.progress import Progress
+>>> @dataclass(frozen=True)
+... class Step(Progress):
+...     loss: float = 0.0
 >>> runner = JobRunner(max_running=1)
 >>> def count(on_progress, should_stop):
 ...     for k in range(3):
-...         on_progress(done=k + 1, total=3, loss=1.0 / (k + 1))
+...         on_progress(Step(done=k + 1, total=3, loss=1.0 / (k + 1)))
 ...     return "finished"
 >>> job = runner.submit("count", count)
 >>> job.wait(5)
 True
 >>> snap = job.snapshot()
->>> snap.status, snap.result, [r["loss"] for r in snap.records]
+>>> snap.status, snap.result, [r.loss for r in snap.records]
 ('done', 'finished', [1.0, 0.5, 0.3333333333333333])
 
 Admission: the operator bounds what the shared server runs with environment variables, read once
@@ -149,7 +154,7 @@ class Snapshot:
     id: str
     name: str
     status: str
-    records: list[Any]  # Progress records (dicts from jobs not yet typed)
+    records: list[Progress]
     done: int
     total: int
     message: str
@@ -180,7 +185,7 @@ class Job:
     error: str | None = None
     started: float | None = None
     finished: float | None = None
-    _records: list[Any] = field(default_factory=list)
+    _records: list[Progress] = field(default_factory=list)
     _done: int = 0
     _total: int = 0
     _message: str = ""
@@ -206,32 +211,25 @@ class Job:
     _pace: list[tuple[float, int]] = field(default_factory=list)
 
     # -- called from the worker thread ----------------------------------------------------
-    def on_progress(self, record: Progress | None = None, /, **fields_: Any) -> None:
-        """Append one progress record (a :class:`~fairness_core.progress.Progress`); its ``done``, ``total``
-        and ``message`` also set the progress bar. Keyword fields are the older, untyped style, kept as a
-        dict until every job reports typed records."""
+    def on_progress(self, record: Progress) -> None:
+        """Append one progress record (a :class:`~fairness_core.progress.Progress`, usually a phase's subclass);
+        its ``done``, ``total`` and ``message`` also set the progress bar, and the runner stamps its ``time``."""
+        if not isinstance(record, Progress):
+            raise TypeError(f"a job reports fairness_core.progress.Progress records, got {type(record).__name__}")
         with self._lock:
-            if record is None:
-                done, total, message = fields_.get("done"), fields_.get("total"), fields_.get("message")
-            else:
-                done = record.done if (record.done or record.total) else None
-                total, message = record.total or None, record.message or None
-            if done is not None:
-                if int(done) != self._done or not self._pace:  # the first report marks work's start
-                    self._pace.append((time.monotonic() - (self.started or time.monotonic()), int(done)))
+            if record.done or record.total:
+                if int(record.done) != self._done or not self._pace:  # the first report marks work's start
+                    self._pace.append((time.monotonic() - (self.started or time.monotonic()), int(record.done)))
                     if len(self._pace) > 4096:
                         del self._pace[1:2049]  # keep the first point and the recent half
-                self._done = int(done)
-            if total is not None:
-                self._total = int(total)
-            if message is not None:
-                self._message = str(message)
-            now = time.monotonic() - (self.started or time.monotonic())
-            if record is None:
-                fields_.setdefault("time", now)
-                self._records.append(fields_)
-            else:
-                self._records.append(record if record.time is not None else replace(record, time=now))
+                self._done = int(record.done)
+            if record.total:
+                self._total = int(record.total)
+            if record.message:
+                self._message = str(record.message)
+            if record.time is None:
+                record = replace(record, time=time.monotonic() - (self.started or time.monotonic()))
+            self._records.append(record)
             if len(self._records) > self.max_records:  # keep memory bounded on very long runs
                 del self._records[: len(self._records) - self.max_records]
 

@@ -5,12 +5,11 @@ import pandas as pd
 import streamlit as st
 
 from fairness_core import plots
-from fairness_core.plots import forecast as forecast_plots
 from fairness_core.progress import Progress, of_kind
 from models import ptn
 from ui import jobs
 from ui.state import page_setup
-from ui.widgets import csv_download, figure_with_downloads, html_download, styled
+from ui.widgets import chart, csv_download, figure_with_downloads, styled
 
 page_setup("Forecasting")
 KEY = "ptn"
@@ -168,7 +167,7 @@ with c1:
                           "Download per-forecast CRPS (CSV)")
 with c2:
     searched = getattr(result, "searched_architecture", None) or result.architecture
-    st.plotly_chart(plots.architecture_bars(searched), width="stretch", key="ptn-arch-final")
+    chart(plots.architecture_bars(searched), "ptn_architecture.html", key="ptn-arch-final")
     if getattr(result, "derived", None):
         st.caption("Architecture weights of the best agent at the end of its search run. Retrained with: "
                    + "; ".join(f"{k}: **{v}**" for k, v in result.derived.items())
@@ -181,7 +180,7 @@ fidelity = result.fidelity
 st.markdown("**The search's low-fidelity fitness** — every agent is first scored after its first rung; only the "
             f"better half trains on and is scored again: {ptn.fidelity_words(fidelity, result.fidelity_rho)}; "
             f"{ptn.BENCH_FIDELITY}.")
-figure_with_downloads(forecast_plots.search_fidelity(fidelity["low_fidelity"], fidelity["val_fitness"],
+figure_with_downloads(plots.search_fidelity(fidelity["low_fidelity"], fidelity["val_fitness"],
                                                      result.fidelity_rho),
                       "ptn-fidelity", fidelity, "ptn_search_fidelity.csv", "Download the agents' two fitnesses (CSV)")
 
@@ -196,5 +195,4 @@ pick = b2.select_slider("Forecast", list(range(len(options))), key=f"ptn-pick-{k
 ex = options[pick]
 fig = plots.quantile_fan(ex["fan"], result.examples["fan_levels"], ex["truth"], ex["deterministic"],
                          f"Test forecast #{ex['index']}: CRPS {ex['crps']:.4f}, 90 % band width {ex['width']:.3f}")
-st.plotly_chart(fig, width="stretch", key="ptn-browser")
-html_download(fig, f"ptn_forecast_{ex['index']}.html", key="ptn-browser-html")
+chart(fig, f"ptn_forecast_{ex['index']}.html", key="ptn-browser")

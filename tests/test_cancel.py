@@ -89,8 +89,8 @@ def gan_config(**kw) -> H.HydraConfig:  # type: ignore[no-untyped-def]
 def test_hydragan_training_stops():
     stop = StopAfter(3600)  # 1,000,000 steps: hours
 
-    def at_step(**record):  # type: ignore[no-untyped-def]
-        if record["step"] == 3:
+    def at_step(record):  # type: ignore[no-untyped-def]
+        if isinstance(record, H.GanStep) and record.step == 3:
             stop.now()
 
     model = stops_in_time(lambda: H.train(gan_config(steps=1_000_000), table(400), at_step, stop), stop,
@@ -169,8 +169,8 @@ def test_ptn_search_stops(monkeypatch):
     stop = StopAfter(3600)
     searching = []
 
-    def report(**record):  # type: ignore[no-untyped-def]
-        if record.get("phase") == "search" and not searching:
+    def report(record):  # type: ignore[no-untyped-def]
+        if isinstance(record, ptn.SearchEpoch) and not searching:
             searching.append(1)
             stop.now()  # in the search's first epoch
 

@@ -233,7 +233,8 @@ NO_USER_TEXT = {"gei_decomposition": "α values", "metric_cdfs": "metrics and si
                 "imbalance_histograms": "fairness measures", "imbalance_lines": "fairness measures",
                 "smoothing_curves": "metrics and smoothers", "gan_training_curves": "losses",
                 "c2st_chart": "the compared sets", "quantile_fan": "forecast numbers", "ptn_losses": "losses",
-                "ga_fitness": "agents", "architecture_bars": "operations", "crps_boxes": "models"}
+                "ga_fitness": "agents", "architecture_bars": "operations", "crps_boxes": "models",
+                "search_fidelity": "agents and their fitness"}
 
 
 def test_every_figure_builder_shows_hostile_names_as_text():

@@ -11,6 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fairness_core.jobs import RUNNER, Cancelled
+from fairness_core.progress import Stage
 from models import ptn
 from ui import jobs as ui_jobs
 
@@ -37,7 +38,7 @@ def parked_training(monkeypatch):  # type: ignore[no-untyped-def]
     gate = threading.Event()
 
     def parked(config, on_progress=None, should_stop=None):  # type: ignore[no-untyped-def]
-        on_progress(phase="data", message="parked test run", done=1, total=10)
+        on_progress(Stage(phase="data", message="parked test run", done=1, total=10))
         while not gate.wait(0.02):
             if should_stop():
                 raise Cancelled("cancelled")

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from fairness_core import jobs
+from fairness_core.progress import Progress
 
 
 def test_cancel_stops_within_one_step():
@@ -20,7 +21,7 @@ def test_cancel_stops_within_one_step():
         while not should_stop():
             k += 1
             steps.append(k)
-            on_progress(done=k, total=10**9, loss=float(k))
+            on_progress(Progress(done=k, total=10**9))
             started.set()
         return k
 
@@ -40,7 +41,7 @@ def test_cancelled_exception_and_failure_are_reported():
         raise jobs.Cancelled("early")
 
     def boom(on_progress, should_stop):
-        on_progress(done=1, total=2)
+        on_progress(Progress(done=1, total=2))
         raise ValueError("column 'x' has no variance")
 
     a, b = runner.submit("stop", stop), runner.submit("boom", boom)
@@ -171,12 +172,12 @@ def test_snapshot_since_and_eta():
     halfway = threading.Event()
 
     def two_halves(on_progress, should_stop):
-        on_progress(done=0, total=2, message="set up")  # work starts here
+        on_progress(Progress(done=0, total=2, message="set up"))  # work starts here
         threading.Event().wait(0.05)
-        on_progress(done=1, total=2, message="first half")
+        on_progress(Progress(done=1, total=2, message="first half"))
         halfway.set()
         gate.wait(5)
-        on_progress(done=2, total=2, message="second half")
+        on_progress(Progress(done=2, total=2, message="second half"))
 
     job = runner.submit("halves", two_halves)
     assert halfway.wait(5)
@@ -184,7 +185,7 @@ def test_snapshot_since_and_eta():
     assert snap.status == jobs.RUNNING and snap.message == "first half" and snap.eta is not None
     gate.set()
     job.wait(5)
-    assert [r["message"] for r in job.snapshot(since=2).records] == ["second half"]
+    assert [r.message for r in job.snapshot(since=2).records] == ["second half"]
 
 
 def test_eta_reads_the_recent_pace_not_the_average_since_the_start():
@@ -241,3 +242,16 @@ def test_torch_jobs_side_by_side_are_bit_identical_to_alone():
     pair = [runner.submit(f"side by side {k}", train, lane="torch") for k in range(2)]
     assert all(j.wait(20) for j in pair)
     assert [j.snapshot().result for j in pair] == [alone.snapshot().result] * 2
+
+
+def test_a_job_reports_typed_records_only():
+    """One callback style for every long job: on_progress(record), a Progress; a dict of keywords is refused."""
+    runner = jobs.JobRunner(max_running=1)
+
+    def untyped(on_progress, should_stop):  # type: ignore[no-untyped-def]
+        on_progress(done=1, total=2)
+
+    job = runner.submit("untyped", untyped)
+    assert job.wait(5)
+    snap = job.snapshot()
+    assert snap.status == "failed" and "TypeError" in (snap.error or "")

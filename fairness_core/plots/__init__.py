@@ -14,6 +14,7 @@ and in the report.
 ``plots.training``     Conditional HydraGAN and PTN
 ``plots.compare``      candidate models' trade-off, paired differences, the mitigation frontier
 ``plots.trend``        a model over time: each pair's OFI across saved periods
+``plots.forecast``     PTN's search: cheap fitness against end-of-search fitness
 =====================  ====================================================================
 
 Every public name stays importable from ``fairness_core.plots`` itself.
@@ -23,6 +24,7 @@ from ._base import *  # noqa: F403
 from ._base import escape_user_text, plotly_text  # noqa: F401
 from .audit import *  # noqa: F403
 from .compare import *  # noqa: F403
+from .forecast import *  # noqa: F403
 from .inequality import *  # noqa: F403
 from .sample_size import *  # noqa: F403
 from .smoothing import *  # noqa: F403
