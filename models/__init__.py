@@ -1,4 +1,4 @@
-"""Training code for Conditional HydraGAN and the Probabilistic Parallel Time Network (issues 6 and 7).
+"""Training code for Conditional HydraGAN and the Probabilistic Parallel Time Network.
 
 Each model will be a plain ``train(config, on_progress, should_stop)`` function
 with no Streamlit import; nothing lives here yet.

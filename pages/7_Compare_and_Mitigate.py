@@ -1,5 +1,5 @@
 """Compare and Mitigate: which candidate model is fairer at what cost, and per-group decision thresholds from a
-score, every number measured on held-out rows (issue 26)."""
+score, every number measured on held-out rows."""
 
 import math
 

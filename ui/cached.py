@@ -1,5 +1,5 @@
 """What the Home and Bias Audit pages compute, computed once per data and settings and shared by every
-session of the server (issue 28: one server, several analysts).
+session of the server (one server, several analysts).
 
 Every cache here is keyed by :attr:`fairness_core.audit.Audit.fingerprint` (a content hash of everything
 the audit holds but its rows, which nothing here reads) and by every setting its output depends on, never

@@ -1,4 +1,4 @@
-"""The Compare and Mitigate page's data and computations (issue 26), cached once per data and settings.
+"""The Compare and Mitigate page's data and computations, cached once per data and settings.
 
 Every cache is keyed by :attr:`Rows.key` (the demo and group attribute, or a content hash of the loaded rows)
 and by every setting its output depends on, and bounded in entries and age. The rows are split once

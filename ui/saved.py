@@ -1,4 +1,4 @@
-"""Saved audits in the app (issue 27): one store for the server process, the sidebar note saying where audits are
+"""Saved audits in the app: one store for the server process, the sidebar note saying where audits are
 kept, the "Save this audit" form of the Bias Audit page, and a model's trend across its saved periods.
 
 The store is :class:`fairness_core.store.AuditStore` at :func:`fairness_core.store.default_url`

@@ -20,14 +20,9 @@ from .pairs import di_pairs, ofi_pairs
 
 
 @dataclass(frozen=True)
-class OFIResult:
-    """An OFI estimate with its interval and the test of H0: Δ = 0.
-
-    ``estimate`` is the observed OFI = B_i − B_j; ``ci_low``/``ci_high`` the
-    interval at confidence ``level`` = 1 − alpha; ``p_value`` two-sided; ``se`` and ``df`` the standard
-    error and degrees of freedom behind them (``df`` is inf for a z interval);
-    ``method`` the method used (``"auto"`` resolved).
-    """
+class _Interval:
+    """What every pair's result holds: the estimate, its interval at confidence ``level`` = 1 − alpha, the
+    two-sided p-value and the method used (``"auto"`` resolved)."""
 
     estimate: float
     ci_low: float
@@ -35,11 +30,6 @@ class OFIResult:
     p_value: float
     method: str
     level: float
-    se: float
-    df: float
-    n_i: int
-    n_j: int
-    note: str = ""
 
     @property
     def alpha(self) -> float:
@@ -48,7 +38,24 @@ class OFIResult:
 
 
 @dataclass(frozen=True)
-class DIResult:
+class OFIResult(_Interval):
+    """An OFI estimate with its interval and the test of H0: Δ = 0.
+
+    ``estimate`` is the observed OFI = B_i − B_j; ``ci_low``/``ci_high`` the
+    interval at confidence ``level`` = 1 − alpha; ``p_value`` two-sided; ``se`` and ``df`` the standard
+    error and degrees of freedom behind them (``df`` is inf for a z interval);
+    ``method`` the method used (``"auto"`` resolved).
+    """
+
+    se: float
+    df: float
+    n_i: int
+    n_j: int
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class DIResult(_Interval):
     """A DI = PPR_i / PPR_j estimate with its interval and the test of H0: DI = 1.
 
     Undefined DI (group j selects nobody) has ``estimate`` NaN and ``note`` saying
@@ -56,18 +63,7 @@ class DIResult:
     selects nobody), and is NaN when neither group selects anyone.
     """
 
-    estimate: float
-    ci_low: float
-    ci_high: float
-    p_value: float
-    method: str
-    level: float
     note: str = ""
-
-    @property
-    def alpha(self) -> float:
-        """The error rate the interval was asked for: 1 − ``level``."""
-        return 1 - self.level
 
 
 # --------------------------------------------------------------------------- arrays of pairs

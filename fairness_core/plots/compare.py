@@ -1,4 +1,4 @@
-"""Figures for comparing candidate models and for mitigation by thresholds (issue 26)."""
+"""Figures for comparing candidate models and for mitigation by thresholds."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from .loss import loss
 
 FAN_LEVELS = (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
 #: Smallest weight learning rate used. Table 5.1 draws 1e-5 … 1e-3 (mostly ~1e-4), which with a
-#: patience-1 plateau cut leaves the quantile offsets barely moving in a few hundred steps (issue 17).
+#: patience-1 plateau cut leaves the quantile offsets barely moving in a few hundred steps.
 MIN_LR = 1e-3
 #: Adam's β₂ for the weights under our learning-rate policy (``paper_lr=False``).
 STABLE_BETA2 = 0.999
