@@ -216,6 +216,23 @@ def test_tide_trains_for_a_wall_time_budget():
     assert ptn.train_plain(tide, s0, epochs=2, seed=0, steps=5) == 10  # no budget: exactly the epochs
 
 
+def test_tide_gets_its_share_of_ptns_time_not_the_cap_of_a_time_budgeted_run():
+    """With a wall-time budget for PTN's final training, final_epochs only caps PTN: TiDE trains for its budget
+    (here 0.3 s), not for the cap's epochs (1,000 epochs would take minutes). Without one, at least final_epochs."""
+    import time
+    from dataclasses import replace as with_
+
+    ds = tiny_dataset()
+    warm = ds.parts["darts_train"].take(np.arange(0))
+    capped = with_(ptn.PTNConfig(quantiles=11), final_epochs=1000, final_seconds=0.3)
+    start = time.perf_counter()
+    trained = ptn.final.train_baseline(capped, ds, 0, 1, 0.3, 0.0, warm, ptn.Counter(10**6), torch.device("cpu"))
+    assert time.perf_counter() - start < 5.0 and trained.steps < 1000 * capped.final_weight_steps
+    exact = with_(ptn.PTNConfig(quantiles=11), final_epochs=2, final_seconds=None)
+    trained = ptn.final.train_baseline(exact, ds, 0, 1, 0.0, 0.0, warm, ptn.Counter(10**6), torch.device("cpu"))
+    assert trained.steps == 2 * exact.final_weight_steps   # no budget: exactly final_epochs, as PTN
+
+
 def test_device_is_chosen_automatically_and_the_same_code_runs_there():
     assert ptn.device_for("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
     ds = tiny_dataset()
