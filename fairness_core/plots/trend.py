@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 import pandas as pd
@@ -57,6 +57,15 @@ def _pairs(trend: Any, max_pairs: int) -> tuple[pd.DataFrame, list[frozenset], s
     return rows, keys, significant, became
 
 
+def _each_pair(rows: pd.DataFrame, keys: list, significant: set) -> Iterator[tuple[Any, pd.DataFrame, bool, str, str]]:
+    """Per drawn pair, in order: its key, its rows, whether it changed significantly, its colour and its label
+    (the trace name, escaped on the way out) — the same for the OFI and the DI chart."""
+    for k, key in enumerate(keys):
+        part = rows[rows["key"] == key]
+        bold = key in significant
+        yield key, part, bold, _pair_color(k, bold), f"{part['group_i'].iloc[0]} vs {part['group_j'].iloc[0]}"
+
+
 def _pair_color(k: int, bold: bool) -> str:
     return PALETTE[k % len(PALETTE)] if bold else "#b8b8b8"
 
@@ -92,11 +101,7 @@ def ofi_trend(trend: Any, max_pairs: int = MAX_TREND_PAIRS) -> go.Figure:
     fig.add_hrect(y0=-trend.tolerance, y1=trend.tolerance, fillcolor="#4a6fa5", opacity=0.10, line_width=0,
                   layer="below")
     fig.add_hline(y=0, line=dict(color="#999", width=1, dash="dot"))
-    for k, key in enumerate(keys):
-        part = rows[rows["key"] == key]
-        bold = key in significant
-        color = _pair_color(k, bold)
-        label = f"{part['group_i'].iloc[0]} vs {part['group_j'].iloc[0]}"   # the trace name is escaped on the way out
+    for key, part, bold, color, label in _each_pair(rows, keys, significant):
         fig.add_trace(go.Scatter(
             x=part["period"], y=part["ofi"], mode="lines+markers", name=label + (" (changed)" if bold else ""),
             showlegend=bold, legendgroup=None if bold else "unchanged",   # the pale pairs: named in the hover
@@ -144,11 +149,7 @@ def di_trend(trend: Any, max_pairs: int = MAX_TREND_PAIRS) -> go.Figure:
     for y in (bias.FOUR_FIFTHS_LOW, bias.FOUR_FIFTHS_HIGH):
         fig.add_hline(y=y, line=dict(color="#2a9d8f", width=1, dash="dash"))
     fig.add_hline(y=1, line=dict(color="#999", width=1, dash="dot"))
-    for k, key in enumerate(keys):
-        part = rows[rows["key"] == key]
-        bold = key in significant
-        color = _pair_color(k, bold)
-        label = f"{part['group_i'].iloc[0]} vs {part['group_j'].iloc[0]}"   # the trace name is escaped on the way out
+    for key, part, bold, color, label in _each_pair(rows, keys, significant):
         di = part["di"].to_numpy(float)
         shown = np.where(di > 0, di, np.nan)   # 0 has no place on a log axis
         lo_cap = np.clip(part["di_low"].to_numpy(float), DI_AXIS_LOW, None)
