@@ -202,17 +202,20 @@ def test_ptn_starts_at_the_deterministic_normal_baseline():
     assert not paper.forecast_skip  # the thesis's architecture stays available
 
 
-def test_tide_trains_for_a_wall_time_budget():
+def test_tide_trains_for_a_wall_time_budget(monkeypatch):
+    """With ``seconds``, TiDE trains whole epochs until the wall time is spent (at least ``epochs``). The clock is
+    a stand-in that advances 0.1 s per look, so the test does not depend on how fast this machine is right now."""
     ds = tiny_dataset()
     s0 = ds.parts["darts_train"]
     n_in = s0.static.shape[1] + s0.history[0].size + s0.forecasts[0].size
     tide = ptn.TiDE(n_in, s0.target.shape[1], 11)
-    import time
+    import itertools
+    import types
 
-    start = time.perf_counter()
-    steps = ptn.train_plain(tide, s0, epochs=1, seed=0, steps=5, seconds=0.5)
-    took = time.perf_counter() - start
-    assert took >= 0.5 and steps > 5 and steps % 5 == 0
+    ticks = (round(0.1 * k, 10) for k in itertools.count())
+    monkeypatch.setattr(ptn.fit, "time", types.SimpleNamespace(perf_counter=lambda: next(ticks)))
+    # Looks at 0.0 (start), then 0.1, 0.2, … once per finished epoch: epochs end while under 0.5 s, so 5 of them.
+    assert ptn.train_plain(tide, s0, epochs=1, seed=0, steps=5, seconds=0.5) == 25
     assert ptn.train_plain(tide, s0, epochs=2, seed=0, steps=5) == 10  # no budget: exactly the epochs
 
 
