@@ -42,6 +42,12 @@ def test_ofi_arrays_is_typed_and_the_former_keys_warn_with_the_same_numbers():
         np.testing.assert_allclose(old["ci_high_0.9"], inference.ofi_arrays(*args, alpha=0.1).ci_high, atol=1e-12)
     with pytest.warns(DeprecationWarning):
         np.testing.assert_array_equal(old["p_value"], r.p_value)
+    # The usual former call, with the default level: its keys as the dict had them.
+    with pytest.warns(DeprecationWarning):
+        np.testing.assert_allclose(r["ci_low_0.95"], r.ci_low, atol=0)
+    with pytest.warns(DeprecationWarning):
+        np.testing.assert_allclose(r["ci_high_0.95"], r.ci_high, atol=0)
+    assert "ci_low_0.95" in r and "ci_low_0.9" not in r and "p_value" in r.keys()
     d = inference.di_arrays([3, 9], [10, 12], [9, 1], [12, 30], alpha=0.05, method="exact")
     with pytest.warns(DeprecationWarning):
         d_old = inference.di_arrays([3, 9], [10, 12], [9, 1], [12, 30], (0.95,), "exact")

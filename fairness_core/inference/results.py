@@ -97,8 +97,19 @@ class _PairArrays:
         """The interval's confidence level, 1 − ``alpha``."""
         return 1 - self.alpha
 
+    def _fields(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in (*self._KEYED, "ci_low", "ci_high")}
+
     def __getitem__(self, key: str) -> Any:
-        return _legacy_key(key, self.alpha, self._legacy, {k: getattr(self, k) for k in self._KEYED})
+        return _legacy_key(key, self.alpha, self._legacy, self._fields())
+
+    def keys(self) -> list[str]:
+        """The former dict's keys (deprecated with the indexing): its fields, and ``ci_low_{level:g}`` /
+        ``ci_high_{level:g}`` for the interval."""
+        return [*self._legacy, *self._KEYED, f"ci_low_{self.level:g}", f"ci_high_{self.level:g}"]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.keys()
 
 
 @dataclass(frozen=True)
