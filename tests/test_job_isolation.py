@@ -139,3 +139,58 @@ def test_a_reload_of_the_same_browser_session_reattaches_its_job(parked_training
         job.cancel()
         parked_training.set()
         job.wait(10)
+
+
+def test_a_link_opened_in_another_browser_takes_neither_the_data_nor_the_jobs(parked_training, monkeypatch):
+    """The URL carries ``?sid=``; a colleague who opens a link copied while its owner works must get nothing of
+    the owner's session: not the data kept for a reload, not its running job. The owner's own reload still does."""
+    import ui.session
+    from fairness_core import ConfusionMatrix as CM
+    from fairness_core.audit import Audit
+
+    browser = {"value": "the owner's browser"}
+    monkeypatch.setattr(ui.session, "browser_key", lambda: browser["value"])
+    owner = AppTest.from_file(APP, default_timeout=120)
+    owner.session_state["audit"] = Audit({"confidential A": CM(30, 2, 9, 59), "confidential B": CM(25, 12, 4, 59)},
+                                         positive_is="benefit")
+    owner.session_state["demo_key"] = None
+    owner.run()
+    owner.switch_page(PAGE)
+    owner.run()
+    owner.button(key="ptn-train").click().run()
+    job = RUNNER.get(owner.session_state["ptn-job"])
+    try:
+        sid = owner.session_state["sid"]
+        browser["value"] = "a colleague's browser"
+        colleague = AppTest.from_file(APP, default_timeout=120)
+        colleague.query_params["sid"], colleague.query_params["job"] = sid, job.id
+        colleague.run()
+        assert not colleague.exception
+        assert "confidential A" not in colleague.session_state["audit"].groups
+        assert any("belongs to another browser" in i.value for i in colleague.info)
+        assert job.owner == sid and not RUNNER.owned_by(colleague.session_state["sid"])
+
+        browser["value"] = "the owner's browser"          # the owner presses F5: data and job come back
+        reloaded = AppTest.from_file(APP, default_timeout=120)
+        reloaded.query_params["sid"], reloaded.query_params["job"] = sid, job.id
+        reloaded.run()
+        assert reloaded.session_state["audit"].groups == ["confidential A", "confidential B"]
+        assert job.owner == reloaded.session_state["sid"] != sid
+    finally:
+        job.cancel()
+        parked_training.set()
+
+
+def test_the_browser_token_is_the_xsrf_cookies_unmasked_secret():
+    """Streamlit masks its XSRF token afresh on every page load; the same browser gives the same digest (cookies
+    captured from one headless Chromium before and after a reload), another browser another, and the digest
+    holds neither the cookie nor its token."""
+    from ui.session import browser_token
+
+    first = "2|a0625a99|ab5dcda76efeb3261161dc7f86573191|1795625419"
+    reload = "2|db1ca982|d0233ebc1580403d6a1f2f64fd29c28a|1795625419"
+    other = "2|f16fbfc5|1fa4cba77bafa81f8f60c4b04d5bb9b2|1795625428"
+    assert browser_token(first) == browser_token(reload) != browser_token(other)
+    assert "0b3f973ece9ce9bfb10386e626356b08" not in browser_token(first) and "ab5dcda7" not in browser_token(first)
+    assert browser_token(None) is None and browser_token("2|zz|qq|1") is None
+    assert browser_token(None, "10.0.0.1", "UA") != browser_token(None, "10.0.0.2", "UA")

@@ -6,6 +6,8 @@ The page side of the job runner (:mod:`ui.jobs`) and the session's data (:mod:`u
 
 from __future__ import annotations
 
+import binascii
+import hashlib
 import secrets
 import threading
 import time
@@ -43,15 +45,48 @@ _SAVED: OrderedDict[str, dict[str, Any]] = OrderedDict()
 _SAVED_LOCK = threading.Lock()
 
 
+def browser_token(xsrf_cookie: str | None, ip: str | None = None, user_agent: str | None = None) -> str | None:
+    """A digest that names the browser (not the tab) a request comes from, so that a reload finds its data and a
+    shared link does not. Streamlit's XSRF cookie (``_streamlit_xsrf``, set per browser and kept across reloads)
+    holds a secret token masked afresh on every page load (``2|mask|masked token|time``): its unmasked token is
+    the browser's. Without that cookie (XSRF protection off, or a test harness) the address and the user agent
+    stand in, a weaker binding. None when nothing is known. The token itself is never kept, only its digest."""
+    token: bytes | None = None
+    parts = (xsrf_cookie or "").split("|")
+    if len(parts) == 4 and parts[0] == "2":
+        try:
+            mask, masked = binascii.a2b_hex(parts[1]), binascii.a2b_hex(parts[2])
+        except (binascii.Error, ValueError):
+            mask = masked = b""
+        if len(mask) == 4 and masked:
+            token = bytes(b ^ mask[i % 4] for i, b in enumerate(masked))
+    elif xsrf_cookie:
+        token = xsrf_cookie.encode()
+    if token is None and (ip or user_agent):
+        token = f"{ip or ''}|{user_agent or ''}".encode()
+    return None if token is None else hashlib.sha256(b"fairness-browser|" + token).hexdigest()
+
+
+def browser_key() -> str | None:
+    """:func:`browser_token` of the browser this script run serves."""
+    try:
+        cookies, headers = st.context.cookies, st.context.headers
+        ip = getattr(st.context, "ip_address", None)
+        return browser_token(cookies.get("_streamlit_xsrf"), ip, headers.get("User-Agent"))
+    except Exception:  # noqa: BLE001 - no request context (a bare script run): nothing known
+        return None
+
+
 def remember() -> None:
-    """Keep this session's data and settings for a reload of the same browser session."""
+    """Keep this session's data and settings for a reload of the same browser session (the same browser: a link
+    with ``?sid=`` opened in another browser gets nothing of it, see :func:`session_id`)."""
     sid = st.session_state.get("sid")
     if not sid or AUDIT_KEY not in st.session_state:
         return
     demo = st.session_state.get(DEMO_KEY)
     audit = None if demo else st.session_state[AUDIT_KEY]     # a demo is reloaded by its key, not kept
     candidates = None if demo else st.session_state.get(CANDIDATES_KEY)
-    entry = {"audit": audit, "demo": demo, "candidates": candidates, "time": time.time(),
+    entry = {"browser": browser_key(), "audit": audit, "demo": demo, "candidates": candidates, "time": time.time(),
              "bytes": held_bytes(audit) + candidate_bytes(candidates),
              "settings": {k: v for k, v in st.session_state.items() if str(k).startswith("kept-")}}
     with _SAVED_LOCK:
@@ -90,13 +125,23 @@ def release_oldest(saved: OrderedDict[str, dict[str, Any]], sessions: int, max_b
         held -= saved.popitem(last=False)[1].get("bytes", 0)
 
 
-def _recall(sid: str) -> dict[str, Any] | None:
+def _recall(sid: str, browser: str | None) -> dict[str, Any] | None:
+    """The data kept for ``sid``, taken (once) by the browser that kept them; None for any other browser, which
+    leaves them where they are (a link shared while its owner works must not take the owner's data or jobs)."""
     with _SAVED_LOCK:
         entry = _SAVED.get(sid)
         if entry is None or time.time() - entry["time"] > SAVED_HOURS * 3600:
             _SAVED.pop(sid, None)
             return None
-        return entry
+        if entry.get("browser") != browser:
+            return None
+        return _SAVED.pop(sid)
+
+
+def _held_elsewhere(sid: str) -> bool:
+    """Whether data are kept for ``sid`` (for another browser: :func:`_recall` gave them to nobody here)."""
+    with _SAVED_LOCK:
+        return sid in _SAVED
 
 
 #: Browser-session ids this server process has handed out; after a restart it is empty, so an open
@@ -110,14 +155,13 @@ def session_id() -> str:
     restart, or older than the retention) is told so."""
     if "sid" not in st.session_state:
         returning = st.query_params.get("sid")
-        saved = _recall(returning) if returning else None
+        saved = _recall(returning, browser_key()) if returning else None
         st.session_state["sid"] = secrets.token_urlsafe(9)   # a restored session gets a new id of its own: a
         _KNOWN_SESSIONS.add(st.session_state["sid"])         # duplicated tab or a shared link never shares state
         if saved is not None:
-            with _SAVED_LOCK:
-                _SAVED.pop(returning, None)
-            # The restoring session is the reloaded one (the saved entry is taken once, so a duplicated tab
-            # or a shared link never gets here): its background jobs follow its data, and ?job= reattaches.
+            # The restoring session is the reloaded one (the saved entry is taken once and only by the browser
+            # that kept it, so a duplicated tab or a link opened in another browser never gets here): its
+            # background jobs follow its data, and ?job= reattaches.
             RUNNER.hand_over(returning, st.session_state["sid"])
             st.session_state[AUDIT_KEY] = saved["audit"] if saved["audit"] is not None else cached_demo(saved["demo"])
             st.session_state[DEMO_KEY] = saved["demo"]
@@ -127,6 +171,8 @@ def session_id() -> str:
                 st.session_state[key] = value
         elif returning and returning not in _KNOWN_SESSIONS:
             st.session_state["restarted"] = True
+        elif returning and _held_elsewhere(returning):
+            st.session_state["foreign-link"] = True
         elif returning:
             st.session_state["expired"] = True
     if st.query_params.get("sid") != st.session_state["sid"]:

@@ -193,6 +193,11 @@ def page_setup(title: str) -> Audit:
         st.session_state[GONE_KEY] = True
         st.session_state["gone-why"] = (f"The data of this link were kept for {SAVED_HOURS} hours and for the "
                                         f"{SAVED_SESSIONS} most recent sessions; they have been released")
+    if st.session_state.pop("foreign-link", False):
+        st.info("**This link belongs to another browser's session.** Its data and background jobs stay with that "
+                "browser; nothing of them is shown here, and this page starts with the demo. To share an audit, "
+                "save it on the Bias Audit page and send the link the Saved audits page gives.",
+                icon=":material/lock:")
     remember()
     if st.session_state.get(GONE_KEY):
         why = st.session_state.get("gone-why", "The data of this link have been released")
