@@ -119,7 +119,8 @@ if params not in results:
                 cm, ref, run_ns, names=run_metrics, mode=run_mode, draws=run_draws, seed=0, should_stop=should_stop,
                 on_progress=on_progress)
 
-        if jobs.start(ERR_KEY, f"error curves for {group}", curves) is not None:
+        if jobs.start(ERR_KEY, f"error curves for {group}", curves,
+                      estimate=smoothing.estimate(run_ns, run_mode, run_draws)) is not None:
             st.session_state["err-job-params"] = params
             st.rerun()
     elif not jobs.running(ERR_KEY):

@@ -255,3 +255,24 @@ def test_a_job_reports_typed_records_only():
     assert job.wait(5)
     snap = job.snapshot()
     assert snap.status == "failed" and "TypeError" in (snap.error or "")
+
+
+def test_every_kind_of_job_declares_its_memory_and_a_large_one_is_refused():
+    """The light jobs too (the stability tab's bootstrap ensemble, the Smoothing page's error curves) are admitted
+    by their memory estimate: what the page allows by default is admitted, five million rows are refused."""
+    import numpy as np
+    import pandas as pd
+
+    from fairness_core import ensemble, smoothing
+
+    runner = jobs.JobRunner(limits=jobs.ServerLimits(max_job_memory_mb=2048, total_job_memory_mb=4096))
+    small = pd.DataFrame({"age": np.arange(7_214.0), "sex": np.array(["F", "M"])[np.arange(7_214) % 2]})
+    ok = ensemble.estimate(small, n_models=20, folds=5)
+    assert not ok.heavy and 20 < ok.memory_mb < 100
+    big = pd.DataFrame({f"f{k}": np.zeros(5_000_000) for k in range(10)})
+    with pytest.raises(jobs.OverBudget, match=r"bootstrap ensemble of 5 × 20 models on 5,000,000 rows needs about"):
+        runner.submit("ensemble", lambda on_progress, should_stop: None, estimate=ensemble.estimate(big))
+    # error curves: exact mode up to n = 200 (the page's largest) is admitted; its memory grows as C(n + 3, 3)
+    assert smoothing.estimate(range(10, 201, 5)).memory_mb < 2048
+    assert smoothing.estimate([100]).memory_mb < smoothing.estimate([200]).memory_mb
+    assert smoothing.estimate([200], mode="monte_carlo", draws=100_000).memory_mb == pytest.approx(100)

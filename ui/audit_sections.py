@@ -223,7 +223,8 @@ def _train_ensemble(rows: stability.RowData, key: tuple, n_models: int, fraction
             return ensemble.bootstrap_ensemble(features, y, n_models=n_models, fraction=fraction, folds=folds,
                                                seed=seed, on_progress=on_progress, should_stop=should_stop)
 
-        if jobs.start(ENSEMBLE_JOB, f"bootstrap ensemble of {folds} × {n_models} models", train) is not None:
+        if jobs.start(ENSEMBLE_JOB, f"bootstrap ensemble of {folds} × {n_models} models", train,
+                      estimate=ensemble.estimate(features, n_models, folds)) is not None:
             st.session_state[f"{ENSEMBLE_JOB}-params"] = key
             st.rerun()
     elif not jobs.running(ENSEMBLE_JOB):
