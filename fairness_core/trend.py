@@ -10,8 +10,11 @@ gets a MOVER-D interval (Newcombe; Zou & Donner) built from each period's own OF
 with (l, u) each period's bounds at the same one-sided level. The p-value of H0: Δ = 0 is the interval's
 dual: the smallest two-sided level at which the interval excludes 0, found by bisection on the level. The
 changes of all pairs and all consecutive periods are one family, adjusted by Holm (or as asked); a change
-is flagged significant when its adjusted p-value is at most α. tests/test_store.py checks the interval's
-coverage and the test's size by simulation.
+is flagged significant when its adjusted p-value is below α. The adjustment amounts to one per-change error
+rate a (:func:`fairness_core.verdicts.critical_level`: p < a exactly when the adjusted p < α), so the
+adjusted interval printed beside each change is the one at level 1 − a, labelled with that level: it
+excludes 0 exactly when the change is flagged. tests/test_store.py checks the interval's coverage and the
+test's size by simulation, and that agreement over many random series.
 
 >>> from fairness_core import ConfusionMatrix as CM
 >>> from fairness_core.audit import Audit
@@ -36,7 +39,8 @@ import pandas as pd
 
 from . import inference
 from .audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, Audit
-from .vocabulary import alpha_from_level
+from .verdicts import critical_level, level_text
+from .vocabulary import adjustment, alpha_from_level
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -51,8 +55,10 @@ class Trend:
     the columns of :data:`VERDICT_COLUMNS`, oriented as :meth:`Audit.verdicts` orients them) and
     ``changes`` (one row per pair present in two consecutive periods: period_before, period_after, group_i,
     group_j, ofi_before, ofi_after, change, ci_low, ci_high (the 1 − α interval), ci_low_adjusted,
-    ci_high_adjusted (Bonferroni over all changes), p, p_adjusted, significant, verdict_before,
-    verdict_after, became_bias). OFI in ``changes`` is B_i − B_j for the pair as named there."""
+    ci_high_adjusted (the interval at the adjustment's critical level, ``level_adjusted``: it excludes 0
+    exactly when the change is significant), interval_level (that level in words, e.g. "Holm-adjusted
+    99.2 % CI"), p, p_adjusted, significant (p_adjusted < α), verdict_before, verdict_after, became_bias).
+    OFI in ``changes`` is B_i − B_j for the pair as named there."""
 
     periods: list[str]
     verdicts: pd.DataFrame
@@ -60,6 +66,7 @@ class Trend:
     tolerance: float
     alpha: float
     adjust: str
+    level_adjusted: float = 0.95
 
 
 def _parts(cells: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
@@ -81,24 +88,39 @@ def ofi_changes(before_i: npt.ArrayLike, before_j: npt.ArrayLike, after_i: npt.A
     (0.0, True, 1.0)
     """
     alpha = alpha_from_level(alpha, level, "ofi_changes")
-    bi, bj, ai, aj = (np.atleast_2d(np.asarray(a, dtype=float)) for a in (before_i, before_j, after_i, after_j))
-    before = inference.ofi_pairs(*_parts(bi), *_parts(bj))
-    after = inference.ofi_pairs(*_parts(ai), *_parts(aj))
-    ob, oa = before.estimate.ravel(), after.estimate.ravel()
-    est = oa - ob
+    change = _Changes(before_i, before_j, after_i, after_j)
+    low, high = change.bounds(alpha / 2)
+    return {"estimate": change.estimate, "ci_low": low, "ci_high": high, "ofi_before": change.ofi_before,
+            "ofi_after": change.ofi_after, "p_value": change.p_value()}
 
-    def bounds(gamma: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
-        la, ua = (b.ravel() for b in after.bounds(gamma))
-        lb, ub = (b.ravel() for b in before.bounds(gamma))
+
+class _Changes:
+    """The change of OFI between two independent samples for many pairs: the estimate, its MOVER-D bounds at
+    any one-sided level and the two-sided p-value dual to them."""
+
+    def __init__(self, before_i: npt.ArrayLike, before_j: npt.ArrayLike, after_i: npt.ArrayLike,
+                 after_j: npt.ArrayLike) -> None:
+        bi, bj, ai, aj = (np.atleast_2d(np.asarray(a, dtype=float)) for a in (before_i, before_j, after_i, after_j))
+        self.before = inference.ofi_pairs(*_parts(bi), *_parts(bj))
+        self.after = inference.ofi_pairs(*_parts(ai), *_parts(aj))
+        self.ofi_before, self.ofi_after = self.before.estimate.ravel(), self.after.estimate.ravel()
+        self.estimate = self.ofi_after - self.ofi_before
+
+    def bounds(self, gamma: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
+        """Lower and upper bounds, each one-sided at ``gamma`` (the two-sided interval at 1 − 2γ)."""
+        oa, ob, est = self.ofi_after, self.ofi_before, self.estimate
+        la, ua = (b.ravel() for b in self.after.bounds(gamma))
+        lb, ub = (b.ravel() for b in self.before.bounds(gamma))
         low = est - np.sqrt((oa - la) ** 2 + (ub - ob) ** 2)
         high = est + np.sqrt((ua - oa) ** 2 + (ob - lb) ** 2)
         return low, high
 
-    low, high = bounds(alpha / 2)
-    p_above = _dual_p(lambda g: bounds(g)[0], est.size)         # H0: Δ <= 0, rejected when L > 0
-    p_below = _dual_p(lambda g: -bounds(g)[1], est.size)        # H0: Δ >= 0, rejected when U < 0
-    return {"estimate": est, "ci_low": low, "ci_high": high, "ofi_before": ob, "ofi_after": oa,
-            "p_value": np.minimum(1.0, 2 * np.minimum(p_above, p_below))}
+    def p_value(self) -> FloatArray:
+        """Two-sided p of H0: no change, the bounds' dual (p < γ exactly when the 1 − γ interval excludes 0)."""
+        size = self.estimate.size
+        p_above = _dual_p(lambda g: self.bounds(g)[0], size)      # H0: Δ <= 0, rejected when L > 0
+        p_below = _dual_p(lambda g: -self.bounds(g)[1], size)     # H0: Δ >= 0, rejected when U < 0
+        return np.minimum(1.0, 2 * np.minimum(p_above, p_below))
 
 
 def _dual_p(excess: Any, size: int, steps: int = 40) -> FloatArray:
@@ -170,18 +192,24 @@ def series_changes(history: Iterable[Any], tolerance: float | None = None, alpha
                 cells.append([a0.cms[gi].as_array(), a0.cms[gj].as_array(), a1.cms[gi].as_array(),
                               a1.cms[gj].as_array()])
     columns = ["period_before", "period_after", "group_i", "group_j", "ofi_before", "ofi_after", "change",
-               "ci_low", "ci_high", "ci_low_adjusted", "ci_high_adjusted", "p", "p_adjusted", "significant",
-               "verdict_before", "verdict_after", "became_bias"]
+               "ci_low", "ci_high", "ci_low_adjusted", "ci_high_adjusted", "interval_level", "p", "p_adjusted",
+               "significant", "verdict_before", "verdict_after", "became_bias"]
     changes = pd.DataFrame(rows, columns=columns[:4])
+    critical = float(alpha)
     if rows:
         c = np.asarray(cells, dtype=float)
-        r = ofi_changes(c[:, 0], c[:, 1], c[:, 2], c[:, 3], alpha=alpha)
-        adj = ofi_changes(c[:, 0], c[:, 1], c[:, 2], c[:, 3], alpha=alpha / len(rows))
-        p_adj = inference.adjust_p_values(r["p_value"], adjust)
-        changes = changes.assign(ofi_before=r["ofi_before"], ofi_after=r["ofi_after"], change=r["estimate"],
-                                 ci_low=r["ci_low"], ci_high=r["ci_high"], ci_low_adjusted=adj["ci_low"],
-                                 ci_high_adjusted=adj["ci_high"], p=r["p_value"], p_adjusted=p_adj,
-                                 significant=p_adj <= alpha)
+        change = _Changes(c[:, 0], c[:, 1], c[:, 2], c[:, 3])
+        p_values = change.p_value()
+        # The adjustment amounts to one per-change error rate a (p < a exactly when the adjusted p < α): the
+        # adjusted interval is at 1 − a, so it excludes 0 exactly when the change is flagged significant.
+        critical = critical_level(p_values, alpha, adjust)
+        low, high = change.bounds(alpha / 2)
+        low_adj, high_adj = change.bounds(critical / 2)
+        p_adj = inference.adjust_p_values(p_values, adjust)
+        changes = changes.assign(ofi_before=change.ofi_before, ofi_after=change.ofi_after, change=change.estimate,
+                                 ci_low=low, ci_high=high, ci_low_adjusted=low_adj, ci_high_adjusted=high_adj,
+                                 interval_level=f"{adjustment(adjust).prefix}{level_text(1 - critical)} CI",
+                                 p=p_values, p_adjusted=p_adj, significant=p_adj < alpha)
         changes["verdict_before"] = [by_period[p][frozenset((i, j))] for p, i, j in
                                      zip(changes["period_before"], changes["group_i"], changes["group_j"])]
         changes["verdict_after"] = [by_period[p][frozenset((i, j))] for p, i, j in
@@ -193,7 +221,8 @@ def series_changes(history: Iterable[Any], tolerance: float | None = None, alpha
     verdict_table = (pd.concat(verdicts, ignore_index=True) if verdicts
                      else pd.DataFrame(columns=["period", *VERDICT_COLUMNS]))
     return Trend(periods=[p for p, _, _ in entries], verdicts=verdict_table, changes=changes,
-                 tolerance=float(tolerance), alpha=float(alpha), adjust=adjust)
+                 tolerance=float(tolerance), alpha=float(alpha), adjust=adjust,
+                 level_adjusted=1 - critical)
 
 
 __all__ = ["Trend", "ofi_changes", "series_changes"]

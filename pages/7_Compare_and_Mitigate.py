@@ -69,13 +69,14 @@ if len(names) < 2:
     st.info("Comparison needs at least two candidates. Mitigate below and add the mitigated model: it makes the "
             "second.", icon=":material/info:")
 else:
-    table = cmp.summary(rows, rows.key, tuple(added), tolerance, alpha, adjust, cost_fp, cost_fn)
+    table = cmp.summary(rows, rows.key, tuple(added), tolerance, alpha, adjust, cost_fp, cost_fn, perf)
     fig = plots.model_tradeoff(table, perf, tolerance)
     chart(fig, "model_tradeoff.html", key="cmp-tradeoff")
     st.markdown(md_escape(cmp.fairest_reading(table, perf)))
     st.dataframe(cmp.summary_display(table, perf), hide_index=True, width="stretch")
     st.caption(f"Intervals: {md_escape(table['interval_level'].iloc[0])} for |OFI| and DI; performance at "
-               f"{1 - alpha:.0%}. Pareto: no other model is both better by {PERFORMANCE[perf]} and lower in |OFI|.")
+               f"{1 - alpha:.0%}. Pareto front (table and chart): no other model is both better by {PERFORMANCE[perf]}"
+               f"{' (lower)' if perf == 'cost' else ''} and lower in |OFI|.")
     csv_download(table, "model_comparison.csv", "Download the comparison (CSV)", key="cmp-summary-csv", index=False)
 
     st.subheader("Compare two models")

@@ -11,7 +11,7 @@ from scipy import stats
 
 from fairness_core import inference
 from fairness_core.audit import Audit
-from fairness_core.compare import Comparison, _dual_p, paired_interval, pareto_front
+from fairness_core.compare import Comparison, _dual_p, paired_interval, pareto_by, pareto_front
 
 RATES = (0.0, 0.005, 0.01, 0.05, 0.1, 0.2, 0.3, 0.45)
 
@@ -27,10 +27,11 @@ def _outcomes(n: int) -> np.ndarray:
 @pytest.mark.parametrize("n", [5, 12, 30, 60])
 def test_the_paired_interval_keeps_its_coverage_in_every_corner_by_enumeration(n):
     """Rare discordance of one kind (A selects someone B does not in 0.5 % of a group, never the reverse)
-    is where Newcombe's interval fell to 64 % coverage at n = 5; these limits stay within 0.94."""
+    is where Newcombe's hybrid score interval (method 10) fell to 64 % coverage at n = 5; Tango's score limits,
+    which the code uses, stay within 0.94."""
     outcomes = _outcomes(n)
     b, c, _ = outcomes.T
-    low, high = paired_interval(b, c, np.full_like(b, n), 0.95)
+    low, high = paired_interval(b, c, np.full_like(b, n), alpha=0.05)
     worst, worst_side = 1.0, 0.0
     for pb in RATES:
         for pc in RATES:
@@ -143,3 +144,39 @@ def test_models_on_other_rows_are_refused():
 def test_the_pareto_front_keeps_what_nothing_beats():
     assert pareto_front([0.8, 0.7, 0.9, 0.6], [0.10, 0.05, 0.20, 0.10]).tolist() == [True, True, True, False]
     assert pareto_front([0.8, 0.8], [0.1, 0.1]).tolist() == [True, True]
+
+
+def _fair_but_costly(seed: int = 0, n: int = 800):  # type: ignore[no-untyped-def]
+    """A: right 80 % of the time, errors balanced, equal across groups. B: never denies a qualified person (no
+    FN) but approves unqualified ones at 70 % in group a and 30 % in group b: less accurate and less fair, yet
+    cheaper when a false negative costs 10."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    g = np.where(np.arange(n) % 2, "a", "b")
+    a = np.where(rng.random(n) < 0.8, y, 1 - y)
+    b = np.where(y == 1, 1, (rng.random(n) < np.where(g == "a", 0.7, 0.3)).astype(int))
+    return Comparison.from_predictions(y, {"A": a, "B": b}, {"group": g}, positive_is="benefit")
+
+
+def test_the_pareto_column_follows_the_chosen_measure_as_the_chart_does():
+    """summary()["pareto"] was always by accuracy while the trade-off chart used the measure picked: with a false
+    negative costing 10, B (cheaper, less fair) is on the chart's front but the table said it was not."""
+    from fairness_core import plots
+
+    comp = _fair_but_costly()
+    by_accuracy = comp.summary(cost_fn=10.0).set_index("model")
+    by_cost = comp.summary(cost_fn=10.0, performance="cost").set_index("model")
+    assert by_accuracy.loc["A", "accuracy"] > by_accuracy.loc["B", "accuracy"]
+    assert by_cost.loc["B", "cost"] < by_cost.loc["A", "cost"]
+    assert by_cost.loc["B", "max_abs_ofi"] > by_cost.loc["A", "max_abs_ofi"]
+    assert by_accuracy["pareto"].to_dict() == {"A": True, "B": False}        # the default: accuracy
+    assert by_cost["pareto"].to_dict() == {"A": True, "B": True}
+    assert by_cost.attrs["pareto_by"] == "cost"
+    for measure in ("accuracy", "balanced_accuracy", "cost"):
+        table = comp.summary(cost_fn=10.0, performance=measure)
+        fig = plots.model_tradeoff(table, measure)
+        drawn = {name for t in fig.data if t.name == "on the Pareto front" for name in t.text}
+        assert drawn == set(table.loc[table["pareto"], "model"]), measure
+        assert table["pareto"].tolist() == pareto_by(table, measure).tolist()
+    with pytest.raises(ValueError, match="performance must be one of"):
+        comp.summary(performance="f1")

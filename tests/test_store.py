@@ -386,6 +386,38 @@ def test_change_interval_coverage_and_size_by_simulation():
     assert np.array_equal(reject, (r["ci_low"] > 0) | (r["ci_high"] < 0))
 
 
+def _random_series(rng: np.random.Generator) -> list[tuple[str, Audit]]:
+    """Two to four periods of three groups with random rates and sizes: many changes near the edge."""
+    periods = []
+    for k in range(int(rng.integers(2, 5))):
+        cms = {g: CM(*map(int, rng.multinomial(int(rng.integers(80, 400)), rng.dirichlet([4, 2, 2, 4]))))
+               for g in "abc"}
+        periods.append((f"2026-Q{k + 1}", Audit(cms, positive_is="benefit")))
+    return periods
+
+
+@pytest.mark.parametrize("adjust", ["holm", "bh", "none"])
+def test_a_change_is_significant_exactly_when_its_printed_adjusted_interval_excludes_0(adjust):
+    """The adjusted interval was Bonferroni while significance was Holm's or BH's adjusted p: 41 of 300 random
+    series called a change significant with 0 inside its printed interval. It is now at the adjustment's
+    critical level, labelled, and agrees with the adjusted p printed beside it."""
+    rng = np.random.default_rng({"holm": 1, "bh": 2, "none": 3}[adjust])
+    label = {"holm": "Holm-adjusted ", "bh": "BH-adjusted ", "none": ""}[adjust]
+    flagged = kept = 0
+    for _ in range(40):
+        t = series_changes(_random_series(rng), alpha=0.05, adjust=adjust)
+        c = t.changes
+        excludes = (c["ci_low_adjusted"] > 0) | (c["ci_high_adjusted"] < 0)
+        assert (excludes == c["significant"]).all() and (c["significant"] == (c["p_adjusted"] < 0.05)).all()
+        assert (c["ci_low_adjusted"] <= c["ci_low"]).all() and (c["ci_high"] <= c["ci_high_adjusted"]).all()
+        assert 0.95 <= t.level_adjusted < 1 and (c["interval_level"] == c["interval_level"].iloc[0]).all()
+        assert c["interval_level"].iloc[0].startswith(label) and c["interval_level"].iloc[0].endswith(" % CI")
+        if adjust == "none":
+            assert t.level_adjusted == 0.95 and (c["ci_low_adjusted"] == c["ci_low"]).all()
+        flagged, kept = flagged + int(c["significant"].sum()), kept + int((~c["significant"]).sum())
+    assert flagged > 20 and kept > 20          # both kinds of change are exercised
+
+
 def test_a_loaded_audit_reads_as_the_audit_it_holds(tmp_path):
     """The planned API's `s.load(audit_id)` is the audit: every Audit attribute and method works on it."""
     from fairness_core.store import AuditStore

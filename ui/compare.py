@@ -145,9 +145,11 @@ def _comparison(y: np.ndarray, groups: np.ndarray, predictions: dict[str, np.nda
 
 @st.cache_data(max_entries=32, ttl=TTL_S, show_spinner="Comparing the models on the held-out rows…")
 def summary(_rows: Rows, key: str, added: tuple[Settings, ...], tolerance: float, alpha: float, adjust: str,
-            cost_fp: float, cost_fn: float) -> pd.DataFrame:
+            cost_fp: float, cost_fn: float, perf: str = "accuracy") -> pd.DataFrame:
+    """:meth:`Comparison.summary` on the held-out rows; its Pareto front by ``perf``, the measure the page's
+    trade-off chart draws."""
     c = _comparison(_rows.y[_rows.held], _rows.groups[_rows.held], held_predictions(_rows, list(added)))
-    return c.summary(tolerance, alpha, adjust, cost_fp, cost_fn)
+    return c.summary(tolerance, alpha, adjust, cost_fp, cost_fn, performance=perf)
 
 
 @st.cache_data(max_entries=32, ttl=TTL_S, show_spinner="Pairing the two models' decisions…")
@@ -165,7 +167,8 @@ def before_after(_rows: Rows, key: str, s: Settings, tolerance: float, alpha: fl
     score, groups = _rows.scores[s.score][h], _rows.groups[h]
     preds = {"before: one shared threshold": f.shared.predict(score, groups).astype(bool),
              "after: per-group thresholds": f.rule.predict(score, groups).astype(bool)}
-    return _comparison(_rows.y[h], groups, preds).summary(tolerance, alpha, adjust, s.cost_fp, s.cost_fn)
+    return _comparison(_rows.y[h], groups, preds).summary(tolerance, alpha, adjust, s.cost_fp, s.cost_fn,
+                                                          performance=s.objective)
 
 
 def performance(y: np.ndarray, pred: np.ndarray, objective: str, cost_fp: float, cost_fn: float) -> float:

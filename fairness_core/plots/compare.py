@@ -7,7 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..compare import PERFORMANCE
+from ..compare import PERFORMANCE, pareto_by
 from ._base import _plain, plotly_text, safe_figures
 
 __all__ = ["model_tradeoff", "paired_differences", "mitigation_frontier"]
@@ -29,7 +29,7 @@ def model_tradeoff(summary: pd.DataFrame, performance: str = "accuracy", toleran
     if performance not in PERFORMANCE:
         raise ValueError(f"performance must be one of {', '.join(PERFORMANCE)}, got {performance!r}")
     df = summary.copy()
-    front = _pareto_of(df, performance)
+    front = pareto_by(df, performance)     # as the summary's "pareto" column at this measure
     names = [plotly_text(m) for m in df["model"]]
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
                         subplot_titles=("Largest |OFI| over pairs (lower is fairer)",
@@ -69,15 +69,6 @@ def model_tradeoff(summary: pd.DataFrame, performance: str = "accuracy", toleran
     return _plain(fig, f"Which model? {label} against fairness<br><sup>intervals: {plotly_text(level)} for the "
                        f"fairness measures, {label} at the same level · band: |OFI| ≤ tolerance</sup>",
                   height=460, legend_below=True, wrap=False)
-
-
-def _pareto_of(summary: pd.DataFrame, performance: str) -> np.ndarray:
-    """The Pareto front of ``summary`` by ``performance`` (lower is better for the expected cost) and the
-    largest |OFI|."""
-    from ..compare import pareto_front
-
-    x = summary[performance].to_numpy(dtype=float)
-    return pareto_front(-x if performance == "cost" else x, summary["max_abs_ofi"].to_numpy(dtype=float))
 
 
 def paired_differences(paired: pd.DataFrame) -> go.Figure:
