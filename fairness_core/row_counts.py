@@ -18,8 +18,9 @@ import pandas as pd
 from .confusion import ConfusionMatrix
 from .ensemble import make_design
 from .stability import RowData
-from .validation import (MAX_GROUPS, MAX_NAME_LENGTH, MAX_ROWS, DataValidationError, Problem, clean_name, direction,
-                         group_values, hidden_name_problem, intersection_names, row_notes, show_value)
+from .validation import (MAX_GROUPS, MAX_NAME_LENGTH, MAX_ROWS, DataValidationError, Problem, clean_name,
+                         cleaning_notice, direction, group_values, hidden_name_problem, intersection_names, row_notes,
+                         show_value)
 
 
 #: Uploaded text, one Arrow buffer per column (not one Python object per cell); missing values are NaN.
@@ -87,11 +88,12 @@ def count_rows(df: pd.DataFrame, label_column: str, prediction_column: str,
                *, flip: bool = False, threshold: float | None = None,
                source: str = "uploaded predictions", positive_outcome: str | None = None,
                probability_columns: Sequence[str] = (), features: pd.DataFrame | None = None,
-               positive_is: str | None = None) -> dict[str, Any]:
+               positive_is: str | None = None, positions: bool = False) -> dict[str, Any]:
     """Count one confusion matrix per group (or intersection) from row-level labels and predictions.
 
     The arguments are :func:`fairness_core.io.cms_from_predictions`' (documented there); the result is
-    the keyword arguments of the :class:`~fairness_core.audit.Audit` it returns, rows included.
+    the keyword arguments of the :class:`~fairness_core.audit.Audit` it returns, rows included. With
+    ``positions`` the notes name array positions (``race[3]``) rather than rows.
     """
     positive_is, flip = direction(positive_is, flip)
     probability_columns = _check_columns(df, label_column, prediction_column, group_columns, probability_columns,
@@ -105,7 +107,8 @@ def count_rows(df: pd.DataFrame, label_column: str, prediction_column: str,
     if flip:
         y, yhat = ~y, ~yhat
 
-    codes, level_names = _group_codes(df, group_columns)
+    name_notes: list[str] = []
+    codes, level_names = _group_codes(df, group_columns, name_notes, positions)
     joint, inverse = _compact(codes, int(np.prod([len(v) for v in level_names])))
     if joint.size < 2:
         raise DataValidationError(f"all {len(df):,} rows fall in one group"
@@ -125,7 +128,7 @@ def count_rows(df: pd.DataFrame, label_column: str, prediction_column: str,
     rows = RowData(y, yhat, np.asarray(names, dtype=object)[inverse.ravel()], probs,
                    tuple(map(str, probability_columns)),
                    None if features is None else features.reset_index(drop=True))
-    notes = row_notes(label_column, positive_label, prediction_column, flip, threshold)
+    notes = name_notes + row_notes(label_column, positive_label, prediction_column, flip, threshold)
     return dict(cms=cms, source=source, notes=tuple(notes), group_columns=tuple(group_columns),
                 positive_outcome=positive_outcome or (f"not {positive_label}" if flip else str(positive_label)),
                 rows=rows, positive_is=positive_is, group_values=group_values(names, parts),
@@ -171,9 +174,12 @@ def _check_columns(df: pd.DataFrame, label_column: str, prediction_column: str, 
     return probability_columns
 
 
-def _group_codes(df: pd.DataFrame, group_columns: Sequence[str]) -> tuple[np.ndarray, list[np.ndarray]]:
+def _group_codes(df: pd.DataFrame, group_columns: Sequence[str], notes: list[str],
+                 positions: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
     """Each row's joint group code (mixed radix over the columns' sorted values) and each column's cleaned
-    values; a missing value, an over-long name or a hidden character is refused with its first row."""
+    values; a missing value, an over-long name or a hidden character is refused with its first row. What
+    cleaning changed (spaces folded, NFC, invisible characters) is added to ``notes`` with its first row
+    (``col[k]`` with ``positions``)."""
     codes = np.zeros(len(df), dtype=np.int64)
     level_names: list[np.ndarray] = []
     for col in group_columns:
@@ -192,6 +198,15 @@ def _group_codes(df: pd.DataFrame, group_columns: Sequence[str]) -> tuple[np.nda
         if hidden:
             r = int(np.flatnonzero(c == hidden[0])[0])
             raise DataValidationError(Problem(hidden_name_problem(cleaned[hidden[0]]) or "", r + 1, col))
+        changed = [k for k, v in enumerate(cleaned) if str(u[k]).strip() != v]
+
+        def where(j: int, col: str = col, c: np.ndarray = c, changed: list[int] = changed) -> int | str:
+            r = int(np.argmax(c == changed[j]))    # the value's first row
+            return f"{col}[{r}]" if positions else r + 1
+
+        if changed and (notice := cleaning_notice(f"Group values in {col!r}", [u[k] for k in changed],
+                                                  where)) is not None:
+            notes.append(notice)
         level_names.append(np.asarray(cleaned, dtype=object))
     return codes, level_names
 
@@ -314,7 +329,7 @@ def count_arrays(y_true: Any, y_pred: Any, sensitive_features: Any, pos_label: A
     df = pd.concat([pd.DataFrame({"y_true": labels, "y_pred": predictions}), groups], axis=1)
     try:
         return count_rows(df, "y_true", "y_pred", list(groups.columns), pos_label, positive_is=positive_is,
-                          threshold=threshold, source=source)
+                          threshold=threshold, source=source, positions=True)
     except DataValidationError as exc:  # arrays have positions, not file rows: y_true[3], not "row 4"
         raise DataValidationError([Problem(f"{p.column}[{p.row - 1}]: {p.message}" if p.row is not None and p.column
                                            else (f"{p.column}: {p.message}" if p.column else p.message))

@@ -138,11 +138,13 @@ def terminal_safe(text: object) -> str:
 #: Characters that print as nothing or reorder what follows, so that two different names print the same
 #: ("Black" and "Black" + U+200E) or a name reverses the rest of a sentence (U+202E): controls (C0, DEL, C1),
 #: format characters (direction marks, embeddings, overrides and isolates, invisible operators), line and
-#: paragraph separators, and the rest of Unicode's default-ignorable code points (combining grapheme joiner,
-#: Hangul fillers, variation selectors, tags).
+#: paragraph separators, the rest of Unicode's default-ignorable code points (combining grapheme joiner,
+#: Hangul fillers, variation selectors, tags), and letters and symbols drawn as a blank (the Braille blank
+#: U+2800, the Khitan filler U+16FE4, the null notehead U+1D159). Spaces are not here: :func:`fold_spaces`
+#: makes every kind of space a plain one.
 _HIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
-                     "\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb"
-                     "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]")
+                     "\u2028-\u202e\u2060-\u206f\u2800\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb"
+                     "\U00016fe4\U0001bca0-\U0001bca3\U0001d159\U0001d173-\U0001d17a\U000e0000-\U000e0fff]")
 
 
 def hidden_characters(name: str) -> str | None:
@@ -154,3 +156,35 @@ def hidden_characters(name: str) -> str | None:
     if not _HIDDEN.search(name):
         return None
     return _HIDDEN.sub(lambda m: f"⟨U+{ord(m.group()):04X}⟩", name)
+
+
+#: Unicode's space separators (category Zs) but the plain space: no-break U+00A0, Ogham U+1680, the quads and
+#: fixed-width spaces U+2000–U+200A (thin U+2009, hair U+200A), narrow no-break U+202F, mathematical U+205F and
+#: ideographic U+3000. Each prints as a gap, like a plain space (tests/test_hostile_names.py checks the list
+#: against ``unicodedata``).
+SPACE_SEPARATORS = "\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000"
+#: What :func:`fold_spaces` replaces: a run of two or more spaces of any kind, or one space that is not plain.
+_SPACE_FOLD = re.compile(f"[ {SPACE_SEPARATORS}]{{2,}}|[{SPACE_SEPARATORS}]")
+
+
+def fold_spaces(name: str) -> str:
+    """``name`` with every space separator a plain space and every run of spaces one space: what HTML and
+    markdown print, so that "Black Male" written with a no-break, thin or ideographic space, or with two
+    spaces, is the name it looks like.
+
+    >>> fold_spaces("Black\u00a0Male"), fold_spaces("Black \u3000 Male"), fold_spaces("Black  Male")
+    ('Black Male', 'Black Male', 'Black Male')
+    """
+    return _SPACE_FOLD.sub(" ", name)
+
+
+def folded_spaces(name: str) -> str | None:
+    """``name`` with every space :func:`fold_spaces` changes written out (``Black⟨U+00A0⟩Male``), or None when
+    it changes none. A run shows each of its spaces, a plain one as ⟨U+0020⟩.
+
+    >>> folded_spaces("Black\u2009Male"), folded_spaces("Black  Male"), folded_spaces("Black Male")
+    ('Black⟨U+2009⟩Male', 'Black⟨U+0020⟩⟨U+0020⟩Male', None)
+    """
+    if not _SPACE_FOLD.search(name):
+        return None
+    return _SPACE_FOLD.sub(lambda m: "".join(f"⟨U+{ord(c):04X}⟩" for c in m.group()), name)

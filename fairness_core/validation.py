@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import unicodedata
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -101,9 +101,47 @@ def show_value(value: Any) -> str:
 
 
 def clean_name(value: Any) -> str:
-    """A group name as shown and compared: text, NFC-normalized, zero-width characters removed, trimmed.
-    Other hidden characters (direction marks, controls, fillers) stay, for :func:`hidden_name_problem`."""
-    return unicodedata.normalize("NFC", str(value)).translate(_INVISIBLE).strip()
+    """A group name as shown and compared: text, NFC-normalized, zero-width characters removed, every kind of
+    space a plain one and runs of spaces one (:func:`~fairness_core.text.fold_spaces`), trimmed. Other hidden
+    characters (direction marks, controls, fillers, the Braille blank) stay, for :func:`hidden_name_problem`.
+
+    >>> clean_name(" Black\u00a0 Male\u200b "), clean_name("Jose\u0301")
+    ('Black Male', 'José')
+    """
+    return text_module.fold_spaces(unicodedata.normalize("NFC", str(value)).translate(_INVISIBLE)).strip()
+
+
+def cleaning_notice(what: str, raws: Sequence[Any], where: Callable[[int], int | str] | None = None) -> str | None:
+    """What :func:`clean_name` changed in ``raws`` (beyond trimming), as a note for the audit, or None: which
+    kinds of change (Unicode NFC, invisible characters removed, spaces folded), each with its first example,
+    the folded spaces shown as ``⟨U+00A0⟩``. ``where(k)`` is raw ``k``'s 1-based row or a place such as
+    ``race[3]`` (asked only of the examples shown; none where rows are unknown). ``what`` begins the note.
+
+    >>> print(cleaning_notice("Group names in 'g'", ["A", "Black\u00a0Male"], lambda k: k + 1))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    Group names in 'g' were normalized: spaces made plain, runs of spaces one
+    (row 2: 'Black⟨U+00A0⟩Male' reads as 'Black Male').
+    """
+    found: dict[str, str] = {}
+
+    def at(k: int) -> str:
+        place = where(k) if where is not None else None
+        return f"row {place}: " if isinstance(place, int) else f"{place}: " if place else ""
+
+    for k, raw in enumerate(raws):
+        typed = str(raw)
+        visible = typed.translate(_INVISIBLE)
+        if "nfc" not in found and unicodedata.normalize("NFC", spaced := text_module.fold_spaces(typed)) != spaced:
+            found["nfc"] = f"Unicode NFC ({at(k)}{clean_name(typed)!r})"       # beyond a space's own NFC form
+        if "invisible" not in found and visible != typed:
+            found["invisible"] = f"invisible characters removed ({at(k)}{clean_name(typed)!r})"
+        if "spaces" not in found and (shown := text_module.folded_spaces(visible.strip())) is not None:
+            found["spaces"] = f"spaces made plain, runs of spaces one ({at(k)}{shown!r} reads as {clean_name(typed)!r})"
+        if len(found) == 3:
+            break
+    if not found:
+        return None
+    return f"{what} were normalized: {'; '.join(found.values())}."
 
 
 def hidden_name_problem(name: str, what: str = "group name") -> str | None:
@@ -122,8 +160,9 @@ def intersection_names(parts: Sequence[Sequence[str]]) -> list[str]:
     names = [INTERSECTION_SEP.join(p) for p in zip(*parts)]
     if len(set(names)) != len(names):
         same = pd.Series(names)[pd.Series(names).duplicated()].iloc[0]
-        raise DataValidationError(f"two different group values both read as {same!r} once spaces, invisible "
-                                  "characters and Unicode normalization are removed; make them distinct")
+        raise DataValidationError(f"two different group values both read as {same!r} once invisible characters "
+                                  "are removed, spaces folded (every kind of space plain, runs of spaces one) and "
+                                  "Unicode normalized: they would print alike; make them distinct")
     return names
 
 

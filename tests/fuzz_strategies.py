@@ -184,7 +184,7 @@ def parse_row_file(data: bytes, name: str) -> Audit | DataValidationError:
 
 #: Characters that make two names print alike or reorder a sentence; an accepted audit never holds one.
 HIDDEN_CHARACTERS = ["\u200e", "\u200f", "\u202a", "\u202e", "\u2066", "\u2069", "\u034f", "\u115f", "\u3164",
-                     "\uffa0", "\x07", "\x1b", "\x85", "\ufe0f", "\U000e0041", "\u2028", "\n", "\t"]
+                     "\uffa0", "\x07", "\x1b", "\x85", "\ufe0f", "\U000e0041", "\u2028", "\n", "\t", "\u2800"]
 
 
 @st.composite
@@ -287,10 +287,20 @@ def parquet_files(draw: Any) -> tuple[bytes, str]:
     return buffer.getvalue(), "table.parquet"
 
 
+def printed(name: str) -> str:
+    """A name as a reader sees it printed: compatibility forms as their plain letters (NFKC: a no-break or
+    ideographic space is a space, "ﬁ" is "fi"), every run of whitespace one space (as HTML and markdown print it),
+    trimmed; case kept. Two names with the same printed form cannot be told apart on a page."""
+    import unicodedata
+
+    return " ".join(unicodedata.normalize("NFKC", name).split())
+
+
 def check_names_printable(outcome: Audit | DataValidationError) -> None:
     """An accepted audit holds no hidden character and no two groups that print the same."""
     from fairness_core.text import hidden_characters
 
     if isinstance(outcome, Audit):
         assert all(hidden_characters(g) is None for g in outcome.groups), outcome.groups
-        assert len(set(outcome.groups)) == len(outcome.groups)
+        shown = [printed(g) for g in outcome.groups]
+        assert len(set(shown)) == len(shown), [g for g, p in zip(outcome.groups, shown) if shown.count(p) > 1]

@@ -7,6 +7,8 @@ import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fairness_core import ConfusionMatrix
+from fairness_core.audit import Audit
 from fairness_core.io import DataValidationError, clean_name, cms_from_table, read_table
 from fuzz_strategies import (check_names_printable, cm_files, exact_cm_files, hidden_name_files, parquet_files,
                              parse_cm_file, parse_row_file, row_files, workbook_files)
@@ -81,6 +83,42 @@ def test_valid_tables_written_in_every_accepted_style_are_read_exactly(case):
 @given(hidden_name_files())
 def test_names_with_hidden_characters_are_refused_or_absent(file):
     check_names_printable(parse_cm_file(*file))
+
+
+#: Every way of writing the gap in "Black Male" that prints like one plain space.
+LOOK_ALIKE_GAPS = [" ", "  ", "\u00a0", "\u2009", "\u3000", "\u202f", "\u2000", "\u205f", " \u00a0", "\u3000 "]
+
+
+@st.composite
+def look_alike_files(draw):  # type: ignore[no-untyped-def]
+    """A CM table or a row-level file whose group names are two-word names, each gap written with any kind of
+    space or a run of them: names that print alike now and then."""
+    n = draw(st.integers(2, 5))
+    names = [draw(st.sampled_from(["Black", "White", "Asian"])) + draw(st.sampled_from(LOOK_ALIKE_GAPS))
+             + draw(st.sampled_from(["Male", "Female"])) for _ in range(n)]
+    if draw(st.booleans()):
+        return ("group,TP,FN,FP,TN\n" + "".join(f'"{name}",1,2,3,4\n' for name in names)).encode(), "names.csv", "cm"
+    rows = "".join(f'{y},{p},"{name}"\n' for name in names for y, p in ((1, 1), (1, 0), (0, 1), (0, 0)))
+    return ("label,prediction,group\n" + rows).encode(), "rows.csv", "rows"
+
+
+@settings(max_examples=150, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(look_alike_files())
+def test_names_that_print_alike_are_one_name_or_refused(file):
+    data, name, kind = file
+    check_names_printable(parse_cm_file(data, name) if kind == "cm" else parse_row_file(data, name))
+
+
+def test_the_printable_check_catches_look_alike_names():
+    """The check compares names as printed, not as code points: two groups that print as "Black Male" fail it."""
+    import pytest
+
+    cm = ConfusionMatrix(1, 2, 3, 4)
+    for twin in ("Black\u00a0Male", "Black\u3000Male", "Black  Male", "Black Male "):
+        with pytest.raises(AssertionError):
+            check_names_printable(Audit({"Black Male": cm, twin: cm}))
+    check_names_printable(Audit({"Black Male": cm, "Black Female": cm}))
 
 
 @settings(max_examples=120, deadline=None, derandomize=True,

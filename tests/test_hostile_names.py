@@ -431,3 +431,115 @@ def test_a_group_named_all_is_a_group_beside_the_row_of_everyone():
     assert everyone == "all rows" and table.index.is_unique
     assert table.loc["all", "n"] == 20 and table.loc[everyone, "n"] == 60  # the group, not everyone
     assert list(stability.disparities(table, "y").index) == ["all", "z"]   # compared like any other group
+
+
+# --- look-alike names: spaces of other kinds, runs of spaces, blank characters --------------------------------
+
+#: "Black Male" as it prints, typed with a space that is not plain or with two: each is "Black Male".
+LOOK_ALIKE_SPACES = {"no-break space": "\u00a0", "thin space": "\u2009", "ideographic space": "\u3000",
+                     "narrow no-break space": "\u202f", "en quad": "\u2000", "two spaces": "  ",
+                     "space and no-break space": " \u00a0"}
+#: Characters drawn as a blank that are not spaces: refused as hidden characters, like a direction mark.
+BLANK_CHARACTERS = {"Braille blank": "\u2800", "Hangul filler": "\u3164", "Hangul choseong filler": "\u115f",
+                    "Hangul jungseong filler": "\u1160", "half-width Hangul filler": "\uffa0"}
+
+
+def _rows_csv(names: list[str]) -> bytes:
+    """A row-level upload: four rows (TP, FN, FP, TN) for each group, with White beside them."""
+    lines = ["y,p,g"] + [f'{y},{p},"{name}"' for name in [*names, "White"] for y, p in ((1, 1), (1, 0), (0, 1),
+                                                                                         (0, 0))]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _via_cm_table(names: list[str], tmp_path: Path) -> Audit:
+    from fairness_core import io
+
+    text = "group,TP,FN,FP,TN\n" + "".join(f'"{name}",1,1,1,1\n' for name in [*names, "White"])
+    return io.cms_from_table(io.read_table(text.encode(), "table.csv"))
+
+
+def _via_rows(names: list[str], tmp_path: Path) -> Audit:
+    from fairness_core import io
+
+    return io.cms_from_predictions(io.read_table(_rows_csv(names), "rows.csv"), "y", "p", ["g"], "1")
+
+
+def _via_aggregate(names: list[str], tmp_path: Path) -> Audit:
+    from fairness_core import io
+
+    (tmp_path / "rows.csv").write_bytes(_rows_csv(names))
+    return io.aggregate(str(tmp_path / "rows.csv"), label="y", prediction="p", groups=["g"])
+
+
+def _via_aggregate_upload(names: list[str], tmp_path: Path) -> Audit:
+    from fairness_core import io
+
+    return io.aggregate_upload(_rows_csv(names), "rows.csv", label="y", prediction="p", groups=["g"])
+
+
+def _via_notebook(names: list[str], tmp_path: Path) -> Audit:
+    groups = [name for name in [*names, "White"] for _ in range(4)]
+    return Audit.from_predictions([1, 1, 0, 0] * (len(names) + 1), [1, 0, 1, 0] * (len(names) + 1), groups,
+                                  positive_is="benefit")
+
+
+PATHS = {"CM table": _via_cm_table, "row-level upload": _via_rows, "in place (aggregate, CSV)": _via_aggregate,
+         "in place (aggregate_upload)": _via_aggregate_upload, "notebook (Audit.from_predictions)": _via_notebook}
+
+
+def test_the_folded_spaces_are_every_unicode_space_separator():
+    import sys
+    import unicodedata
+
+    from fairness_core.text import fold_spaces, folded_spaces
+
+    zs = [chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Zs"]
+    assert len(zs) == 17
+    for char in zs:
+        assert fold_spaces(f"a{char}b") == "a b" and fold_spaces(f"a{char} {char}b") == "a b", repr(char)
+        assert (folded_spaces(f"a{char}b") is None) == (char == " "), repr(char)
+
+
+@pytest.mark.parametrize("path", PATHS.values(), ids=PATHS.keys())
+@pytest.mark.parametrize("space", LOOK_ALIKE_SPACES.values(), ids=LOOK_ALIKE_SPACES.keys())
+def test_a_name_with_another_kind_of_space_or_a_run_of_spaces_is_the_name_it_prints_as(space, path, tmp_path):
+    audit = path([f"Black{space}Male"], tmp_path)
+    assert audit.groups == ["Black Male", "White"]
+    shown = "".join(f"⟨U+{ord(c):04X}⟩" for c in space)
+    notes = [n for n in audit.notes if "normalized" in n]
+    assert len(notes) == 1 and f"'Black{shown}Male' reads as 'Black Male'" in notes[0], audit.notes
+
+
+@pytest.mark.parametrize("path", PATHS.values(), ids=PATHS.keys())
+@pytest.mark.parametrize("space", LOOK_ALIKE_SPACES.values(), ids=LOOK_ALIKE_SPACES.keys())
+def test_two_names_that_print_alike_are_refused_naming_the_name(space, path, tmp_path):
+    from fairness_core.io import DataValidationError
+
+    with pytest.raises(DataValidationError, match="'Black Male' (already appears in row 1|once invisible)"):
+        path(["Black Male", f"Black{space}Male"], tmp_path)
+
+
+@pytest.mark.parametrize("path", PATHS.values(), ids=PATHS.keys())
+@pytest.mark.parametrize("blank", BLANK_CHARACTERS.values(), ids=BLANK_CHARACTERS.keys())
+def test_a_character_drawn_as_a_blank_is_refused_and_shown(blank, path, tmp_path):
+    from fairness_core.io import DataValidationError
+
+    with pytest.raises(DataValidationError) as exc:
+        path([f"Black{blank}Male"], tmp_path)
+    message = str(exc.value)
+    assert f"'Black⟨U+{ord(blank):04X}⟩Male' holds a hidden character" in message, message
+    assert any(column in message for column in ("column 'g'", "column 'group'", "sensitive_feature[0]")), message
+    assert blank not in message
+
+
+def test_model_candidates_refuse_look_alike_and_blank_group_values():
+    from fairness_core.io import DataValidationError, candidates_from_predictions
+
+    frame = pd.DataFrame({"y": [1, 0, 1, 0], "g": ["Black Male", "Black\u00a0Male", "White", "White"],
+                          "m": [1, 0, 0, 1]})
+    with pytest.raises(DataValidationError, match="column 'g': two different group values both read as 'Black Male'"):
+        candidates_from_predictions(frame, "y", 1, ["g"], ["m"])
+    with pytest.raises(DataValidationError, match=r"row 1 .*'Black⟨U\+2800⟩Male' holds a hidden character"):
+        candidates_from_predictions(frame.assign(g=["Black\u2800Male"] * 2 + ["White"] * 2), "y", 1, ["g"], ["m"])
+    same = candidates_from_predictions(frame.assign(g=["Black\u3000Male"] * 2 + ["White"] * 2), "y", 1, ["g"], ["m"])
+    assert sorted(same.groups["g"].unique()) == ["Black Male", "White"]

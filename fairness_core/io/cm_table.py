@@ -15,7 +15,8 @@ from ..audit import Audit
 from ..confusion import CELLS, ConfusionMatrix
 from ..row_counts import is_text
 from ..validation import (INTERSECTION_SEP, MAX_COUNT, MAX_GROUPS, MAX_NAME_LENGTH, DataValidationError, Problem,
-                          clean_name, direction, group_values, hidden_name_problem, lines_for, show_value)
+                          clean_name, cleaning_notice, direction, group_values, hidden_name_problem, lines_for,
+                          show_value)
 from .read import normalize_header
 
 
@@ -235,11 +236,10 @@ def _group_names(df: pd.DataFrame, group_columns: list[str], problems: list[Prob
         for r, name in enumerate(text.tolist()):
             if not blank[r] and (why := hidden_name_problem(name)) is not None:
                 problems.append(Problem(why, r + 1, col))
-        changed = (raw.str.strip() != text) & ~blank
-        if changed.any():
-            df.attrs.setdefault("notices", []).append(
-                f"Group names in {col!r} were normalized (Unicode NFC, invisible characters removed), e.g. row "
-                f"{int(np.flatnonzero(changed.to_numpy())[0]) + 1}.")
+        changed = np.flatnonzero(((raw.str.strip() != text) & ~blank).to_numpy())
+        if changed.size and (notice := cleaning_notice(f"Group names in {col!r}", raw.iloc[changed].tolist(),
+                                                       lambda k: int(changed[k]) + 1)) is not None:
+            df.attrs.setdefault("notices", []).append(notice)
         parts.append(text.where(~blank, "").tolist())
     df.attrs["group_parts"] = parts
     return [INTERSECTION_SEP.join(p) for p in zip(*parts)]
@@ -252,7 +252,8 @@ def _check_duplicates(names: list[str], problems: list[Problem], group_columns: 
             continue
         if name in seen:
             problems.append(Problem(f"group {name!r} already appears in row {seen[name]} (names are compared "
-                                    "after Unicode normalization and removing invisible characters)", r,
+                                    "after Unicode normalization, removing invisible characters and folding spaces: "
+                                    "every kind of space plain, runs of spaces one)", r,
                                     ", ".join(group_columns)))
         else:
             seen[name] = r

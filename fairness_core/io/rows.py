@@ -13,7 +13,8 @@ import pandas as pd
 from ..audit import Audit
 from ..compare import MAX_MODELS, Candidates
 from ..row_counts import as_numbers, binary_column, count_rows
-from ..validation import MAX_ROWS, DataValidationError, Problem, clean_name, direction, lines_for, show_value
+from ..validation import (MAX_ROWS, DataValidationError, Problem, clean_name, direction, hidden_name_problem,
+                          intersection_names, lines_for, show_value)
 from .read import normalize_header
 
 
@@ -255,7 +256,17 @@ def _candidate_groups(df: pd.DataFrame, group_columns: list[str], problems: list
             rows = np.flatnonzero(codes < 0)
             problems.append(Problem(f"missing group value in {rows.size:,} row(s)", int(rows[0]) + 1, col))
             continue
-        names, inverse = np.unique(np.asarray([clean_name(u) for u in uniques], dtype=object), return_inverse=True)
+        cleaned = [clean_name(u) for u in uniques]
+        try:    # as an audit's: values that print alike (spaces, NFC, invisible characters) or hide a character
+            intersection_names([cleaned])
+        except DataValidationError as exc:
+            problems.extend(Problem(p.message, column=str(col)) for p in exc.problems)
+            continue
+        if (hidden := next((k for k, v in enumerate(cleaned) if hidden_name_problem(v)), None)) is not None:
+            problems.append(Problem(hidden_name_problem(cleaned[hidden]) or "",
+                                    int(np.flatnonzero(codes == hidden)[0]) + 1, col))
+            continue
+        names, inverse = np.unique(np.asarray(cleaned, dtype=object), return_inverse=True)
         groups[str(col)] = pd.Categorical.from_codes(inverse[codes], names)   # the audit's names, compactly
     return groups
 

@@ -25,8 +25,8 @@ from typing import Any
 
 from ..audit import Audit
 from ..confusion import ConfusionMatrix
-from ..validation import (MAX_GROUPS, MAX_NAME_LENGTH, DataValidationError, Problem, clean_name, direction, group_values,
-                          hidden_name_problem, intersection_names, row_notes, show_value)
+from ..validation import (MAX_GROUPS, MAX_NAME_LENGTH, DataValidationError, Problem, clean_name, cleaning_notice,
+                          direction, group_values, hidden_name_problem, intersection_names, row_notes, show_value)
 
 #: File kinds a path or glob may name.
 FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "csv", ".txt": "csv"}
@@ -178,7 +178,10 @@ def aggregate(source: Any, *, label: str, prediction: str, groups: Sequence[str]
     names = intersection_names(parts)
     cms = {n: ConfusionMatrix(int(r.tp), int(r.fn), int(r.fp), int(r.tn))
            for n, r in zip(names, counts.itertuples(index=False))}
-    notes = row_notes(label, positive, prediction, flip, threshold)
+    notes = [notice for g, values in zip(groups, parts)    # the upload's notes on cleaned names, rows unknown here
+             if (notice := cleaning_notice(f"Group values in {g!r}", [raw for raw, clean in zip(counts[g], values)
+                                                                      if str(raw).strip() != clean])) is not None]
+    notes += row_notes(label, positive, prediction, flip, threshold)
     where = name or (f"{source}" if isinstance(source, (str, Path)) else "Ibis table" if _is_ibis_table(source)
                      else "files")
     return Audit(cms, source=f"{where} ({int(found['rows']):,} rows, aggregated in place)", notes=tuple(notes),
