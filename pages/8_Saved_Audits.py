@@ -1,10 +1,13 @@
-"""Saved audits: the list (filter by model, open, delete), a read-only view of one saved audit from its link
-(``?audit=<id>``, in any browser), its model's trend across saved periods, and "Open in the workbench"."""
+"""Saved audits: the list (filter by model, open, delete after typing the audit's name: a deletion is permanent for
+everyone on the server), and a read-only view of one saved audit from its link (``?audit=<id>``, in any browser:
+that audit alone, no list and no delete), its model's trend across saved periods, and "Open in the workbench"."""
 
 import streamlit as st
 
 from fairness_core import plots, regulatory, report
+from fairness_core import store as audit_store
 from fairness_core.store import AuditNotFound, SavedAudit, StoreError
+from fairness_core.verdicts import level_text
 from ui import cached, saved
 from ui.state import ADJUSTMENTS, SAVED_MODEL_KEY, data_banner, page_setup, set_audit
 from ui.widgets import BuiltIn, P_FORMATS, chart, csv_download, md_escape, styled, verdict_summary
@@ -77,7 +80,10 @@ def _trend(s: SavedAudit) -> None:
         st.markdown(f"**{md_escape(s.model)}** has {len(trend.periods)} saved periods: "
                     + ", ".join(md_escape(p) for p in trend.periods) + ". Each change of a pair's OFI between "
                     "consecutive periods is tested as two independent samples (interval and p-value, "
-                    f"{ADJUSTMENTS.get(trend.adjust, trend.adjust)} across all changes), at this audit's settings.")
+                    f"{ADJUSTMENTS.get(trend.adjust, trend.adjust)} across all changes), at this audit's settings. "
+                    "A change is significant when its adjusted p is below α; its adjusted interval "
+                    f"(ci_low_adjusted, ci_high_adjusted: {md_escape(level_text(trend.level_adjusted))}, the level "
+                    "the adjustment amounts to for each change) then excludes 0, and only then.")
         fig = plots.ofi_trend(trend)
         chart(fig, "ofi_trend.html", key="ofi-trend")
         di_fig = plots.di_trend(trend)
@@ -100,59 +106,92 @@ def _trend(s: SavedAudit) -> None:
                                icon=":material/download:")
 
 
-wanted = st.query_params.get(saved.PARAM)
-if wanted:
+def _link_view(audit_id: str) -> None:
+    """What a link (``?audit=<id>``) opens: that saved audit alone, read-only — no list of the others, no delete."""
     try:
-        opened = store.load(wanted)
+        opened = store.load(audit_id)
     except AuditNotFound as e:
         st.error(f"**This link does not open a saved audit.** {md_escape(e)}", icon=":material/link_off:")
     except StoreError as e:
         st.error(f"**The audit store failed.** {md_escape(e)}", icon=":material/error:")
     else:
         show(opened)
-        st.divider()
+    st.divider()
+    st.caption("A link opens one saved audit, read-only. The list of saved audits is on this page without a link "
+               "(“Saved audits” in the sidebar).")
 
-st.subheader("Every saved audit", anchor=False)
-if "deleted" in st.session_state:
-    st.success(f"Deleted “{md_escape(st.session_state.pop('deleted'))}”.", icon=":material/check_circle:")
-try:
-    everything = store.list()
-except StoreError as e:
-    st.error(f"**The audit store failed.** {md_escape(e)}", icon=":material/error:")
-    st.stop()
-if everything.empty:
-    st.info("No audit has been saved yet: save one on the Bias Audit page (“Save this audit”).", icon=":material/info:")
-    st.page_link("pages/2_Bias_Audit.py", label="Bias Audit", icon=":material/balance:")
-    st.stop()
-EVERY = BuiltIn("every model")
-models = sorted(everything["model"].dropna().unique())
-chosen = st.selectbox("Model", [EVERY, *models], key="saved-filter",
-                      format_func=lambda m: m.label if isinstance(m, BuiltIn) else f"“{m}”")
-listed = everything if isinstance(chosen, BuiltIn) else everything[everything["model"] == chosen]
-st.dataframe(listed.drop(columns="id"), width="stretch", hide_index=True, key="saved-list",
-             column_config={"created": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm")})
-rows = {r["id"]: r for _, r in listed.iterrows()}
-pick = st.selectbox("Saved audit", list(rows), format_func=lambda i: label(rows[i]), key="saved-pick")
-c1, c2, _ = st.columns([1, 1, 5])
-if c1.button("Open", icon=":material/visibility:", key="saved-open"):
-    st.query_params[saved.PARAM] = pick
-    st.rerun()
-if c2.button("Delete…", icon=":material/delete:", key="saved-delete"):
-    st.session_state["confirm-delete"] = pick
-if st.session_state.get("confirm-delete") == pick:
-    st.warning(f"Delete “{md_escape(rows[pick]['name'])}” for good? Its link stops working.", icon=":material/warning:")
-    y, n, _ = st.columns([1, 1, 5])
-    if y.button("Yes, delete", type="primary", key="saved-delete-yes"):
-        st.session_state.pop("confirm-delete", None)
+
+def _confirm_delete(audit_id: str, name: str) -> None:
+    """The second step of Delete: the audit goes only once its name is typed exactly."""
+    st.warning("**Deleting is permanent, for everyone on this server:** the saved audit, its link and its period "
+               "in the model's trend are gone for every user, and cannot be restored. To delete it, type its name "
+               "exactly:", icon=":material/warning:")
+    st.code(name, language=None)
+    typed = st.text_input("Name of the audit to delete", key="saved-delete-name", max_chars=audit_store.MAX_LABEL)
+    y, n, _ = st.columns([2, 1, 4])
+    if y.button("Delete for everyone", type="primary", key="saved-delete-yes", disabled=typed != name,
+                icon=":material/delete_forever:"):
+        if typed != name:    # the button is disabled until then; a stale click deletes nothing
+            st.error("The name typed is not the audit's name: nothing was deleted.", icon=":material/error:")
+            return
+        _forget_confirmation()
         try:
-            store.delete(pick)
+            store.delete(audit_id)
         except (AuditNotFound, StoreError) as e:
             st.error(md_escape(e), icon=":material/error:")
         else:
-            if st.query_params.get(saved.PARAM) == pick:
-                del st.query_params[saved.PARAM]
-            st.session_state["deleted"] = rows[pick]["name"]
+            st.session_state["deleted"] = name
             st.rerun()
     if n.button("Cancel", key="saved-delete-no"):
-        st.session_state.pop("confirm-delete", None)
+        _forget_confirmation()
         st.rerun()
+
+
+def _forget_confirmation() -> None:
+    st.session_state.pop("confirm-delete", None)
+    st.session_state.pop("saved-delete-name", None)
+
+
+def _list() -> None:
+    """Every saved audit: filter by model, open one (its link), delete one after typing its name."""
+    st.subheader("Every saved audit", anchor=False)
+    st.caption("Everyone who can reach this server sees this list. A deletion is permanent for all of them.")
+    if "deleted" in st.session_state:
+        st.success(f"Deleted “{md_escape(st.session_state.pop('deleted'))}” for everyone on this server.",
+                   icon=":material/check_circle:")
+    try:
+        everything = store.list()
+    except StoreError as e:
+        st.error(f"**The audit store failed.** {md_escape(e)}", icon=":material/error:")
+        return
+    if everything.empty:
+        st.info("No audit has been saved yet: save one on the Bias Audit page (“Save this audit”).",
+                icon=":material/info:")
+        st.page_link("pages/2_Bias_Audit.py", label="Bias Audit", icon=":material/balance:")
+        return
+    every = BuiltIn("every model")
+    models = sorted(everything["model"].dropna().unique())
+    chosen = st.selectbox("Model", [every, *models], key="saved-filter",
+                          format_func=lambda m: m.label if isinstance(m, BuiltIn) else f"“{m}”")
+    listed = everything if isinstance(chosen, BuiltIn) else everything[everything["model"] == chosen]
+    st.dataframe(listed.drop(columns="id"), width="stretch", hide_index=True, key="saved-list",
+                 column_config={"created": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm")})
+    rows = {r["id"]: r for _, r in listed.iterrows()}
+    pick = st.selectbox("Saved audit", list(rows), format_func=lambda i: label(rows[i]), key="saved-pick")
+    c1, c2, _ = st.columns([1, 1, 5])
+    if c1.button("Open", icon=":material/visibility:", key="saved-open",
+                 help="Opens its link: that audit alone, read-only."):
+        st.query_params[saved.PARAM] = pick
+        st.rerun()
+    if c2.button("Delete…", icon=":material/delete:", key="saved-delete"):
+        st.session_state.pop("saved-delete-name", None)
+        st.session_state["confirm-delete"] = pick
+    if st.session_state.get("confirm-delete") == pick:
+        _confirm_delete(pick, str(rows[pick]["name"]))
+
+
+wanted = st.query_params.get(saved.PARAM)
+if wanted:
+    _link_view(wanted)
+else:
+    _list()

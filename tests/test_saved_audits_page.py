@@ -1,5 +1,6 @@
-"""Saved audits in the app (issue 27): save from the Bias Audit page, open the link in another session (read-only),
-a bad id, delete, the trend after a second period, the report's trend section, hostile names as text."""
+"""Saved audits in the app (issue 27): save from the Bias Audit page, open the link in another session (read-only:
+that audit alone, no list, no delete), a bad id, delete after typing the name, the trend after a second period, the
+report's trend section, hostile names as text."""
 
 from __future__ import annotations
 
@@ -80,19 +81,66 @@ def test_save_then_the_link_opens_a_read_only_copy_in_another_session(store_url)
     assert other.session_state["kept-ofi-tol"] == pytest.approx(0.05)
 
 
-def test_a_bad_or_deleted_id_gets_a_message_and_delete_asks_first(store_url):
+def test_a_bad_or_deleted_id_gets_a_message_and_nothing_else(store_url):
     at = saved_page("not-an-id")
     assert "This link does not open a saved audit" in at.error[0].value
-    assert "No audit has been saved yet" in at.info[0].value
+    assert not at.info and not at.get("selectbox") and not at.button    # no list, no delete
     audit_id = AuditStore(store_url).save(Q1, "to delete", model="credit", period="2026-Q1")
+    AuditStore(store_url).delete(audit_id)
+    gone = saved_page(audit_id)
+    assert "deleted" in gone.error[0].value and not gone.button
+
+
+def test_a_link_shows_only_its_audit_with_no_list_and_no_delete(store_url):
+    """A read-only link opened the page with every saved audit listed under it, each with Open and Delete."""
+    store = AuditStore(store_url)
+    linked = store.save(Q1, "shared one", model="credit", period="2026-Q1")
+    store.save(Q2, "someone else's", model="hiring", period="2026-Q2")
+    at = saved_page(linked)
+    shown = texts(at)
+    assert "shared one" in shown and "someone else" not in shown and "Every saved audit" not in shown
+    keys = {b.key for b in at.button}
+    assert keys == {"open-in-workbench"}                     # no Open, no Delete of any audit
+    assert not any(s.key in ("saved-pick", "saved-filter") for s in at.selectbox)
+    assert not any("saved-list" == d.key for d in at.dataframe)
+    assert "read-only" in shown
+    assert store.list().shape[0] == 2
+
+
+def test_delete_needs_the_audits_name_typed_and_says_it_is_permanent_for_everyone(store_url):
+    store = AuditStore(store_url)
+    name = f"to delete {LINK}"
+    audit_id = store.save(Q1, name, model="credit", period="2026-Q1")
     at = saved_page()
+    assert "permanent" in texts(at) and "Everyone who can reach this server" in texts(at)
     at.button(key="saved-delete").click().run()
-    assert "for good" in at.warning[0].value and AuditStore(store_url).list().shape[0] == 1
+    warning = at.warning[0].value
+    assert "permanent, for everyone on this server" in warning and "type its name" in warning
+    assert name in [c.value for c in at.code]                                 # the name to type, as plain text
+    assert at.button(key="saved-delete-yes").disabled
+    at.text_input(key="saved-delete-name").input("to delete").run()            # not its name
+    assert at.button(key="saved-delete-yes").disabled
+    assert not at.exception and store.list().shape[0] == 1
+    at.text_input(key="saved-delete-name").input(name).run()
+    assert not at.button(key="saved-delete-yes").disabled
     at.button(key="saved-delete-yes").click().run()
-    assert not at.exception and AuditStore(store_url).list().empty
-    assert "Deleted" in at.success[0].value
+    assert not at.exception and store.list().empty
+    assert "Deleted" in at.success[0].value and "for everyone" in at.success[0].value
+    assert "No audit has been saved yet" in at.info[0].value
     gone = saved_page(audit_id)
     assert "deleted" in gone.error[0].value
+
+
+def test_cancel_keeps_the_audit_and_forgets_the_typed_name(store_url):
+    store = AuditStore(store_url)
+    store.save(Q1, "keep me", model="credit", period="2026-Q1")
+    at = saved_page()
+    at.button(key="saved-delete").click().run()
+    at.text_input(key="saved-delete-name").input("keep me").run()
+    at.button(key="saved-delete-no").click().run()
+    assert not at.exception and store.list().shape[0] == 1 and not at.warning
+    at.button(key="saved-delete").click().run()
+    assert at.text_input(key="saved-delete-name").value == "" and at.button(key="saved-delete-yes").disabled
 
 
 def test_a_second_period_shows_the_trend_and_the_report_gains_it(store_url):
