@@ -44,3 +44,25 @@ def test_download_file_names_built_from_group_names_are_plain():
     long = safe_file_name("vs_" + "x" * 300 + ".csv")
     assert len(long) == MAX_FILE_NAME and long.endswith(".csv")
     assert safe_file_name("../.hidden") == "_.hidden"
+
+
+def test_styled_tables_are_rendered_once_and_show_what_a_fresh_styler_shows():
+    """Streamlit renders a styler on every view; ``styled`` hands out one rendered per table content (shared by
+    sessions), whose cells read exactly as a fresh render's, and a table that differs in any cell gets its own."""
+    import numpy as np
+    import pandas as pd
+
+    from ui import widgets
+
+    table = pd.DataFrame({"OFI": [0.0123456, np.nan], "group": ["a", None], "n": [12, 3400]}, index=["x", "y"])
+
+    def cells(style):  # type: ignore[no-untyped-def]
+        return [c["display_value"] for row in style._translate(False, False)["body"] for c in row if c.get("id")]
+
+    first = widgets.styled(table, 3)
+    assert widgets.styled(table.copy(), 3) is first                   # the same content: rendered once
+    fresh = widgets._style(table, 3, {})
+    assert cells(first) == cells(fresh) == ["x", "0.012", "a", "12", "y", "undefined", "", "3,400"]
+    assert widgets.styled(table.assign(OFI=[0.0123457, np.nan]), 3) is not first   # one cell differs
+    assert widgets.styled(table, 4) is not first and widgets.styled(table.rename(columns={"n": "rows"}), 3) is not first
+    assert cells(widgets.styled(table, 3, {"OFI": "{:.3g}"}))[1] == "0.0123"

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
@@ -24,13 +27,62 @@ def styled(df: pd.DataFrame, precision: int = 4,
     Streamlit's grid shows "None" for a null cell whatever the Styler says, so an undefined
     float is stored as +inf and displayed as "undefined": the column stays numeric and sorts
     numerically, with undefined values last. Missing text shows as an empty cell.
+
+    The styler comes rendered (pandas' ``_compute`` and ``_translate`` done once, their result kept on
+    it) and, when every format is a format string, from a small cache shared by the sessions, keyed by the
+    table's content: most of what ``st.dataframe`` costs for a styled table is pandas rendering the same
+    table again for every view.
     """
+    formats = dict(formats or {})
+    if not all(isinstance(f, str) for f in formats.values()):
+        return _rendered(_style(df, precision, formats))
+    try:
+        key = (_content_key(df), precision, tuple(sorted(formats.items())))
+    except TypeError:   # cells that cannot be hashed (lists): rendered for this view only
+        return _rendered(_style(df, precision, formats))
+    with _STYLED_LOCK:
+        hit = _STYLED.get(key)
+        if hit is not None:
+            _STYLED.move_to_end(key)
+            return hit
+    style = _rendered(_style(df, precision, formats))
+    with _STYLED_LOCK:
+        _STYLED[key] = style
+        while len(_STYLED) > _STYLED_MAX:
+            _STYLED.popitem(last=False)
+    return style
+
+
+#: Rendered stylers kept for every session (a few hundred small tables: the verdicts, the group tables).
+_STYLED: "OrderedDict[tuple, pd.io.formats.style.Styler]" = OrderedDict()
+_STYLED_LOCK = threading.Lock()
+_STYLED_MAX = 256
+
+
+def _content_key(df: pd.DataFrame) -> tuple:
+    """Everything a styled table shows: its cells (hashed with their index), columns, dtypes and shape."""
+    values = pd.util.hash_pandas_object(df, index=True).to_numpy()
+    return (hashlib.sha256(values.tobytes()).hexdigest(), tuple(map(str, df.columns)),
+            tuple(map(str, df.dtypes)), tuple(map(str, df.index.names)), df.shape)
+
+
+def _rendered(style: "pd.io.formats.style.Styler") -> "pd.io.formats.style.Styler":
+    """``style`` with pandas' rendering done now and kept: Streamlit calls ``_compute`` and ``_translate`` on
+    every ``st.dataframe``; on this styler they return the kept result (read only, so sessions may share it)."""
+    style._compute()
+    translated = style._translate(False, False)
+    style._compute = lambda: style                      # type: ignore[method-assign]
+    style._translate = lambda *args, **kwargs: translated  # type: ignore[method-assign]
+    return style
+
+
+def _style(df: pd.DataFrame, precision: int, formats: Mapping[str, str | Callable[[float], str]]
+           ) -> "pd.io.formats.style.Styler":
     data = df.copy()
     floats = [c for c in data.columns if pd.api.types.is_float_dtype(data[c])]
     texts = [c for c in data.columns if pd.api.types.is_object_dtype(data[c])]
     data[floats] = data[floats].fillna(np.inf)
     data[texts] = data[texts].fillna("")
-    formats = dict(formats or {})
 
     def number(fmt: str | Callable[[float], str] | None) -> Callable[[float], str]:
         def render(v: float) -> str:
