@@ -137,6 +137,18 @@ def _shades(k: int) -> list[str]:
     return plotly.colors.sample_colorscale("Blues", list(np.linspace(0.35, 1.0, k))) if k > 1 else ["#2166ac"]
 
 
+def interval_markers(x: Any, y: list[str], low: Any, high: Any, p: Any, *, name: str, color: str, size: int,
+                     whisker: int, hovertemplate: str) -> go.Scatter:
+    """Square markers at ``x`` on category rows ``y`` with asymmetric whiskers to ``low`` and ``high``, the
+    interval and ``p`` in ``customdata`` (0: low, 1: high, 2: p) for ``hovertemplate``: the forest plots' trace."""
+    x, low, high = (np.asarray(v, dtype=float) for v in (x, low, high))
+    return go.Scatter(x=x, y=y, mode="markers", name=name, marker=dict(color=color, size=size, symbol="square"),
+                      error_x=dict(type="data", symmetric=False, array=high - x, arrayminus=x - low, color=color,
+                               thickness=2, width=whisker),
+                      customdata=np.column_stack([low, high, np.asarray(p, dtype=float)]),
+                      hovertemplate=hovertemplate)
+
+
 def _escape_labels(values):  # type: ignore[no-untyped-def]
     """Escape the text items of a trace's x / y / name for Plotly's HTML-like rendering (:func:`plotly_text`)."""
     if isinstance(values, str):

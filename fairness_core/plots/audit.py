@@ -18,6 +18,7 @@ from ._base import (
     UNDEFINED_COLOR,
     _fmt,
     _heatmap_geometry,
+    interval_markers,
     _layout,
     _short,
     notation,
@@ -438,15 +439,11 @@ def ofi_forest(verdicts: pd.DataFrame, reference: str) -> go.Figure:
         if not pick.any():
             continue
         part = rows[pick]
-        fig.add_trace(go.Scatter(
-            x=part["ofi"], y=[lbl for lbl, k in zip(labels, pick) if k], mode="markers", name=verdict,
-            marker=dict(color=color, size=10, symbol="square"),
-            error_x=dict(type="data", symmetric=False, array=part["high"] - part["ofi"],
-                         arrayminus=part["ofi"] - part["low"], color=color, thickness=2, width=6),
-            customdata=np.column_stack([part["low"], part["high"], part["p"]]),
+        fig.add_trace(interval_markers(
+            part["ofi"], [lbl for lbl, k in zip(labels, pick) if k], part["low"], part["high"], part["p"],
+            name=verdict, color=color, size=10, whisker=6,
             hovertemplate=("%{y}<br>OFI vs " + plotly_text(reference) + " = %{x:+.3f} [%{customdata[0]:+.3f}, "
-                           "%{customdata[1]:+.3f}]<br>adjusted p = %{customdata[2]:.3g}<extra>" + verdict + "</extra>"),
-        ))
+                           "%{customdata[1]:+.3f}]<br>adjusted p = %{customdata[2]:.3g}<extra>" + verdict + "</extra>")))
     fig.update_layout(
         title=dict(text=f"OFI of each group against {plotly_text(reference)}<br><sup>{interval_label(verdicts)}s · "
                         f"right of 0: the group fares better than {plotly_text(reference)} relative to its labels · "

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..compare import PERFORMANCE, pareto_by
-from ._base import _plain, plotly_text, safe_figures
+from ._base import _plain, interval_markers, plotly_text, safe_figures
 
 __all__ = ["model_tradeoff", "paired_differences", "mitigation_frontier"]
 
@@ -84,12 +84,9 @@ def paired_differences(paired: pd.DataFrame) -> go.Figure:
         if not pick.any():
             continue
         part = df[pick]
-        fig.add_trace(go.Scatter(
-            x=part["difference"], y=[lbl for lbl, k in zip(labels, pick) if k], mode="markers", name=legend,
-            marker=dict(color=color, size=9, symbol="square"),
-            error_x=dict(type="data", symmetric=False, array=part["ci_high"] - part["difference"],
-                         arrayminus=part["difference"] - part["ci_low"], color=color, thickness=2, width=5),
-            customdata=np.column_stack([part["ci_low"], part["ci_high"], part["p_adjusted"]]),
+        fig.add_trace(interval_markers(
+            part["difference"], [lbl for lbl, k in zip(labels, pick) if k], part["ci_low"], part["ci_high"],
+            part["p_adjusted"], name=legend, color=color, size=9, whisker=5,
             hovertemplate=("%{y}: %{x:+.3f} [%{customdata[0]:+.3f}, %{customdata[1]:+.3f}]"
                            "<br>adjusted p = %{customdata[2]:.3g}<extra></extra>")))
     models = plotly_text(str(paired["models"].iloc[0])) if len(paired) else ""
