@@ -491,9 +491,9 @@ def randomized_rule(gain: float, note: str, label: str) -> str:
     that was not computed (``note``; :attr:`fairness_core.mitigation.ThresholdRule.randomized_gain`)."""
     if math.isnan(gain):
         return "Randomized rule: " + note + "."
-    return (f"A randomized rule (mixing two thresholds within a group) would improve {label} by {gain:.4f} on the "
-            f"fitting rows{' — nothing: these thresholds are as good' if gain < 5e-5 else ''}; the thresholds here are "
-            "deterministic, so equal scores are always treated alike within a group.")
+    return (f"A randomized rule (mixing thresholds at random within a group) would improve {label} by {gain:.4f} "
+            f"on the fitting rows{' — nothing: these thresholds are as good' if gain < 5e-5 else ''}; the thresholds "
+            "here are deterministic, so equal scores are always treated alike within a group.")
 
 
 # --------------------------------------------------------------------------- the inequality tab

@@ -116,45 +116,110 @@ def test_fit_equals_brute_force_over_every_combination_of_thresholds(objective):
         assert sign * none.objective_value == pytest.approx(values.max(), abs=1e-12)
 
 
+def every_threshold(s, y, g, name):
+    """Group ``name``'s counts at every threshold (+inf, then each distinct score, descending): n, P, k, TP."""
+    sg, yg = s[g == name], y[g == name] == 1
+    cuts = np.concatenate([[np.inf], np.unique(sg)[::-1]])
+    pred = sg[None, :] >= cuts[:, None]
+    return len(sg), yg.sum(), pred.sum(1), (pred & yg).sum(1)
+
+
+def lp_over_every_threshold(s, y, g, target, tolerance, objective="accuracy", cost_fp=1.0, cost_fn=1.0):
+    """The best randomized rule by a linear program written out from the rows, independently of the library:
+    a distribution λ over each group's thresholds (all of them, not only hull vertices) and one free band
+    position per constrained quantity, the target's band holding for the expected quantity. Returns the best
+    objective in the library's units (cost per row, negated)."""
+    names = sorted(set(g))
+    quantities = {"ofi": ["B"], "demographic_parity": ["rate"], "four_fifths": ["rate"],
+                  "equal_opportunity": ["TPR"], "equalized_odds": ["TPR", "FPR"]}[target]
+    big_p, big_n = (y == 1).sum(), (y == 0).sum()
+    blocks, values, qs = [], [], {q: [] for q in quantities}
+    for name in names:
+        n, p, k, tp = every_threshold(s, y, g, name)
+        fp = k - tp
+        values.append({"accuracy": (tp + (n - p) - fp) / len(y),
+                       "balanced_accuracy": 0.5 * (tp / big_p + ((n - p) - fp) / big_n),
+                       "cost": -(cost_fp * fp + cost_fn * (p - tp)) / len(y)}[objective])
+        for q in quantities:
+            qs[q].append({"B": (k - p) / n, "rate": k / n, "TPR": tp / p, "FPR": fp / (n - p)}[q])
+        blocks.append(len(k))
+    m, nq, ng = sum(blocks), len(quantities), len(names)
+    a_eq, a_ub, b_ub = np.zeros((ng, m + nq)), np.zeros((2 * ng * nq, m + nq)), np.zeros(2 * ng * nq)
+    row = 0
+    for j, q in enumerate(quantities):
+        at = 0
+        for i, size in enumerate(blocks):
+            a_eq[i, at:at + size] = 1
+            a_ub[row, at:at + size], a_ub[row, m + j] = -qs[q][i], 1.0                       # E q >= c
+            a_ub[row + 1, at:at + size] = qs[q][i]                                            # E q <= upper(c)
+            a_ub[row + 1, m + j] = -1 / 0.8 if target == "four_fifths" else -1.0
+            b_ub[row + 1] = 0.0 if target == "four_fifths" else tolerance
+            row, at = row + 2, at + size
+    bounds = [(0, None)] * m + [(None, None)] * nq
+    lp = linprog(-np.concatenate(values + [np.zeros(nq)]), A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=np.ones(ng),
+                 bounds=bounds, method="highs")
+    assert lp.status == 0
+    return -lp.fun
+
+
 def test_randomized_gain_equals_the_linear_program_over_mixed_thresholds():
+    """Every target, against a linear program over every threshold of every group (the library solves the
+    linear targets over concave envelopes in k, the TPR/FPR targets over ROC hull vertices only)."""
+    cases = [("ofi", 0.05), ("demographic_parity", 0.1), ("four_fifths", 0.0), ("equal_opportunity", 0.0),
+             ("equal_opportunity", 0.1), ("equalized_odds", 0.0), ("equalized_odds", 0.05)]
+    helped = set()
     for seed in range(6):
         s, y, g = small_data(seed, ties=seed % 2 == 1)
-        for target, tolerance in (("ofi", 0.05), ("demographic_parity", 0.1), ("four_fifths", 0.0)):
+        for (target, tolerance), objective in itertools.product(cases, mitigation.OBJECTIVES):
+            if objective != "accuracy" and seed > 1:
+                continue
             try:
-                rule = fit_thresholds(s, y, g, target, tolerance)
+                rule = fit_thresholds(s, y, g, target, tolerance, objective, cost_fp=1.0, cost_fn=2.5)
             except InfeasibleTarget:
                 continue
-            # Variables: λ (a distribution over each group's thresholds) and the band position c.
-            qs, vs, blocks = [], [], []
-            for name in "abc":
-                sg, yg = s[g == name], y[g == name] == 1
-                cuts = np.concatenate([[np.inf], np.unique(sg)])
-                pred = sg[None, :] >= cuts[:, None]
-                k, tp = pred.sum(1), (pred & yg).sum(1)
-                q = (k - yg.sum()) / len(sg) if target == "ofi" else k / len(sg)
-                qs.append(q)
-                vs.append(tp + (~yg).sum() - (k - tp))
-                blocks.append(len(cuts))
-            m = sum(blocks)
-            c_obj = np.concatenate([-np.concatenate(vs), [0.0]])
-            a_eq = np.zeros((3, m + 1))
-            a_ub = np.zeros((6, m + 1))
-            b_ub = np.zeros(6)
-            at = 0
-            for i, (q, size) in enumerate(zip(qs, blocks)):
-                a_eq[i, at:at + size] = 1
-                a_ub[2 * i, at:at + size], a_ub[2 * i, -1] = -q, 1.0          # E q >= c
-                a_ub[2 * i + 1, at:at + size] = q                             # E q <= upper(c)
-                a_ub[2 * i + 1, -1] = -1 / 0.8 if target == "four_fifths" else -1.0
-                b_ub[2 * i + 1] = 0.0 if target == "four_fifths" else tolerance
-                at += size
-            bounds = [(0, None)] * m + [(None, None)]
-            lp = linprog(c_obj, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=np.ones(3), bounds=bounds, method="highs")
-            assert lp.status == 0
-            assert rule.randomized_gain == pytest.approx(-lp.fun / len(s) - rule.objective_value, abs=1e-9)
-            assert rule.randomized_gain >= 0
-    rule = fit_thresholds(s, y, g, "equal_opportunity", 0.1)
-    assert math.isnan(rule.randomized_gain) and "not computed" in rule.randomized_note
+            best = lp_over_every_threshold(s, y, g, target, tolerance, objective, cost_fp=1.0, cost_fn=2.5)
+            sign = -1 if objective == "cost" else 1
+            assert rule.randomized_gain == pytest.approx(best - sign * rule.objective_value, abs=1e-9), (seed, target)
+            assert rule.randomized_gain >= 0 and "would do this much better" in rule.randomized_note
+            if rule.randomized_gain > 1e-6:
+                helped.add(target)
+            if target == "equal_opportunity":  # the envelope over TP and the ROC-hull LP agree
+                cv = mitigation._curves(mitigation._rows(s, y, g), objective, 1.0, 2.5)
+                chosen = np.array([int(np.flatnonzero((cv.group == i) & (cv.threshold == t))[0])
+                                   for i, t in enumerate(rule.thresholds.values())])
+                lp = mitigation._randomized_roc_gain(cv, target, tolerance, chosen)
+                assert lp == pytest.approx(rule.randomized_gain, abs=1e-9)
+    assert helped >= {"equal_opportunity", "equalized_odds"}  # the examples are not all trivial
+
+
+def test_randomized_equalized_odds_gain_equals_brute_force_over_a_grid_of_mixtures():
+    """Two groups, each with two distinct scores (three thresholds: nobody, the top score, everyone): every
+    mixture of each group's thresholds with weights on a 1/40 grid, kept when the expected TPRs and FPRs
+    are within the tolerance. The grid's best is never above the library's randomized optimum and comes
+    within the grid's resolution of it; here the deterministic thresholds are far worse."""
+    s = np.array([.9, .9, .9, .9, .2, .2, .2, .2, .2,    .6, .6, .6, .6, .6, .6, .1, .1, .1])
+    y = np.array([1, 1, 1, 0, 1, 0, 0, 0, 0,             1, 1, 1, 1, 0, 0, 1, 0, 0])
+    g = np.array(["a"] * 9 + ["b"] * 9)
+    grid = np.array([(i, j, 40 - i - j) for i in range(41) for j in range(41 - i)]) / 40   # weights, 861
+    expected = []
+    for name in "ab":
+        n, p, k, tp = every_threshold(s, y, g, name)
+        assert len(k) == 3
+        fp = k - tp
+        expected.append((grid @ (tp / p), grid @ (fp / (n - p)), grid @ (tp + (n - p) - fp)))
+    (tpr_a, fpr_a, v_a), (tpr_b, fpr_b, v_b) = expected
+    for tolerance in (0.05, 0.1, 0.2):  # (at 0 the optimum's weights are off any such grid: the test above)
+        ok = ((np.abs(tpr_a[:, None] - tpr_b[None, :]) <= tolerance + 1e-12)
+              & (np.abs(fpr_a[:, None] - fpr_b[None, :]) <= tolerance + 1e-12))
+        best = np.where(ok, v_a[:, None] + v_b[None, :], -np.inf).max() / len(y)
+        rule = fit_thresholds(s, y, g, "equalized_odds", tolerance)
+        randomized = rule.objective_value + rule.randomized_gain
+        assert best <= randomized + 1e-9
+        assert best >= randomized - 0.02, tolerance  # a step of 1/40 in the weights moves accuracy < 1/40
+        assert rule.randomized_gain > 0.05
+        assert randomized == pytest.approx(lp_over_every_threshold(s, y, g, "equalized_odds", tolerance), abs=1e-9)
+        eo = fit_thresholds(s, y, g, "equal_opportunity", tolerance)
+        assert eo.objective_value + eo.randomized_gain >= randomized - 1e-9  # a looser constraint
 
 
 def test_strided_search_keeps_the_constraint_and_comes_close(monkeypatch):
@@ -290,10 +355,9 @@ def held_out_slack(g, fit):
 
 
 @pytest.mark.parametrize("seed", [0, 1])
-@pytest.mark.parametrize("target, groups, fairlearn_tol", [("demographic_parity", 3, 0.01), ("equalized_odds", 2, None)])
+@pytest.mark.parametrize("target, groups, fairlearn_tol", [("demographic_parity", 3, 0.01)])
 def test_held_out_violation_and_accuracy_no_worse_than_fairlearn(seed, target, groups, fairlearn_tol):
-    """Same rows, same fitted model, same tolerance where Fairlearn takes one (it has none for equalized odds:
-    there it meets the constraint exactly in expectation). Equalized odds with two groups: see the next test."""
+    """Same rows, same fitted model, same tolerance. Equalized odds: the next test."""
     from fairlearn import metrics as fm
 
     metric = {"demographic_parity": fm.demographic_parity_difference,
@@ -310,17 +374,58 @@ def test_held_out_violation_and_accuracy_no_worse_than_fairlearn(seed, target, g
     assert rule.measure(s[~fit], y[~fit], g[~fit])["disparity"] == pytest.approx(v_ours)
 
 
-def test_equalized_odds_with_three_groups_is_where_randomizing_pays():
-    """Deterministic thresholds meet equalized odds only where every group's ROC curve passes through one
-    T-by-T box; three empirical curves rarely meet, so a tight tolerance can leave only poor operating
-    points, where Fairlearn's randomized mix of thresholds does better. The constraint still holds."""
-    X, y, g, fit, model, s = generated(20_000, 4, groups=3)
-    theirs = fairlearn_predictions(model, X, y, g, fit, "equalized_odds")
+def held_out_tpr_fpr_slack(y, g, fit):
+    """Two standard errors of a difference in TPR between the two held-out groups with the fewest actual
+    positives, or in FPR between the two with the fewest actual negatives (the larger), at the rate 0.5 that
+    maximizes it: how far a rule meeting equalized odds on the fitting rows can miss it on the held-out rows
+    by chance alone."""
+    names = np.unique(g)
+    held = [(g[~fit] == name) for name in names]
+    pos = np.sort([(y[~fit][h] == 1).sum() for h in held])
+    neg = np.sort([(y[~fit][h] == 0).sum() for h in held])
+    return max(2 * math.sqrt(0.25 / c[0] + 0.25 / c[1]) for c in (pos, neg))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_equalized_odds_with_three_groups_against_fairlearn(seed):
+    """Equalized odds, three groups, our tolerance 0.01 (Fairlearn has none: it meets the constraint exactly, in
+    expectation, by randomizing between thresholds). Same rows, same fitted model.
+
+    Violation: ours, held out, is at most Fairlearn's plus two standard errors of a held-out rate difference
+    (:func:`held_out_tpr_fpr_slack`, 0.05 to 0.06 here): both rules are measured on the same held-out rows,
+    whose TPRs and FPRs are estimates, so either can miss the fitted constraint by that much by chance.
+
+    Accuracy: deterministic thresholds meet equalized odds only where every group's ROC curve passes through
+    one 0.01-by-0.01 box, and three empirical curves rarely do, so ours can be several points below
+    Fairlearn's (2 to 6 here). Where it is more than one point below, the randomized gain we report must
+    account for the gap: ours + gain >= Fairlearn's − 1 point (the gain is measured on the fitting rows,
+    the accuracies on the held-out rows). And the gain is exact: at tolerance 0 our best randomized rule's
+    accuracy on the fitting rows equals Fairlearn's expected accuracy there (its optimum over the same ROC
+    hulls, found on a grid of 1,000 points: at most 1e-3 below, never above)."""
+    from fairlearn import metrics as fm
+    from fairlearn.postprocessing import ThresholdOptimizer
+
+    X, y, g, fit, model, s = generated(12_000, seed, groups=3)
+    to = ThresholdOptimizer(estimator=model, constraints="equalized_odds", objective="accuracy_score", prefit=True,
+                            predict_method="auto")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        to.fit(X[fit], y[fit], sensitive_features=g[fit])
+        theirs = to.predict(X[~fit], sensitive_features=g[~fit], random_state=0)
+        chance = to._pmf_predict(X[fit], sensitive_features=g[fit])[:, 1]   # P(positive) per fitting row
     rule = fit_thresholds(s[fit], y[fit], g[fit], "equalized_odds", 0.01)
     check_rule(rule, s[fit], y[fit], g[fit])
     ours = rule.predict(s[~fit], g[~fit])
-    assert (ours == y[~fit]).mean() < (theirs == y[~fit]).mean() - 0.03
-    assert math.isnan(rule.randomized_gain) and "ROC hull" in rule.randomized_note
+    v_ours = fm.equalized_odds_difference(y[~fit], ours, sensitive_features=g[~fit])
+    v_theirs = fm.equalized_odds_difference(y[~fit], theirs, sensitive_features=g[~fit])
+    assert v_ours <= v_theirs + held_out_tpr_fpr_slack(y, g, fit)
+    assert rule.measure(s[~fit], y[~fit], g[~fit])["disparity"] == pytest.approx(v_ours)
+    acc_ours, acc_theirs = (ours == y[~fit]).mean(), (theirs == y[~fit]).mean()
+    assert rule.randomized_gain >= 0 and "would do this much better" in rule.randomized_note
+    assert acc_ours >= acc_theirs - 0.01 or acc_ours + rule.randomized_gain >= acc_theirs - 0.01
+    exact = fit_thresholds(s[fit], y[fit], g[fit], "equalized_odds", 0.0)
+    expected_theirs = np.where(y[fit] == 1, chance, 1 - chance).mean()
+    assert expected_theirs - 1e-6 <= exact.objective_value + exact.randomized_gain <= expected_theirs + 1e-3
 
 
 def test_ofi_target_fairlearn_cannot_express_shrinks_the_gap_and_is_measured_held_out():

@@ -49,8 +49,13 @@ returning thresholds that break the user's target.
 and the upper concave envelope of the group's objective over k. For the targets linear in k (``"ofi"``,
 ``"demographic_parity"``, ``"four_fifths"``, constraints holding in expectation) the best randomized
 rule is the maximum over c of the sum of the envelopes over each group's band, a concave function of c
-found exactly; ``randomized_gain`` is its advantage over the deterministic thresholds, in the
-objective's units. For TPR and FPR targets it is NaN with a reason.
+found exactly. The objective is linear in (FP, TP), so for ``"equal_opportunity"`` the same holds over the
+expected TP with the upper envelope of (TP, objective). For ``"equalized_odds"`` a group's randomized rules
+reach exactly the convex hull of its ROC points (mixing up to three thresholds): the best randomized rule is
+a small linear program over mixing weights of each group's hull vertices and the two band positions
+(Hardt et al., 2016), solved by HiGHS. ``randomized_gain`` is the best randomized rule's advantage over the
+deterministic thresholds (>= 0), in the objective's units, on the fitting rows; NaN with a reason only if
+the solver fails.
 
 The parts, by job: :mod:`.inputs` (checks, the split, the shared names), :mod:`.search` (curves, bands, the
 search, randomized rules), :mod:`.rule` (the fitted rule and its disparities); the fitting itself is here.
@@ -89,7 +94,8 @@ from .rule import (  # noqa: F401
 )
 from .search import (  # noqa: F401
     _admissible, _Band, _bands, _choose, _Curves, _curves, _feasible_positions, _objective_values,
-    _randomized_total, _search, _smallest_tolerance, _sparse_table, _totals, _upper_hull,
+    _randomized_roc_gain, _randomized_total, _roc_hull, _search, _smallest_tolerance, _sparse_table, _totals,
+    _upper_hull,
 )
 
 #: Most (band positions × groups) evaluated at once; beyond, the search is strided, then refined.
@@ -137,15 +143,19 @@ def _solve(cv: _Curves, target: str, tolerance: float) -> ThresholdRule:
         best_total, at, exhaustive = _search(cv, bands, candidates, SEARCH_BUDGET)
         chosen = _choose(cv, bands, at)
         cut = cv.threshold[chosen]
-        if target in LINEAR_TARGETS:
+        if target != "equalized_odds":
             randomized = cv.gain(_randomized_total(cv, target, tolerance), float(cv.value[chosen].sum()))
             note = ("the best rule mixing two thresholds at random within groups (the constraint holding in "
-                    "expectation) would do this much better" + ("" if exhaustive else
-                                                                 "; measured against a strided search"))
+                    "expectation) would do this much better")
         else:
-            randomized = math.nan
-            note = (f"not computed for {target!r}: TPR and FPR are not linear in the number selected, so the "
-                    "randomized optimum is a linear program over each group's ROC hull (Hardt et al., 2016)")
+            randomized = _randomized_roc_gain(cv, target, tolerance, chosen)
+            note = ("the best rule mixing thresholds at random within groups (over each group's ROC hull, the "
+                    "constraint holding in expectation; a linear program, Hardt et al., 2016) would do this much "
+                    "better")
+            if math.isnan(randomized):
+                note = f"not computed for {target!r}: the linear program over each group's ROC hull failed"
+        if not exhaustive and not math.isnan(randomized):
+            note += "; measured against a strided search"
     if target == "none":
         tp, fp, n, pos = _group_counts(rows.y, rows.scores >= cut[rows.codes], rows.codes, cv.groups)
     else:  # the chosen candidates' counts are the fitting rows' counts under these thresholds

@@ -17,7 +17,8 @@ BoolArray = npt.NDArray[np.bool_]
 
 #: Fairness targets :func:`fit_thresholds` can hold (see the module's table).
 TARGETS = ("ofi", "demographic_parity", "four_fifths", "equal_opportunity", "equalized_odds", "none")
-#: Targets whose quantity is linear in the count selected (the randomized optimum is computed for these).
+#: Targets whose quantity is linear in the count selected (their randomized optimum is found over k; equal
+#: opportunity's over TP, equalized odds' by a linear program over each group's ROC hull).
 LINEAR_TARGETS = ("ofi", "demographic_parity", "four_fifths")
 #: Performance measures, additive over groups; "cost" is minimized, the others maximized.
 OBJECTIVES = ("accuracy", "balanced_accuracy", "cost")

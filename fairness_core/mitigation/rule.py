@@ -27,8 +27,9 @@ class ThresholdRule:
     rate, TPR, or max(TPR, FPR differences), or for "four_fifths" the smallest impact ratio.
     ``groups_table`` has one row per group: threshold, n, positives, selected, TP, FP, FN, TN, selection
     rate, TPR, FPR, B. ``exhaustive`` says whether every band position was searched (see the module).
-    ``randomized_gain``: how much a randomized rule would improve the objective under the same target
-    (NaN with ``randomized_note`` where not computed).
+    ``randomized_gain``: how much the best rule randomizing between thresholds within groups would improve
+    the objective under the same target, on the fitting rows (``randomized_note`` says what it is; NaN with the
+    reason if it could not be computed).
     """
 
     thresholds: dict[Any, float]

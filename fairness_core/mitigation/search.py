@@ -1,6 +1,7 @@
 """The threshold search: each group's candidate thresholds as curves over the count selected, the bands a target
 asks every group's quantity to lie in, the exact (or strided) search over band positions, and the best randomized
-rule's value (the package docstring explains each)."""
+rule's value: concave envelopes over k (over TP for equal opportunity), a linear program over each group's ROC hull
+for equalized odds (the package docstring explains each)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy import sparse
+from scipy.optimize import linprog
 from scipy.spatial import ConvexHull, QhullError
 
 from .inputs import FOUR_FIFTHS, ROUNDING, FloatArray, IntArray, _Rows
@@ -35,7 +38,9 @@ class _Curves:
     cost_fn: float
     by_score: IntArray     # every row, highest score first
     _table: FloatArray | None = None
-    _hulls: list[tuple[FloatArray, FloatArray]] | None = None
+    _hulls: list[tuple[FloatArray, FloatArray]] | None = None      # envelope of the objective over k
+    _tp_hulls: list[tuple[FloatArray, FloatArray]] | None = None   # ... over TP (equal opportunity)
+    _roc: IntArray | None = None  # flat indices of every group's ROC hull vertices, group after group
     _positions: dict[str, FloatArray] = field(default_factory=dict)
     _quantities: dict[str, FloatArray] = field(default_factory=dict)
 
@@ -303,10 +308,23 @@ def _upper_hull(x: FloatArray, y: FloatArray) -> tuple[FloatArray, FloatArray]:
 
 def _randomized_total(cv: _Curves, target: str, width: float) -> float:
     """The best expected objective total over rules that randomize between thresholds within each group,
-    with the band holding for expected counts: max over c of Σ_g hull_g(clip(k*_g, klo_g(c), khi_g(c)))."""
-    if cv._hulls is None:
-        cv._hulls = [_upper_hull(cv.k[a:b], cv.value[a:b]) for a, b in zip(cv.start[:-1], cv.start[1:])]
-    n, pos = cv.n, cv.pos
+    with the band holding for expected counts: max over c of Σ_g hull_g(clip(k*_g, klo_g(c), khi_g(c))).
+
+    Equal opportunity is the same problem over the expected TP instead of k: the objective is linear in
+    (FP, TP), so at a given expected TP the best mixture lies on the upper envelope of the points (TP, value)
+    (at each TP the candidate with the fewest FP, the first), and the band is pos·c <= TP <= pos·(c + T)."""
+    if target == "equal_opportunity":
+        if cv._tp_hulls is None:
+            first = np.ones(len(cv.tp), bool)
+            first[1:] = (cv.tp[1:] != cv.tp[:-1]) | (cv.group[1:] != cv.group[:-1])
+            cv._tp_hulls = [_upper_hull(cv.tp[a:b][first[a:b]], cv.value[a:b][first[a:b]])
+                            for a, b in zip(cv.start[:-1], cv.start[1:])]
+        hulls, n, pos = cv._tp_hulls, cv.pos, np.zeros_like(cv.pos)
+        target = "demographic_parity"  # a band [c, c + T] on TP / pos, as on k / n
+    else:
+        if cv._hulls is None:
+            cv._hulls = [_upper_hull(cv.k[a:b], cv.value[a:b]) for a, b in zip(cv.start[:-1], cv.start[1:])]
+        hulls, n, pos = cv._hulls, cv.n, cv.pos
     if target == "ofi":
         klo_of = lambda c: n[:, None] * c + pos[:, None]                       # noqa: E731
         khi_of = lambda c: n[:, None] * (c + width) + pos[:, None]             # noqa: E731
@@ -320,14 +338,14 @@ def _randomized_total(cv: _Curves, target: str, width: float) -> float:
         at_lo = lambda x, g: x / n[g]                                          # noqa: E731
         at_hi = (lambda x, g: x / n[g] / ratio) if ratio else (lambda x, g: x / n[g] - width)  # noqa: E731
         c_min, c_max = (0.0 if ratio else -width), 1.0
-    peaks = np.array([hx[int(np.argmax(hy))] for hx, hy in cv._hulls])
-    breaks = np.concatenate([np.concatenate([at_lo(hx, g), at_hi(hx, g)]) for g, (hx, _) in enumerate(cv._hulls)]
+    peaks = np.array([hx[int(np.argmax(hy))] for hx, hy in hulls])
+    breaks = np.concatenate([np.concatenate([at_lo(hx, g), at_hi(hx, g)]) for g, (hx, _) in enumerate(hulls)]
                             + [[c_min, c_max]])
     breaks = np.unique(breaks[(breaks >= c_min) & (breaks <= c_max)])
 
     def total(c: FloatArray) -> FloatArray:
         k = np.clip(peaks[:, None], np.maximum(klo_of(c), 0), np.minimum(khi_of(c), n[:, None]))
-        return sum(np.interp(k[g], hx, hy) for g, (hx, hy) in enumerate(cv._hulls))
+        return sum(np.interp(k[g], hx, hy) for g, (hx, hy) in enumerate(hulls))
 
     # The total is concave in c (each group's term is a concave envelope maximized over a window that
     # slides linearly with c) and linear between breakpoints: narrow in on the best breakpoint.
@@ -339,3 +357,65 @@ def _randomized_total(cv: _Curves, target: str, width: float) -> float:
         if len(idx) == hi - lo + 1:
             return float(vals[i])
         lo, hi = int(idx[max(i - 1, 0)]), int(idx[min(i + 1, len(idx) - 1)])
+
+
+def _roc_hull(cv: _Curves) -> IntArray:
+    """Flat indices of the vertices of every group's ROC hull (the convex hull of its (FP, TP) points),
+    group after group.
+
+    Along a group's candidates FP and TP never decrease, so the points are in lexicographic order and the
+    hull is an upper chain and a lower chain between the first point (0, 0) and the last (N, P). A point
+    that does not turn clockwise from its neighbours in the chain kept so far lies on or below the segment
+    joining them (or is hidden behind one of them on a vertical line) and is not an upper vertex; every
+    such point is dropped at once, repeatedly, until the chain turns clockwise everywhere: that is the upper
+    chain. The lower chain likewise with the turns reversed. Counts are integers, so the turns are exact."""
+    ends = np.zeros(len(cv.k), bool)
+    ends[cv.start[:-1]] = ends[cv.start[1:] - 1] = True
+    chains = []
+    for sign in (1.0, -1.0):  # upper chain: drop cross >= 0; lower chain: drop cross <= 0
+        keep = np.arange(len(cv.k))
+        while True:
+            x, y = cv.fp[keep], cv.tp[keep]
+            cross = (x[1:-1] - x[:-2]) * (y[2:] - y[1:-1]) - (y[1:-1] - y[:-2]) * (x[2:] - x[1:-1])
+            drop = np.zeros(len(keep), bool)
+            drop[1:-1] = (sign * cross >= 0) & ~ends[keep[1:-1]]
+            if not drop.any():
+                break
+            keep = keep[~drop]
+        chains.append(keep)
+    return np.union1d(*chains)
+
+
+def _randomized_roc_gain(cv: _Curves, target: str, width: float, chosen: IntArray) -> float:
+    """How much the best rule randomizing between thresholds within each group beats the deterministic
+    candidates ``chosen``, for equalized odds (or equal opportunity: the tests check it equals the envelope
+    method of :func:`_randomized_total`), in the objective's units (NaN if the solver fails).
+
+    Mixing a group's thresholds reaches exactly the convex hull of its ROC points, and the objective is
+    linear in (FP, TP), so the optimum is a linear program over mixing weights λ of each group's hull
+    vertices (Σ λ = 1 per group) and the free band positions c: c <= E[TPR_g] <= c + T for every group
+    (and the same for FPR with its own position under equalized odds; Hardt et al., 2016). The objective
+    is measured from the chosen candidates, which are feasible, so the optimum is the gain itself (>= 0)."""
+    if cv._roc is None:
+        cv._roc = _roc_hull(cv)
+    v = cv._roc
+    g = cv.group[v]
+    m, groups = len(v), cv.groups
+    quantities = ["TPR"] if target == "equal_opportunity" else ["TPR", "FPR"]
+    unit = abs(cv.report(1.0) - cv.report(0.0))
+    cost = np.concatenate([-unit * (cv.value[v] - cv.value[chosen][g]), np.zeros(len(quantities))])
+    rows, cols, vals, bound = [], [], [], []
+    for i, name in enumerate(quantities):  # rows 2·(i·G + g): c − E q <= 0; 2·(i·G + g) + 1: E q − c <= T
+        q = cv.quantity(name)[v]
+        low = 2 * (i * groups + g)
+        rows += [low, low + 1, 2 * (i * groups + np.arange(groups)), 2 * (i * groups + np.arange(groups)) + 1]
+        cols += [np.arange(m), np.arange(m), np.full(groups, m + i), np.full(groups, m + i)]
+        vals += [-q, q, np.ones(groups), -np.ones(groups)]
+        bound += [np.tile([0.0, width], groups)]
+    shape = (2 * groups * len(quantities), m + len(quantities))
+    a_ub = sparse.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=shape)
+    a_eq = sparse.csr_matrix((np.ones(m), (g, np.arange(m))), shape=(groups, m + len(quantities)))
+    bounds = [(0.0, None)] * m + [(-width, 1.0)] * len(quantities)
+    lp = linprog(cost, A_ub=a_ub, b_ub=np.concatenate(bound), A_eq=a_eq, b_eq=np.ones(groups), bounds=bounds,
+                 method="highs")
+    return max(0.0, float(-lp.fun)) if lp.status == 0 else math.nan
