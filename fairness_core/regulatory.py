@@ -46,7 +46,7 @@ UNKNOWN_NAME = "unknown"
 
 
 def ll144_summary(audit_or_rows: Audit | RowData, *, scores: npt.ArrayLike | None = None,
-                  categories: Sequence[str] | None = None, exclude_below: float = EXCLUDE_BELOW,
+                  score_name: str | None = None, categories: Sequence[str] | None = None, exclude_below: float = EXCLUDE_BELOW,
                   alpha: float = DEFAULT_ALPHA, unknown: Iterable[str] = UNKNOWN,
                   tolerance: float = DEFAULT_OFI_TOLERANCE, adjust: str = "holm") -> pd.DataFrame:
     """The Local Law 144 bias-audit summary, with each impact ratio's interval and OFI verdict beside it.
@@ -64,6 +64,9 @@ def ll144_summary(audit_or_rows: Audit | RowData, *, scores: npt.ArrayLike | Non
         Without scores: the **selection rate** (TP + FP)/n, the rate of the favourable decision in the
         audit's direction (for an audit whose positive prediction was declared a harm, that is the
         model's *negative* prediction; a note says so).
+    score_name : str, optional
+        What the scores are (e.g. the score column's name), with ``scores`` only: kept in
+        ``attrs["score"]`` and named by :func:`rules_text` beside the scoring rate.
     categories : sequence of attribute names, optional
         The attributes to summarize (e.g. ``("sex", "race")``): each alone (:meth:`Audit.marginal`) and,
         with two or more, their intersection. Default: every attribute of the audit; an audit of one
@@ -98,7 +101,7 @@ def ll144_summary(audit_or_rows: Audit | RowData, *, scores: npt.ArrayLike | Non
     Raises
     ------
     ValueError
-        Naming the bad argument: scores without rows or of the wrong length or not finite, an unknown
+        Naming the bad argument: scores without rows, a score name without scores or of the wrong length or not finite, an unknown
         attribute, ``exclude_below`` outside [0, 1), ``alpha`` outside (0, 1).
 
     Examples
@@ -115,6 +118,8 @@ def ll144_summary(audit_or_rows: Audit | RowData, *, scores: npt.ArrayLike | Non
         raise ValueError(f"exclude_below must be a share in [0, 1), got {exclude_below!r}")
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    if score_name is not None and scores is None:
+        raise ValueError(f"score_name {score_name!r} names scores, but no scores were given")
     audit = _as_audit(audit_or_rows)
     unknown_keys = {str(u).strip().casefold() for u in unknown}
     median = None
@@ -133,14 +138,17 @@ def ll144_summary(audit_or_rows: Audit | RowData, *, scores: npt.ArrayLike | Non
     out = pd.concat(frames, ignore_index=True)
     out.attrs.update(rate=rate_name, level=level, interval=f"{level_text(level)} CI, per ratio (not adjusted)",
                      alpha=alpha, tolerance=tolerance, adjust=adjust, exclude_below=exclude_below,
-                     median=median, notes=_notes(audit, rate_name, median, exclude_below, out))
+                     median=median, score=None if scores is None else (score_name or None), notes=_notes(audit, rate_name, median, exclude_below, out))
     return out
 
 
 def rules_text(summary: pd.DataFrame) -> str:
     """The rules the summary follows, in one paragraph (the page's caption and the report's note)."""
     share = _share(summary.attrs.get("exclude_below", EXCLUDE_BELOW))
-    return (f"Local Law 144's form: n and {summary.attrs.get('rate', 'selection rate')} per category; impact ratio = "
+    rate = summary.attrs.get("rate", "selection rate")
+    if summary.attrs.get("score"):
+        rate = f"{rate} (of the score “{summary.attrs['score']}”)"
+    return (f"Local Law 144's form: n and {rate} per category; impact ratio = "
             f"the category's rate over the highest rate among the categories in the ratios. Categories under {share} "
             f"of all individuals (exactly {share} is kept) are excluded from the ratios and listed as excluded; "
             f"individuals of an unknown category are counted in one row, not in the ratios. Added by this "

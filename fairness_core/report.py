@@ -345,7 +345,7 @@ def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT
           match_metrics: tuple[str, ...] = ("PPR", "TPR", "FPR", "B"), alpha: float = DEFAULT_ALPHA,
           cps_lambda: float = 10.0, extra_tables: dict[str, pd.DataFrame] | None = None,
           notes: list[str] | None = None, adjust: str = "holm", model: str = "", period: str = "",
-          trend: Any = None) -> Report:
+          trend: Any = None, scores: Any = None, score_name: str = "") -> Report:
     """Compute everything the report shows for ``audit`` (reference: the largest group by default).
 
     ``alpha`` and ``adjust`` govern the verdicts (and the MATCH table's Holm control). ``model`` (name and
@@ -353,13 +353,16 @@ def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT
     settings and JSON; the attribute(s) audited, the label and prediction columns, the threshold and what
     positive means come from the audit. With several attributes the report has a verdict table per attribute
     beside the intersections. ``trend`` (a :class:`fairness_core.trend.Trend` of this model's saved periods, two or
-    more) adds the trend section: each pair's OFI and DI across the periods and every change between consecutive periods."""
+    more) adds the trend section: each pair's OFI and DI across the periods and every change between consecutive periods.
+    ``scores`` (one number per row of the audit's rows, higher = more likely the beneficial outcome) make the Local
+    Law 144 summary give the scoring rate (the share above the whole sample's median) instead of the selection rate,
+    :func:`fairness_core.regulatory.ll144_summary`; ``score_name`` (the score column's name) is printed beside it."""
     reference = reference or max(audit.groups, key=lambda g: audit.cms[g].n)
     if reference not in audit.cms:
         raise ValueError(f"unknown reference group {reference!r}; groups are {', '.join(audit.groups)}")
     verdicts = audit.verdicts(tolerance, alpha=alpha, adjust=adjust, reference=reference)
     tables, questions = _tables(audit, verdicts, reference, tolerance, match_metrics, alpha, cps_lambda, adjust,
-                                trend)
+                                trend, scores, score_name)
     tables.update(extra_tables or {})
     figures = {"OFI against DI for every pair": plots.ofi_di_scatter(verdicts),
                f"OFI of each group against {reference}": plots.ofi_forest(verdicts, reference),
@@ -377,7 +380,8 @@ def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT
 
 
 def _tables(audit: Audit, verdicts: pd.DataFrame, reference: str, tolerance: float, match_metrics: tuple[str, ...],
-            alpha: float, cps_lambda: float, adjust: str, trend: Any) -> tuple[dict[str, pd.DataFrame], dict]:
+            alpha: float, cps_lambda: float, adjust: str, trend: Any, scores: Any = None,
+            score_name: str = "") -> tuple[dict[str, pd.DataFrame], dict]:
     """Every table of the report, and the three questions' answers (pooled, then per attribute alone)."""
     reasons = [{"group": g, "metric": k, "undefined because": r}
                for g, rs in audit.undefined_reasons().items() for k, r in rs.items()]
@@ -392,7 +396,8 @@ def _tables(audit: Audit, verdicts: pd.DataFrame, reference: str, tolerance: flo
     gaps = answers["equal_opportunity"]["gaps"]
     tables["equal opportunity"] = gaps.set_index(gaps["rate"] + ": " + gaps["group_i"].astype(str) + " vs "
                                                  + gaps["group_j"].astype(str)).rename_axis("rate: pair")
-    tables[LL144] = regulatory.ll144_summary(audit, alpha=alpha, tolerance=tolerance, adjust=adjust)
+    tables[LL144] = regulatory.ll144_summary(audit, alpha=alpha, tolerance=tolerance, adjust=adjust, scores=scores,
+                                             score_name=(score_name or None) if scores is not None else None)
     for attribute in audit.attributes:
         alone = audit.marginal(attribute)
         table = alone.verdicts(tolerance, alpha=alpha, adjust=adjust)
@@ -406,6 +411,15 @@ def _tables(audit: Audit, verdicts: pd.DataFrame, reference: str, tolerance: flo
                                             + ": " + pair_c).rename_axis("periods: pair")
         tables[TREND_VERDICTS] = v.set_index(v["period"].astype(str) + ": " + pair_v).rename_axis("period: pair")
     return tables, questions
+
+
+def _ll144_rate(table: pd.DataFrame) -> str:
+    """Which rate the Local Law 144 summary gives, in words."""
+    if table.attrs.get("rate") != "scoring rate":
+        return "selection rate (decisions)"
+    score = table.attrs.get("score")
+    return (f"scoring rate{f' of the score “{score}”' if score else ''}: the share scoring strictly above the whole "
+            f"sample's median ({table.attrs['median']:.6g})")
 
 
 def _settings(audit: Audit, verdicts: pd.DataFrame, tables: dict[str, pd.DataFrame], reference: str,
@@ -425,6 +439,7 @@ def _settings(audit: Audit, verdicts: pd.DataFrame, tables: dict[str, pd.DataFra
                                 "across pairs; every interval printed is the adjusted one that decided its verdict",
                 "OFI interval level": interval_label(verdicts, "ofi"), "DI interval level": interval_label(verdicts, "di"),
                 "MATCH metrics": ", ".join(match_metrics),
+                "Local Law 144 rate": _ll144_rate(tables[LL144]),
                 "Local Law 144 summary": regulatory.rules_text(tables[LL144]),
                 "MATCH α (Holm-adjusted)": alpha, "Cross-Prior Smoothing λ (each group against the rest)": cps_lambda}
     if TREND_CHANGES in tables:

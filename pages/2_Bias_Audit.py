@@ -1,14 +1,15 @@
 """Bias Audit: OFI beside disparate impact for every pair of groups, inequality across
 individuals (generalized entropy index), and stability and uncertainty (Virny)."""
 
+import numpy as np
 import streamlit as st
 
-from fairness_core import bias, metrics, regulatory, report
+from fairness_core import bias, datasets, metrics, regulatory, report
 from fairness_core.audit import Audit
 from ui import cached, saved
 from ui.audit_sections import inequality_section, stability_section
-from ui.state import data_banner, page_setup, verdict_settings
-from ui.widgets import (MAX_VERDICT_ROWS, P_FORMATS, chart, csv_download, md_escape, styled,
+from ui.state import current_demo, data_banner, get_candidates, page_setup, verdict_settings
+from ui.widgets import (MAX_VERDICT_ROWS, P_FORMATS, BuiltIn, chart, csv_download, md_escape, option_label, styled,
                         questions_panel, verdict_summary)
 
 audit = page_setup("Bias Audit")
@@ -32,19 +33,77 @@ st.markdown("**OFI** (Objective Fairness Index) = Bᵢ − Bⱼ, the difference 
             "shown to exist but not to exceed the tolerance reads *materiality unclear*. The intervals beside the "
             "verdicts are adjusted for the number of pairs and labelled with their level.")
 
+# --- Local Law 144: the selection rate of the decisions, or the scoring rate of a score the data carry -----------
+#: The Local Law 144 summary's choice of rate (a radio in its expander; the report follows it).
+LL144_RATE = "ll144-rate"
+DECISIONS = BuiltIn("selection rate (decisions)")   # never equal to a score column's name, whatever it is
+
+
+@st.cache_resource(max_entries=4, ttl=cached.TTL_S, show_spinner="Loading the demo's scores…")
+def demo_scores(key: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The labels and scores of the candidate models demo ``key`` ships (:data:`datasets.CANDIDATE_DEMOS`),
+    read-only: shared by the sessions."""
+    c = datasets.load_candidates(key)
+    y, scores = np.array(c.y, dtype=bool), {k: np.array(v, dtype=float) for k, v in c.scores.items()}
+    for values in (y, *scores.values()):
+        values.setflags(write=False)
+    return y, scores
+
+
+def session_scores(audit: Audit) -> dict[str, np.ndarray]:
+    """The scores the session's data carry, one per row of the audit's rows: the score columns of the candidate
+    models uploaded with the rows, or those the demo's candidate models ship (COMPAS: its decile score; Adult:
+    both models' scores). Only when their labels are the audit's rows' labels, row for row (the same individuals in
+    the same order): never another data set's scores."""
+    rows = audit.rows
+    if rows is None:
+        return {}
+    demo = current_demo()
+    if demo is None:
+        candidates = get_candidates()
+        if candidates is None or not candidates.scores:
+            return {}
+        y, scores = np.asarray(candidates.y, dtype=bool), candidates.scores
+    else:
+        key = demo.split("_")[0]   # compas_race, compas_sex -> compas; adult_race, adult_sex -> adult
+        if key not in datasets.CANDIDATE_DEMOS:
+            return {}
+        y, scores = demo_scores(key)
+    if len(y) != len(rows.y) or not np.array_equal(y, np.asarray(rows.y, dtype=bool)):
+        return {}
+    return dict(scores)
+
+
+def chosen_score(audit: Audit, scores: dict[str, np.ndarray]) -> tuple[str, np.ndarray, str] | None:
+    """The score whose scoring rate the Local Law 144 summary (and the report) give, with its content hash; None
+    for the selection rate. Read before the choice is drawn (the report's expander comes first); a choice that is
+    not among this data's options is forgotten."""
+    choice = st.session_state.get(LL144_RATE)
+    if choice is not None and choice != DECISIONS and not (isinstance(choice, str) and choice in scores):
+        del st.session_state[LL144_RATE]
+        return None
+    if not isinstance(choice, str):
+        return None
+    return choice, scores[choice], cached.score_digest(audit, scores[choice])
+
+
 @st.cache_data(show_spinner="Building the report…", max_entries=4, ttl=cached.TTL_S)
 def audit_report(_audit: Audit, fingerprint: str, reference: str, tolerance: float, alpha: float,  # type: ignore[no-untyped-def]
-                 adjust: str, model: str, period: str, _trend=None, trend_key: tuple = ()):
+                 adjust: str, model: str, period: str, _trend=None, trend_key: tuple = (),
+                 score_name: str | None = None, score_digest: str | None = None, _scores=None):
     """Shared by the sessions: keyed by everything the report prints (the audit's content hash covers its groups,
-    cells, source, notes, what positive means, whether that was declared, and the provenance), every setting and
-    the trend's identity (its saved audits' ids and periods; the trend is judged at the same settings)."""
+    cells, source, notes, what positive means, whether that was declared, and the provenance), every setting,
+    the trend's identity (its saved audits' ids and periods; the trend is judged at the same settings) and the
+    Local Law 144 score's name and content hash with the rows' labels and groups (:func:`ui.cached.score_digest`)."""
     return report.build(_audit, reference=reference, tolerance=tolerance, alpha=alpha, adjust=adjust, model=model,
-                        period=period, trend=_trend)
+                        period=period, trend=_trend, scores=_scores, score_name=score_name or "")
 
 
 @st.fragment
-def report_downloads(audit: Audit, reference: str, tolerance: float, alpha: float, adjust: str) -> None:
-    """The report's downloads; typing a model name or period reruns this part alone."""
+def report_downloads(audit: Audit, reference: str, tolerance: float, alpha: float, adjust: str,
+                     score: tuple[str, np.ndarray, str] | None = None) -> None:
+    """The report's downloads; typing a model name or period reruns this part alone. ``score``: the Local Law 144
+    summary's scoring rate of that score (name, values, content hash), as chosen in its expander."""
     st.caption("One self-contained HTML file (interactive figures, opens offline): provenance, groups and sizes, the "
                "verdicts with their intervals, p-values and methods, the OFI-vs-DI and forest charts, the OFI and DI "
                "heatmaps, every metric table, MATCH tests, Cross-Prior Smoothing of every group, the settings used, the "
@@ -59,10 +118,16 @@ def report_downloads(audit: Audit, reference: str, tolerance: float, alpha: floa
     if trend is not None:
         st.caption(f"Opened from the saved audits: the report carries the model's trend across its "
                    f"{len(trend.periods)} saved periods (" + ", ".join(md_escape(p) for p in trend.periods) + ").")
+    if score is not None:
+        st.caption(f"The report's Local Law 144 summary gives the scoring rate of “{md_escape(score[0])}”, as chosen "
+                   "under Local Law 144 summary.")
 
     def built():  # type: ignore[no-untyped-def]
+        if score is None:
+            return audit_report(audit, audit.fingerprint, reference, tolerance, alpha, adjust, model, period,
+                                trend, trend_key)  # cached
         return audit_report(audit, audit.fingerprint, reference, tolerance, alpha, adjust, model, period,
-                            trend, trend_key)  # cached
+                            trend, trend_key, score[0], score[2], score[1])  # cached
 
     def or_failure(make, what: str):  # type: ignore[no-untyped-def]
         """The download's bytes, or a short file that says the download failed and why (never silence)."""
@@ -111,17 +176,35 @@ def other_comparison(audit: Audit, reference: str) -> None:
         csv_download(vs_ref, f"vs_{reference}.csv", "Download one-vs-reference (CSV)")
 
 
+ll144_scores = session_scores(audit)
+ll144_score = chosen_score(audit, ll144_scores) if ll144_scores else None
+
 with st.expander("Download the audit report", icon=":material/description:"):
-    report_downloads(audit, reference, tolerance, alpha, adjust)
+    report_downloads(audit, reference, tolerance, alpha, adjust, ll144_score)
 
 with st.expander("Save this audit", icon=":material/save:"):
     saved.save_form(audit, tolerance, alpha, adjust)
 
 with st.expander("Local Law 144 summary", icon=":material/gavel:"):
-    ll144 = cached.ll144(audit, tolerance, alpha, adjust)
-    st.caption(md_escape(regulatory.rules_text(ll144)))
-    st.dataframe(styled(ll144, 3), width="stretch", hide_index=True, key="ll144")
-    csv_download(ll144, "ll144_summary.csv", "Download the Local Law 144 summary (CSV)", index=False)
+    if ll144_scores:
+        st.radio("Rate per category", [DECISIONS, *ll144_scores], key=LL144_RATE, horizontal=True,
+                 format_func=lambda o: option_label(o, lambda name: f"scoring rate ({md_escape(name)})"),
+                 help="Local Law 144 asks for the selection rate of binary decisions or, for scores, the scoring "
+                      "rate: the share of a category scoring above the whole sample's median. The downloaded "
+                      "report follows this choice.")
+    if ll144_score is None:
+        ll144 = cached.ll144(audit, tolerance, alpha, adjust)
+        st.caption(md_escape(regulatory.rules_text(ll144)))
+        st.dataframe(styled(ll144, 3), width="stretch", hide_index=True, key="ll144")
+        csv_download(ll144, "ll144_summary.csv", "Download the Local Law 144 summary (CSV)", index=False)
+    else:
+        name, values, digest = ll144_score
+        ll144 = cached.ll144(audit, tolerance, alpha, adjust, scores=values, score_name=name, digest=digest)
+        st.caption(md_escape(regulatory.rules_text(ll144)))
+        st.dataframe(styled(ll144, 3), width="stretch", hide_index=True, key="ll144")
+        csv_download(ll144, f"ll144_summary_scoring_rate_{name}.csv",
+                     f"Download the Local Law 144 summary, scoring rate of “{md_escape(name)}” (CSV)",
+                     key="ll144-scoring-csv", index=False)
 
 #: Tab labels double as the ``?view=`` query parameter, so a link can open any tab.
 TABS = ("Group fairness", "Inequality across individuals", "Stability and uncertainty")

@@ -60,6 +60,21 @@ def test_scoring_rate_counts_scores_strictly_above_the_whole_samples_median():
         regulatory.ll144_summary(Audit({"a": CM(1, 1, 1, 1), "b": CM(1, 1, 1, 1)}), scores=[1, 2])
 
 
+def test_the_score_is_named_in_the_rules_and_only_with_scores():
+    groups = np.array(["a"] * 50 + ["b"] * 50)
+    rows = RowData(y=np.ones(100, bool), y_pred=np.ones(100, bool), groups=groups)
+    scores = np.arange(100.0)
+    named = regulatory.ll144_summary(rows, scores=scores, score_name="risk <v2>")
+    assert named.attrs["score"] == "risk <v2>"
+    assert "n and scoring rate (of the score “risk <v2>”) per category" in regulatory.rules_text(named)
+    assert named.equals(regulatory.ll144_summary(rows, scores=scores))   # the name changes no number
+    unnamed = regulatory.ll144_summary(rows, scores=scores)
+    assert unnamed.attrs["score"] is None and "n and scoring rate per category" in regulatory.rules_text(unnamed)
+    assert regulatory.ll144_summary(rows).attrs["score"] is None
+    with pytest.raises(ValueError, match="score_name 'risk' names scores, but no scores were given"):
+        regulatory.ll144_summary(rows, score_name="risk")
+
+
 def two_attributes() -> Audit:
     cells = {("F", "A"): CM(20, 5, 5, 20), ("F", "B"): CM(10, 10, 5, 25), ("M", "A"): CM(25, 5, 10, 10),
              ("M", "B"): CM(15, 5, 10, 20), ("unknown", "A"): CM(3, 0, 1, 1), ("M", "Unknown"): CM(1, 1, 1, 2)}

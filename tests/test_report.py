@@ -47,6 +47,30 @@ def test_report_has_the_local_law_144_summary_with_its_rules():
     assert "Local Law 144 summary" in rep.settings
 
 
+def test_report_gives_the_scoring_rate_of_a_named_score_when_given_scores():
+    import numpy as np
+
+    from fairness_core import regulatory
+    audit = datasets.load_demo("compas_race")
+    decile = datasets.load_candidates("compas").scores["COMPAS decile score"]
+    rep = report.build(audit, scores=decile, score_name="<i>decile</i>")
+    want = regulatory.ll144_summary(audit, scores=decile)
+    table = rep.tables[report.LL144]
+    assert table.attrs["rate"] == "scoring rate" and table.attrs["score"] == "<i>decile</i>"
+    assert np.allclose(table["scoring rate"], want["scoring rate"]) and table["status"].tolist() == want["status"].tolist()
+    doc = json.loads(rep.to_json())
+    rows = doc["tables"][report.LL144]
+    assert [r["scoring rate"] for r in rows] == pytest.approx(want["scoring rate"].tolist())
+    assert doc["settings"]["Local Law 144 rate"].startswith("scoring rate of the score “<i>decile</i>”")
+    page = rep.html()
+    assert "<i>decile</i>" not in page and "scoring rate (of the score “&lt;i&gt;decile&lt;/i&gt;”)" in page
+    with zipfile.ZipFile(io.BytesIO(rep.csv_zip())) as z:
+        assert "scoring rate" in z.read("local_law_144_summary.csv").decode().splitlines()[0]
+    plain = report.build(audit)
+    assert "selection rate" in plain.tables[report.LL144] and plain.settings["Local Law 144 rate"] == \
+        "selection rate (decisions)"
+
+
 def test_undefined_values_are_null_in_json_and_words_in_html():
     rep = report.build(datasets.load_demo("ricci_b"))
     doc = json.loads(rep.to_json())

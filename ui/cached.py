@@ -10,9 +10,11 @@ the downloads copy).
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -129,14 +131,40 @@ def versus_reference(audit: Audit, reference: str) -> pd.DataFrame:
 
 
 @st.cache_resource(max_entries=16, ttl=TTL_S, show_spinner=False)
-def _ll144(_audit: Audit, fingerprint: str, tolerance: float, alpha: float, adjust: str) -> pd.DataFrame:
-    return regulatory.ll144_summary(_audit, alpha=alpha, tolerance=tolerance, adjust=adjust)
+def _ll144(_audit: Audit, fingerprint: str, tolerance: float, alpha: float, adjust: str,
+           score_name: str | None = None, score_digest: str | None = None, _scores: Any = None) -> pd.DataFrame:
+    return regulatory.ll144_summary(_audit, alpha=alpha, tolerance=tolerance, adjust=adjust, scores=_scores,
+                                    score_name=score_name if _scores is not None else None)
 
 
-def ll144(audit: Audit, tolerance: float, alpha: float, adjust: str) -> pd.DataFrame:
+def score_digest(audit: Audit, scores: Any) -> str:
+    """A content hash of ``scores`` together with what the scoring rate reads of the audit's rows (each row's
+    label and group, in order), which :attr:`Audit.fingerprint` leaves out: two sessions whose audits share a
+    fingerprint can still hold different rows, and the same scores on other rows give another summary."""
+    rows = audit.rows
+    h = hashlib.sha256(b"ll144-scores")
+    values = np.ascontiguousarray(scores, dtype=float)
+    h.update(len(values).to_bytes(8, "little") + values.tobytes())
+    if rows is not None:
+        h.update(np.ascontiguousarray(rows.y, dtype=bool).tobytes())
+        codes, names = pd.factorize(np.asarray(rows.groups, dtype=object), sort=False)
+        h.update(np.ascontiguousarray(codes, dtype=np.int64).tobytes())
+        text = repr(list(names)).encode()
+        h.update(len(text).to_bytes(8, "little") + text)
+    return h.hexdigest()
+
+
+def ll144(audit: Audit, tolerance: float, alpha: float, adjust: str, scores: Any = None,
+          score_name: str | None = None, digest: str | None = None) -> pd.DataFrame:
     """The Local Law 144 summary with its intervals and OFI verdicts (one verdict table per attribute and
-    intersection), once per data and settings."""
-    return _ll144(audit, audit.fingerprint, tolerance, alpha, adjust)
+    intersection), once per data and settings. With ``scores`` (one per row of the audit's rows) it gives the
+    scoring rate of the score ``score_name``; the entry is then keyed as well by that name and by
+    :func:`score_digest` of the scores with the rows (``digest``, when the caller has it already), so two
+    sessions share it only when its output is the same."""
+    if scores is None:
+        return _ll144(audit, audit.fingerprint, tolerance, alpha, adjust)
+    return _ll144(audit, audit.fingerprint, tolerance, alpha, adjust, score_name,
+                  digest or score_digest(audit, scores), scores)
 
 
 @st.cache_resource(show_spinner=False)
