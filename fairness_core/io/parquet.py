@@ -11,8 +11,9 @@ from ..row_counts import TEXT
 from ..validation import DataValidationError, Problem, operator_limit
 from .limits import check_cells, check_columns
 
-#: Largest size a compressed upload (Parquet) may expand to once decoded (FAIRNESS_MAX_EXPANDED_MB).
-MAX_EXPANDED_BYTES = operator_limit("FAIRNESS_MAX_EXPANDED_MB", 1024 * 2**20, 2**20)
+#: Most text a Parquet file's chosen columns may decode to (values and 8-byte offsets; FAIRNESS_MAX_EXPANDED_MB).
+#: 640 MB keeps a whole read under 1 GiB resident with the server's own ~0.2 GB (docs/benchmarks.md, uploads).
+MAX_EXPANDED_BYTES = operator_limit("FAIRNESS_MAX_EXPANDED_MB", 640 * 2**20, 2**20)
 
 
 def parquet_file(data: bytes, filename: str):  # type: ignore[no-untyped-def]
@@ -33,39 +34,143 @@ def parquet_shape(data: bytes, filename: str = "the file") -> tuple[int, list[st
 
 def read_parquet(data: bytes, filename: str, max_rows: int, columns: Sequence[str] | None = None) -> pd.DataFrame:
     """A Parquet file as text, like every other upload. Its footer is checked first — rows, columns, cells and
-    the decoded size of the columns to read — so a file of a few MB that would expand to gigabytes is refused
-    before any data is read; then each column is cast to text by Arrow (ints "7", floats "0.5", booleans
-    "true"; nulls stay missing) and kept in Arrow's buffers. Larger logs go through :func:`aggregate`."""
-    import pyarrow as pa
-
+    the size of the columns to read as stored — so a file of a few MB that plainly expands to gigabytes is
+    refused before any data is read; then the chosen columns are read in small batches, each cast to text by
+    Arrow (ints "7", floats "0.5", booleans "true"; nulls stay missing), and the text they decode to is counted
+    before it is built: text stored once in a dictionary and named by every row (which the footer counts once)
+    is refused part-way, at the limit, with only the batches read so far in memory. Larger logs go through
+    :func:`aggregate`."""
     file = parquet_file(data, filename)
-    meta, schema = file.metadata, file.schema_arrow
-    names = list(schema.names) if columns is None else list(columns)
-    unknown = [c for c in names if c not in schema.names]
-    if unknown:
-        raise DataValidationError(Problem(f"no such column; columns are {', '.join(map(repr, schema.names[:50]))}",
-                                          column=unknown[0]))
+    meta = file.metadata
+    names = _columns(file, columns)
     check_columns(len(names), filename)
     if meta.num_rows > max_rows:
         raise DataValidationError(f"{filename} has {meta.num_rows:,} data rows; the limit is {max_rows:,} "
                                   "(fairness_core.io.aggregate or the command line count any size in place)")
     check_cells(meta.num_rows, len(names), filename)
-    fields = [schema.field(c) for c in names]
-    for field in fields:
-        if pa.types.is_nested(field.type) or pa.types.is_binary(field.type) or pa.types.is_large_binary(field.type):
+    return text_frame(read_text(data, filename, names, meta.num_rows))
+
+
+def read_head(data: bytes, filename: str, rows: int) -> Any:
+    """The first ``rows`` rows of every column as an Arrow table of text, bounded as :func:`read_parquet` is (for
+    the sample of a large upload)."""
+    file = parquet_file(data, filename)
+    names = _columns(file, None)
+    check_columns(len(names), filename)
+    return read_text(data, filename, names, min(rows, file.metadata.num_rows))
+
+
+def _columns(file: Any, columns: Sequence[str] | None) -> list[str]:
+    import pyarrow as pa
+
+    schema = file.schema_arrow
+    names = list(schema.names) if columns is None else list(columns)
+    unknown = [c for c in names if c not in schema.names]
+    if unknown:
+        raise DataValidationError(Problem(f"no such column; columns are {', '.join(map(repr, schema.names[:50]))}",
+                                          column=unknown[0]))
+    for field in (schema.field(c) for c in names):
+        value = field.type.value_type if pa.types.is_dictionary(field.type) else field.type
+        if pa.types.is_nested(value) or pa.types.is_binary(value) or pa.types.is_large_binary(value) \
+                or pa.types.is_binary_view(value) or pa.types.is_fixed_size_binary(value):
             raise DataValidationError(Problem(f"column of type {field.type} cannot be read as text", column=field.name))
-    wanted = {schema.get_field_index(c) for c in names}
-    stored = sum(meta.row_group(g).column(k).total_uncompressed_size
-                 for g in range(meta.num_row_groups) for k in wanted)
+    return names
+
+
+#: Bytes of stored (decompressed, still encoded) data one batch of rows may hold, and most rows in a batch.
+_BATCH_BYTES = 16 * 2**20
+_BATCH_ROWS = 65_536
+
+
+def _refuse(filename: str, size: str, where: str = "") -> DataValidationError:
+    return DataValidationError(f"{filename} expands to {size} MB once {where or 'decompressed'}; the limit is "
+                               f"{MAX_EXPANDED_BYTES / 2**20:,.0f} MB (fairness_core.io.aggregate or the command "
+                               "line count any size in place)")
+
+
+def read_text(data: bytes, filename: str, names: list[str], rows: int) -> Any:
+    """The first ``rows`` rows of the columns ``names`` as an Arrow table of ``large_string`` columns, never
+    more than :data:`MAX_EXPANDED_BYTES` of text (values and 8-byte offsets).
+
+    Before reading: the columns' size as stored (decompressed) and their fixed-width values, from the footer.
+    While reading: text columns come out of the reader as a dictionary and indices (the way most writers
+    store them), so that the text a batch decodes to is counted from the value lengths before any of it is
+    built; other columns are cast batch by batch and measured. Batches hold at most :data:`_BATCH_BYTES` of
+    stored data (fewer rows for wide rows), so memory stays near the limit and one batch."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    probe = parquet_file(data, filename)
+    meta, schema = probe.metadata, probe.schema_arrow
+    fields = [schema.field(c) for c in names]
+    wanted = [schema.get_field_index(c) for c in names]
+    groups, stored, widest = 0, 0, 0.0
+    for g in range(meta.num_row_groups):
+        group = meta.row_group(g)
+        size = sum(group.column(k).total_uncompressed_size for k in wanted)
+        if groups < rows:
+            stored += size
+            widest = max(widest, size / max(group.num_rows, 1))
+        groups += group.num_rows
     fixed = sum(f.type.bit_width // 8 for f in fields if pa.types.is_primitive(f.type)
-                and not pa.types.is_boolean(f.type))   # decoded width: dictionary and run-length encoding hide it
-    expanded = max(stored, meta.num_rows * fixed)
-    if expanded > MAX_EXPANDED_BYTES:
-        raise DataValidationError(f"{filename} expands to {expanded / 2**20:,.0f} MB once decompressed; the limit is "
-                                  f"{MAX_EXPANDED_BYTES / 2**20:,.0f} MB (fairness_core.io.aggregate or the command "
-                                  "line count any size in place)")
-    table = file.read(columns=names)
-    return text_frame(pa.table([c.cast(pa.large_string()) for c in table.columns], names=table.column_names))
+                and not pa.types.is_boolean(f.type))
+    early = max(stored, rows * fixed)   # dictionary and run-length encoding hide a column's decoded width
+    if early > MAX_EXPANDED_BYTES:
+        raise _refuse(filename, f"{early / 2**20:,.0f}")
+    text = [f.name for f in fields if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+            or pa.types.is_string_view(f.type)]
+    file = pq_file(data, text)
+    batch_rows = int(max(1, min(_BATCH_ROWS, _BATCH_BYTES // max(widest, 1.0))))
+    out: list[list[Any]] = [[] for _ in names]
+    total = done = 0
+    pool = _text_pool()
+    if rows and names:
+        for batch in file.iter_batches(batch_size=batch_rows, columns=names, use_threads=False):
+            if done + batch.num_rows > rows:
+                batch = batch.slice(0, rows - done)
+            for k, column in enumerate(batch.columns):
+                if pa.types.is_dictionary(column.type):
+                    values = column.dictionary.cast(pa.large_string())
+                    lengths = pc.binary_length(values).cast(pa.int64())
+                    total += (pc.sum(pc.take(lengths, column.indices)).as_py() or 0) + 8 * len(column)
+                    if total > MAX_EXPANDED_BYTES:
+                        break
+                    column = pc.take(values, column.indices, memory_pool=pool)
+                else:
+                    column = pc.cast(column, pa.large_string(), memory_pool=pool)
+                    total += column.nbytes
+                out[k].append(column)
+            done += batch.num_rows
+            if total > MAX_EXPANDED_BYTES:
+                del out
+                raise _refuse(filename, f"more than {MAX_EXPANDED_BYTES / 2**20:,.0f}",
+                              f"decoded (refused at row {done:,} of {rows:,})")
+            if done >= rows:
+                break
+    arrays = []
+    for k in range(len(names)):
+        chunks, out[k] = out[k], []
+        arrays.append(pa.chunked_array(chunks, type=pa.large_string()))   # Arrow's chunks, as a whole read's
+    return pa.table(arrays, names=names)
+
+
+def _text_pool():  # type: ignore[no-untyped-def]
+    """Where the text is built: jemalloc where Arrow has it. Built a batch at a time in the default allocator
+    (mimalloc), the text kept 1.8× its size resident (1.36 GB for 0.75 GB of text); in jemalloc, its size."""
+    import pyarrow as pa
+
+    try:
+        return pa.jemalloc_memory_pool()
+    except (NotImplementedError, pa.ArrowException):
+        return pa.default_memory_pool()
+
+
+def pq_file(data: bytes, dictionary: list[str]):  # type: ignore[no-untyped-def]
+    """The file opened to read the columns ``dictionary`` as dictionary and indices (decoded only once counted)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    return pq.ParquetFile(pa.BufferReader(data), read_dictionary=dictionary or None)
 
 
 def text_frame(table: Any) -> pd.DataFrame:

@@ -23,7 +23,7 @@ from ..row_counts import TEXT, as_numbers, is_text
 from ..validation import MAX_NAME_LENGTH, MAX_ROWS, DataValidationError, Problem, hidden_name_problem
 from .export import PLAIN_NUMBER
 from .limits import check_cells, check_columns
-from .parquet import parquet_file, read_parquet, text_frame
+from .parquet import parquet_file, read_head, read_parquet, text_frame
 from .warehouse import aggregate
 from .workbook import read_xlsx
 
@@ -369,16 +369,13 @@ def read_sample(data: bytes, filename: str, rows: int = SAMPLE_ROWS) -> pd.DataF
     file holds when that is known cheaply (Parquet's footer), else None."""
     suffix = PurePath(filename).suffix.lower()
     if suffix in (".parquet", ".pq"):
-        import pyarrow as pa
-
-        file = parquet_file(data, filename)
-        check_columns(file.metadata.num_columns, filename)
-        batch = next(file.iter_batches(batch_size=rows), None)
-        head = pa.Table.from_batches([batch]) if batch is not None else file.schema_arrow.empty_table()
-        buffer = _io.BytesIO()
         import pyarrow.parquet as pq
 
+        file = parquet_file(data, filename)
+        head = read_head(data, filename, rows)   # bounded in text as a whole read is
+        buffer = _io.BytesIO()
         pq.write_table(head, buffer)
+        del head
         df = read_table(buffer.getvalue(), filename, max_rows=rows)
         df.attrs["sample_of"] = file.metadata.num_rows
         return df
