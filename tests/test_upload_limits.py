@@ -362,3 +362,120 @@ def test_the_upload_page_reads_a_large_file_as_a_sample_to_count_in_place(monkey
     assert sample.attrs["in_place"] and len(sample) == fio.SAMPLE_ROWS
     whole, _ = uploads.read_upload(Upload(), "cm-file")        # the table tab never samples
     assert len(whole) == 30_000 and not whole.attrs.get("in_place")
+
+
+# --- holes a review found: text that expands past the limits, damaged workbooks -------------------------
+
+_PEAK = """
+import json, sys
+from pathlib import Path
+sys.path[:0] = [{root!r}, {tests!r}]
+{build}
+from fairness_core.io import DataValidationError, read_sample, read_table
+base = int([l for l in Path("/proc/self/status").read_text().splitlines() if l.startswith("VmHWM")][0].split()[1])
+try:
+    {call}
+    out = "accepted"
+except DataValidationError as exc:
+    out = str(exc)
+peak = int([l for l in Path("/proc/self/status").read_text().splitlines() if l.startswith("VmHWM")][0].split()[1])
+print(json.dumps({{"outcome": out, "added_mib": (peak - base) / 1024}}))
+"""
+
+
+def _in_a_process(build: str, call: str, **env: str) -> dict:
+    """Run ``call`` on the ``data`` that ``build`` makes in a fresh process; its outcome and the peak memory
+    it added (VmHWM after the call less VmHWM before it)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    code = _PEAK.format(root=str(root), tests=str(root / "tests"), build=build, call=call)
+    out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, **env), capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+_REPEATED_TEXT_PARQUET = """
+import io
+import numpy as np, pyarrow as pa, pyarrow.parquet as pq
+def repeated(rows, width):   # one long value in every row, dictionary-encoded: a few KB on disk
+    text = pa.DictionaryArray.from_arrays(pa.array(np.zeros(rows, dtype=np.int32)), pa.array(["x" * width]))
+    buffer = io.BytesIO()
+    pq.write_table(pa.table({"g": text, "y": pa.array(np.ones(rows, dtype=np.int8))}), buffer, compression="zstd")
+    return buffer.getvalue()
+"""
+
+
+def test_parquet_of_one_repeated_long_string_is_refused_while_it_is_read():
+    # 200,000 rows of one 10 KB value: 2.8 KB on disk, 2 GB once decoded (the footer counts the dictionary once).
+    build = _REPEATED_TEXT_PARQUET + "data = repeated(200_000, 10_000)\nassert len(data) < 10_000"
+    r = _in_a_process(build, 'read_table(data, "bomb.parquet")', FAIRNESS_MAX_EXPANDED_MB="64")
+    assert re.search(r"bomb.parquet expands to more than 64 MB once decoded .*; the limit is 64 MB", r["outcome"]), r
+    assert r["added_mib"] < 64 + 160, r
+    r = _in_a_process(build, 'read_sample(data, "bomb.parquet")', FAIRNESS_MAX_EXPANDED_MB="64")   # 20,000 rows
+    assert "the limit is 64 MB" in r["outcome"] and r["added_mib"] < 64 + 160, r
+
+
+def test_parquet_of_repeated_text_under_the_limit_is_read():
+    exec(_REPEATED_TEXT_PARQUET, namespace := {})
+    df = read_table(namespace["repeated"](3_000, 1_000), "fine.parquet")
+    assert df.shape == (3_000, 2) and df["g"].iloc[-1] == "x" * 1_000 and df["y"].iloc[0] == "1"
+    assert all(t == fio.TEXT for t in df.dtypes)
+
+
+def _one_shared_string_rows(rows: int, width: int) -> bytes:
+    strings = (b'<?xml version="1.0"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+               b"<si><t>" + b"x" * width + b"</t></si><si><t>g</t></si></sst>")
+
+    def sheet():  # type: ignore[no-untyped-def]
+        yield b'<?xml version="1.0"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+        yield b'<sheetData><row><c t="s"><v>1</v></c><c t="inlineStr"><is><t>y</t></is></c></row>'
+        yield b'<row><c t="s"><v>0</v></c><c><v>1</v></c></row>' * rows
+        yield b"</sheetData></worksheet>"
+
+    return workbook({"Sheet1": sheet()}, shared_strings=strings)
+
+
+def test_a_workbook_of_one_repeated_shared_string_is_refused_before_it_is_read(monkeypatch):
+    # 60,000 rows that all name one 10 KB shared string: a 13 KB file, 600 MB of text once its cells are read.
+    data = _one_shared_string_rows(60_000, 10_000)
+    assert len(data) < 20_000
+    monkeypatch.setattr("python_calamine.CalamineWorkbook.from_filelike",
+                        lambda *a, **k: pytest.fail("the workbook was read before its text was counted"))
+    with pytest.raises(DataValidationError, match=r"bomb.xlsx, sheet 'Sheet1', holds more than \d+ MB of text in "
+                                                  r"its cells; the limit for a workbook is \d+ MB"):
+        read_table(data, "bomb.xlsx")
+
+
+def test_a_workbook_of_repeated_shared_strings_under_the_limit_is_read():
+    df = read_table(_one_shared_string_rows(2_000, 1_000), "fine.xlsx")
+    assert df.shape == (2_000, 2) and df["g"].iloc[0] == "x" * 1_000 and df["y"].iloc[-1] == "1"
+
+
+def _damaged(kind: str) -> bytes:
+    import struct
+    import zipfile
+
+    data = bytearray(table_workbook(["g", "y"], [["a", k] for k in range(2_000)]))
+    info = zipfile.ZipFile(io.BytesIO(bytes(data))).getinfo("xl/worksheets/sheet1.xml")
+    if kind == "deflate":      # bytes of the compressed sheet overwritten: zlib.error
+        start = info.header_offset + 30 + len(info.filename) + 20
+        data[start: start + 40] = bytes(b ^ 0x55 for b in data[start: start + 40])
+    elif kind == "size":       # the central directory's size of the sheet is wrong: BadZipFile
+        entry = data.find(b"xl/worksheets/sheet1.xml", data.find(b"PK\x01\x02")) - 46
+        struct.pack_into("<I", data, entry + 24, info.file_size - 100)
+    elif kind == "truncated":  # the sheet's data cut short inside a zip whose directory is whole
+        start = info.header_offset + 30 + len(info.filename)
+        data[start + 100: start + info.compress_size] = b"\0" * (info.compress_size - 100)
+    return bytes(data)
+
+
+@pytest.mark.parametrize("kind", ["deflate", "size", "truncated"])
+def test_a_damaged_workbook_is_named_not_raised(kind):
+    with pytest.raises(DataValidationError, match=r"the workbook is damaged: .*; save it again from Excel"):
+        read_table(_damaged(kind), "damaged.xlsx")
