@@ -107,7 +107,8 @@ def read_text(data: bytes, filename: str, names: list[str], rows: int) -> Any:
     groups, stored, widest = 0, 0, 0.0
     for g in range(meta.num_row_groups):
         group = meta.row_group(g)
-        size = sum(group.column(k).total_uncompressed_size for k in wanted)
+        size = sum(max(group.column(k).total_uncompressed_size, _pages_size(data, group.column(k), filename))
+                   for k in wanted)
         if groups < rows:
             stored += size
             widest = max(widest, size / max(group.num_rows, 1))
@@ -152,6 +153,94 @@ def read_text(data: bytes, filename: str, names: list[str], rows: int) -> Any:
         chunks, out[k] = out[k], []
         arrays.append(pa.chunked_array(chunks, type=pa.large_string()))   # Arrow's chunks, as a whole read's
     return pa.table(arrays, names=names)
+
+
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80 or shift > 63:
+            return value, at
+        shift += 7
+
+
+def _skip(data: bytes, at: int, kind: int) -> int:
+    """The position after one Thrift compact-protocol value of type ``kind`` at ``at``."""
+    if kind in (1, 2):            # booleans in a field header carry their value
+        return at
+    if kind == 3:
+        return at + 1
+    if kind in (4, 5, 6):
+        return _varint(data, at)[1]
+    if kind == 7:
+        return at + 8
+    if kind == 8:
+        size, at = _varint(data, at)
+        return at + size
+    if kind in (9, 10):
+        head = data[at]
+        at += 1
+        size, element = head >> 4, head & 0x0F
+        if size == 15:
+            size, at = _varint(data, at)
+        for _ in range(size):
+            at = at + 1 if element in (1, 2) else _skip(data, at, element)
+        return at
+    if kind == 11:
+        size, at = _varint(data, at)
+        if size:
+            types = data[at]
+            at += 1
+            for _ in range(size):
+                at = _skip(data, _skip(data, at, types >> 4), types & 0x0F)
+        return at
+    if kind == 12:
+        return _struct(data, at)[1]
+    raise ValueError(f"unknown Thrift type {kind}")
+
+
+def _struct(data: bytes, at: int) -> tuple[dict[int, int], int]:
+    """The integer fields of the Thrift struct at ``at`` (compact protocol) and the position after it."""
+    fields: dict[int, int] = {}
+    field = 0
+    while True:
+        head = data[at]
+        at += 1
+        if head == 0:
+            return fields, at
+        kind = head & 0x0F
+        if head >> 4:
+            field += head >> 4
+        else:
+            raw, at = _varint(data, at)
+            field = (raw >> 1) ^ -(raw & 1)
+        if kind == 5 and field in (1, 2, 3):
+            raw, at = _varint(data, at)
+            fields[field] = (raw >> 1) ^ -(raw & 1)
+        else:
+            at = _skip(data, at, kind)
+
+
+def _pages_size(data: bytes, column: Any, filename: str) -> int:
+    """The bytes a column chunk's pages decompress to, from each page's own header (what the reader allocates,
+    whatever the footer's totals say)."""
+    start = column.data_page_offset
+    if column.has_dictionary_page and column.dictionary_page_offset and column.dictionary_page_offset < start:
+        start = column.dictionary_page_offset
+    end, at, total = start + column.total_compressed_size, start, 0
+    try:
+        while at < min(end, len(data)):
+            header, body = _struct(data, at)
+            uncompressed, compressed = header.get(2, -1), header.get(3, -1)
+            if uncompressed < 0 or compressed < 0:
+                raise ValueError("a page without its sizes")
+            total += uncompressed
+            at = body + compressed
+    except (IndexError, ValueError) as exc:
+        raise DataValidationError(f"{filename} is not a readable Parquet file: {exc}") from None
+    return total
 
 
 def _text_pool():  # type: ignore[no-untyped-def]
