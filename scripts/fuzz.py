@@ -4,7 +4,11 @@
                                         # tables, 30% row-level files, 10% each random bytes, workbooks
                                         # written from XML (no size, many sheets, shared and long strings,
                                         # formulas), Parquet files (every column type, wide ones) and
-                                        # names with hidden characters (never accepted)
+                                        # names with hidden characters (never accepted); then 10% more:
+                                        # 2.5% each of shared-string bombs, Parquet that expands (a long
+                                        # value repeated, narrow columns by the thousand), wide workbooks
+                                        # and damaged zips, read under a 4 MB text limit (an accepted one
+                                        # must hold no more)
 
 Each file goes through the Upload page's path; anything other than an Audit or a clear
 DataValidationError (non-empty messages, 1-based rows, named columns) is a failure.
@@ -26,6 +30,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from fuzz_strategies import (Tally, check_names_printable, cm_files, hidden_name_files, parquet_files,  # noqa: E402
                              parse_cm_file, parse_row_file, row_files, workbook_files)
+from fuzz_strategies import (damaged_zip_files, expanding_parquet_files, parse_under_limits,  # noqa: E402
+                             shared_string_bomb_files, wide_workbook_files)
 
 
 def parse_names(data: bytes, name: str):  # type: ignore[no-untyped-def]
@@ -62,9 +68,16 @@ def main(n: int) -> None:
                                           parse_cm_file, 0.1),
                                          ("workbooks from XML", workbook_files(), parse_names, 0.1),
                                          ("Parquet files", parquet_files(), parse_parquet, 0.1),
-                                         ("names with hidden characters", hidden_name_files(), parse_names, 0.1)):
+                                         ("names with hidden characters", hidden_name_files(), parse_names, 0.1),
+                                         ("shared-string bombs", shared_string_bomb_files(), parse_under_limits,
+                                          0.025),
+                                         ("Parquet that expands", expanding_parquet_files(), parse_under_limits,
+                                          0.025),
+                                         ("wide workbooks", wide_workbook_files(), parse_under_limits, 0.025),
+                                         ("damaged zips", damaged_zip_files(), parse_under_limits, 0.025)):
         t = run(name, strategy, parse, int(round(share * n)))
-        out[name] = {"tried": t.tried, "accepted": t.accepted, "rejected with a message": t.rejected}
+        out[name] = {"tried": t.tried, "accepted": t.accepted, "rejected with a message": t.rejected,
+                     "top reasons": dict(sorted(t.messages.items(), key=lambda kv: -kv[1])[:3])}
         top = sorted(t.messages.items(), key=lambda kv: -kv[1])[:5]
         print(f"{name:26s} tried {t.tried:6,}  accepted {t.accepted:6,}  rejected {t.rejected:6,}  "
               f"uncaught 0; top reasons: " + "; ".join(f"{m} ({c})" for m, c in top))

@@ -140,9 +140,9 @@ class Tally:
     rejected: int = 0
     messages: dict[str, int] = field(default_factory=dict)
 
-    def record(self, outcome: Audit | DataValidationError) -> None:
+    def record(self, outcome: Audit | DataValidationError | Any) -> None:
         self.tried += 1
-        if isinstance(outcome, Audit):
+        if not isinstance(outcome, DataValidationError):   # an Audit, or a table read (parse_under_limits)
             self.accepted += 1
         else:
             self.rejected += 1
@@ -304,3 +304,127 @@ def check_names_printable(outcome: Audit | DataValidationError) -> None:
         assert all(hidden_characters(g) is None for g in outcome.groups), outcome.groups
         shown = [printed(g) for g in outcome.groups]
         assert len(set(shown)) == len(shown), [g for g, p in zip(outcome.groups, shown) if shown.count(p) > 1]
+
+
+# --- a review's classes: text that expands (shared-string bombs, Parquet of repeated or wide values), wide
+# workbooks, damaged zips. Read under lowered limits, so that refusals happen at fuzzing sizes; an accepted file
+# must hold no more text than the limit says. ---
+
+#: The limits these classes are read under (bytes of text).
+FUZZ_TEXT_LIMIT = 4 * 2**20
+_NS = '<?xml version="1.0"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" ' \
+      'xmlns:x="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+
+
+@st.composite
+def shared_string_bomb_files(draw: Any) -> tuple[bytes, str]:
+    """Workbooks whose cells name a few long shared strings many times, the index written in the ways a reader
+    accepts (t='s', t = "s", a prefix, spaces around it, a formula before it), sometimes past the text limit."""
+    from workbooks import workbook
+
+    lengths = draw(st.lists(st.integers(0, 60_000), min_size=1, max_size=4))
+    strings = [("x" * n if k % 2 else "é" * (n // 2)) for k, n in enumerate(lengths)]
+    spellings = ['<c t="s"><v>{i}</v></c>', "<c t='s'><v>{i}</v></c>", '<c t = "s"><v> {i} </v></c>',
+                 '<x:c t="s"><x:v>{i}</x:v></x:c>', '<c t="s"><f>A1</f><v>{i}</v></c>', '<c\nt="s"><v>{i}</v></c>',
+                 '<c t="s"><v>{bad}</v></c>']
+    rows = draw(st.integers(1, 3_000))
+    spelling = draw(st.sampled_from(spellings))
+    per_row = "".join(spelling.format(i=draw(st.integers(0, len(strings) - 1)), bad=draw(st.sampled_from(
+        ["", "-1", str(len(strings)), "99999999999999999999", "1.0", "&#48;"]))) for _ in range(2)) + "<c><v>1</v></c>"
+    body = (_NS + '<sheetData><row><c t="inlineStr"><is><t>g</t></is></c><c t="inlineStr"><is><t>h</t></is></c>'
+            '<c t="inlineStr"><is><t>y</t></is></c></row>' + f"<row>{per_row}</row>" * rows + "</sheetData></worksheet>")
+    sst = ('<?xml version="1.0"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+           + "".join(f"<si><t>{s}</t></si>" for s in strings) + "</sst>")
+    return workbook({"Sheet1": body.encode()}, shared_strings=sst.encode()), "bomb.xlsx"
+
+
+@st.composite
+def wide_workbook_files(draw: Any) -> tuple[bytes, str]:
+    """Workbooks of many columns (up to past the column limit), their size declared, falsely declared or not."""
+    from workbooks import table_workbook
+
+    columns = draw(st.sampled_from([5, 200, 999, 1000, 1001, 1500]))
+    rows = draw(st.integers(1, 6))
+    header = [f"c{k}" for k in range(columns)]
+    body = [[draw(st.integers(0, 9)) if k else f"g{r}" for k in range(columns)] for r in range(rows)]
+    return table_workbook(header, body, dimension=draw(st.booleans()), refs=draw(st.booleans())), "wide.xlsx"
+
+
+@st.composite
+def damaged_zip_files(draw: Any) -> tuple[bytes, str]:
+    """A valid workbook with one member damaged inside a zip that still opens: bytes of its compressed data
+    overwritten, its data cut short, its size or checksum in the directory wrong, the member missing, or the
+    archive cut off."""
+    import struct
+    import zipfile
+    import io as _io
+
+    data, _ = draw(workbook_files())
+    book = bytearray(data)
+    infos = zipfile.ZipFile(_io.BytesIO(data)).infolist()
+    info = draw(st.sampled_from(infos))
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    how = draw(st.sampled_from(["flip", "zero", "size", "crc", "name", "cut"]))
+    if how in ("flip", "zero") and info.compress_size:
+        at = start + draw(st.integers(0, info.compress_size - 1))
+        n = draw(st.integers(1, 64))
+        book[at: at + n] = bytes((b ^ 0x5A) if how == "flip" else 0 for b in book[at: at + n])
+    elif how in ("size", "crc", "name"):
+        entry = book.find(info.filename.encode(), book.find(b"PK\x01\x02")) - 46
+        if how == "size":
+            struct.pack_into("<I", book, entry + 24, max(0, info.file_size + draw(st.sampled_from([-100, -1, 1, 10**6]))))
+        elif how == "crc":
+            struct.pack_into("<I", book, entry + 16, info.CRC ^ 0xFFFF)
+        else:
+            book[entry + 46: entry + 46 + len(info.filename)] = b"x" * len(info.filename)
+    else:
+        book = book[: draw(st.integers(0, len(book) - 1))]
+    return bytes(book), "damaged.xlsx"
+
+
+@st.composite
+def expanding_parquet_files(draw: Any) -> tuple[bytes, str]:
+    """Parquet files small on disk that decode to much text: one long value repeated (dictionary-encoded or
+    plain and compressed), or many narrow small-integer columns."""
+    import io as _io
+
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = draw(st.integers(1, 20_000))
+    kind = draw(st.sampled_from(["dictionary", "plain", "wide"]))
+    if kind == "wide":
+        columns = draw(st.sampled_from([10, 300, 1000, 1001]))
+        rows = min(rows, 3_000)
+        zeros = pa.array(np.zeros(rows, dtype=np.int8))
+        table = pa.table({**{"group": pa.array(["a", "b"] * (rows // 2) + ["a"] * (rows % 2))},
+                          **{f"c{k}": zeros for k in range(columns - 1)}})
+    else:
+        width = draw(st.integers(1, 20_000))
+        values = pa.DictionaryArray.from_arrays(pa.array(np.zeros(rows, dtype=np.int32)), pa.array(["v" * width]))
+        table = pa.table({"group": values if kind == "dictionary" else values.cast(pa.string()),
+                          "label": pa.array(np.arange(rows) % 2), "prediction": pa.array(np.arange(rows) // 2 % 2)})
+    buffer = _io.BytesIO()
+    pq.write_table(table, buffer, compression="zstd", use_dictionary=kind != "plain",
+                   row_group_size=draw(st.sampled_from([rows, 1_000, 50_000])))
+    return buffer.getvalue(), "expands.parquet"
+
+
+def parse_under_limits(data: bytes, name: str) -> Any:
+    """:func:`read_table` with the text limits lowered to :data:`FUZZ_TEXT_LIMIT`: a DataFrame (an accepted file,
+    which must hold no more text than that) or a checked DataValidationError. Anything else propagates."""
+    from fairness_core.io import parquet, workbook
+
+    saved = workbook.MAX_XLSX_TEXT_BYTES, parquet.MAX_EXPANDED_BYTES
+    workbook.MAX_XLSX_TEXT_BYTES = parquet.MAX_EXPANDED_BYTES = FUZZ_TEXT_LIMIT
+    try:
+        df = read_table(data, name)
+    except DataValidationError as exc:
+        check_problems(exc)
+        return exc
+    finally:
+        workbook.MAX_XLSX_TEXT_BYTES, parquet.MAX_EXPANDED_BYTES = saved
+    text = sum(int(df.iloc[:, k].dropna().astype(str).str.len().sum()) for k in range(df.shape[1]))
+    assert text <= FUZZ_TEXT_LIMIT, f"{name} accepted with {text:,} characters of text"
+    return df

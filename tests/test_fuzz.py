@@ -134,3 +134,37 @@ def test_workbooks_written_from_xml_are_parsed_or_rejected_with_a_reason(file):
 def test_parquet_files_are_parsed_or_rejected_with_a_reason(file):
     parse_cm_file(*file)
     parse_row_file(*file)
+
+
+# --- text that expands, wide workbooks and damaged zips, read under lowered text limits ---
+
+from fuzz_strategies import (damaged_zip_files, expanding_parquet_files, parse_under_limits,  # noqa: E402
+                             shared_string_bomb_files, wide_workbook_files)
+
+EXPANDING = settings(max_examples=40, deadline=None, derandomize=True,
+                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+@EXPANDING
+@given(shared_string_bomb_files())
+def test_shared_string_bombs_are_read_within_the_limit_or_refused(file):
+    parse_under_limits(*file)
+
+
+@EXPANDING
+@given(expanding_parquet_files())
+def test_parquet_that_expands_is_read_within_the_limit_or_refused(file):
+    parse_under_limits(*file)
+
+
+@EXPANDING
+@given(wide_workbook_files())
+def test_wide_workbooks_are_read_or_refused_with_a_reason(file):
+    parse_under_limits(*file)
+
+
+@settings(max_examples=120, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(damaged_zip_files())
+def test_damaged_workbooks_are_refused_with_a_reason(file):
+    parse_under_limits(*file)
