@@ -341,13 +341,16 @@ def shared_string_bomb_files(draw: Any) -> tuple[bytes, str]:
 @st.composite
 def wide_workbook_files(draw: Any) -> tuple[bytes, str]:
     """Workbooks of many columns (up to past the column limit), their size declared, falsely declared or not."""
-    from workbooks import table_workbook
+    from workbooks import sheet_xml, table_workbook, workbook
 
     columns = draw(st.sampled_from([5, 200, 999, 1000, 1001, 1500]))
     rows = draw(st.integers(1, 6))
     header = [f"c{k}" for k in range(columns)]
     body = [[draw(st.integers(0, 9)) if k else f"g{r}" for k in range(columns)] for r in range(rows)]
-    return table_workbook(header, body, dimension=draw(st.booleans()), refs=draw(st.booleans())), "wide.xlsx"
+    declared = draw(st.sampled_from(["truly", "not", "falsely"]))
+    if declared == "falsely":   # a sheet that says it is two cells wide
+        return workbook({"Sheet1": sheet_xml([header, *body], "A1:B2", draw(st.booleans()))}), "wide.xlsx"
+    return table_workbook(header, body, dimension=declared == "truly", refs=draw(st.booleans())), "wide.xlsx"
 
 
 @st.composite
@@ -408,7 +411,12 @@ def expanding_parquet_files(draw: Any) -> tuple[bytes, str]:
     buffer = _io.BytesIO()
     pq.write_table(table, buffer, compression="zstd", use_dictionary=kind != "plain",
                    row_group_size=draw(st.sampled_from([rows, 1_000, 50_000])))
-    return buffer.getvalue(), "expands.parquet"
+    data = bytearray(buffer.getvalue())
+    if draw(st.integers(0, 3)) == 0:   # damaged: bytes of a page header or of its data overwritten
+        at = draw(st.integers(4, max(4, len(data) - 9)))
+        data[at: at + draw(st.integers(1, 16))] = bytes(draw(st.lists(st.integers(0, 255), min_size=16,
+                                                                       max_size=16)))[: len(data[at: at + 16])]
+    return bytes(data), "expands.parquet"
 
 
 def parse_under_limits(data: bytes, name: str) -> Any:

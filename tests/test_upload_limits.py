@@ -479,3 +479,14 @@ def _damaged(kind: str) -> bytes:
 def test_a_damaged_workbook_is_named_not_raised(kind):
     with pytest.raises(DataValidationError, match=r"the workbook is damaged: .*; save it again from Excel"):
         read_table(_damaged(kind), "damaged.xlsx")
+
+
+@pytest.mark.parametrize("where", ["page header", "page data"])
+def test_a_damaged_parquet_file_is_named_not_raised(where):
+    table = pa.table({"group": pa.array(["a", "b"] * 5_000), "label": pa.array(np.arange(10_000) % 2)})
+    data = bytearray(_parquet(table))
+    column = pq.ParquetFile(pa.BufferReader(bytes(data))).metadata.row_group(0).column(1)
+    at = column.data_page_offset + (0 if where == "page header" else column.total_compressed_size // 2)
+    data[at: at + 12] = b"\xff" * 12
+    with pytest.raises(DataValidationError, match=r"damaged.parquet is not a readable Parquet file: "):
+        read_table(bytes(data), "damaged.parquet")

@@ -104,10 +104,10 @@ def read_text(data: bytes, filename: str, names: list[str], rows: int) -> Any:
     meta, schema = probe.metadata, probe.schema_arrow
     fields = [schema.field(c) for c in names]
     wanted = [schema.get_field_index(c) for c in names]
-    groups, stored, widest = 0, 0, 0.0
+    groups, stored, widest, pages = 0, 0, 0.0, [0]
     for g in range(meta.num_row_groups):
         group = meta.row_group(g)
-        size = sum(max(group.column(k).total_uncompressed_size, _pages_size(data, group.column(k), filename))
+        size = sum(max(group.column(k).total_uncompressed_size, _pages_size(data, group.column(k), filename, pages))
                    for k in wanted)
         if groups < rows:
             stored += size
@@ -125,29 +125,36 @@ def read_text(data: bytes, filename: str, names: list[str], rows: int) -> Any:
     out: list[list[Any]] = [[] for _ in names]
     total = done = 0
     pool = _text_pool()
-    if rows and names:
-        for batch in file.iter_batches(batch_size=batch_rows, columns=names, use_threads=False):
-            if done + batch.num_rows > rows:
-                batch = batch.slice(0, rows - done)
-            for k, column in enumerate(batch.columns):
-                if pa.types.is_dictionary(column.type):
-                    values = column.dictionary.cast(pa.large_string())
-                    lengths = pc.binary_length(values).cast(pa.int64())
-                    total += (pc.sum(pc.take(lengths, column.indices)).as_py() or 0) + 8 * len(column)
-                    if total > MAX_EXPANDED_BYTES:
-                        break
-                    column = pc.take(values, column.indices, memory_pool=pool)
-                else:
-                    column = pc.cast(column, pa.large_string(), memory_pool=pool)
-                    total += column.nbytes
-                out[k].append(column)
-            done += batch.num_rows
-            if total > MAX_EXPANDED_BYTES:
-                del out
-                raise _refuse(filename, f"more than {MAX_EXPANDED_BYTES / 2**20:,.0f}",
-                              f"decoded (refused at row {done:,} of {rows:,})")
-            if done >= rows:
-                break
+    try:
+        if rows and names:
+            for batch in file.iter_batches(batch_size=batch_rows, columns=names, use_threads=False):
+                if done + batch.num_rows > rows:
+                    batch = batch.slice(0, rows - done)
+                for k, column in enumerate(batch.columns):
+                    if pa.types.is_dictionary(column.type):
+                        values = column.dictionary.cast(pa.large_string())
+                        lengths = pc.binary_length(values).cast(pa.int64())
+                        total += (pc.sum(pc.take(lengths, column.indices)).as_py() or 0) + 8 * len(column)
+                        if total > MAX_EXPANDED_BYTES:
+                            break
+                        column = pc.take(values, column.indices, memory_pool=pool)
+                    else:
+                        column = pc.cast(column, pa.large_string(), memory_pool=pool)
+                        total += column.nbytes
+                    out[k].append(column)
+                done += batch.num_rows
+                if total > MAX_EXPANDED_BYTES:
+                    del out
+                    raise _refuse(filename, f"more than {MAX_EXPANDED_BYTES / 2**20:,.0f}",
+                                  f"decoded (refused at row {done:,} of {rows:,})")
+                if done >= rows:
+                    break
+    except DataValidationError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a damaged page or a value Arrow cannot write as text
+        raise DataValidationError(f"{filename} is not a readable Parquet file: "
+                                  f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}"
+                                  ) from None
     arrays = []
     for k in range(len(names)):
         chunks, out[k] = out[k], []
@@ -223,22 +230,35 @@ def _struct(data: bytes, at: int) -> tuple[dict[int, int], int]:
             at = _skip(data, at, kind)
 
 
-def _pages_size(data: bytes, column: Any, filename: str) -> int:
+#: Largest page header read (writers keep them to a few KB: sizes, encodings, truncated statistics), and most
+#: pages walked in one file (a 1 MB page each would be a terabyte).
+_MAX_PAGE_HEADER = 2**20
+_MAX_PAGES = 1_000_000
+
+
+def _pages_size(data: bytes, column: Any, filename: str, pages: list[int]) -> int:
     """The bytes a column chunk's pages decompress to, from each page's own header (what the reader allocates,
-    whatever the footer's totals say)."""
+    whatever the footer's totals say). ``pages`` counts the pages walked in the file."""
+    view = memoryview(data)
     start = column.data_page_offset
     if column.has_dictionary_page and column.dictionary_page_offset and column.dictionary_page_offset < start:
         start = column.dictionary_page_offset
     end, at, total = start + column.total_compressed_size, start, 0
     try:
         while at < min(end, len(data)):
-            header, body = _struct(data, at)
+            pages[0] += 1
+            if pages[0] > _MAX_PAGES:
+                raise ValueError(f"more than {_MAX_PAGES:,} pages")
+            header, length = _struct(view[at: at + _MAX_PAGE_HEADER], 0)
             uncompressed, compressed = header.get(2, -1), header.get(3, -1)
             if uncompressed < 0 or compressed < 0:
                 raise ValueError("a page without its sizes")
             total += uncompressed
-            at = body + compressed
-    except (IndexError, ValueError) as exc:
+            at += length + compressed
+    except IndexError:
+        raise DataValidationError(f"{filename} is not a readable Parquet file: a page header is cut short or "
+                                  f"longer than {_MAX_PAGE_HEADER // 2**20} MB") from None
+    except (ValueError, RecursionError) as exc:
         raise DataValidationError(f"{filename} is not a readable Parquet file: {exc}") from None
     return total
 
