@@ -49,7 +49,10 @@ def read_table(data: bytes, filename: str, max_rows: int = MAX_ROWS, sheet: str 
 
     Sizes are decided before anything is built: rows and cells (:data:`MAX_CELLS`) from a
     count of the lines, a Parquet footer or a streamed pass over a worksheet's XML
-    (:data:`MAX_XLSX_CELLS`, :data:`MAX_XLSX_XML_BYTES`), expansion from the declared sizes.
+    (:data:`MAX_XLSX_CELLS`, :data:`MAX_XLSX_XML_BYTES`, and the text its cells will hold,
+    ``workbook.MAX_XLSX_TEXT_BYTES``), expansion from the declared sizes; a Parquet file's text
+    is counted batch by batch as it is decoded (:data:`MAX_EXPANDED_BYTES`). A damaged file is
+    refused in words.
 
     Raises
     ------
