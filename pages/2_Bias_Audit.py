@@ -122,12 +122,11 @@ def report_downloads(audit: Audit, reference: str, tolerance: float, alpha: floa
         st.caption(f"The report's Local Law 144 summary gives the scoring rate of “{md_escape(score[0])}”, as chosen "
                    "under Local Law 144 summary.")
 
+    name, values, digest = score if score is not None else (None, None, None)
+
     def built():  # type: ignore[no-untyped-def]
-        if score is None:
-            return audit_report(audit, audit.fingerprint, reference, tolerance, alpha, adjust, model, period,
-                                trend, trend_key)  # cached
         return audit_report(audit, audit.fingerprint, reference, tolerance, alpha, adjust, model, period,
-                            trend, trend_key, score[0], score[2], score[1])  # cached
+                            trend, trend_key, name, digest, values)  # cached
 
     def or_failure(make, what: str):  # type: ignore[no-untyped-def]
         """The download's bytes, or a short file that says the download failed and why (never silence)."""
@@ -192,18 +191,15 @@ with st.expander("Local Law 144 summary", icon=":material/gavel:"):
                  help="Local Law 144 asks for the selection rate of binary decisions or, for scores, the scoring "
                       "rate: the share of a category scoring above the whole sample's median. The downloaded "
                       "report follows this choice.")
-    if ll144_score is None:
-        ll144 = cached.ll144(audit, tolerance, alpha, adjust)
-        st.caption(md_escape(regulatory.rules_text(ll144)))
-        st.dataframe(styled(ll144, 3), width="stretch", hide_index=True, key="ll144")
+    score_name, score_values, score_hash = ll144_score if ll144_score is not None else (None, None, None)
+    ll144 = cached.ll144(audit, tolerance, alpha, adjust, scores=score_values, score_name=score_name, digest=score_hash)
+    st.caption(md_escape(regulatory.rules_text(ll144)))
+    st.dataframe(styled(ll144, 3), width="stretch", hide_index=True, key="ll144")
+    if score_name is None:
         csv_download(ll144, "ll144_summary.csv", "Download the Local Law 144 summary (CSV)", index=False)
     else:
-        name, values, digest = ll144_score
-        ll144 = cached.ll144(audit, tolerance, alpha, adjust, scores=values, score_name=name, digest=digest)
-        st.caption(md_escape(regulatory.rules_text(ll144)))
-        st.dataframe(styled(ll144, 3), width="stretch", hide_index=True, key="ll144")
-        csv_download(ll144, f"ll144_summary_scoring_rate_{name}.csv",
-                     f"Download the Local Law 144 summary, scoring rate of “{md_escape(name)}” (CSV)",
+        csv_download(ll144, f"ll144_summary_scoring_rate_{score_name}.csv",
+                     f"Download the Local Law 144 summary, scoring rate of “{md_escape(score_name)}” (CSV)",
                      key="ll144-scoring-csv", index=False)
 
 #: Tab labels double as the ``?view=`` query parameter, so a link can open any tab.
