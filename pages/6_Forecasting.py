@@ -169,12 +169,13 @@ with c2:
     searched = getattr(result, "searched_architecture", None) or result.architecture
     chart(plots.architecture_bars(searched), "ptn_architecture.html", key="ptn-arch-final")
     if getattr(result, "derived", None):
-        st.caption("Architecture weights of the best agent at the end of its search run. Retrained with: "
-                   + "; ".join(f"{k}: **{v}**" for k, v in result.derived.items())
-                   + " (the strongest candidate; within 0.01 of it, the cheapest per step), starting from the "
-                     "weights the search trained.")
-    agents = pd.DataFrame([{"generation": a.generation, **a.hparams, "low-fidelity fitness": a.low_fidelity,
-                            "fitness": a.fitness, "validation fitness": a.val_fitness} for a in result.agents])
+        st.caption(f"Architecture weights of the agent the search handed on: {ptn.chosen_words(result)}. Retrained "
+                   "with: " + "; ".join(f"{k}: **{v}**" for k, v in result.derived.items())
+                   + f" (the strongest candidate; within 0.01 of it, the cheapest per step), starting from "
+                     f"{ptn.start_words(result)}.")
+    agents = pd.DataFrame([{"generation": a.generation, "incumbent": a.incumbent, **a.hparams,
+                            "low-fidelity fitness": a.low_fidelity, "fitness": a.fitness,
+                            "validation fitness": a.val_fitness} for a in result.agents])
     csv_download(agents, "ptn_agents.csv", "Download every agent's hyperparameters and fitness (CSV)", index=False)
 fidelity = result.fidelity
 st.markdown("**The search's low-fidelity fitness** — every agent is first scored after its first rung; only the "

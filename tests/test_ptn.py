@@ -4,6 +4,7 @@ a tiny seeded training run, cancel, and the skill-score table."""
 from __future__ import annotations
 
 import base64
+import copy
 import itertools
 from pathlib import Path
 
@@ -187,16 +188,27 @@ def test_weather_dataset_from_the_shipped_tmy3_files():
 
 
 def test_ptn_starts_at_the_deterministic_normal_baseline():
-    """Standardized residual output: at initialization, PTN's quantiles are the forecast read as a normal
-    with σ = the forecaster's MAE per lead, so training starts at skill 0 against that baseline."""
+    """Standardized residual output (the parallel-time trunk) and a fixed baseline offset (the dense trunk): at
+    initialization PTN's quantiles are near the forecast read as a normal with σ = the forecaster's MAE per
+    lead, so training starts at about skill 0 against that baseline; a default-initialized TiDE starts far."""
     ds = tiny_dataset()
-    torch.manual_seed(0)
-    model = ptn.build(hparams(), ds, c_t=11)
     test = ds.parts["test"]
-    q = ptn.predict(model, test)
-    baseline = ptn.normal_quantiles(test.forecasts[:, -1, :, 0], ptn.error_scale(ds.parts["ga_train"]), 11)
-    # the network's correction starts near 0 (weights ~1e-3), so the two agree to a small fraction of σ
     sigma = ptn.error_scale(ds.parts["ga_train"])
+    baseline = ptn.normal_quantiles(test.forecasts[:, -1, :, 0], sigma, 11)
+    at_baseline = ptn.crps_numpy(baseline, test.target).mean()
+    n_in = test.static.shape[1] + test.history[0].size + test.forecasts[0].size
+    for seed in range(3):
+        torch.manual_seed(seed)
+        for keep in (None, {"trunk": "parallel time"}, {"trunk": "dense encoder-decoder"}):
+            q = ptn.predict(ptn.build(hparams(), ds, c_t=11, keep=keep), test)
+            assert ptn.crps_numpy(q, test.target).mean() < 1.1 * at_baseline, (seed, keep)
+            # centred on the baseline: the start's corrections average out over windows and quantiles
+            assert abs((q - baseline).mean()) < 0.25 * sigma.mean(), (seed, keep)
+        far = ptn.predict(ptn.TiDE(n_in, FD.HORIZON, 11), test)
+        assert ptn.crps_numpy(far, test.target).mean() > 2 * at_baseline
+    # the parallel-time trunk's correction starts near 0 (weights ~1e-3): it agrees to a small fraction of σ
+    torch.manual_seed(0)
+    q = ptn.predict(ptn.build(hparams(), ds, c_t=11, keep={"trunk": "parallel time"}), test)
     assert np.abs(q - baseline).max() < 0.05 * sigma.max()
     paper = ptn.build(hparams(), ds, c_t=11, forecast_skip=False)
     assert not paper.forecast_skip  # the thesis's architecture stays available
@@ -387,7 +399,9 @@ def test_tide_is_a_point_of_the_search_space():
     assert "dense residual" in ptn.build(hparams(), ds, c_t=11).architecture()["history"]
     started = ptn.build(hparams(dense_width=256), ds, c_t=11, keep={"trunk": "dense encoder-decoder"})
     baseline = ptn.normal_quantiles(s.forecasts[:, -1, :, 0], ptn.error_scale(ds.parts["ga_train"]), 11)
-    assert np.abs(ptn.predict(started, s) - baseline).max() < 0.05 * ptn.error_scale(ds.parts["ga_train"]).max()
+    # with the forecast skip it starts near the deterministic-normal baseline (TiDE's own start is far from it)
+    assert ptn.crps_numpy(ptn.predict(started, s), s.target).mean() < 1.1 * ptn.crps_numpy(baseline, s.target).mean()
+    assert ptn.crps_numpy(ptn.predict(tide, s), s.target).mean() > 2 * ptn.crps_numpy(baseline, s.target).mean()
 
 
 def test_a_derived_architecture_inherits_the_weights_its_search_trained():
@@ -436,3 +450,111 @@ def test_the_low_fidelity_fitness_is_judged_by_its_rank_correlation_with_the_ful
     assert np.isnan(ptn.fidelity_correlation(table.head(2)))
     assert "too few" in ptn.fidelity_words(table.head(2), np.nan)
     assert "nothing to compare" in ptn.fidelity_words(table.head(0), np.nan)
+
+
+def test_a_challenger_replaces_the_incumbent_only_beyond_noise():
+    """clearly_better is the one-sided paired z rule: mean difference + 1.645 standard errors below 0; the
+    same statistic as scipy's paired t-test, computed independently."""
+    from scipy.stats import ttest_rel
+
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        n = int(rng.integers(2, 300))
+        held = rng.gamma(2.0, 0.01, n)
+        challenger = held + rng.normal(rng.normal(0, 0.002), 0.01, n)
+        t_stat = ttest_rel(challenger, held).statistic
+        assert ptn.clearly_better(challenger, held) == (t_stat < -ptn.CLEARLY_BETTER_Z)
+    held = rng.gamma(2.0, 0.01, 256)
+    assert ptn.clearly_better(held - 0.002 + rng.normal(0, 1e-4, 256), held)  # lower on every window
+    assert not ptn.clearly_better(held + rng.normal(0, 0.01, 256), held)  # noise around the incumbent
+    assert not ptn.clearly_better(held + 0.002, held)  # worse
+    assert not ptn.clearly_better(held[:1] - 1, held[:1])  # one window: no spread to judge by
+    assert not ptn.clearly_better(np.full(256, np.nan), held)  # an undefined fitness never moves the search
+
+
+def test_the_search_hands_on_the_incumbent_unless_the_best_beats_it_clearly():
+    rng = np.random.default_rng(6)
+    base = rng.gamma(2.0, 0.01, 256)
+
+    def agent(val_crps: np.ndarray, incumbent: bool = False) -> ptn.Agent:
+        a = ptn.Agent({}, 1, fitness=float(val_crps.mean()), val_fitness=float(val_crps.mean()), incumbent=incumbent)
+        a.val_crps = val_crps
+        return a
+
+    held = agent(base, incumbent=True)
+    lucky = agent(base + rng.normal(-0.0005, 0.01, 256))  # a little lower on average, within noise
+    assert lucky.score() < held.score() and ptn.choose([held, lucky]) is held
+    better = agent(base - 0.003 + rng.normal(0, 0.001, 256))
+    assert ptn.choose([held, lucky, better]) is better
+    assert ptn.choose([lucky, better]) is better  # no incumbent: Algorithm 2's score alone
+    worse = agent(base + 0.01)
+    assert ptn.choose([worse, held]) is held
+
+
+def test_the_first_agent_is_the_baselines_point_pinned_to_the_dense_trunk(tiny_run):
+    _, result, _ = tiny_run
+    first = [a for a in result.agents if a.incumbent]
+    assert len(first) == 1 and first[0].generation == 1
+    assert first[0].hparams.items() >= ptn.BASELINE_POINT.items() and first[0].keep == ptn.BASELINE_KEEP
+    assert all(a.keep is None for a in result.agents if not a.incumbent)
+    assert all(len(a.val_crps) and np.isfinite(a.val_crps).all() for a in result.agents)
+    assert result.best is ptn.choose(result.agents)
+
+
+def test_a_derived_dense_trunk_can_be_retrained_from_tides_start():
+    """final_start="tide": the derived dense trunk drops the baseline offset and draws TiDE's default
+    initialization, so it computes what a TiDE with its weights computes; the search keeps the baseline start."""
+    ds = tiny_dataset()
+    s = ds.parts["test"]
+    torch.manual_seed(0)
+    model = ptn.build(hparams(dense_width=256, dropout=0.1), ds, c_t=11, keep=ptn.BASELINE_KEEP)
+    sigma = ptn.error_scale(ds.parts["ga_train"])
+    at_baseline = ptn.crps_numpy(ptn.normal_quantiles(s.forecasts[:, -1, :, 0], sigma, 11), s.target).mean()
+    assert ptn.crps_numpy(ptn.predict(model, s), s.target).mean() < 1.1 * at_baseline
+    model.start_dense_as_tide()
+    dense = model.trunk.ops[0]
+    assert dense.base_index.numel() == 0
+    n_in = s.static.shape[1] + s.history[0].size + s.forecasts[0].size
+    tide = ptn.TiDE(n_in, FD.HORIZON, 11)
+    tide.load_state_dict(dense.state_dict())
+    assert np.allclose(ptn.predict(model, s), ptn.predict(tide, s), atol=1e-6)
+    assert ptn.crps_numpy(ptn.predict(model, s), s.target).mean() > 2 * at_baseline  # TiDE's start, far from it
+    with pytest.raises(ValueError, match="final_start"):
+        search = ptn.SearchOutcome(ptn.Agent(hparams(), 1), [], {}, 0.0, 0, pd.DataFrame())
+        ptn.final.train_final(ptn.PTNConfig(final_start="nowhere"), ds, search, ptn.BASELINE_KEEP, 0, 1,
+                              ds.parts["test"], ptn.Counter(10), torch.device("cpu"), ds.parts["test"])
+
+
+def test_the_page_says_which_agent_went_on_and_where_its_retraining_started(tiny_run):
+    _, result, _ = tiny_run
+    words = ptn.chosen_words(result)
+    assert words.startswith("the incumbent") == result.best.incumbent
+    assert ("beat the incumbent" in words) == (not result.best.incumbent)
+    dense = result.derived.get("trunk") == "dense encoder-decoder"
+    assert ptn.start_words(result).startswith("TiDE's default initialization" if dense else "the deterministic")
+    inherited = copy.copy(result)
+    inherited.config = ptn.PTNConfig(inherit=True)
+    assert ptn.start_words(inherited) == "the weights the search trained"
+
+
+def test_the_warm_start_is_kept_only_when_the_latest_warm_windows_say_it_helped(monkeypatch):
+    """warm_start fine-tunes on the earlier warm windows and keeps the result only if the CRPS on the latest
+    ones fell: a fine-tuning that helps stays, one that harms is undone; its steps count either way."""
+    ds = tiny_dataset()
+    warm = ds.parts["test"]
+    n_in = warm.static.shape[1] + warm.history[0].size + warm.forecasts[0].size
+    check = warm.take(np.arange(len(warm) - int(round(0.2 * len(warm))), len(warm)))
+
+    def crps_on_check(m: torch.nn.Module) -> float:
+        return float(ptn.crps_numpy(ptn.predict(m, check), check.target).mean())
+
+    torch.manual_seed(0)
+    tide = ptn.TiDE(n_in, FD.HORIZON, 11)  # far from the data at its start: fine-tuning helps
+    before = crps_on_check(tide)
+    assert ptn.final.warm_start(tide, warm, 5, seed=1, steps=10) == 50
+    assert crps_on_check(tide) < before
+    monkeypatch.setattr(ptn.final, "WARM_LR", 5.0)  # a rate that wrecks it: undone
+    state = {k: v.clone() for k, v in tide.state_dict().items()}
+    assert ptn.final.warm_start(tide, warm, 5, seed=1, steps=10) == 50
+    assert all(torch.equal(state[k], v) for k, v in tide.state_dict().items())
+    assert ptn.final.warm_start(tide, warm.take(np.arange(2)), 1, seed=1, steps=3) == 3  # too few windows to check

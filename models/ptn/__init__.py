@@ -7,7 +7,8 @@ algorithm, trained on the ordered CRPS, judged against two baselines by skill sc
 ``ptn.layers``      the mixed operations' candidates, the hypermodel :class:`PTN`, :func:`derive`,
                     the TiDE-style baseline
 ``ptn.fit``         first-order DARTS and plain AdamW loops, prediction, the quantile fan
-``ptn.search``      the genetic search with successive halving and its low-fidelity fitness
+``ptn.search``      the genetic search with successive halving, its low-fidelity fitness, and the
+                    incumbent (the baseline's point) that a chosen agent must beat beyond noise
 ``ptn.final``       the derived architecture retrained and the baseline trained, per seed
 ``ptn.scoring``     the normal baseline, skill scores, the verdict, test forecasts to browse
 ``ptn.progress``    the typed progress records and the run's one progress counter
@@ -25,7 +26,8 @@ from .loss import OMEGA, crps, crps_numpy, loss, ordering_penalty
 from .progress import (AgentFitness, BaselineEpoch, Counter, DataStage, Done, FinalEpoch, SearchEpoch,
                        agent_frame, latest_architecture, latest_fan, loss_frame, probe)
 from .run import (BASE_MB, BYTES_PER_INPUT, BYTES_PER_QUANTILE, DEMO, LORENZ_WINDOWS, PAPER, WEATHER_WINDOWS,
-                  PTNConfig, PTNResult, estimate, memory_mb, train)
+                  PTNConfig, PTNResult, chosen_words, estimate, memory_mb, start_words, train)
 from .scoring import SEED_TABLE_5_2, examples, normal_quantiles, skill_table, verdict, verdict_text
-from .search import BENCH_FIDELITY, Agent, fidelity_words, SearchOutcome, fidelity_correlation, genetic_search
+from .search import (BASELINE_KEEP, BASELINE_POINT, BENCH_FIDELITY, CLEARLY_BETTER_Z, Agent, SearchOutcome, choose,
+                     clearly_better, fidelity_correlation, fidelity_words, genetic_search)
 from .space import DENSE_WIDTHS, HEADS, ODD15, Param, crossover, mutate, mutation_rate, random_hparams, space
