@@ -10,8 +10,10 @@ from hypothesis import strategies as st
 from fairness_core import ConfusionMatrix
 from fairness_core.audit import Audit
 from fairness_core.io import DataValidationError, clean_name, cms_from_table, read_table
-from fuzz_strategies import (check_names_printable, cm_files, exact_cm_files, hidden_name_files, parquet_files,
-                             parse_cm_file, parse_row_file, row_files, workbook_files)
+from fuzz_strategies import (check_names_printable, cm_files, damaged_zip_files, exact_cm_files,
+                             expanding_parquet_files, hidden_name_files, parquet_files, parse_cm_file,
+                             parse_row_file, parse_under_limits, row_files, shared_string_bomb_files,
+                             wide_workbook_files, workbook_files)
 
 FAST = settings(max_examples=400, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -138,11 +140,7 @@ def test_parquet_files_are_parsed_or_rejected_with_a_reason(file):
 
 # --- text that expands, wide workbooks and damaged zips, read under lowered text limits ---
 
-from fuzz_strategies import (damaged_zip_files, expanding_parquet_files, parse_under_limits,  # noqa: E402
-                             shared_string_bomb_files, wide_workbook_files)
-
-EXPANDING = settings(max_examples=40, deadline=None, derandomize=True,
-                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+EXPANDING = settings(FAST, max_examples=40)
 
 
 @EXPANDING

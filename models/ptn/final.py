@@ -23,10 +23,9 @@ if TYPE_CHECKING:
 
 #: Share of the warm-start windows (the latest) that checks the warm start instead of training it (warm_start).
 WARM_CHECK_SHARE = 0.2
-#: Rows of the fixed sets whose loss the final training reports each epoch (the live curve; its rate follows a
-#: cosine, so nothing else reads them; the paper's plateau cuts keep 256). 256, as the search uses for its plateau cuts, cost a derived network
-#: a quarter of its training time on 2 CPU cores (3,000 steps in 71 s against 56 s for the same network
-#: without them); 64 cost a twentieth.
+#: Rows of the fixed sets whose loss the final training reports each epoch: the live curve only, since its rate
+#: follows a cosine (the paper's plateau cuts read them, and keep 256). 256 rows cost a derived network a quarter
+#: of its training time on 2 CPU cores (3,000 steps in 71 s against 56 s without them); 64 cost a twentieth.
 FINAL_CURVE_SAMPLES = 64
 
 
@@ -54,6 +53,8 @@ def train_final(config: "PTNConfig", ds: FD.Dataset, search: SearchOutcome, keep
     """The derived architecture (``keep``; None: the whole hypermodel) trained for ``final_epochs`` epochs,
     starting afresh (a dense trunk as ``config.final_start`` says) or from the weights the search trained
     (``config.inherit``), then warm-started on ``warm``."""
+    if config.final_start not in ("tide", "baseline"):
+        raise ValueError(f"final_start: {config.final_start!r}; use 'tide' or 'baseline'")
     torch.manual_seed(seed)
     h = search.best.hparams
     model = build(h, ds, config.quantiles, config.forecast_skip, device, keep)
@@ -61,8 +62,6 @@ def train_final(config: "PTNConfig", ds: FD.Dataset, search: SearchOutcome, keep
         inherit(model, hypermodel_of(config, ds, search, device))
     elif config.final_start == "tide":
         model.start_dense_as_tide()
-    elif config.final_start != "baseline":
-        raise ValueError(f"final_start: {config.final_start!r}; use 'tide' or 'baseline'")
     start = time.perf_counter()
 
     before = counter.done
