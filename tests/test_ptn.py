@@ -453,23 +453,47 @@ def test_the_low_fidelity_fitness_is_judged_by_its_rank_correlation_with_the_ful
 
 
 def test_a_challenger_replaces_the_incumbent_only_beyond_noise():
-    """clearly_better is the one-sided paired z rule: mean difference + 1.645 standard errors below 0; the
-    same statistic as scipy's paired t-test, computed independently."""
-    from scipy.stats import ttest_rel
+    """clearly_better is a one-sided paired t rule on batch means: the same statistic as scipy's one-sample
+    t-test on the batch means computed independently (contiguous ⌈n^(1/3)⌉ batches)."""
+    from scipy.stats import ttest_1samp
 
     rng = np.random.default_rng(5)
     for _ in range(200):
         n = int(rng.integers(2, 300))
         held = rng.gamma(2.0, 0.01, n)
         challenger = held + rng.normal(rng.normal(0, 0.002), 0.01, n)
-        t_stat = ttest_rel(challenger, held).statistic
-        assert ptn.clearly_better(challenger, held) == (t_stat < -ptn.CLEARLY_BETTER_Z)
+        d = challenger - held
+        b = max(2, int(np.ceil(round(n ** (1 / 3), 9))))
+        means = np.array([part.mean() for part in np.array_split(d, b)])
+        assert np.allclose(ptn.batch_means(d), means) and means.size == min(n, b)
+        # The rule centres on the mean of all windows, which equals the mean of the batch means when the
+        # batches are equal; compare on those n only.
+        if n % b == 0:
+            assert ptn.clearly_better(challenger, held) == (ttest_1samp(means, 0.0, alternative="less").pvalue < 0.05)
     held = rng.gamma(2.0, 0.01, 256)
     assert ptn.clearly_better(held - 0.002 + rng.normal(0, 1e-4, 256), held)  # lower on every window
     assert not ptn.clearly_better(held + rng.normal(0, 0.01, 256), held)  # noise around the incumbent
     assert not ptn.clearly_better(held + 0.002, held)  # worse
     assert not ptn.clearly_better(held[:1] - 1, held[:1])  # one window: no spread to judge by
     assert not ptn.clearly_better(np.full(256, np.nan), held)  # an undefined fitness never moves the search
+
+
+@pytest.mark.parametrize("phi", [0.0, 0.5, 0.9])
+def test_the_incumbent_rule_keeps_its_level_when_neighbouring_windows_are_correlated(phi):
+    """With no true difference, the rule moves off the incumbent at about its 5 % even when the windows'
+    differences are autocorrelated (AR(1) with φ), where the independent-window z rule moves far more often."""
+    rng = np.random.default_rng(int(phi * 10) + 1)
+    reps, n = 1500, 256
+    e = rng.normal(size=(reps, n))
+    d = np.empty_like(e)
+    d[:, 0] = e[:, 0] / np.sqrt(1 - phi**2)
+    for i in range(1, n):  # over the 256 windows, all repetitions at once
+        d[:, i] = phi * d[:, i - 1] + e[:, i]
+    moved = np.mean([ptn.clearly_better(row, np.zeros(n)) for row in d])
+    naive = np.mean(d.mean(1) + 1.645 * d.std(1, ddof=1) / np.sqrt(n) < 0)
+    assert 0.03 <= moved <= (0.07 if phi < 0.9 else 0.10), moved
+    if phi >= 0.5:
+        assert naive > 0.15 and moved < naive / 2
 
 
 def test_the_search_hands_on_the_incumbent_unless_the_best_beats_it_clearly():

@@ -28,6 +28,6 @@ from .progress import (AgentFitness, BaselineEpoch, Counter, DataStage, Done, Fi
 from .run import (BASE_MB, BYTES_PER_INPUT, BYTES_PER_QUANTILE, DEMO, LORENZ_WINDOWS, PAPER, WEATHER_WINDOWS,
                   PTNConfig, PTNResult, chosen_words, estimate, memory_mb, start_words, train)
 from .scoring import SEED_TABLE_5_2, examples, normal_quantiles, skill_table, verdict, verdict_text
-from .search import (BASELINE_KEEP, BASELINE_POINT, BENCH_FIDELITY, CLEARLY_BETTER_Z, Agent, SearchOutcome, choose,
-                     clearly_better, fidelity_correlation, fidelity_words, genetic_search)
+from .search import (BASELINE_KEEP, BASELINE_POINT, BENCH_FIDELITY, CLEARLY_BETTER_ALPHA, Agent, SearchOutcome,
+                     batch_means, choose, clearly_better, fidelity_correlation, fidelity_words, genetic_search)
 from .space import DENSE_WIDTHS, HEADS, ODD15, Param, crossover, mutate, mutation_rate, random_hparams, space
