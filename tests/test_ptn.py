@@ -582,3 +582,34 @@ def test_the_warm_start_is_kept_only_when_the_latest_warm_windows_say_it_helped(
     assert ptn.final.warm_start(tide, warm, 5, seed=1, steps=10) == 50
     assert all(torch.equal(state[k], v) for k, v in tide.state_dict().items())
     assert ptn.final.warm_start(tide, warm.take(np.arange(2)), 1, seed=1, steps=3) == 3  # too few windows to check
+
+
+def test_the_warm_start_fits_no_target_step_that_it_checks(monkeypatch):
+    """The fitting windows stop HORIZON windows before the checking ones (windows are one step apart), so no
+    target step is both fitted and checked."""
+    rng = np.random.default_rng(3)
+    y = rng.normal(size=128 + FD.HORIZON).cumsum() / 10  # one series; window k's targets are y[k + 1 .. k + HORIZON]
+    target = np.lib.stride_tricks.sliding_window_view(y[1:], FD.HORIZON)[:128]
+    warm = FD.Samples(rng.uniform(size=(128, 3)), rng.uniform(size=(128, FD.HISTORY, 3)),
+                      target[:, None, :, None].repeat(FD.N_FORECASTS, 1), target.copy())
+    n_check = int(round(ptn.final.WARM_CHECK_SHARE * len(warm)))
+    fitted: list[FD.Samples] = []
+    real = ptn.final.train_plain
+    monkeypatch.setattr(ptn.final, "train_plain",
+                        lambda model, data, *a, **k: fitted.append(data) or real(model, data, *a, **k))
+    n_in = warm.static.shape[1] + warm.history[0].size + warm.forecasts[0].size
+    torch.manual_seed(0)
+    ptn.final.warm_start(ptn.TiDE(n_in, FD.HORIZON, 11), warm, 1, seed=1, steps=2)
+    (fit,) = fitted
+    n_fit = len(warm) - n_check - FD.HORIZON
+    assert ptn.final.WARM_GAP == FD.HORIZON and len(fit) == n_fit > 0
+    assert np.array_equal(fit.target, warm.target[:n_fit])
+    # Consecutive windows of a series have their targets shifted by one step: without the gap the windows
+    # just before the check share target steps with it (the comparison sees them); the fitted ones share none.
+    k = len(warm) - n_check
+
+    def shares_a_step(a: np.ndarray, b: np.ndarray) -> bool:
+        return any(np.array_equal(a[i:], b[: FD.HORIZON - i]) for i in range(1, FD.HORIZON))
+
+    assert shares_a_step(warm.target[k - 1], warm.target[k])  # without the gap: shared steps
+    assert not any(shares_a_step(t, warm.target[k]) for t in fit.target[-FD.HORIZON:])
