@@ -490,3 +490,30 @@ def test_a_damaged_parquet_file_is_named_not_raised(where):
     data[at: at + 12] = b"\xff" * 12
     with pytest.raises(DataValidationError, match=r"damaged.parquet is not a readable Parquet file: "):
         read_table(bytes(data), "damaged.parquet")
+
+
+def test_a_parquet_upload_parses_its_footer_once(monkeypatch):
+    """read_table and read_sample open the file once and hand its parsed footer on (they had parsed it three
+    times: to size it, to plan the batches and to read them)."""
+    from fairness_core.io import read_sample
+
+    buffer = io.BytesIO()
+    pq.write_table(pa.table({"group": ["a", "b"] * 50, "y": [0, 1] * 50, "yhat": [1, 1] * 50}), buffer)
+    data = buffer.getvalue()
+    parsed: list[int] = []
+    real = pq.ParquetFile
+
+    class Counting(real):  # type: ignore[misc, valid-type]
+        def __init__(self, source, *args, metadata=None, **kwargs):
+            if metadata is None:
+                parsed.append(1)
+            super().__init__(source, *args, metadata=metadata, **kwargs)
+
+    monkeypatch.setattr(pq, "ParquetFile", Counting)
+    df = read_table(data, "log.parquet", max_rows=1_000)
+    assert df.shape == (100, 3) and list(df["group"][:2]) == ["a", "b"] and len(parsed) == 1
+    parsed.clear()
+    sample = read_sample(data, "log.parquet", rows=10)
+    assert len(sample) == 10 and sample.attrs["sample_of"] == 100
+    # the sample's own head, written back as a small file and read like any upload, is a second file
+    assert len(parsed) == 2

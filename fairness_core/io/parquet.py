@@ -48,16 +48,16 @@ def read_parquet(data: bytes, filename: str, max_rows: int, columns: Sequence[st
         raise DataValidationError(f"{filename} has {meta.num_rows:,} data rows; the limit is {max_rows:,} "
                                   "(fairness_core.io.aggregate or the command line count any size in place)")
     check_cells(meta.num_rows, len(names), filename)
-    return text_frame(read_text(data, filename, names, meta.num_rows))
+    return text_frame(read_text(data, filename, names, meta.num_rows, file))
 
 
-def read_head(data: bytes, filename: str, rows: int) -> Any:
+def read_head(data: bytes, filename: str, rows: int, file: Any = None) -> Any:
     """The first ``rows`` rows of every column as an Arrow table of text, bounded as :func:`read_parquet` is (for
-    the sample of a large upload)."""
-    file = parquet_file(data, filename)
+    the sample of a large upload). ``file``: the file as :func:`parquet_file` opened it, if the caller has."""
+    file = file if file is not None else parquet_file(data, filename)
     names = _columns(file, None)
     check_columns(len(names), filename)
-    return read_text(data, filename, names, min(rows, file.metadata.num_rows))
+    return read_text(data, filename, names, min(rows, file.metadata.num_rows), file)
 
 
 def _columns(file: Any, columns: Sequence[str] | None) -> list[str]:
@@ -88,7 +88,7 @@ def _refuse(filename: str, size: str, where: str = "") -> DataValidationError:
                                "line count any size in place)")
 
 
-def read_text(data: bytes, filename: str, names: list[str], rows: int) -> Any:
+def read_text(data: bytes, filename: str, names: list[str], rows: int, file: Any = None) -> Any:
     """The first ``rows`` rows of the columns ``names`` as an Arrow table of ``large_string`` columns, never
     more than :data:`MAX_EXPANDED_BYTES` of text (values and 8-byte offsets).
 
@@ -96,11 +96,12 @@ def read_text(data: bytes, filename: str, names: list[str], rows: int) -> Any:
     While reading: text columns come out of the reader as a dictionary and indices (the way most writers
     store them), so that the text a batch decodes to is counted from the value lengths before any of it is
     built; other columns are cast batch by batch and measured. Batches hold at most :data:`_BATCH_BYTES` of
-    stored data (fewer rows for wide rows), so memory stays near the limit and one batch."""
+    stored data (fewer rows for wide rows), so memory stays near the limit and one batch. ``file``: the file as
+    :func:`parquet_file` opened it, if the caller has (its footer is then parsed once for the whole read)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    probe = parquet_file(data, filename)
+    probe = file if file is not None else parquet_file(data, filename)
     meta, schema = probe.metadata, probe.schema_arrow
     fields = [schema.field(c) for c in names]
     wanted = [schema.get_field_index(c) for c in names]
@@ -120,14 +121,14 @@ def read_text(data: bytes, filename: str, names: list[str], rows: int) -> Any:
         raise _refuse(filename, f"{early / 2**20:,.0f}")
     text = [f.name for f in fields if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
             or pa.types.is_string_view(f.type)]
-    file = pq_file(data, text)
+    reader = pq_file(data, text, probe.metadata)
     batch_rows = int(max(1, min(_BATCH_ROWS, _BATCH_BYTES // max(widest, 1.0))))
     out: list[list[Any]] = [[] for _ in names]
     total = done = 0
     pool = _text_pool()
     try:
         if rows and names:
-            for batch in file.iter_batches(batch_size=batch_rows, columns=names, use_threads=False):
+            for batch in reader.iter_batches(batch_size=batch_rows, columns=names, use_threads=False):
                 if done + batch.num_rows > rows:
                     batch = batch.slice(0, rows - done)
                 for k, column in enumerate(batch.columns):
@@ -274,12 +275,13 @@ def _text_pool():  # type: ignore[no-untyped-def]
         return pa.default_memory_pool()
 
 
-def pq_file(data: bytes, dictionary: list[str]):  # type: ignore[no-untyped-def]
-    """The file opened to read the columns ``dictionary`` as dictionary and indices (decoded only once counted)."""
+def pq_file(data: bytes, dictionary: list[str], metadata: Any = None):  # type: ignore[no-untyped-def]
+    """The file opened to read the columns ``dictionary`` as dictionary and indices (decoded only once counted),
+    with its footer's ``metadata`` when already parsed."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    return pq.ParquetFile(pa.BufferReader(data), read_dictionary=dictionary or None)
+    return pq.ParquetFile(pa.BufferReader(data), metadata=metadata, read_dictionary=dictionary or None)
 
 
 def text_frame(table: Any) -> pd.DataFrame:

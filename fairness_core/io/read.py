@@ -375,7 +375,7 @@ def read_sample(data: bytes, filename: str, rows: int = SAMPLE_ROWS) -> pd.DataF
         import pyarrow.parquet as pq
 
         file = parquet_file(data, filename)
-        head = read_head(data, filename, rows)   # bounded in text as a whole read is
+        head = read_head(data, filename, rows, file)   # bounded in text as a whole read is
         buffer = _io.BytesIO()
         pq.write_table(head, buffer)
         del head
