@@ -51,10 +51,9 @@ def read_parquet(data: bytes, filename: str, max_rows: int, columns: Sequence[st
     return text_frame(read_text(data, filename, names, meta.num_rows, file))
 
 
-def read_head(data: bytes, filename: str, rows: int, file: Any = None) -> Any:
+def read_head(data: bytes, filename: str, rows: int, file: Any) -> Any:
     """The first ``rows`` rows of every column as an Arrow table of text, bounded as :func:`read_parquet` is (for
-    the sample of a large upload). ``file``: the file as :func:`parquet_file` opened it, if the caller has."""
-    file = file if file is not None else parquet_file(data, filename)
+    the sample of a large upload). ``file``: the upload as :func:`parquet_file` opened it."""
     names = _columns(file, None)
     check_columns(len(names), filename)
     return read_text(data, filename, names, min(rows, file.metadata.num_rows), file)
@@ -88,7 +87,7 @@ def _refuse(filename: str, size: str, where: str = "") -> DataValidationError:
                                "line count any size in place)")
 
 
-def read_text(data: bytes, filename: str, names: list[str], rows: int, file: Any = None) -> Any:
+def read_text(data: bytes, filename: str, names: list[str], rows: int, file: Any) -> Any:
     """The first ``rows`` rows of the columns ``names`` as an Arrow table of ``large_string`` columns, never
     more than :data:`MAX_EXPANDED_BYTES` of text (values and 8-byte offsets).
 
@@ -96,13 +95,12 @@ def read_text(data: bytes, filename: str, names: list[str], rows: int, file: Any
     While reading: text columns come out of the reader as a dictionary and indices (the way most writers
     store them), so that the text a batch decodes to is counted from the value lengths before any of it is
     built; other columns are cast batch by batch and measured. Batches hold at most :data:`_BATCH_BYTES` of
-    stored data (fewer rows for wide rows), so memory stays near the limit and one batch. ``file``: the file as
-    :func:`parquet_file` opened it, if the caller has (its footer is then parsed once for the whole read)."""
+    stored data (fewer rows for wide rows), so memory stays near the limit and one batch. ``file``: the upload as
+    :func:`parquet_file` opened it (its footer is parsed once for the whole read)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    probe = file if file is not None else parquet_file(data, filename)
-    meta, schema = probe.metadata, probe.schema_arrow
+    meta, schema = file.metadata, file.schema_arrow
     fields = [schema.field(c) for c in names]
     wanted = [schema.get_field_index(c) for c in names]
     groups, stored, widest, pages = 0, 0, 0.0, [0]
@@ -121,7 +119,7 @@ def read_text(data: bytes, filename: str, names: list[str], rows: int, file: Any
         raise _refuse(filename, f"{early / 2**20:,.0f}")
     text = [f.name for f in fields if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
             or pa.types.is_string_view(f.type)]
-    reader = pq_file(data, text, probe.metadata)
+    reader = pq_file(data, text, meta)
     batch_rows = int(max(1, min(_BATCH_ROWS, _BATCH_BYTES // max(widest, 1.0))))
     out: list[list[Any]] = [[] for _ in names]
     total = done = 0

@@ -208,9 +208,9 @@ def genetic_search(config: "PTNConfig", ds: FD.Dataset, counter: Counter, device
                                      first_rung + 1, scoring, counter, should_stop)
         for agent, model in zip(population, models):
             if agent.score() < best[0]:
-                best = (agent.score(), agent, {k: v.detach().cpu().clone() for k, v in model.state_dict().items()})
+                best = (agent.score(), agent, _snapshot(model))
             if agent.incumbent and agent.score() < held[0]:
-                held = (agent.score(), {k: v.detach().cpu().clone() for k, v in model.state_dict().items()})
+                held = (agent.score(), _snapshot(model))
         everyone.extend(copy.deepcopy(population))
         best_by_gen.append(min(a.val_fitness for a in everyone))
         stalled = len(best_by_gen) > config.patience and best_by_gen[-1] >= best_by_gen[-1 - config.patience]
@@ -225,6 +225,11 @@ def genetic_search(config: "PTNConfig", ds: FD.Dataset, counter: Counter, device
                               "val_fitness": a.val_fitness} for a in everyone if a.rungs > 1],
                             columns=["generation", "hidden", "dense_width", "low_fidelity", "val_fitness"])
     return SearchOutcome(chosen, everyone, state, time.perf_counter() - start, steps, fidelity)
+
+
+def _snapshot(model: PTN) -> dict[str, torch.Tensor]:
+    """A copy of ``model``'s trained state on the CPU (kept for the agent the search may hand on)."""
+    return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
 
 
 def clearly_better(challenger: np.ndarray, incumbent: np.ndarray, alpha: float = CLEARLY_BETTER_ALPHA) -> bool:
