@@ -21,13 +21,23 @@ from .read import normalize_header
 _LABEL_NAMES = ("label", "target", "actual", "outcome", "truth", "groundtruth", "ytrue", "y", "class", "observed")
 _PREDICTION_NAMES = ("prediction", "predicted", "pred", "yhat", "ypred", "score", "decision", "output", "prob",
                      "probability")
+#: Names of a decision someone (or a tool) took: the thing audited, never the truth it is judged against.
+_DECISION_NAMES = ("decision", "decided", "advanced", "advance", "selected", "selection", "shortlisted", "shortlist",
+                   "passedscreen", "screenedin", "screened", "recommended", "recommendation", "recommend", "invited",
+                   "invite", "interview", "flagged", "chosen", "prescreen", "progressed", "movedforward")
+#: Two-valued outcomes named for what they are (an observed result), when no column is called label, target ...
+_OUTCOME_NAMES = ("approved", "hired", "admitted", "recid", "default", "income", "passed", "paid", "good", "credit",
+                  "repaid", "churn", "fraud")
 _GROUP_NAMES = ("race", "sex", "gender", "ethnicity", "group", "age", "agegroup", "religion", "nationality",
                 "disability", "region", "country")
+#: The reason given when no column can be the label.
+NO_OUTCOME = "no column named like an actual outcome: audit the decisions alone, or pick the outcome column"
 
 
 @dataclass(frozen=True)
 class ColumnGuess:
-    """Which columns of a row-level table look like the label, the prediction and the groups, and why."""
+    """Which columns of a row-level table look like the label, the prediction and the groups, and why.
+    ``label`` None: no column is named like an actual outcome (audit the decisions alone)."""
 
     label: str | None
     prediction: str | None
@@ -44,20 +54,38 @@ def _name_score(column: str, names: tuple[str, ...]) -> int:
     return 1 if any(n in key for n in names if len(n) > 3) else 0
 
 
+def named_like_a_decision(column: str) -> bool:
+    """Whether a column's name says it holds a decision or a prediction (``advanced_to_interview``,
+    ``shortlisted``, ``model_decision``, ``approved_pred``, ``yhat``): such a column is what an audit judges,
+    never the outcome it is judged against.
+
+    >>> [named_like_a_decision(c) for c in ("advanced_to_interview", "Passed screen", "hired", "two_year_recid")]
+    [True, True, False, False]
+    """
+    return _name_score(column, _DECISION_NAMES) > 0 or _name_score(column, _PREDICTION_NAMES) >= 2
+
+
 def guess_columns(df: pd.DataFrame, max_group_levels: int = 50) -> ColumnGuess:
     """Guess the label, prediction and group columns of a row-level table by names and values.
 
-    The label is a two-valued column named like a label (label, target, actual, outcome, y ...) and never
-    one named like a prediction; the prediction a two-valued or numeric column named like one (pred, yhat,
-    score, decision ...);
-    groups are text columns with 2 to ``max_group_levels`` values, named like a protected attribute
-    first. A column with a different value in every row (an id) is never guessed.
+    The label is a two-valued column named like an actual outcome (label, target, actual, outcome, y, or
+    an observed result such as hired, repaid, two_year_recid) and never one named like a decision or a
+    prediction (advanced, selected, shortlisted, decision, recommended, invited, interview, pred, score
+    ...): a tool's decision taken for the truth would make it right by definition. With no such column
+    the label is None and the reasons say so: the decisions are audited alone. The prediction is a
+    two-valued column named like a decision or prediction, else a numeric column named like a score
+    (a two-valued decision beats a score named as plainly); groups are text columns with 2 to
+    ``max_group_levels`` values, named like a protected attribute first. A column with a different
+    value in every row (an id) is never guessed.
 
     >>> df = pd.DataFrame({"applicant_id": ["a1", "a2", "a3", "a4"], "sex": ["F", "M", "F", "M"],
     ...                    "approved": ["1", "0", "1", "1"], "model_decision": ["1", "0", "0", "1"]})
     >>> g = guess_columns(df)
     >>> g.label, g.prediction, g.groups
     ('approved', 'model_decision', ('sex',))
+    >>> g = guess_columns(df.drop(columns="approved").assign(tool_score=["71", "30", "55", "90"]))
+    >>> g.label, g.prediction, g.reasons[0]
+    (None, 'model_decision', 'no column named like an actual outcome: audit the decisions alone, or pick the outcome column')
     """
     n = len(df)
     stats_: dict[str, tuple[int, bool]] = {}
@@ -78,23 +106,24 @@ def guess_columns(df: pd.DataFrame, max_group_levels: int = 50) -> ColumnGuess:
         scored = sorted(candidates, key=lambda c: -_name_score(c, names))
         return scored[0] if scored and _name_score(scored[0], names) > 0 else None
 
-    # A column named like a prediction ("approved_pred", "decile_score", "yhat") is never the label.
-    outcomes = [c for c in binary if _name_score(c, _PREDICTION_NAMES) < 2]
-    label = best(outcomes, _LABEL_NAMES) or best(outcomes, ("approved", "hired", "admitted", "recid", "default",
-                                                            "income", "passed", "paid", "good", "credit", "repaid",
-                                                            "churn", "fraud"))
-    if label:
-        reasons.append(f"label = {label!r} (two values, named like an outcome)")
+    # A column named like a decision or prediction ("advanced_to_interview", "decile_score", "yhat") is never
+    # the label, and no column is taken for the label for want of a better one: without a column named like an
+    # outcome, the decisions are audited alone.
+    outcomes = [c for c in binary if not named_like_a_decision(c)]
+    label = best(outcomes, _LABEL_NAMES) or best(outcomes, _OUTCOME_NAMES)
+    reasons.append(f"label = {label!r} (two values, named like an outcome)" if label else NO_OUTCOME)
     scores = [c for c, (d, num) in stats_.items() if c != label and c not in unique_per_row and (d == 2 or num)]
-    prediction = best(scores, _PREDICTION_NAMES)
+
+    def as_prediction(c: str) -> tuple[int, int]:   # the plainest name first; a decision before a score
+        return max(_name_score(c, _PREDICTION_NAMES), _name_score(c, _DECISION_NAMES)), int(stats_[c][0] == 2)
+
+    ranked = sorted((c for c in scores if as_prediction(c)[0] > 0), key=as_prediction, reverse=True)
+    prediction = ranked[0] if ranked else None
     if prediction:
         kind = "two values" if stats_[prediction][0] == 2 else "a numeric score"
-        reasons.append(f"prediction = {prediction!r} ({kind}, named like a prediction)")
-    if label is None and prediction is not None:  # a second two-valued column is the label
-        rest = [c for c in outcomes if c != prediction and _name_score(c, _GROUP_NAMES) == 0]
-        label = rest[0] if len(rest) == 1 else None
-        if label:
-            reasons.append(f"label = {label!r} (the other two-valued column)")
+        reasons.append(f"prediction = {prediction!r} ({kind}, named like a "
+                       + ("decision)" if _name_score(prediction, _DECISION_NAMES) >= _name_score(
+                           prediction, _PREDICTION_NAMES) else "prediction)"))
     taken = {label, prediction}
     groups = [c for c, (d, num) in stats_.items()
               if c not in taken and c not in unique_per_row and 2 <= d <= max_group_levels and not num]
