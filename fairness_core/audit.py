@@ -27,12 +27,14 @@ from .reading import (  # noqa: F401  (the readings' former home: these names st
     MAX_PAIRS_WITH_COUNTS,
     findings_first,
     three_questions,
+    selection_explanations,
     verdict_explanations,
     verdict_findings,
     verdict_reading,
 )
 from .row_counts import count_arrays
 from .stability import RowData
+from .validation import UNKNOWN_CATEGORY, UNKNOWN_VALUES
 from .vocabulary import DEFAULT_ALPHA, Reference, ReferenceLike, adjust_from_bool, reference_or_mode
 
 #: Default |OFI| below which the two groups' marginal benefits count as equal (defined with the verdicts);
@@ -44,7 +46,20 @@ POSITIVE_IS = ("benefit", "harm")
 
 #: What the verdict columns can say, in the order the app counts them.
 VERDICTS = verdicts_.VERDICTS
+#: What the four-fifths verdicts of an audit of decisions alone can say.
+SELECTION_VERDICTS = verdicts_.SELECTION_VERDICTS
+#: Why a measure is not given for an audit of decisions alone (:attr:`Audit.has_outcomes` False).
+NEEDS_OUTCOMES = ("needs outcomes: no outcome was observed (decisions only), so a measure that compares the "
+                  "decision with the actual outcome cannot be computed")
+#: The single-group metrics that decisions alone define: the selection rate and its complement.
+DECISION_METRICS = ("PPR", "PNR")
+#: The comparisons of Table 3.2 that decisions alone define: the ratio and the differences of selection rates.
+DECISION_COMPARISONS = ("DI", "SP", "DPPL")
 level_text, interval_label = verdicts_.level_text, verdicts_.interval_label
+
+
+class NeedsOutcomes(ValueError):
+    """A measure that compares decisions with outcomes was asked of an audit of decisions alone."""
 
 
 def resolve_positive_is(positive_is: str | None, flip: bool | None, what: str) -> str | None:
@@ -108,6 +123,14 @@ class Audit:
     provenance : mapping of str to str
         How the groups were counted, for the report: the label and prediction columns, the positive
         values, the threshold, the group columns.
+    outcomes : bool
+        Whether observed outcomes (labels) stand behind the matrices. False for an audit of decisions
+        alone (:meth:`from_decisions`): each group's selected rows are held as TP and the others as TN,
+        and only what decisions can answer is answered (selection rates, impact ratios, the four-fifths
+        rule); every measure that needs outcomes is NaN with the reason :data:`NEEDS_OUTCOMES`.
+    unknown : sequence of group names
+        Groups that are an attribute's unknown category (blank or declined values, or an intersection
+        with one): counted and reported, never in the verdicts, the ratios or the reference.
     """
 
     cms: Mapping[str, ConfusionMatrix]
@@ -119,6 +142,8 @@ class Audit:
     positive_is: str | None = None
     group_values: Mapping[str, tuple[str, ...]] | None = field(default=None, compare=False, repr=False)
     provenance: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+    outcomes: bool = True
+    unknown: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         cms = dict(self.cms)
@@ -141,6 +166,13 @@ class Audit:
             if set(values) != set(cms) or any(len(v) != len(self.group_columns) for v in values.values()):
                 raise ValueError("group_values needs one value per group column for every group")
             object.__setattr__(self, "group_values", values)
+        object.__setattr__(self, "outcomes", bool(self.outcomes))
+        object.__setattr__(self, "unknown", tuple(dict.fromkeys(map(str, self.unknown))))
+        if set(self.unknown) - set(cms):
+            raise ValueError("unknown names groups the CMs lack: "
+                             + ", ".join(map(repr, sorted(set(self.unknown) - set(cms)))))
+        if len(cms) - len(self.unknown) < 2:
+            raise ValueError("an audit needs at least two groups of known category")
         if self.positive_is is not None and self.positive_is not in POSITIVE_IS:
             raise ValueError(f"positive_is must be one of {', '.join(POSITIVE_IS)} or None, got {self.positive_is!r}")
         if self.rows is not None:
@@ -161,7 +193,8 @@ class Audit:
         y_true, y_pred : array-like
             Lists, NumPy arrays, pandas or polars Series. Binary, with ``pos_label`` the positive
             value of both; or, with ``threshold``, ``y_pred`` is a score and positive means
-            ``score >= threshold``.
+            ``score >= threshold``. ``y_true=None``: no outcome was observed, and the audit is
+            :meth:`from_decisions`'.
         sensitive_features : array-like, Series, DataFrame or dict
             One column, or several: groups are then their intersections, named as in the app
             (``"Black & Female"``); :meth:`marginal` gives each attribute alone.
@@ -189,9 +222,64 @@ class Audit:
         >>> audit.direction
         'positive prediction = 1 = a benefit (declared)'
         """
+        if y_true is None:   # no outcomes observed: the decisions alone
+            if flip is not None and positive_is is None:
+                positive_is = "harm" if flip else "benefit"
+            return cls.from_decisions(y_pred, sensitive_features, pos_label, positive_is=positive_is,
+                                      threshold=threshold, source=source)
         return Audit(**count_arrays(y_true, y_pred, sensitive_features, pos_label,
                                     positive_is=resolve_positive_is(positive_is, flip, f"pos_label={pos_label!r}"),
                                     threshold=threshold, source=source))
+
+    @classmethod
+    def from_decisions(cls, y_pred: Any, sensitive_features: Any, pos_label: Any = 1, *,
+                       positive_is: str | None = None, threshold: float | None = None,
+                       unknown: Iterable[str] = UNKNOWN_VALUES, source: str = "decisions") -> "Audit":
+        """An audit of decisions alone, where no outcome was observed (a hiring tool's "advance" or "reject").
+
+        What decisions can answer is answered: selection rates, impact ratios and the four-fifths rule with
+        adjusted intervals (:meth:`verdicts`), the Local Law 144 summary, intersections and unknowns. OFI,
+        error rates, equal opportunity and calibration need outcomes: they are NaN with the reason
+        :data:`NEEDS_OUTCOMES` (``has_outcomes`` is False), never numbers from invented labels.
+
+        Parameters
+        ----------
+        y_pred : array-like
+            The decisions (``pos_label`` = selected), or, with ``threshold``, a score: selected means
+            ``score >= threshold`` (a threshold that selects everyone or no one is refused).
+        sensitive_features : array-like, Series, DataFrame or dict
+            As :meth:`from_predictions`. Missing or blank values and the usual ways of declining
+            (:data:`~fairness_core.validation.UNKNOWN_VALUES`, or ``unknown``) become each attribute's
+            category "unknown": counted and reported, never in the ratios, never the reference.
+        positive_is : {"benefit", "harm"}
+            What a positive decision is for the person; "harm" counts its opposite as the selection.
+
+        Examples
+        --------
+        >>> a = Audit.from_decisions([1, 0, 1, 1, 0, 0, 1], ["F", "F", "M", "M", "M", None, "Decline to state"],
+        ...                          positive_is="benefit")
+        >>> a.has_outcomes, a.groups, a.unknown
+        (False, ['F', 'M', 'unknown'], ('unknown',))
+        >>> a.selection_rates().round(3).tolist()
+        [0.5, 0.667, 0.5]
+        """
+        return Audit(**count_arrays(None, y_pred, sensitive_features, pos_label,
+                                    positive_is=resolve_positive_is(positive_is, None, f"pos_label={pos_label!r}"),
+                                    threshold=threshold, source=source, unknown=tuple(unknown)))
+
+    @property
+    def has_outcomes(self) -> bool:
+        """Whether observed outcomes stand behind the audit (False: decisions alone, :meth:`from_decisions`)."""
+        return self.outcomes
+
+    @property
+    def known_groups(self) -> list[str]:
+        """The groups of known category, in order: the ones compared (every group but :attr:`unknown`)."""
+        return [g for g in self.cms if g not in self.unknown]
+
+    def selection_rates(self) -> pd.Series:
+        """Each group's selection rate (TP + FP)/n, the share given the favourable decision, indexed by group."""
+        return pd.Series({g: (cm.tp + cm.fp) / cm.n for g, cm in self.cms.items()}, dtype=float, name="selection rate")
 
     @functools.cached_property
     def fingerprint(self) -> str:
@@ -213,7 +301,9 @@ class Audit:
         for part in ([(g, cm.as_array().tolist()) for g, cm in self.cms.items()], self.source, self.notes,
                      self.positive_outcome, self.group_columns, self.positive_is,
                      None if self.group_values is None else list(self.group_values.items()),
-                     list(self.provenance.items())):
+                     list(self.provenance.items()),
+                     # only where they differ from the defaults, so that earlier audits keep their hash
+                     *(() if self.outcomes and not self.unknown else ((self.outcomes, self.unknown),))):
             text_ = repr(part).encode()
             h.update(len(text_).to_bytes(8, "little") + text_)
         return h.hexdigest()
@@ -259,9 +349,11 @@ class Audit:
             mapping = {g: named[v] for g, v in value_of.items()}
             rows = dataclasses.replace(self.rows,
                                        groups=pd.Series(self.rows.groups).map(mapping).to_numpy(dtype=object))
+        unknown = {named[value_of[g]] for g in self.unknown if value_of[g] == UNKNOWN_CATEGORY}
         return Audit(cms, source=f"{self.source}, by {attribute} alone", notes=self.notes,
                      positive_outcome=self.positive_outcome, group_columns=(attribute,), rows=rows,
                      positive_is=self.positive_is, group_values={n: (v,) for v, n in named.items()},
+                     outcomes=self.outcomes, unknown=tuple(n for n in cms if n in unknown),
                      provenance={**self.provenance, "attribute audited": f"{attribute} alone (pooled over "
                                  + ", ".join(c for c in self.group_columns if c != attribute) + ")"})
 
@@ -294,6 +386,12 @@ class Audit:
         """The pooled CM of every group except ``group`` (the default reference)."""
         return self.total() - self.cms[self._check(group)]
 
+    def require_outcomes(self, what: str) -> None:
+        """Raise :class:`NeedsOutcomes` (a ValueError) when ``what`` needs outcomes and this audit has none."""
+        if not self.outcomes:
+            raise NeedsOutcomes(f"{what} {NEEDS_OUTCOMES}; this audit answers selection rates, impact ratios and "
+                                "the four-fifths rule")
+
     def _check(self, group: str) -> str:
         if group not in self.cms:
             raise ValueError(f"unknown group {group!r}; groups are {', '.join(self.groups)}")
@@ -307,11 +405,18 @@ class Audit:
         return df
 
     def group_table(self, names: Iterable[str] = m.NAMES) -> pd.DataFrame:
-        """Every single-group metric per group (NaN where undefined), with n and the cells."""
+        """Every single-group metric per group (NaN where undefined), with n and the cells.
+
+        Without outcomes (:attr:`has_outcomes` False) the cells are replaced by ``selected`` and every metric
+        but the selection rates (:data:`DECISION_METRICS`) is NaN, with :data:`NEEDS_OUTCOMES` as the reason
+        (:meth:`undefined_reasons`)."""
         names = list(names)
         cells = self.cells()
         arr = cells[list(CELLS)].to_numpy()
-        values = {name: m.compute(name, *arr.T) for name in names}
+        values = {name: m.compute(name, *arr.T) if self.outcomes or name in DECISION_METRICS
+                  else np.full(len(cells), np.nan) for name in names}
+        if not self.outcomes:   # the cells are selected / not selected, not outcomes
+            cells = cells.drop(columns=list(CELLS)).assign(selected=arr[:, 0] + arr[:, 2])
         return pd.concat([cells, pd.DataFrame(values, index=cells.index)], axis=1)
 
     def ofi_against(self, reference: str) -> pd.DataFrame:
@@ -322,6 +427,7 @@ class Audit:
         >>> Audit({"a": CM(1, 1, 3, 5), "b": CM(2, 2, 2, 2)}).ofi_against("b").round(3).to_dict("index")
         {'a': {'B': 0.2, 'OFI': 0.2}, 'b': {'B': 0.0, 'OFI': 0.0}}
         """
+        self.require_outcomes("OFI")
         b = pd.Series({g: m.compute("B", cm) for g, cm in self.cms.items()}, dtype=float)
         return pd.DataFrame({"B": b, "OFI": b - b[self._check(reference)]})
 
@@ -369,6 +475,8 @@ class Audit:
     def _aggregate(self, metrics: str | Iterable[str], reference: ReferenceLike, alpha: float,
                    ratio: bool) -> pd.DataFrame:
         names = [metrics] if isinstance(metrics, str) else list(metrics)
+        if not self.outcomes and (needing := [n for n in names if n not in DECISION_METRICS]):
+            self.require_outcomes(", ".join(needing))
         table = self.group_table(names)
         if reference is not Reference.RANGE:
             if isinstance(reference, Reference):
@@ -423,18 +531,25 @@ class Audit:
         """``{group: {metric: reason}}`` for every undefined single-group value."""
         out: dict[str, dict[str, str]] = {}
         for g, cm in self.cms.items():
-            reasons = {name: r for name in names if (r := m.undefined_reason(name, cm))}
+            reasons = {name: r for name in names if (r := m.undefined_reason(name, cm) if self.outcomes
+                                                     or name in DECISION_METRICS else NEEDS_OUTCOMES)}
             if reasons:
                 out[g] = reasons
         return out
 
     def pairwise(self, name: str) -> pd.DataFrame:
-        """Comparison ``name`` for every ordered pair: rows i, columns j."""
+        """Comparison ``name`` for every ordered pair: rows i, columns j (decisions alone: only
+        :data:`DECISION_COMPARISONS`)."""
+        if name not in DECISION_COMPARISONS:
+            self.require_outcomes(name)
         return bias.pairwise(name, self.cms)
 
     def versus_reference(self, reference: str, names: Iterable[str] = bias.NAMES) -> pd.DataFrame:
         """Each group i compared with the reference group j, for every comparison in ``names``."""
         ref = self.cms[self._check(reference)]
+        names = list(names)
+        if not self.outcomes and (needing := [n for n in names if n not in DECISION_COMPARISONS]):
+            self.require_outcomes(", ".join(needing))
         rows = {g: {name: bias.compare(name, cm, ref) for name in names}
                 for g, cm in self.cms.items() if g != reference}
         df = pd.DataFrame.from_dict(rows, orient="index")
@@ -476,9 +591,11 @@ class Audit:
         """
         if not 0 < alpha < 1:
             raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+        names = list(names)
+        if not self.outcomes and (needing := [n for n in names if n not in DECISION_METRICS]):
+            self.require_outcomes("the MATCH test of " + ", ".join(needing))
         adjust = adjust_from_bool(adjust, "Audit.match_table")
         reference = reference_or_mode(reference, Reference.REST, "Audit.match_table")
-        names = list(names)
         rows = []
         for g, cm in self.cms.items():
             if isinstance(reference, str) and g == reference:
@@ -527,7 +644,12 @@ class Audit:
         ``*_unadjusted`` columns hold the plain 1 − α intervals. Pairs are oriented so that ``group_j`` is
         the ``reference`` group (when one is named) or, with ``Reference.PAIRS`` (the default; ``None``, its
         former spelling, is deprecated), the group selected more often: DI = P̂_i / P̂_j is the impact
-        ratio of the four-fifths rule. Settings are kept in ``DataFrame.attrs``.
+        ratio of the four-fifths rule. Settings are kept in ``DataFrame.attrs``. Groups of unknown category
+        (:attr:`unknown`) are left out.
+
+        Without outcomes (:meth:`from_decisions`) the table holds the four-fifths verdicts alone, in their own
+        words (:func:`fairness_core.verdicts.selection_verdicts`: adverse impact, materiality unclear, no adverse
+        impact detected, inconclusive); ``tolerance`` and ``ofi_method`` are not used.
 
         Examples
         --------
@@ -545,8 +667,16 @@ class Audit:
             reference = None   # the table's attrs keep None: no reference group
         else:
             self._check(reference)
-        groups = self.groups
+            if reference in self.unknown:
+                raise ValueError(f"{reference!r} is an unknown category: it is counted and reported, never the "
+                                 "reference")
+        groups = self.known_groups
         cells = np.array([self.cms[g].as_array() for g in groups], dtype=float)
+        if not self.outcomes:
+            df = verdicts_.selection_verdicts(groups, cells[:, 0] + cells[:, 2], cells.sum(axis=1), alpha, adjust,
+                                              di_method, reference)
+            df.insert(list(df.columns).index("favours") + 1, "explanation", selection_explanations(df))
+            return df
         df = verdicts_.pair_verdicts(groups, cells, tolerance, alpha, adjust, ofi_method, di_method, reference)
         df.insert(list(df.columns).index("favours") + 1, "explanation", verdict_explanations(df))
         return df

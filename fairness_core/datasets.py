@@ -100,6 +100,7 @@ def _ricci(scenario: str) -> Callable[[Path], Audit]:
         what = "results certified" if scenario == "A" else "results discarded, nobody promoted"
         return cms_from_predictions(
             df, "passed", "promoted", ["race"], positive_label=1, features=df[RICCI_FEATURES], positive_is="benefit",
+            perfect_predictions=scenario == "A",
             source=f"Ricci v. DeStefano, New Haven firefighter exams (n = {len(df)}), scenario {scenario}: {what}",
             positive_outcome="promoted / passed the exam (combined score >= 70)",
         )

@@ -67,7 +67,9 @@ def verdict_reading(verdicts: pd.DataFrame, max_rows: int | None = None) -> pd.D
     """The verdict table as people read it: pair, OFI [CI], DI [CI], verdict and the plain-words reading
     first, then the numbers. The intervals are the adjusted ones that decided the verdict, labelled with
     their level. Sorted with findings first, at most ``max_rows`` rows (all when None). The page and the
-    report show it."""
+    report show it. Four-fifths verdicts of decisions alone are read by :func:`selection_reading`."""
+    if verdicts.attrs.get("outcomes") is False:
+        return selection_reading(verdicts, max_rows)
     v = findings_first(verdicts)
     v = v if max_rows is None else v.head(max_rows)
     out = pd.DataFrame({
@@ -134,11 +136,13 @@ def _inconclusive_sentence(open_: pd.DataFrame, max_items: int) -> str:
             + "; the table says how many more rows would settle each pair.")
 
 
-def verdict_findings(verdicts: pd.DataFrame, max_items: int = 3) -> str:
+def verdict_findings(verdicts: pd.DataFrame, max_items: int = 3, answers: Mapping[str, Any] | None = None) -> str:
     """What the verdict table says, in plain words, for any data: the counts, the largest OFI shown beyond
     the tolerance (who is disadvantaged, how sure), real but possibly immaterial differences, systemic
     disparities, and what keeps pairs inconclusive. Every interval quoted is the adjusted one that
-    decided the verdict.
+    decided the verdict. With ``answers`` (:func:`three_questions`), the closing sentence agrees with the
+    equal-opportunity answer (an error-rate gap shown there is named, never denied). A table of four-fifths
+    verdicts from decisions alone is read by :func:`selection_findings`.
 
     Group names are returned as given; escape them for wherever the text goes.
 
@@ -148,6 +152,8 @@ def verdict_findings(verdicts: pd.DataFrame, max_items: int = 3) -> str:
     True
     """
     v = verdicts
+    if v.attrs.get("outcomes") is False:
+        return selection_findings(v, max_items)
     if v.empty:
         return "There are no group pairs to compare."
     alpha, adjust = v.attrs.get("alpha", DEFAULT_ALPHA), v.attrs.get("adjust", "holm")
@@ -169,8 +175,17 @@ def verdict_findings(verdicts: pd.DataFrame, max_items: int = 3) -> str:
     if len(open_):
         parts.append(_inconclusive_sentence(open_, max_items))
     if not len(found) and not len(systemic) and not len(unclear):
-        parts.append("No pair shows a difference in how the model treats the groups relative to their labels"
-                     + (" at these sample sizes." if len(open_) else "."))
+        shown_gaps = [] if answers is None else [
+            g for _, g in answers["equal_opportunity"]["largest"].iterrows() if g["differs"]]
+        if shown_gaps:
+            parts.append("No pair's OFI shows a net difference in how the model treats the groups relative to "
+                         "their labels" + (" at these sample sizes" if len(open_) else "") + "; OFI nets favourable "
+                         "errors against unfavourable ones, so it does not contradict the "
+                         + " and ".join(sorted({g["rate"] for g in shown_gaps}))
+                         + " gap shown under equal opportunity: the groups' errors differ in kind, not in net benefit.")
+        else:
+            parts.append("No pair shows a difference in how the model treats the groups relative to their labels"
+                         + (" at these sample sizes." if len(open_) else "."))
     return " ".join(parts)
 
 
@@ -360,11 +375,20 @@ def three_questions(audit: _Groups, verdicts: pd.DataFrame) -> dict[str, Any]:
     """
     alpha = verdicts.attrs.get("alpha", DEFAULT_ALPHA)
     counts = verdicts["verdict"].value_counts()
-    ofi_text = _ofi_answer(verdicts, counts)
     ff = four_fifths_pairs(verdicts)
     ff_text = _four_fifths_answer(verdicts, ff)
-    gaps = verdicts_.error_rate_gaps(audit.groups, np.array([audit.cms[g].as_array() for g in audit.groups],
-                                                             dtype=float), alpha)
+    groups = list(getattr(audit, "known_groups", audit.groups))
+    if not getattr(audit, "outcomes", True):
+        needs = ("Needs outcomes: no outcome was observed, so whether the decisions were right for each person — "
+                 "and hence OFI and the error rates — cannot be known from decisions alone.")
+        empty = verdicts_.error_rate_gaps(groups, np.zeros((len(groups), 4)), alpha).iloc[:0]
+        return {"ofi": {"counts": {k: int(counts.get(k, 0)) for k in verdicts_.SELECTION_VERDICTS}, "text": needs},
+                "four_fifths": {"pairs": ff, "text": ff_text},
+                "equal_opportunity": {"gaps": empty, "largest": empty, "text": needs},
+                "text": {"Is the algorithm at fault (OFI)?": needs, "The four-fifths rule": ff_text,
+                         "Equal opportunity (error rates)": needs}}
+    ofi_text = _ofi_answer(verdicts, counts)
+    gaps = verdicts_.error_rate_gaps(groups, np.array([audit.cms[g].as_array() for g in groups], dtype=float), alpha)
     largest = verdicts_.largest_gaps(gaps)
     eo_text = _equal_opportunity_answer(largest)
     return {"ofi": {"counts": {k: int(counts.get(k, 0)) for k in VERDICTS}, "text": ofi_text},
@@ -372,6 +396,85 @@ def three_questions(audit: _Groups, verdicts: pd.DataFrame) -> dict[str, Any]:
             "equal_opportunity": {"gaps": gaps, "largest": largest, "text": eo_text},
             "text": {"Is the algorithm at fault (OFI)?": ofi_text, "The four-fifths rule": ff_text,
                      "Equal opportunity (error rates)": eo_text}}
+
+
+# --------------------------------------------------------------------------- decisions alone
+
+
+def _ratio_text(row: pd.Series) -> str:
+    return (f"{row['group_i']} selected at {row['rate_i']:.1%} of {int(row['n_i']):,} against {row['group_j']} at "
+            f"{row['rate_j']:.1%} of {int(row['n_j']):,}: impact ratio {_di_text(row['di'], row['di_ci_low'], row['di_ci_high'])}")
+
+
+def selection_reading(verdicts: pd.DataFrame, max_rows: int | None = None) -> pd.DataFrame:
+    """The four-fifths verdicts of decisions alone as people read them: pair, impact ratio [adjusted CI],
+    verdict, the reading, then the rates and numbers; adverse impact first, then by impact ratio."""
+    order = verdicts["verdict"].map({v: k for k, v in enumerate(verdicts_.SELECTION_VERDICTS)})
+    v = verdicts.iloc[np.lexsort((verdicts["di"].to_numpy(), order.to_numpy()))]
+    v = v if max_rows is None else v.head(max_rows)
+    out = pd.DataFrame({
+        "pair": v["group_i"].astype(str) + " vs " + v["group_j"].astype(str),
+        f"impact ratio [{interval_label(verdicts, 'di')}]": [
+            _di_text(d, lo, hi) for d, lo, hi in zip(v["di"], v["di_ci_low"], v["di_ci_high"])],
+        "verdict": v["verdict"], "reading": v["explanation"],
+        "selection rate i": v["rate_i"], "selection rate j": v["rate_j"], "n_i": v["n_i"], "n_j": v["n_j"],
+        "DI p (adjusted)": v["di_p_adjusted"], "DI method": v["di_method"],
+    })
+    return out.reset_index(drop=True)
+
+
+def selection_explanations(df: pd.DataFrame) -> np.ndarray:
+    """Each four-fifths verdict of decisions alone (:func:`fairness_core.verdicts.selection_verdicts`) in a
+    sentence that quotes the adjusted interval that decided it."""
+    ci = interval_label(df, "di")
+    out = []
+    for _, r in df.iterrows():
+        ratio = _ratio_text(r)
+        verdict = r["verdict"]
+        if verdict == "adverse impact":
+            out.append(f"{ratio} ({ci}): below four fifths beyond what chance explains.")
+        elif verdict == "materiality unclear":
+            out.append(f"{ratio} ({ci}): the rates differ, but the ratio may lie above or below 0.8.")
+        elif verdict == "no adverse impact detected":
+            out.append(f"{ratio} ({ci}): shown inside the four-fifths band [0.8, 1.25].")
+        else:
+            out.append(f"{ratio} ({ci}): too few rows to tell whether it is inside the band or below it.")
+    return np.array(out, dtype=object)
+
+
+def selection_findings(verdicts: pd.DataFrame, max_items: int = 3) -> str:
+    """What the four-fifths verdicts of decisions alone say, in plain words: the counts, the lowest impact
+    ratios shown below 0.8 with their adjusted intervals, and that OFI and error rates need outcomes.
+
+    >>> from fairness_core import Audit
+    >>> a = Audit.from_decisions([1] * 92 + [0] * 308 + [1] * 407 + [0] * 693, ["a"] * 400 + ["b"] * 1100,
+    ...                          positive_is="benefit")
+    >>> selection_findings(a.verdicts()).startswith("Of 1 group pair: 1 adverse impact")
+    True
+    """
+    v = verdicts
+    if v.empty:
+        return "There are no group pairs to compare."
+    alpha, adjust = v.attrs.get("alpha", DEFAULT_ALPHA), v.attrs.get("adjust", "holm")
+    counts = v["verdict"].value_counts()
+    parts = [f"Of {len(v):,} group pair{'s' if len(v) != 1 else ''}: "
+             + ", ".join(f"{counts.get(k, 0):,} {k}" for k in verdicts_.SELECTION_VERDICTS)
+             + f" (four-fifths rule on the selection rates; every claim at α = {alpha:g}, "
+             f"{adjustment(adjust).controls})."]
+    adverse = v[v["verdict"] == "adverse impact"].sort_values("di")
+    if len(adverse):
+        shown = "; ".join(_ratio_text(r) for _, r in adverse.head(max_items).iterrows())
+        parts.append(f"Shown below four fifths ({interval_label(v, 'di')}): {shown}"
+                     + (f"; and {len(adverse) - max_items} more." if len(adverse) > max_items else "."))
+    unclear = int(counts.get("materiality unclear", 0))
+    if unclear:
+        parts.append(f"{unclear} pair(s) are selected at different rates, but the data cannot tell whether the "
+                     "ratio is below 0.8.")
+    if not len(adverse) and not unclear:
+        parts.append("No pair's selection rates are shown to differ"
+                     + (" at these sample sizes." if counts.get("inconclusive", 0) else "."))
+    parts.append("Whether the decisions were right for each person (OFI, error rates) needs observed outcomes.")
+    return " ".join(parts)
 
 
 # --------------------------------------------------------------------------- MATCH

@@ -27,11 +27,13 @@ from . import inference
 from .audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, Audit
 from .confusion import ConfusionMatrix
 from .stability import RowData
+from .validation import UNKNOWN_CATEGORY, UNKNOWN_VALUES, unknown_key
 from .verdicts import level_text
 
-#: Category values read as "unknown" (compared after stripping spaces, ignoring case).
-UNKNOWN = ("", "unknown", "Unknown", "not reported", "not disclosed", "prefer not to say", "declined to state",
-           "missing", "nan", "NA", "N/A", "none")
+#: Category values read as "unknown" (compared by :func:`fairness_core.validation.unknown_key`: case, spaces,
+#: hyphens and trailing dots do not matter): blanks, "nan", "none" and every way of declining in
+#: :data:`fairness_core.validation.UNKNOWN_VALUES` ("Decline to state", "Prefer not to say", "Not disclosed", …).
+UNKNOWN = ("", "nan", "none", *UNKNOWN_VALUES)
 
 #: Local Law 144's threshold: categories under this share of the data may be excluded from the impact ratios.
 EXCLUDE_BELOW = 0.02
@@ -40,6 +42,9 @@ EXCLUDE_BELOW = 0.02
 IN_RATIOS, EXCLUDED, UNKNOWN_ROW, MOST_SELECTED = ("in the impact ratios", "excluded: under {share} of the data",
                                                    "unknown category: not in the impact ratios",
                                                    "most selected (impact ratio 1 by definition)")
+
+#: The OFI verdict column of an audit of decisions alone: OFI compares decisions with outcomes.
+NEEDS_OUTCOMES_SHORT = "needs outcomes"
 
 #: The name of the row that pools every individual whose category is unknown.
 UNKNOWN_NAME = "unknown"
@@ -121,7 +126,7 @@ def ll144_summary(audit_or_rows: Audit | RowData, *, scores: npt.ArrayLike | Non
     if score_name is not None and scores is None:
         raise ValueError(f"score_name {score_name!r} names scores, but no scores were given")
     audit = _as_audit(audit_or_rows)
-    unknown_keys = {str(u).strip().casefold() for u in unknown}
+    unknown_keys = {unknown_key(u) for u in unknown}
     median = None
     rate_name = "selection rate"
     if scores is not None:
@@ -138,7 +143,7 @@ def ll144_summary(audit_or_rows: Audit | RowData, *, scores: npt.ArrayLike | Non
     out = pd.concat(frames, ignore_index=True)
     out.attrs.update(rate=rate_name, level=level, interval=f"{level_text(level)} CI, per ratio (not adjusted)",
                      alpha=alpha, tolerance=tolerance, adjust=adjust, exclude_below=exclude_below,
-                     median=median, score=None if scores is None else (score_name or None), notes=_notes(audit, rate_name, median, exclude_below, out))
+                     median=median, outcomes=audit.has_outcomes, score=None if scores is None else (score_name or None), notes=_notes(audit, rate_name, median, exclude_below, out))
     return out
 
 
@@ -153,8 +158,10 @@ def rules_text(summary: pd.DataFrame) -> str:
             f"of all individuals (exactly {share} is kept) are excluded from the ratios and listed as excluded; "
             f"individuals of an unknown category are counted in one row, not in the ratios. Added by this "
             f"workbench: each ratio's interval against the most selected category "
-            f"({summary.attrs.get('interval', '95 % CI')}), and the OFI verdict of the category against it (an interval across 1 means the ratio may "
-            "be noise; \"algorithmic bias\" means the model, not the base rates, treats the category worse). "
+            f"({summary.attrs.get('interval', '95 % CI')}"
+            + ("), and the OFI verdict of the category against it (an interval across 1 means the ratio may "
+               "be noise; \"algorithmic bias\" means the model, not the base rates, treats the category worse). "
+               if summary.attrs.get("outcomes", True) else "; an interval across 1 means the ratio may be noise). ")
             + " ".join(summary.attrs.get("notes", [])))
 
 
@@ -225,16 +232,20 @@ def _intersection(audit: Audit, attributes: tuple[str, ...]) -> Audit:
         name = " & ".join(parts)
         pooled[name] = pooled.get(name, 0) + cm.as_array()
         values[name] = parts
-    return Audit({n: ConfusionMatrix(*map(int, c)) for n, c in pooled.items()}, source=audit.source,
-                 positive_outcome=audit.positive_outcome, group_columns=attributes, positive_is=audit.positive_is,
-                 group_values=values)
+    unknown = {n for g in audit.unknown for n in [" & ".join(audit.group_values[g][k] for k in ks)]
+               if UNKNOWN_CATEGORY in n.split(" & ")}
+    pooled_cms = {n: ConfusionMatrix(*map(int, c)) for n, c in pooled.items()}
+    return Audit(pooled_cms, source=audit.source, positive_outcome=audit.positive_outcome, group_columns=attributes,
+                 positive_is=audit.positive_is, group_values=values, outcomes=audit.outcomes,
+                 unknown=tuple(n for n in pooled_cms if n in unknown))
 
 
 def _block(name: str, audit: Audit, total: int, rate_name: str, exclude_below: float, alpha: float,
            unknown_keys: set[str], tolerance: float, adjust: str) -> pd.DataFrame:
     """The summary of one attribute (or one intersection): its categories, then the pooled unknowns."""
     values = audit.group_values or {g: (g,) for g in audit.groups}
-    is_unknown = {g: any(str(v).strip().casefold() in unknown_keys for v in values[g]) for g in audit.groups}
+    is_unknown = {g: g in audit.unknown or any(unknown_key(v) in unknown_keys for v in values[g])
+                  for g in audit.groups}
     known = [g for g in audit.groups if not is_unknown[g]]
     cells = np.array([audit.cms[g].as_array() for g in known], dtype=float).reshape(-1, 4)
     n = cells.sum(axis=1)
@@ -258,7 +269,9 @@ def _block(name: str, audit: Audit, total: int, rate_name: str, exclude_below: f
             if len(others):
                 lo, hi = inference.di_pairs(selected[others], n[others], selected[top], n[top]).bounds(alpha / 2)
                 low[others], high[others] = lo, hi
-        if len(kept) > 1:
+        if len(kept) > 1 and not audit.has_outcomes:
+            verdict[kept[kept != top]] = NEEDS_OUTCOMES_SHORT
+        elif len(kept) > 1:
             in_ratios = Audit({known[k]: audit.cms[known[k]] for k in kept}, positive_is=audit.positive_is)
             v = in_ratios.verdicts(tolerance, alpha=alpha, adjust=adjust, reference=known[top])
             v = v[v["group_j"] == known[top]].set_index("group_i")
@@ -283,6 +296,9 @@ def _share(x: float) -> str:
 
 def _notes(audit: Audit, rate_name: str, median: float | None, exclude_below: float, out: pd.DataFrame) -> list[str]:
     notes = []
+    if not audit.has_outcomes:
+        notes.append("No outcome was observed (decisions only): the OFI columns read \"needs outcomes\"; the impact "
+                     "ratios and their intervals need only the decisions.")
     if median is None:
         if audit.positive_is == "harm":
             notes.append(f"The model's positive prediction was declared a harm: the selection rate counts the "
@@ -292,8 +308,9 @@ def _notes(audit: Audit, rate_name: str, median: float | None, exclude_below: fl
             notes.append(f"The selection rate counts the favourable decision: {audit.direction}.")
     else:
         notes.append(f"The scoring rate is the share scoring strictly above the whole sample's median "
-                     f"({median:.6g}); a score equal to it is not above it. The OFI verdicts take 'scored above "
-                     "the median' as the decision, against the labels.")
+                     f"({median:.6g}); a score equal to it is not above it."
+                     + (" The OFI verdicts take 'scored above the median' as the decision, against the labels."
+                        if audit.has_outcomes else ""))
     excluded = out[out["status"].str.startswith("excluded")]
     if len(excluded):
         notes.append(f"{len(excluded)} categor{'y' if len(excluded) == 1 else 'ies'} under {_share(exclude_below)} "

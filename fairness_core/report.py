@@ -28,7 +28,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from . import __version__, plots, regulatory, smoothing
-from .audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, VERDICTS, Audit
+from .audit import (DECISION_METRICS, DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, NEEDS_OUTCOMES, SELECTION_VERDICTS, VERDICTS,
+                    Audit)
 from .reading import findings_first, three_questions, verdict_findings, verdict_reading
 from .verdicts import interval_label
 from .io import to_safe_csv
@@ -50,8 +51,16 @@ class Report:
 
     def summary(self) -> dict[str, Any]:
         v = self.tables["verdicts"]
+        if not self.audit.has_outcomes:
+            return {"pairs": int(len(v)), "has outcomes": False, "needs outcomes": NEEDS_OUTCOMES,
+                    "verdicts": {k: int((v["verdict"] == k).sum()) for k in SELECTION_VERDICTS},
+                    "DI interval level": interval_label(v, "di"),
+                    "four-fifths violations (point estimate)": int((~v["four_fifths"].isin(["no bias", "undefined"])).sum()),
+                    "four-fifths violations (significant)": int(v["di_beyond_band"].sum()),
+                    "unknown categories": list(self.audit.unknown),
+                    "findings": verdict_findings(v), "three questions": self.questions[""]}
         outside = np.maximum(v["ofi_ci_low"].to_numpy(float), -v["ofi_ci_high"].to_numpy(float))
-        return {"pairs": int(len(v)),
+        return {"pairs": int(len(v)), "has outcomes": True,
                 "verdicts": {k: int((v["verdict"] == k).sum()) for k in VERDICTS},
                 "max |OFI|": _num(v["ofi"].abs().max()),
                 "OFI interval level": interval_label(v, "ofi"), "DI interval level": interval_label(v, "di"),
@@ -111,6 +120,16 @@ class Report:
         s = self.summary()
         counts = ", ".join(f"{esc(k)}: {v}" for k, v in s["verdicts"].items())
         questions = "".join(f"<li><b>{esc(q)}</b> {esc(a)}</li>" for q, a in s["three questions"].items())
+        if not s["has outcomes"]:
+            parts.append(f"<h2>Summary</h2><p class='note'>Decisions alone: no outcome was observed, so this report "
+                         f"answers what decisions can — selection rates, impact ratios and the four-fifths rule. OFI, "
+                         f"error rates and calibration {esc(NEEDS_OUTCOMES.split(': ', 1)[0])}.</p>"
+                         f"<ol class='questions'>{questions}</ol><p>{s['pairs']} group pairs — {counts}.</p>"
+                         f"<p>{esc(s['findings'])}</p><p>Four-fifths rule violated by the point estimate in "
+                         f"{s['four-fifths violations (point estimate)']} pairs, significantly in "
+                         f"{s['four-fifths violations (significant)']}. Every verdict rests on a multiplicity-adjusted "
+                         "interval of the impact ratio, printed beside it.</p></header>")
+            return parts
         parts.append(f"<h2>Summary</h2><ol class='questions'>{questions}</ol>"
                      f"<p>{s['pairs']} group pairs — {counts}.</p><p>{esc(s['findings'])}</p>"
                      f"<p>Largest |OFI| = {_fmt(s['max |OFI|'])}; four-fifths rule violated by the point estimate in "
@@ -187,6 +206,7 @@ _TITLES = {"verdicts": "Every number behind the verdicts", "cells": "Groups and 
            "smoothing": "Cross-Prior Smoothing: raw and smoothed scores (Briscoe 2024, §4.6)",
            "undefined": "Why values are undefined",
            "equal opportunity": "Equal opportunity: FNR and FPR gaps of every pair (simultaneous intervals)",
+           "needs outcomes": "What decisions alone cannot answer",
            LL144: "The regulator's summary (NYC Local Law 144)",
            TREND_CHANGES: "A model over time: each pair's change of OFI between consecutive periods",
            TREND_VERDICTS: "A model over time: each period's verdicts"}
@@ -357,9 +377,12 @@ def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT
     ``scores`` (one number per row of the audit's rows, higher = more likely the beneficial outcome) make the Local
     Law 144 summary give the scoring rate (the share above the whole sample's median) instead of the selection rate,
     :func:`fairness_core.regulatory.ll144_summary`; ``score_name`` (the score column's name) is printed beside it."""
-    reference = reference or max(audit.groups, key=lambda g: audit.cms[g].n)
+    reference = reference or max(audit.known_groups, key=lambda g: audit.cms[g].n)
     if reference not in audit.cms:
         raise ValueError(f"unknown reference group {reference!r}; groups are {', '.join(audit.groups)}")
+    if not audit.has_outcomes:
+        return _build_decisions(audit, reference, alpha, adjust, model, period, scores, score_name, extra_tables,
+                                notes)
     verdicts = audit.verdicts(tolerance, alpha=alpha, adjust=adjust, reference=reference)
     tables, questions = _tables(audit, verdicts, reference, tolerance, match_metrics, alpha, cps_lambda, adjust,
                                 trend, scores, score_name)
@@ -411,6 +434,42 @@ def _tables(audit: Audit, verdicts: pd.DataFrame, reference: str, tolerance: flo
                                             + ": " + pair_c).rename_axis("periods: pair")
         tables[TREND_VERDICTS] = v.set_index(v["period"].astype(str) + ": " + pair_v).rename_axis("period: pair")
     return tables, questions
+
+
+def _build_decisions(audit: Audit, reference: str, alpha: float, adjust: str, model: str, period: str, scores: Any,
+                     score_name: str, extra_tables: dict[str, pd.DataFrame] | None, notes: list[str] | None) -> Report:
+    """The report of an audit of decisions alone: selection rates, the four-fifths verdicts, the Local Law 144
+    summary and each attribute alone; every measure that needs outcomes is named as such, never computed."""
+    verdicts = audit.verdicts(alpha=alpha, adjust=adjust, reference=reference)
+    tables = {"verdicts": verdicts, "cells": audit.group_table(DECISION_METRICS),
+              LL144: regulatory.ll144_summary(audit, alpha=alpha, adjust=adjust, scores=scores,
+                                              score_name=(score_name or None) if scores is not None else None),
+              "needs outcomes": pd.DataFrame({"measure": ["OFI and the verdicts built on it", "error rates (FNR, FPR) "
+                                                          "and equal opportunity", "calibration and ROC",
+                                                          "MATCH tests and smoothing of label-dependent metrics"],
+                                              "why not shown": NEEDS_OUTCOMES})}
+    questions = {"": three_questions(audit, verdicts)["text"]}
+    for attribute in audit.attributes:
+        alone = audit.marginal(attribute)
+        table = alone.verdicts(alpha=alpha, adjust=adjust)
+        tables[f"verdicts by {attribute} alone"] = table
+        questions[attribute] = three_questions(alone, table)["text"]
+    tables.update(extra_tables or {})
+    figures = {"Selection rate per group": plots.selection_rates(audit, alpha)}
+    settings = {"model (name and version)": model.strip() or "not given",
+                "period the data cover": period.strip() or "not given",
+                "what a positive prediction is": audit.direction, **dict(audit.provenance),
+                "outcomes": "none observed: decisions alone", "reference group": reference,
+                "α (significance level)": alpha, "multiplicity adjustment": adjustment(adjust).name,
+                "DI interval": "auto: Miettinen–Nurminen score when both groups have >= 30 rows, else MOVER-R from "
+                               "Clopper–Pearson limits with its dual test",
+                "verdict rule": "the impact ratio's adjusted interval against 1 and the four-fifths band [0.8, 1.25], "
+                                "each kind of claim adjusted across pairs",
+                "DI interval level": interval_label(verdicts, "di"),
+                "Local Law 144 rate": _ll144_rate(tables[LL144]),
+                "Local Law 144 summary": regulatory.rules_text(tables[LL144])}
+    return Report(audit, settings, tables, figures, datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                  list(notes or []), questions=questions)
 
 
 def _ll144_rate(table: pd.DataFrame) -> str:

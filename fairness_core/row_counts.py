@@ -18,13 +18,18 @@ import pandas as pd
 from .confusion import ConfusionMatrix
 from .ensemble import make_design
 from .stability import RowData
-from .validation import (MAX_GROUPS, MAX_NAME_LENGTH, MAX_ROWS, DataValidationError, Problem, clean_name,
-                         cleaning_notice, direction, group_values, hidden_name_problem, intersection_names, row_notes,
-                         show_value)
+from .validation import (MAX_GROUPS, MAX_NAME_LENGTH, MAX_ROWS, UNKNOWN_CATEGORY, UNKNOWN_VALUES, DataValidationError,
+                         Problem, clean_name, cleaning_notice, direction, group_values, hidden_name_problem,
+                         intersection_names, row_notes, show_value, unknown_key)
 
 
 #: Uploaded text, one Arrow buffer per column (not one Python object per cell); missing values are NaN.
 TEXT = pd.StringDtype("pyarrow", na_value=np.nan)
+
+
+#: From this many rows on, a label equal to the prediction in every row is refused as a decision filed as its
+#: own outcome (a model right about every one of 20 people is far less likely than a mislabelled column).
+MIN_ROWS_FOR_SAME = 20
 
 
 def is_text(s: pd.Series) -> bool:
@@ -47,7 +52,9 @@ def binary_column(df: pd.DataFrame, col: str, positive: Any, what: str, threshol
             r = int(np.flatnonzero(bad)[0])
             raise DataValidationError(Problem(f"{show_value(s.iloc[r])} is not a number, so it cannot be thresholded",
                                               r + 1, col))
-        return (values.to_numpy() >= threshold)
+        chosen = values.to_numpy() >= threshold
+        check_selects_some(chosen, values.to_numpy(), threshold, col)
+        return chosen
     codes, uniques = pd.factorize(s, sort=False)
     if len(uniques) > 2:
         r = int(np.flatnonzero(codes == 2)[0])
@@ -63,6 +70,19 @@ def binary_column(df: pd.DataFrame, col: str, positive: Any, what: str, threshol
             f"the chosen positive value {show_value(positive)} does not occur; values are "
             f"{', '.join(map(show_value, uniques.tolist()))}", column=col))
     return codes == matches[0]
+
+
+def check_selects_some(chosen: np.ndarray, values: np.ndarray, threshold: float, col: str) -> None:
+    """Refuse a threshold that selects every row or none: the decisions would then say nothing about any group
+    (every error rate of one kind 0, every impact ratio 1 or undefined)."""
+    if not len(chosen) or 0 < int(chosen.sum()) < len(chosen):
+        return
+    lo, hi = float(np.min(values)), float(np.max(values))
+    every = bool(chosen.all())
+    raise DataValidationError(Problem(
+        f"threshold {threshold:g} selects {'every row' if every else 'no row'}: all {len(chosen):,} scores are "
+        f"{'≥' if every else '<'} {threshold:g} (they range from {lo:g} to {hi:g}); choose a cutoff inside that "
+        "range", column=col))
 
 
 def as_numbers(s: pd.Series, delimiter: str) -> pd.Series:
@@ -83,18 +103,34 @@ def _same(a: Any, b: Any) -> bool:
     return str(a).strip() == str(b).strip()
 
 
-def count_rows(df: pd.DataFrame, label_column: str, prediction_column: str,
+def count_rows(df: pd.DataFrame, label_column: str | None, prediction_column: str,
                group_columns: Sequence[str], positive_label: Any, positive_prediction: Any = None,
                *, flip: bool = False, threshold: float | None = None,
                source: str = "uploaded predictions", positive_outcome: str | None = None,
                probability_columns: Sequence[str] = (), features: pd.DataFrame | None = None,
-               positive_is: str | None = None, positions: bool = False) -> dict[str, Any]:
+               positive_is: str | None = None, positions: bool = False,
+               unknown: Sequence[str] | None = None, blank_as_unknown: bool = False,
+               perfect_predictions: bool = False) -> dict[str, Any]:
     """Count one confusion matrix per group (or intersection) from row-level labels and predictions.
 
     The arguments are :func:`fairness_core.io.cms_from_predictions`' (documented there); the result is
     the keyword arguments of the :class:`~fairness_core.audit.Audit` it returns, rows included. With
     ``positions`` the notes name array positions (``race[3]``) rather than rows.
+
+    ``label_column=None`` counts the decisions alone (no outcome is known): the audit then has
+    ``outcomes=False``, its matrices hold each group's selected rows as TP and the others as TN (the
+    labels are never read), and ``unknown`` defaults to :data:`~fairness_core.validation.UNKNOWN_VALUES`.
+    ``unknown``: group values read as their attribute's unknown category (:func:`~fairness_core.validation.unknown_key`
+    compares them); ``blank_as_unknown`` reads missing and blank group values as unknown too (always so without
+    outcomes). Unknown categories are named "unknown" and listed in the result's ``unknown``.
+
+    A label equal to the prediction in every one of :data:`MIN_ROWS_FOR_SAME` or more rows is refused (it is the decision filed as its own truth),
+    unless ``perfect_predictions`` says the data are meant so (the Ricci scenario of a certified exam).
     """
+    outcomes = label_column is not None
+    if not outcomes:
+        unknown = UNKNOWN_VALUES if unknown is None else unknown
+        blank_as_unknown = True
     positive_is, flip = direction(positive_is, flip)
     probability_columns = _check_columns(df, label_column, prediction_column, group_columns, probability_columns,
                                          features)
@@ -102,13 +138,19 @@ def count_rows(df: pd.DataFrame, label_column: str, prediction_column: str,
         raise DataValidationError(f"{len(df):,} rows; the limit is {MAX_ROWS:,}")
     if positive_prediction is None:
         positive_prediction = positive_label
-    y = binary_column(df, label_column, positive_label, "label", None)
     yhat = binary_column(df, prediction_column, positive_prediction, "prediction", threshold)
+    if outcomes:
+        assert label_column is not None
+        y = binary_column(df, label_column, positive_label, "label", None)
+    else:
+        y = yhat.copy()   # never read: an audit without outcomes answers only what decisions alone can
     if flip:
         y, yhat = ~y, ~yhat
 
     name_notes: list[str] = []
-    codes, level_names = _group_codes(df, group_columns, name_notes, positions)
+    codes, level_names = _group_codes(df, group_columns, name_notes, positions,
+                                      None if unknown is None else {unknown_key(u) for u in unknown},
+                                      blank_as_unknown)
     joint, inverse = _compact(codes, int(np.prod([len(v) for v in level_names])))
     if joint.size < 2:
         raise DataValidationError(f"all {len(df):,} rows fall in one group"
@@ -116,11 +158,21 @@ def count_rows(df: pd.DataFrame, label_column: str, prediction_column: str,
                                   + "; an audit compares at least two groups")
     if joint.size > MAX_GROUPS:
         raise DataValidationError(f"{joint.size} groups from {', '.join(group_columns)}; the limit is {MAX_GROUPS}")
+    if outcomes and len(y) >= MIN_ROWS_FOR_SAME and not perfect_predictions and bool((y == yhat).all()):
+        raise DataValidationError(Problem(
+            f"the label equals the prediction {prediction_column!r} in every one of the {len(y):,} rows: it looks "
+            "like the model's own decision, not an observed outcome. Without outcomes, audit the decisions "
+            "alone (no label column)", column=label_column))
     cell = np.where(y, np.where(yhat, 0, 1), np.where(yhat, 2, 3))  # index into CELLS
     counts = np.bincount(inverse.ravel() * 4 + cell, minlength=4 * joint.size).reshape(-1, 4)
 
     parts = _levels_of(joint, level_names)
     names = intersection_names(parts)
+    unknown_groups = tuple(name for k, name in enumerate(names) if any(p[k] == UNKNOWN_CATEGORY for p in parts)
+                           ) if unknown is not None or blank_as_unknown else ()
+    if len(names) - len(unknown_groups) < 2:
+        raise DataValidationError(f"fewer than two known groups in {', '.join(group_columns)} once unknown values "
+                                  "are set aside; an audit compares at least two groups")
     cms = {name: ConfusionMatrix(*row) for name, row in zip(names, counts.tolist())}
     probs = _probabilities(df, probability_columns) if probability_columns else None
     if probs is not None and flip:
@@ -128,42 +180,64 @@ def count_rows(df: pd.DataFrame, label_column: str, prediction_column: str,
     rows = RowData(y, yhat, np.asarray(names, dtype=object)[inverse.ravel()], probs,
                    tuple(map(str, probability_columns)),
                    None if features is None else features.reset_index(drop=True))
-    notes = name_notes + row_notes(label_column, positive_label, prediction_column, flip, threshold)
+    if outcomes:
+        notes = name_notes + row_notes(str(label_column), positive_label, prediction_column, flip, threshold)
+        outcome = positive_outcome or (f"not {positive_label}" if flip else str(positive_label))
+    else:
+        decided = f"{prediction_column} >= {threshold:g}" if threshold is not None else (
+            f"{prediction_column} = {positive_prediction}")
+        notes = name_notes + [f"No outcome column: the decisions ({decided}) are audited alone. Selection rates, "
+                              "impact ratios and the four-fifths rule are shown; OFI, error rates and calibration "
+                              "need observed outcomes."]
+        if flip:
+            notes.append(f"{decided} is harmful, so the favourable decision counted is its opposite.")
+        outcome = positive_outcome or (f"not {decided}" if flip else decided)
+    provenance = ({"label column": str(label_column), "positive label": str(positive_label)} if outcomes
+                  else {"label column": "none (decisions only)"})
+    provenance.update({"prediction column": prediction_column,
+                       "positive prediction": (f"score >= {threshold:g}" if threshold is not None
+                                               else str(positive_prediction)),
+                       "attribute(s) audited": " × ".join(group_columns) if len(group_columns) > 1
+                       else group_columns[0]})
+    if unknown_groups:
+        provenance["unknown categories"] = (", ".join(unknown_groups) + " — counted and reported, never in the "
+                                            "ratios or the reference")
     return dict(cms=cms, source=source, notes=tuple(notes), group_columns=tuple(group_columns),
-                positive_outcome=positive_outcome or (f"not {positive_label}" if flip else str(positive_label)),
-                rows=rows, positive_is=positive_is, group_values=group_values(names, parts),
-                provenance={"label column": label_column, "positive label": str(positive_label),
-                            "prediction column": prediction_column,
-                            "positive prediction": (f"score >= {threshold:g}" if threshold is not None
-                                                    else str(positive_prediction)),
-                            "attribute(s) audited": " × ".join(group_columns) if len(group_columns) > 1
-                            else group_columns[0]})
+                positive_outcome=outcome, rows=rows, positive_is=positive_is,
+                group_values=group_values(names, parts), provenance=provenance, outcomes=outcomes,
+                unknown=unknown_groups)
 
 
-def _check_columns(df: pd.DataFrame, label_column: str, prediction_column: str, group_columns: Sequence[str],
-                   probability_columns: Sequence[str], features: pd.DataFrame | None) -> list[str]:
+def _check_columns(df: pd.DataFrame, label_column: str | None, prediction_column: str,
+                   group_columns: Sequence[str], probability_columns: Sequence[str],
+                   features: pd.DataFrame | None) -> list[str]:
     """Every named column exists and plays one part; the features can be designed. The probability columns as
-    a list."""
-    for col in [label_column, prediction_column, *group_columns]:
+    a list. ``label_column`` None: decisions only."""
+    named = [c for c in (label_column, prediction_column) if c is not None]
+    for col in [*named, *group_columns]:
         if col not in df.columns:
             raise DataValidationError(Problem(f"no such column; columns are {', '.join(map(repr, df.columns))}",
                                               column=col))
     if not group_columns:
         raise DataValidationError("choose at least one group column")
-    if len({label_column, prediction_column, *group_columns}) != 2 + len(group_columns):
+    if label_column is not None and label_column == prediction_column:
+        raise DataValidationError(Problem(
+            "the label (the actual outcome) and the prediction are the same column: the decision cannot be its own "
+            "truth. Without an outcome column, audit the decisions alone (no label column)", column=label_column))
+    if len({*named, *group_columns}) != len(named) + len(group_columns):
         raise DataValidationError("the label, prediction and group columns must all be different")
     probability_columns = list(probability_columns)
     for col in probability_columns:
         if col not in df.columns:
             raise DataValidationError(Problem(f"no such column; columns are {', '.join(map(repr, df.columns))}",
                                               column=col))
-        if col in (label_column, *group_columns):
+        if col in (*named[:-1], *group_columns):
             raise DataValidationError(Problem("a probability column cannot also be the label or a group column",
                                               column=col))
     if len(probability_columns) == 1:
         raise DataValidationError("an ensemble needs at least two probability columns (one per model)")
     if features is not None:
-        clash = set(map(str, features.columns)) & {str(label_column), str(prediction_column), *map(str, group_columns)}
+        clash = set(map(str, features.columns)) & {*map(str, named), *map(str, group_columns)}
         if clash:
             raise DataValidationError(f"feature column(s) {', '.join(map(repr, sorted(clash)))} cannot also be the "
                                       "label, prediction or a group column")
@@ -174,19 +248,26 @@ def _check_columns(df: pd.DataFrame, label_column: str, prediction_column: str, 
     return probability_columns
 
 
-def _group_codes(df: pd.DataFrame, group_columns: Sequence[str], notes: list[str],
-                 positions: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
+def _group_codes(df: pd.DataFrame, group_columns: Sequence[str], notes: list[str], positions: bool = False,
+                 unknown: set[str] | None = None, blank_as_unknown: bool = False
+                 ) -> tuple[np.ndarray, list[np.ndarray]]:
     """Each row's joint group code (mixed radix over the columns' sorted values) and each column's cleaned
     values; a missing value, an over-long name or a hidden character is refused with its first row. What
     cleaning changed (spaces folded, NFC, invisible characters) is added to ``notes`` with its first row
-    (``col[k]`` with ``positions``)."""
+    (``col[k]`` with ``positions``). Values whose :func:`~fairness_core.validation.unknown_key` is in ``unknown``
+    (and, with ``blank_as_unknown``, missing and blank values) become the column's last value,
+    :data:`~fairness_core.validation.UNKNOWN_CATEGORY`, and a note says how many rows and which values."""
     codes = np.zeros(len(df), dtype=np.int64)
     level_names: list[np.ndarray] = []
     for col in group_columns:
         c, u = _sorted_codes(df[col])
+        if unknown is not None or blank_as_unknown:
+            c, u = _unknown_level(c, u, col, unknown or set(), blank_as_unknown, notes)
         if (c < 0).any():
             rows = np.flatnonzero(c < 0)
-            raise DataValidationError(Problem(f"missing group value in {rows.size:,} row(s)", int(rows[0]) + 1, col))
+            raise DataValidationError(Problem(
+                f"missing group value in {rows.size:,} row(s); to count them as this attribute's unknown category, "
+                "ask for blank values to be read as unknown", int(rows[0]) + 1, col))
         codes = codes * len(u) + c
         cleaned = [clean_name(v) for v in u]
         long = [k for k, v in enumerate(cleaned) if len(v) > MAX_NAME_LENGTH]
@@ -209,6 +290,29 @@ def _group_codes(df: pd.DataFrame, group_columns: Sequence[str], notes: list[str
             notes.append(notice)
         level_names.append(np.asarray(cleaned, dtype=object))
     return codes, level_names
+
+
+def _unknown_level(c: np.ndarray, u: np.ndarray, col: str, unknown: set[str], blank: bool,
+                   notes: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Codes and values of one group column with its unknown values pooled into a last value "unknown"."""
+    keys = [unknown_key(v) for v in u]
+    is_unknown = np.array([k in unknown or k == UNKNOWN_CATEGORY or (blank and k == "") for k in keys], dtype=bool)
+    missing = c < 0
+    if not is_unknown.any() and not (blank and missing.any()):
+        return c, u
+    counts = np.bincount(c[~missing], minlength=len(u))
+    kept = np.flatnonzero(~is_unknown)
+    new_code = np.full(len(u) + 1, len(kept), dtype=np.int64)   # every unknown value (and −1, missing) → last
+    new_code[kept] = np.arange(len(kept))
+    if not blank:
+        new_code[-1] = -1   # missing stays missing: refused
+    out = new_code[c]
+    read = ([f"{int(missing.sum()):,} blank"] if blank and missing.any() else []) + [
+        f"{int(counts[k]):,} {show_value(u[k]) if keys[k] else 'blank'}" for k in np.flatnonzero(is_unknown)]
+    total = int((out == len(kept)).sum())
+    notes.append(f"{total:,} row(s) of {col!r} read as its unknown category ({', '.join(read)}): counted and "
+                 "reported, never in the ratios and never the reference.")
+    return out, np.append(u[kept], UNKNOWN_CATEGORY).astype(object)
 
 
 def _levels_of(joint: np.ndarray, level_names: list[np.ndarray]) -> list[np.ndarray]:
@@ -312,24 +416,31 @@ def _sensitive_frame(features: Any) -> pd.DataFrame:
 
 def count_arrays(y_true: Any, y_pred: Any, sensitive_features: Any, pos_label: Any = 1, *,
                  positive_is: str | None = None, threshold: float | None = None,
-                 source: str = "predictions") -> dict[str, Any]:
+                 source: str = "predictions", unknown: Sequence[str] | None = None,
+                 blank_as_unknown: bool = False) -> dict[str, Any]:
     """The notebook path to an audit, as :func:`count_rows` counts it, with problems named at array positions
     (``y_true[3]``, not "row 4"); :meth:`fairness_core.audit.Audit.from_predictions` documents the arguments.
+    ``y_true=None`` counts the decisions alone (:meth:`~fairness_core.audit.Audit.from_decisions`).
 
     >>> fields = count_arrays([1, 0, 1, 1], [1, 1, 0, 1], ["a", "a", "b", "b"], positive_is="benefit")
     >>> fields["cms"]["a"], fields["group_columns"]
     (ConfusionMatrix(tp=1, fn=0, fp=1, tn=0), ('sensitive_feature',))
     """
-    labels, predictions = _vector(y_true, "y_true"), _vector(y_pred, "y_pred")
+    predictions = _vector(y_pred, "y_pred")
+    labels = None if y_true is None else _vector(y_true, "y_true")
     groups = _sensitive_frame(sensitive_features)
-    sizes = {"y_true": len(labels), "y_pred": len(predictions), "sensitive_features": len(groups)}
+    sizes = {"y_pred": len(predictions), "sensitive_features": len(groups)}
+    if labels is not None:
+        sizes = {"y_true": len(labels), **sizes}
     if len(set(sizes.values())) != 1:
         raise DataValidationError("lengths differ: " + ", ".join(f"{k} has {v:,}" for k, v in sizes.items()))
     groups.columns = [c if c not in ("y_true", "y_pred") else f"{c} (group)" for c in groups.columns]
-    df = pd.concat([pd.DataFrame({"y_true": labels, "y_pred": predictions}), groups], axis=1)
+    columns = {"y_pred": predictions} if labels is None else {"y_true": labels, "y_pred": predictions}
+    df = pd.concat([pd.DataFrame(columns), groups], axis=1)
     try:
-        return count_rows(df, "y_true", "y_pred", list(groups.columns), pos_label, positive_is=positive_is,
-                          threshold=threshold, source=source, positions=True)
+        return count_rows(df, None if labels is None else "y_true", "y_pred", list(groups.columns), pos_label,
+                          positive_is=positive_is, threshold=threshold, source=source, positions=True,
+                          unknown=unknown, blank_as_unknown=blank_as_unknown)
     except DataValidationError as exc:  # arrays have positions, not file rows: y_true[3], not "row 4"
         raise DataValidationError([Problem(f"{p.column}[{p.row - 1}]: {p.message}" if p.row is not None and p.column
                                            else (f"{p.column}: {p.message}" if p.column else p.message))

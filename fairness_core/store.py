@@ -63,7 +63,7 @@ DATA_DIR_VARIABLE = "FAIRNESS_DATA_DIR"
 
 #: The schema this code writes. A store at an older version is migrated forward by :data:`MIGRATIONS`
 #: when opened; one at a newer version is refused (written by a newer workbench).
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 #: Longest name, model name, model version, period or "saved by", in characters.
 MAX_LABEL = 200
@@ -167,6 +167,9 @@ _audits = sa.Table(
     sa.Column("adjust", sa.String(8), nullable=False),
     sa.Column("n_groups", sa.Integer, nullable=False),
     sa.Column("n", sa.BigInteger, nullable=False),
+    # version 2: False for an audit of decisions alone (no outcomes); the groups of unknown category (JSON list)
+    sa.Column("has_outcomes", sa.Boolean, nullable=False, server_default=sa.true()),
+    sa.Column("unknown_groups", sa.Text, nullable=False, server_default="[]"),
 )
 
 _groups = sa.Table(
@@ -181,9 +184,17 @@ _groups = sa.Table(
     sa.Column("group_values", sa.Text),                       # JSON list, or NULL without group values
 )
 
+def _add_outcomes_columns(conn: sa.Connection) -> None:
+    """Version 1 → 2: audits of decisions alone and unknown categories. Every audit saved before had outcomes
+    and no unknown category."""
+    true = "TRUE" if conn.dialect.name == "postgresql" else "1"
+    conn.execute(sa.text(f"ALTER TABLE audits ADD COLUMN has_outcomes BOOLEAN NOT NULL DEFAULT {true}"))
+    conn.execute(sa.text("ALTER TABLE audits ADD COLUMN unknown_groups TEXT NOT NULL DEFAULT '[]'"))
+
+
 #: ``{version: step}``: ``step(connection)`` brings a store at ``version`` to ``version + 1``, inside the
-#: opening transaction. Empty while the schema is at its first version.
-MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {}
+#: opening transaction.
+MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {1: _add_outcomes_columns}
 
 
 # --------------------------------------------------------------------------- configuration
@@ -390,6 +401,7 @@ class AuditStore:
                "positive_is": audit.positive_is, "group_columns": columns, "provenance": provenance,
                "has_group_values": audit.group_values is not None, "tolerance": float(tolerance),
                "alpha": float(alpha), "adjust": adjust, "n_groups": len(audit.cms),
+               "has_outcomes": audit.has_outcomes, "unknown_groups": json.dumps(list(audit.unknown), ensure_ascii=False),
                "n": int(sum(cm.n for cm in audit.cms.values()))}
         with self._write() as conn:
             seq = conn.execute(_audits.insert().values(**row)).inserted_primary_key[0]
@@ -471,7 +483,8 @@ def _saved(row: sa.Row, groups: list[sa.Row]) -> SavedAudit:
     values = {g.name: tuple(json.loads(g.group_values)) for g in groups} if row.has_group_values else None
     audit = Audit(cms, source=row.source, notes=tuple(json.loads(row.notes)), positive_outcome=row.positive_outcome,
                   group_columns=tuple(json.loads(row.group_columns)), positive_is=row.positive_is,
-                  group_values=values, provenance=json.loads(row.provenance))
+                  group_values=values, provenance=json.loads(row.provenance), outcomes=bool(row.has_outcomes),
+                  unknown=tuple(json.loads(row.unknown_groups)))
     return SavedAudit(id=row.id, audit=audit, name=row.name, model=row.model, model_version=row.model_version,
                       period=row.period, saved_by=row.saved_by, tool_version=row.tool_version,
                       created=_utc(row.created), tolerance=float(row.tolerance), alpha=float(row.alpha),

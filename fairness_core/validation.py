@@ -194,3 +194,56 @@ def row_notes(label: str, positive: Any, prediction: str, flip: bool, threshold:
     if threshold is not None:
         notes.append(f"Prediction = {prediction} >= {threshold:g}.")
     return notes
+
+
+#: Group values read as an attribute's *unknown* category in a decisions-only audit (and wherever the user asks):
+#: compared by :func:`unknown_key`, so case, spaces, hyphens and trailing punctuation do not matter. Local Law 144
+#: counts these individuals and reports them in their own row, never in the impact ratios.
+UNKNOWN_VALUES: tuple[str, ...] = (
+    "unknown", "not known", "not reported", "unreported", "not disclosed", "undisclosed", "did not disclose",
+    "not declared", "undeclared", "prefer not to say", "prefer not to answer", "prefer not to disclose",
+    "preferred not to say", "preferred not to answer", "rather not say", "decline to state", "declined to state",
+    "decline to answer", "declined to answer", "declined", "decline", "refused", "refused to answer",
+    "not specified", "unspecified", "not stated", "not provided", "not given", "no answer", "no response",
+    "not answered", "missing", "n/a", "na", "none given", "?")
+
+#: The name an attribute's unknown category takes in an audit (blank values and :data:`UNKNOWN_VALUES` pooled).
+UNKNOWN_CATEGORY = "unknown"
+
+
+def unknown_key(value: Any) -> str:
+    """How a group value is compared with the unknown values: cleaned (:func:`clean_name`), case-folded, hyphens
+    and underscores as spaces, trailing dots dropped.
+
+    >>> unknown_key("  Decline-to-State. "), unknown_key("Prefer_not_to_say")
+    ('decline to state', 'prefer not to say')
+    """
+    key = clean_name(value).casefold().replace("-", " ").replace("_", " ").rstrip(".").strip()
+    return " ".join(key.split())
+
+
+def unknown_values_in(df: pd.DataFrame, group_columns: Sequence[str], unknown: Sequence[str] = UNKNOWN_VALUES,
+                      blank: bool = True) -> dict[str, list[tuple[str, int]]]:
+    """For each group column, the values that would be read as its unknown category, with their row counts
+    (``"(blank)"`` for missing or empty values when ``blank``), most frequent first.
+
+    >>> df = pd.DataFrame({"race": ["A", None, "Decline to state", "B", ""], "sex": ["F", "M", "F", "M", "F"]})
+    >>> unknown_values_in(df, ["race", "sex"])
+    {'race': [('(blank)', 2), ('Decline to state', 1)], 'sex': []}
+    """
+    keys = {unknown_key(u) for u in unknown}
+    out: dict[str, list[tuple[str, int]]] = {}
+    for col in group_columns:
+        s = df[col]
+        counts = s.value_counts(dropna=True)
+        found: dict[str, int] = {}
+        blanks = int(s.isna().sum())
+        for value, count in counts.items():
+            key = unknown_key(value)
+            if key == "":
+                blanks += int(count)
+            elif key in keys or key == UNKNOWN_CATEGORY:
+                found[str(value)] = int(count)
+        listed = ([("(blank)", blanks)] if blank and blanks else []) + sorted(found.items(), key=lambda kv: -kv[1])
+        out[str(col)] = listed
+    return out

@@ -47,6 +47,11 @@ FloatArray = npt.NDArray[np.float64]
 #: What the verdict column can say, in the order pages count and list them.
 VERDICTS = ("algorithmic bias", "materiality unclear", "systemic disparity", "no bias detected", "inconclusive")
 
+#: What the four-fifths verdict of a pair says when no outcome was observed (decisions alone): the impact
+#: ratio's adjusted interval below the band (or above it, against a named reference), across its edge but
+#: excluding 1, inside the band, or none of these.
+SELECTION_VERDICTS = ("adverse impact", "materiality unclear", "no adverse impact detected", "inconclusive")
+
 #: Default |OFI| below which the two groups' marginal benefits count as equal.
 DEFAULT_OFI_TOLERANCE = 0.05
 
@@ -217,6 +222,59 @@ def pair_verdicts(names: list[str], cells: npt.ArrayLike, tolerance: float, alph
                      "ofi_level": 1 - a, "di_level": 1 - dc.critical, "ofi_families": ofi_fam, "di_families": dc.families,
                      "ofi_method": ofi_method, "di_method": di_method, "reference": reference,
                      "pairs": len(df)})
+    return df
+
+
+def selection_verdicts(names: list[str], selected: npt.ArrayLike, n: npt.ArrayLike, alpha: float, adjust: str,
+                       di_method: str = "auto", reference: str | None = None) -> pd.DataFrame:
+    """The four-fifths verdict of every pair of groups from decisions alone (no outcomes).
+
+    Each pair's impact ratio DI = rate_i / rate_j (j the more selected group, or the ``reference``) is
+    tested against 1 and against the four-fifths band [4/5, 5/4] as three families adjusted across the
+    pairs, read from one interval per pair at the decision level (as :func:`pair_verdicts` reads DI). The
+    verdict (:data:`SELECTION_VERDICTS`):
+
+    - **adverse impact** when the adjusted interval lies beyond the band (below 4/5: group i is selected at
+      under four fifths of j's rate, beyond what chance explains);
+    - **materiality unclear** when it excludes 1 but reaches into the band;
+    - **no adverse impact detected** when it lies inside the band (or nobody is selected in either group);
+    - **inconclusive** otherwise.
+
+    Columns: group_i, group_j, n_i, n_j, selected_i, selected_j, rate_i, rate_j, di, di_ci_low,
+    di_ci_high (adjusted; level in ``attrs["di_level"]``), di_p, di_p_adjusted, verdict, favours,
+    di_ci_low_unadjusted, di_ci_high_unadjusted, di_within_band, di_beyond_band, four_fifths (the point
+    estimate's reading), di_method.
+
+    >>> v = selection_verdicts(["a", "b"], [92, 407], [400, 1100], 0.05, "holm")
+    >>> v.loc[0, ["group_i", "group_j", "verdict"]].tolist(), round(float(v.loc[0, "di"]), 3)
+    (['a', 'b', 'adverse impact'], 0.622)
+    """
+    _check_settings(0.0, alpha, adjust)
+    sel, size = np.asarray(selected, dtype=float), np.asarray(n, dtype=float)
+    ref = None if reference is None else names.index(reference)
+    i, j = _orient(sel, size, *np.triu_indices(len(names), 1), ref)
+    dc = _di_claims(sel[i], size[i], sel[j], size[j], alpha, adjust, di_method)
+    with np.errstate(invalid="ignore"):
+        differs = ((dc.bounds[1] < 1) | (dc.bounds[0] > 1)) & ~dc.nobody
+    verdict = np.select([dc.beyond, differs & ~dc.within, dc.within], list(SELECTION_VERDICTS[:3]), "inconclusive")
+    group_i, group_j = np.array(names, dtype=object)[i], np.array(names, dtype=object)[j]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = sel / size
+    df = pd.DataFrame({
+        "group_i": group_i, "group_j": group_j, "n_i": size[i].astype(np.int64), "n_j": size[j].astype(np.int64),
+        "selected_i": sel[i].astype(np.int64), "selected_j": sel[j].astype(np.int64),
+        "rate_i": rate[i], "rate_j": rate[j],
+        "di": dc.di, "di_ci_low": dc.bounds[0], "di_ci_high": dc.bounds[1],
+        "di_p": dc.p_null, "di_p_adjusted": _adjusted(dc.p_null, alpha, adjust, dc.critical),
+        "verdict": verdict,
+        "favours": np.where(differs, np.where(rate[i] > rate[j], group_i, group_j), ""),
+        "di_ci_low_unadjusted": dc.bounds_unadjusted[0], "di_ci_high_unadjusted": dc.bounds_unadjusted[1],
+        "di_within_band": dc.within & ~dc.nobody, "di_beyond_band": dc.beyond,
+        "four_fifths": bias.four_fifths_verdicts(dc.di), "di_method": dc.pairs.method,
+    })
+    df.attrs.update({"alpha": alpha, "adjust": adjust, "level": 1 - alpha, "di_level": 1 - dc.critical,
+                     "di_families": dc.families, "di_method": di_method, "reference": reference, "pairs": len(df),
+                     "outcomes": False})
     return df
 
 

@@ -147,8 +147,10 @@ def test_missing_values_and_bad_choices():
         cms_from_predictions(df, "y", "p", ["nope"], positive_label=1)
     with pytest.raises(DataValidationError, match="'yes' does not occur"):
         cms_from_predictions(df, "y", "p", ["g"], positive_label="yes")
-    with pytest.raises(DataValidationError, match="all be different"):
+    with pytest.raises(DataValidationError, match="same column.*audit the decisions alone"):
         cms_from_predictions(df, "y", "y", ["g"], positive_label=1)
+    with pytest.raises(DataValidationError, match="all be different"):
+        cms_from_predictions(df, "y", "p", ["p"], positive_label=1)
 
 
 def test_single_group_is_rejected():

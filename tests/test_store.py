@@ -298,6 +298,7 @@ def test_a_version_1_store_opens(tmp_path):
     assert old.audit == Audit({"F": CM(1, 2, 3, 4), "M": CM(4, 3, 2, 1)}, source="old.csv", notes=("a note",),
                               positive_outcome="approved", group_columns=("sex",), positive_is="benefit")
     assert old.audit.group_values == {"F": ("F",), "M": ("M",)} and old.period == "2025-Q4"
+    assert old.audit.has_outcomes and old.audit.unknown == ()   # version 1 knew only audits with outcomes
     new = s.save(_audit(), name="new", model="credit", period="2026-Q1")
     assert [h.id for h in s.history("credit")] == ["AAAAAAAAAAAAAAAAAAAAAA", new]
     s.close()
@@ -306,10 +307,11 @@ def test_a_version_1_store_opens(tmp_path):
 def test_migrations_run_forward_and_newer_stores_are_refused(url, monkeypatch):
     AuditStore(url).close()
     ran = []
-    monkeypatch.setattr(store_mod, "SCHEMA_VERSION", 2)
-    monkeypatch.setattr(store_mod, "MIGRATIONS", {1: lambda conn: ran.append(1)})
-    assert AuditStore(url).schema_version() == 2 and ran == [1]
-    monkeypatch.setattr(store_mod, "SCHEMA_VERSION", 1)
+    now = store_mod.SCHEMA_VERSION
+    monkeypatch.setattr(store_mod, "SCHEMA_VERSION", now + 1)
+    monkeypatch.setattr(store_mod, "MIGRATIONS", {now: lambda conn: ran.append(now)})
+    assert AuditStore(url).schema_version() == now + 1 and ran == [now]
+    monkeypatch.setattr(store_mod, "SCHEMA_VERSION", now)
     with pytest.raises(StoreError, match="newer than this workbench"):
         AuditStore(url)
 
@@ -431,3 +433,14 @@ def test_a_loaded_audit_reads_as_the_audit_it_holds(tmp_path):
     assert saved.verdicts(0.05, alpha=0.05, adjust="holm").equals(audit.verdicts(0.05, alpha=0.05, adjust="holm"))
     with pytest.raises(AttributeError):
         saved.no_such_thing
+
+
+def test_a_decisions_only_audit_reopens_as_one(url):
+    audit = Audit.from_decisions([1, 0, 1, 1, 0, 0, 1, 0], ["F", "F", "M", "M", "M", None, "Decline to state", "F"],
+                                 positive_is="benefit")
+    s = AuditStore(url)
+    again = s.load(s.save(audit, name="screening")).audit
+    assert again == audit and not again.has_outcomes and again.unknown == ("unknown",)
+    assert again.fingerprint == audit.fingerprint
+    assert list(again.verdicts()["verdict"]) == list(audit.verdicts()["verdict"])
+    s.close()

@@ -59,7 +59,8 @@ class Verdicts:
 def _read(_audit: Audit, fingerprint: str, tolerance: float, alpha: float, adjust: str,
           reference: str | None) -> Verdicts:
     table = verdicts_for(_audit, tolerance, alpha, adjust, reference)
-    return Verdicts(table, three_questions(_audit, table), verdict_findings(table), verdict_display(table))
+    answers = three_questions(_audit, table)
+    return Verdicts(table, answers, verdict_findings(table, answers=answers), verdict_display(table))
 
 
 def verdicts_read(audit: Audit, tolerance: float, alpha: float, adjust: str, reference: str | None = None) -> Verdicts:

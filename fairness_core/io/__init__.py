@@ -33,7 +33,8 @@ from .export import neutralize_cell, to_safe_csv
 from .limits import MAX_CELLS, MAX_COLUMNS
 from .parquet import MAX_EXPANDED_BYTES, parquet_shape
 from .read import LARGE_UPLOAD_BYTES, SAMPLE_ROWS, aggregate_upload, read_sample, read_table, to_numbers
-from .rows import ColumnGuess, candidates_from_predictions, cms_from_predictions, distinct_values, guess_columns
+from .rows import (ColumnGuess, audit_from_decisions, candidates_from_predictions, cms_from_predictions,
+                   distinct_values, guess_columns)
 from .warehouse import aggregate
 from .workbook import EXCEL_MAX_ROWS, MAX_XLSX_CELLS, MAX_XLSX_XML_BYTES, sheet_names
 
@@ -41,7 +42,7 @@ __all__ = [
     "EXCEL_MAX_ROWS", "INTERSECTION_SEP", "LARGE_UPLOAD_BYTES", "MAX_CELLS", "MAX_COLUMNS", "MAX_COUNT",
     "MAX_EXPANDED_BYTES", "MAX_GROUPS", "MAX_NAME_LENGTH", "MAX_ROWS", "MAX_XLSX_CELLS", "MAX_XLSX_XML_BYTES",
     "SAMPLE_ROWS", "TEXT", "ColumnGuess", "DataValidationError", "Problem", "aggregate", "aggregate_upload",
-    "audit_from_predictions", "candidates_from_predictions", "clean_name", "cms_from_predictions", "cms_from_table",
+    "audit_from_decisions", "audit_from_predictions", "candidates_from_predictions", "clean_name", "cms_from_predictions", "cms_from_table",
     "cms_to_table", "direction", "distinct_values", "find_count_columns", "group_values", "guess_columns",
     "hidden_name_problem", "intersection_names", "neutralize_cell", "parquet_shape", "read_sample", "read_table",
     "row_notes", "sheet_names", "to_numbers", "to_safe_csv",

@@ -13,7 +13,8 @@ import pandas as pd
 from ..audit import Audit
 from ..compare import MAX_MODELS, Candidates
 from ..row_counts import as_numbers, binary_column, count_rows
-from ..validation import (MAX_ROWS, DataValidationError, Problem, clean_name, direction, hidden_name_problem,
+from ..validation import (MAX_ROWS, UNKNOWN_VALUES, DataValidationError, Problem, clean_name, direction,
+                          hidden_name_problem,
                           intersection_names, lines_for, show_value)
 from .read import normalize_header
 
@@ -152,7 +153,8 @@ def cms_from_predictions(df: pd.DataFrame, label_column: str, prediction_column:
                          *, flip: bool = False, threshold: float | None = None,
                          source: str = "uploaded predictions", positive_outcome: str | None = None,
                          probability_columns: Sequence[str] = (), features: pd.DataFrame | None = None,
-                         positive_is: str | None = None) -> Audit:
+                         positive_is: str | None = None, unknown: Sequence[str] | None = None,
+                         blank_as_unknown: bool = False, perfect_predictions: bool = False) -> Audit:
     """Aggregate row-level labels and predictions into one CM per group (or intersection).
 
     Parameters
@@ -180,12 +182,40 @@ def cms_from_predictions(df: pd.DataFrame, label_column: str, prediction_column:
         ``flip`` they become 1 − p, the probability of the beneficial outcome.
     features : DataFrame, optional
         Feature columns to keep with the rows, from which an ensemble can be trained.
+    unknown, blank_as_unknown : group values read as their attribute's unknown category, and whether blank
+        ones are (otherwise a blank group value is refused); see :func:`fairness_core.row_counts.count_rows`.
+    perfect_predictions : bool
+        Accept a label equal to the prediction in every row (refused by default: it is a decision filed as
+        its own outcome; :func:`audit_from_decisions` audits decisions alone).
 
     The returned audit carries the rows (:class:`~fairness_core.stability.RowData`).
     """
     return Audit(**count_rows(df, label_column, prediction_column, group_columns, positive_label, positive_prediction,
                               flip=flip, threshold=threshold, source=source, positive_outcome=positive_outcome,
-                              probability_columns=probability_columns, features=features, positive_is=positive_is))
+                              probability_columns=probability_columns, features=features, positive_is=positive_is,
+                              unknown=unknown, blank_as_unknown=blank_as_unknown,
+                              perfect_predictions=perfect_predictions))
+
+
+def audit_from_decisions(df: pd.DataFrame, prediction_column: str, group_columns: Sequence[str],
+                         positive_prediction: Any = 1, *, threshold: float | None = None,
+                         unknown: Sequence[str] = UNKNOWN_VALUES, positive_is: str | None = None,
+                         source: str = "uploaded decisions", positive_outcome: str | None = None) -> Audit:
+    """An audit of decisions alone from a row-level table with no outcome column (an AI screening tool's
+    "advanced" or "rejected" for each applicant): :meth:`fairness_core.audit.Audit.from_decisions` for files.
+
+    ``positive_prediction`` is the selected value of ``prediction_column``, or, with ``threshold``, the column
+    is a score and selected means score >= threshold (a threshold selecting every row or none is refused).
+    Missing and blank group values and ``unknown`` values become each attribute's category "unknown".
+
+    >>> df = pd.DataFrame({"sex": ["F", "M", "F", "M", ""], "advanced": ["yes", "no", "no", "yes", "yes"]})
+    >>> a = audit_from_decisions(df, "advanced", ["sex"], "yes", positive_is="benefit")
+    >>> a.has_outcomes, a.groups, a.selection_rates().tolist()
+    (False, ['F', 'M', 'unknown'], [0.5, 0.5, 1.0])
+    """
+    return Audit(**count_rows(df, None, prediction_column, group_columns, None, positive_prediction,
+                              threshold=threshold, source=source, positive_outcome=positive_outcome,
+                              positive_is=positive_is, unknown=unknown))
 
 
 def candidates_from_predictions(df: pd.DataFrame, label_column: str, positive_label: Any,

@@ -13,6 +13,7 @@ and in the report.
 ``plots.inequality``   generalized entropy index, Virny stability
 ``plots.training``     Conditional HydraGAN and PTN
 ``plots.compare``      candidate models' trade-off, paired differences, the mitigation frontier
+``plots.decisions``    decisions alone: each group's selection rate against four fifths of the highest
 ``plots.trend``        a model over time: each pair's OFI across saved periods
 ``plots.forecast``     PTN's search: cheap fitness against end-of-search fitness
 =====================  ====================================================================
@@ -24,6 +25,7 @@ from ._base import *  # noqa: F403
 from ._base import escape_user_text, plotly_text  # noqa: F401
 from .audit import *  # noqa: F403
 from .compare import *  # noqa: F403
+from .decisions import *  # noqa: F403
 from .forecast import *  # noqa: F403
 from .inequality import *  # noqa: F403
 from .sample_size import *  # noqa: F403
