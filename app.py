@@ -26,7 +26,7 @@ st.markdown(
     "printed beside it; when the data cannot tell, the verdict says *inconclusive*."
 )
 with st.sidebar:
-    tolerance, alpha, adjust = verdict_settings()
+    tolerance, alpha, adjust = verdict_settings(outcomes=audit.has_outcomes)
 data_banner(audit)
 read = verdicts_read(audit, tolerance, alpha, adjust)
 verdict_summary(read.table)

@@ -19,7 +19,7 @@ import pandas as pd
 from . import inference
 from .audit import Audit
 from .compare import Candidates
-from .io import cms_from_predictions
+from .io import audit_from_decisions, cms_from_predictions
 
 ASSETS_DIR = Path(__file__).resolve().parents[1] / "assets"
 
@@ -165,6 +165,22 @@ def _explain_adult(audit: Audit) -> str:
     return ""
 
 
+def _hr_screening(assets: Path) -> Audit:
+    df = _read(assets / "demo_hr_screening.csv")
+    return audit_from_decisions(
+        df, "advanced_to_interview", ["sex", "race_ethnicity"], "Yes", positive_is="benefit",
+        score_columns=["tool_score"],
+        source=f"An AI screening tool's decisions on {len(df):,} synthetic applicants (no outcome observed)",
+        positive_outcome="advanced to interview")
+
+
+def _explain_hr(audit: Audit) -> str:
+    return ("No outcome was observed: nobody knows who would have been a good hire. Decisions alone answer Local "
+            "Law 144's questions — each category's selection rate and impact ratio, and the tool's scoring rate — "
+            "with intervals; OFI and error rates need outcomes and are not computed. Blank and declined "
+            "race/ethnicity and sex values are counted as unknown, never in the ratios.")
+
+
 DEMOS: dict[str, Demo] = {
     d.key: d
     for d in (
@@ -175,6 +191,8 @@ DEMOS: dict[str, Demo] = {
         Demo("adult_sex", "Adult income by sex", _adult("sex"), _explain_adult),
         Demo("ricci_a", "Ricci v. DeStefano, scenario A: results certified", _ricci("A"), _explain_ricci_a),
         Demo("ricci_b", "Ricci v. DeStefano, scenario B: results discarded", _ricci("B"), _explain_ricci_b),
+        Demo("hr_screening", "AI hiring screen, decisions only (Local Law 144; synthetic)", _hr_screening,
+             _explain_hr),
     )
 }
 

@@ -72,6 +72,22 @@ def binary_column(df: pd.DataFrame, col: str, positive: Any, what: str, threshol
     return codes == matches[0]
 
 
+def score_values(df: pd.DataFrame, col: str) -> np.ndarray:
+    """A score column as floats; text, a missing value or ±inf is refused with its first row and the count."""
+    if col not in df.columns:
+        raise DataValidationError(Problem(f"no such column; columns are {', '.join(map(repr, df.columns))}",
+                                          column=col))
+    raw = df[col]
+    values = as_numbers(raw, df.attrs.get("delimiter", ",")).to_numpy(dtype=float)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        what = "missing" if pd.isna(raw.iloc[r]) else f"{show_value(raw.iloc[r])} is not a finite number"
+        more = f" ({int(bad.sum()):,} such rows)" if bad.sum() > 1 else ""
+        raise DataValidationError(Problem(f"{what}{more}: a score must be a finite number in every row", r + 1, col))
+    return values
+
+
 def check_selects_some(chosen: np.ndarray, values: np.ndarray, threshold: float, col: str) -> None:
     """Refuse a threshold that selects every row or none: the decisions would then say nothing about any group
     (every error rate of one kind 0, every impact ratio 1 or undefined)."""
@@ -110,7 +126,7 @@ def count_rows(df: pd.DataFrame, label_column: str | None, prediction_column: st
                probability_columns: Sequence[str] = (), features: pd.DataFrame | None = None,
                positive_is: str | None = None, positions: bool = False,
                unknown: Sequence[str] | None = None, blank_as_unknown: bool = False,
-               perfect_predictions: bool = False) -> dict[str, Any]:
+               perfect_predictions: bool = False, score_columns: Sequence[str] = ()) -> dict[str, Any]:
     """Count one confusion matrix per group (or intersection) from row-level labels and predictions.
 
     The arguments are :func:`fairness_core.io.cms_from_predictions`' (documented there); the result is
@@ -126,6 +142,11 @@ def count_rows(df: pd.DataFrame, label_column: str | None, prediction_column: st
 
     A label equal to the prediction in every one of :data:`MIN_ROWS_FOR_SAME` or more rows is refused (it is the decision filed as its own truth),
     unless ``perfect_predictions`` says the data are meant so (the Ricci scenario of a certified exam).
+
+    ``score_columns``: numeric columns the rows carry as scores (``rows.scores``), and the prediction column
+    itself when ``threshold`` is given; every value must be a finite number (the row and column of the first
+    that is not are named). When the positive prediction is a harm they are negated, so that higher always
+    means more favourable.
     """
     outcomes = label_column is not None
     if not outcomes:
@@ -177,9 +198,11 @@ def count_rows(df: pd.DataFrame, label_column: str | None, prediction_column: st
     probs = _probabilities(df, probability_columns) if probability_columns else None
     if probs is not None and flip:
         probs = 1.0 - probs
+    scored = list(dict.fromkeys([*score_columns, *([prediction_column] if threshold is not None else [])]))
+    scores = {str(c): (-1.0 if flip else 1.0) * score_values(df, c) for c in scored} or None
     rows = RowData(y, yhat, np.asarray(names, dtype=object)[inverse.ravel()], probs,
                    tuple(map(str, probability_columns)),
-                   None if features is None else features.reset_index(drop=True))
+                   None if features is None else features.reset_index(drop=True), scores=scores)
     if outcomes:
         notes = name_notes + row_notes(str(label_column), positive_label, prediction_column, flip, threshold)
         outcome = positive_outcome or (f"not {positive_label}" if flip else str(positive_label))

@@ -23,7 +23,7 @@ are ``dis − priv`` (and DI = ``dis / priv``) as in Virny.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -117,6 +117,10 @@ class RowData:
     features : DataFrame, optional
         Feature columns (numeric or categorical) from which the app can train its own
         bootstrap ensemble (:mod:`fairness_core.ensemble`).
+    scores : mapping of name to float array, optional
+        Scores the rows carry (an uploaded score column, the one a threshold was applied to), one finite
+        number per row, higher = more likely the favourable decision: the Local Law 144 scoring rate and
+        the scores view read them.
     """
 
     y: np.ndarray
@@ -126,6 +130,7 @@ class RowData:
     model_names: tuple[str, ...] = ()
     features: pd.DataFrame | None = field(default=None, compare=False)
     description: str = ""
+    scores: Mapping[str, np.ndarray] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         y = np.asarray(self.y, dtype=bool)
@@ -145,6 +150,12 @@ class RowData:
                 raise ValueError("one model name per probability column")
         if self.features is not None and len(self.features) != len(y):
             raise ValueError(f"features have {len(self.features)} rows, labels {len(y)}")
+        if self.scores is not None:
+            scores = {str(k): np.asarray(v, dtype=float) for k, v in self.scores.items()}
+            for name, v in scores.items():
+                if v.shape != y.shape or not np.isfinite(v).all():
+                    raise ValueError(f"score {name!r} must be one finite number per row")
+            object.__setattr__(self, "scores", scores)
 
     def __len__(self) -> int:
         return len(self.y)
@@ -158,7 +169,8 @@ class RowData:
         return RowData(self.y[idx], self.y_pred[idx], self.groups[idx], probs,
                        self.model_names if probabilities is None else (),
                        None if self.features is None else self.features.iloc[idx].reset_index(drop=True),
-                       self.description if description is None else description)
+                       self.description if description is None else description,
+                       None if self.scores is None else {k: v[idx] for k, v in self.scores.items()})
 
 
 def _cm(y: np.ndarray, yp: np.ndarray) -> ConfusionMatrix:

@@ -38,7 +38,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from . import inference
-from .audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, Audit
+from .audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, NEEDS_OUTCOMES, Audit, NeedsOutcomes
 from .verdicts import critical_level, level_text
 from .vocabulary import adjustment, alpha_from_level
 
@@ -166,9 +166,12 @@ def series_changes(history: Iterable[Any], tolerance: float | None = None, alpha
     ``history``: saved audits oldest first (:meth:`AuditStore.history`), or ``(period, Audit)`` pairs in
     order; a period given twice counts once, with its later audit. ``tolerance``, ``alpha`` and ``adjust``
     default to the settings the latest saved audit was saved with (else the verdicts' defaults). Pairs are
-    named in the earlier period's group order; a pair missing from either period has no change.
+    named in the earlier period's group order; a pair missing from either period has no change. Audits of
+    decisions alone have no OFI: a series holding one raises :class:`~fairness_core.audit.NeedsOutcomes`.
     """
     entries = _entries(history)
+    if blind := [p for p, a, _ in entries if not a.has_outcomes]:
+        raise NeedsOutcomes(f"the trend of OFI {NEEDS_OUTCOMES} (period(s) {', '.join(blind)} hold decisions alone)")
     last = entries[-1][2] if entries else None
     tolerance = tolerance if tolerance is not None else getattr(last, "tolerance", DEFAULT_OFI_TOLERANCE)
     alpha = alpha if alpha is not None else getattr(last, "alpha", DEFAULT_ALPHA)

@@ -8,8 +8,9 @@ from fairness_core import bias, metrics, regulatory, report
 from fairness_core.audit import Audit
 from ui import cached, saved
 from ui.audit_sections import inequality_section, stability_section
+from ui.decisions import decisions_view
 from ui.ll144 import DECISIONS, LL144_RATE, chosen_score, session_scores
-from ui.state import data_banner, page_setup, verdict_settings
+from ui.state import base_audit, data_banner, page_setup, verdict_settings
 from ui.widgets import (MAX_VERDICT_ROWS, P_FORMATS, chart, csv_download, md_escape, option_label, styled,
                         questions_panel, verdict_summary)
 
@@ -17,22 +18,27 @@ audit = page_setup("Bias Audit")
 
 with st.sidebar:
     st.header("Audit settings")
-    tolerance, alpha, adjust = verdict_settings()
-    reference = st.selectbox("Reference group (every pair with it reads DI = group / reference)", audit.groups,
-                             index=max(range(len(audit.groups)), key=lambda k: audit.cms[audit.groups[k]].n),
-                             key="reference")
+    tolerance, alpha, adjust = verdict_settings(outcomes=audit.has_outcomes)
+    known = audit.known_groups   # unknown categories are never the reference
+    reference = st.selectbox("Reference group (every pair with it reads DI = group / reference)", known,
+                             index=max(range(len(known)), key=lambda k: audit.cms[known[k]].n), key="reference")
 
 st.title("Bias audit")
 data_banner(audit)
-st.markdown("**OFI** (Objective Fairness Index) = Bᵢ − Bⱼ, the difference of marginal benefits "
-            "B = (FP − FN)/n: how much more benefit a group gets than its actual labels warrant. A *false positive* "
-            "is a favourable decision the label says was not earned (a loan to someone who then defaulted); a "
-            "*false negative* a favourable decision withheld from someone the label says had earned it (a good "
-            "payer refused). "
-            "**OFI beyond the tolerance: the algorithm is at fault. OFI within it with DI beyond the four-fifths band: "
-            "a systemic disparity** (different base rates) that disparate impact alone cannot tell apart. A difference "
-            "shown to exist but not to exceed the tolerance reads *materiality unclear*. The intervals beside the "
-            "verdicts are adjusted for the number of pairs and labelled with their level.")
+if audit.has_outcomes:
+    st.markdown("**OFI** (Objective Fairness Index) = Bᵢ − Bⱼ, the difference of marginal benefits "
+                "B = (FP − FN)/n: how much more benefit a group gets than its actual labels warrant. A *false positive* "
+                "is a favourable decision the label says was not earned (a loan to someone who then defaulted); a "
+                "*false negative* a favourable decision withheld from someone the label says had earned it (a good "
+                "payer refused). "
+                "**OFI beyond the tolerance: the algorithm is at fault. OFI within it with DI beyond the four-fifths band: "
+                "a systemic disparity** (different base rates) that disparate impact alone cannot tell apart. A difference "
+                "shown to exist but not to exceed the tolerance reads *materiality unclear*. The intervals beside the "
+                "verdicts are adjusted for the number of pairs and labelled with their level.")
+else:
+    st.markdown("**Decisions alone**: each group's **selection rate** (the share given the favourable decision) and "
+                "the **impact ratio** (a group's rate over the other's) against the four-fifths rule, with intervals "
+                "adjusted for the number of pairs. Whether the decisions were right for each person needs outcomes.")
 
 @st.cache_data(show_spinner="Building the report…", max_entries=4, ttl=cached.TTL_S)
 def audit_report(_audit: Audit, fingerprint: str, reference: str, tolerance: float, alpha: float,  # type: ignore[no-untyped-def]
@@ -149,6 +155,10 @@ with st.expander("Local Law 144 summary", icon=":material/gavel:"):
                      f"Download the Local Law 144 summary, scoring rate of “{md_escape(score_name)}” (CSV)",
                      key="ll144-scoring-csv", index=False)
 
+if not audit.has_outcomes:
+    decisions_view(audit, base_audit(), alpha, adjust, reference)
+    st.stop()
+
 #: Tab labels double as the ``?view=`` query parameter, so a link can open any tab.
 TABS = ("Group fairness", "Inequality across individuals", "Stability and uncertainty")
 tab_groups, tab_gei, tab_virny = st.tabs(TABS, key="view", bind="query-params")
@@ -157,6 +167,14 @@ if tab_groups.open:
     with tab_groups:
         read = cached.verdicts_read(audit, tolerance, alpha, adjust, reference)
         verdicts, figures = read.table, cached.pair_figures(audit, tolerance, alpha, adjust, reference)
+        if audit.attributes:   # each attribute's own answer first: Holm over every intersection can drown it
+            st.subheader("Each attribute alone")
+            for attribute in audit.attributes:
+                alone = cached.verdicts_read(audit.marginal(attribute), tolerance, alpha, adjust)
+                with st.container(border=True):
+                    st.markdown(f"**By {md_escape(attribute)} alone**\n\n" + "\n".join(
+                        f"- *{md_escape(q)}* {md_escape(a)}" for q, a in alone.answers["text"].items()))
+            st.subheader("Intersections")
         st.subheader("Verdict per pair")
         verdict_summary(verdicts)
         questions_panel(audit, verdicts, read.answers)

@@ -7,11 +7,12 @@ import streamlit as st
 
 from fairness_core import imbalance, match, metrics, plots, sample_size
 from fairness_core.vocabulary import ADJUSTMENTS, Reference
-from ui.state import data_banner, page_setup
+from ui.state import outcomes_or_stop, data_banner, page_setup
 from ui.widgets import (BuiltIn, P_FORMATS, chart, csv_download, md_escape, option_label, require,
                         styled)
 
 audit = page_setup("Sample-Size Explorer")
+outcomes_or_stop(audit, "The Sample-Size Explorer")
 # Built-in choices offered beside the groups: never equal to a group name, labelled unlike any group.
 REST = BuiltIn(Reference.REST.value)
 EQUALLY = BuiltIn("equally (the thesis's Fig. 4.2)")

@@ -5,11 +5,12 @@ import streamlit as st
 
 from fairness_core import metrics, plots, smoothing
 from ui import jobs
-from ui.state import data_banner, page_setup
+from ui.state import outcomes_or_stop, data_banner, page_setup
 from ui.widgets import chart, csv_download, md_escape, require, styled
 
 ERR_KEY = "err"
 audit = page_setup("Smoothing")
+outcomes_or_stop(audit, "Smoothing")
 
 st.title("Smoothing")
 data_banner(audit)

@@ -25,7 +25,7 @@ def demo(key: str) -> tuple[pd.DataFrame, str, list[str]]:
 
 def uploaded_table() -> tuple[pd.DataFrame, str, list[str]] | None:
     rows = audit.rows
-    if rows is None or rows.features is None:
+    if rows is None or rows.features is None or not audit.has_outcomes:
         return None
     df = rows.features.copy()
     df.insert(0, "group", rows.groups.astype(str))

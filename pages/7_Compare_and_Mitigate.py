@@ -23,8 +23,9 @@ st.markdown("Which of several candidate models is fairer, and at what cost? And 
             "between them have paired intervals and tests.")
 
 # --- 1. Source ------------------------------------------------------------------------------------
-uploaded = get_candidates() if audit.rows is not None and current_demo() is None else None
-sources = list(datasets.CANDIDATE_DEMOS) + ([LOADED] if audit.rows is not None and current_demo() is None else [])
+loaded = audit.rows is not None and audit.has_outcomes and current_demo() is None   # decisions alone: no labels
+uploaded = get_candidates() if loaded else None
+sources = list(datasets.CANDIDATE_DEMOS) + ([LOADED] if loaded else [])
 c1, c2 = st.columns([3, 2])
 source = c1.selectbox("Candidate models", sources, key="cmp-source",
                       index=len(sources) - 1 if uploaded is not None else 0,

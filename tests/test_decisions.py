@@ -124,3 +124,30 @@ def test_report_of_decisions_alone_makes_no_ofi_claim():
     assert "OFI" not in "".join(r.tables["verdicts"].columns)
     doc = r.to_json()
     assert '"has outcomes": false' in doc and "max |OFI|" not in doc
+
+
+def test_the_hr_demo_and_its_pages_answer_without_outcomes():
+    """The HR screening demo (decisions only): the Bias Audit page answers each attribute first, the LL144 summary
+    gives selection and scoring rates, and the pages that need outcomes say so instead of computing."""
+    from app_helpers import page_with_audit
+    from fairness_core import datasets
+    audit = datasets.load_demo("hr_screening")
+    at = page_with_audit(audit, "pages/2_Bias_Audit.py")
+    assert not at.exception
+    text = " ".join(m.value for m in at.markdown)
+    assert "By sex alone" in text and "By race\\_ethnicity alone" in text and "OFI beyond the tolerance" not in text
+    assert [m.label for m in at.metric] == ["Adverse impact", "Materiality unclear", "No adverse impact detected",
+                                           "Inconclusive"]
+    summary = regulatory.ll144_summary(audit, scores=audit.rows.scores["tool_score"], score_name="tool_score")
+    assert set(summary["categories of"]) == {"sex", "race_ethnicity", "sex × race_ethnicity"}
+    assert summary["OFI"].isna().all()
+    for page in ("pages/3_Sample_Size_Explorer.py", "pages/4_Smoothing.py"):
+        at = page_with_audit(audit, page)
+        assert not at.exception and "needs outcomes" in at.info[0].value
+
+
+def test_a_series_of_decisions_has_no_ofi_trend():
+    from fairness_core.trend import series_changes
+    a = Audit.from_decisions([1, 0, 1, 1], ["a", "a", "b", "b"], positive_is="benefit")
+    with pytest.raises(NeedsOutcomes, match="trend of OFI"):
+        series_changes([("2026-Q1", a), ("2026-Q2", a)])

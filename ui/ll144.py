@@ -34,6 +34,8 @@ def session_scores(audit: Audit) -> dict[str, np.ndarray]:
     rows = audit.rows
     if rows is None:
         return {}
+    if rows.scores:   # the score columns uploaded with the rows (or a demo's)
+        return dict(rows.scores)
     demo = current_demo()
     if demo is None:
         candidates = get_candidates()

@@ -112,7 +112,7 @@ def model_trend(model: str | None, tolerance: float, alpha: float, adjust: str) 
     periods (or none). Shared by sessions: keyed by the ids (saved audits never change) and the settings."""
     if not model:
         return None, ()
-    history = tuple(store().history(model))
+    history = tuple(h for h in store().history(model) if h.audit.has_outcomes)   # OFI's trend needs outcomes
     if len({h.period for h in history}) < 2:
         return None, ()
     ids = tuple(h.id for h in history)

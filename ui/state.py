@@ -33,6 +33,23 @@ def get_audit() -> Audit:
     return st.session_state[AUDIT_KEY]
 
 
+def outcomes_or_stop(audit: Audit, what: str) -> None:
+    """On a page whose every answer compares decisions with outcomes: for an audit of decisions alone, say so
+    in one sentence and stop the page (never numbers from invented labels)."""
+    if audit.has_outcomes:
+        return
+    st.info(f"**{what} needs outcomes.** These data are decisions alone (no outcome column), so there is nothing "
+            "here to compute: the Bias Audit page answers what decisions can (selection rates, impact ratios, the "
+            "four-fifths rule and the Local Law 144 summary).", icon=":material/how_to_reg:")
+    st.page_link("pages/2_Bias_Audit.py", label="Open the bias audit →", icon=":material/balance:")
+    st.stop()
+
+
+def base_audit() -> Audit:
+    """The session's audit as loaded (every attribute's intersections), whatever view the sidebar chose."""
+    return get_audit()
+
+
 def current_demo() -> str | None:
     """The demo key when the current data is a demo, else None."""
     return st.session_state.get(DEMO_KEY)
@@ -82,14 +99,19 @@ def _kept(key: str, default: object) -> dict:
     return {"key": key, "on_change": remember}
 
 
-def verdict_settings() -> tuple[float, float, str]:
+def verdict_settings(outcomes: bool = True) -> tuple[float, float, str]:
     """OFI tolerance, significance level and multiplicity adjustment: sidebar widgets shared by Home and
-    Bias Audit, kept when moving between pages."""
-    tolerance = st.slider("OFI tolerance (|OFI| at or below this counts as ≈ 0)", 0.0, 0.20, step=0.005,
-                          format="%.3f", **_kept("ofi-tol", DEFAULT_OFI_TOLERANCE),
-                          help="The smallest OFI that matters (a difference of two rates in [−2, 2]). Algorithmic "
-                               "bias is called only when OFI's adjusted interval lies beyond ±tolerance; OFI ≈ 0 only "
-                               "when it lies inside.")
+    Bias Audit, kept when moving between pages. Without ``outcomes`` (decisions alone) OFI has no tolerance to
+    set: its kept value is returned unused."""
+    if not outcomes:
+        tolerance = st.session_state.get("kept-ofi-tol", DEFAULT_OFI_TOLERANCE)
+        st.caption("Decisions alone: no OFI tolerance (OFI needs outcomes).")
+    else:
+        tolerance = st.slider("OFI tolerance (|OFI| at or below this counts as ≈ 0)", 0.0, 0.20, step=0.005,
+                              format="%.3f", **_kept("ofi-tol", DEFAULT_OFI_TOLERANCE),
+                              help="The smallest OFI that matters (a difference of two rates in [−2, 2]). Algorithmic "
+                                   "bias is called only when OFI's adjusted interval lies beyond ±tolerance; OFI ≈ 0 "
+                                   "only when it lies inside.")
     alpha = st.select_slider("Significance level α", options=[0.01, 0.05, 0.10], **_kept("alpha", DEFAULT_ALPHA),
                              help="Every claim (beyond, within, or ≠ the null) keeps its error rate α across the pairs "
                                   "under the adjustment below; the intervals printed beside the verdicts are at the "

@@ -16,7 +16,7 @@ import streamlit as st
 
 from fairness_core.io import to_safe_csv
 from fairness_core.reading import three_questions, verdict_reading
-from fairness_core.verdicts import VERDICTS
+from fairness_core.verdicts import SELECTION_VERDICTS, VERDICTS
 
 
 def styled(df: pd.DataFrame, precision: int = 4,
@@ -173,11 +173,24 @@ _VERDICT_HELP = {
 }
 
 
+_SELECTION_HELP = {
+    "adverse impact": "The impact ratio's adjusted interval lies below 0.8: the group is selected at under four "
+                      "fifths of the other's rate, beyond what chance explains.",
+    "materiality unclear": "The rates differ (the interval excludes 1) but the ratio may lie above or below 0.8.",
+    "no adverse impact detected": "The impact ratio's adjusted interval lies inside the four-fifths band [0.8, 1.25].",
+    "inconclusive": "The interval is too wide to decide at these group sizes.",
+}
+
+
 def verdict_summary(verdicts: pd.DataFrame) -> None:
     """One tile per verdict: how many group pairs get it (inconclusive included), and of how many."""
     counts = verdicts["verdict"].value_counts()
-    for col, verdict in zip(st.columns(len(VERDICTS)), VERDICTS):
-        col.metric(verdict.capitalize(), f"{counts.get(verdict, 0):,}", help=_VERDICT_HELP[verdict])
+    if verdicts.attrs.get("outcomes") is False:   # decisions alone: the four-fifths verdicts
+        names, helps = SELECTION_VERDICTS, _SELECTION_HELP
+    else:
+        names, helps = VERDICTS, _VERDICT_HELP
+    for col, verdict in zip(st.columns(len(names)), names):
+        col.metric(verdict.capitalize(), f"{counts.get(verdict, 0):,}", help=helps[verdict])
     st.caption(f"Group pairs with each verdict, of {len(verdicts):,} pairs in all.")
 
 
@@ -195,6 +208,8 @@ def questions_panel(audit, verdicts: pd.DataFrame, answers: dict | None = None) 
             st.dataframe(pairs, width="stretch", hide_index=True, key="four-fifths-pairs")
             csv_download(pairs, "four_fifths_pairs.csv", "Download (CSV)", index=False)
     gaps = answers["equal_opportunity"]["gaps"]
+    if not getattr(audit, "has_outcomes", True):
+        return   # decisions alone: no error rates (the answer above says why)
     with st.expander("Error-rate gaps for every pair (equal opportunity)"):
         st.dataframe(gaps, width="stretch", hide_index=True, key="error-rate-gaps")
         csv_download(gaps, "error_rate_gaps.csv", "Download (CSV)", index=False)

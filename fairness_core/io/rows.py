@@ -200,13 +200,15 @@ def cms_from_predictions(df: pd.DataFrame, label_column: str, prediction_column:
 def audit_from_decisions(df: pd.DataFrame, prediction_column: str, group_columns: Sequence[str],
                          positive_prediction: Any = 1, *, threshold: float | None = None,
                          unknown: Sequence[str] = UNKNOWN_VALUES, positive_is: str | None = None,
-                         source: str = "uploaded decisions", positive_outcome: str | None = None) -> Audit:
+                         source: str = "uploaded decisions", positive_outcome: str | None = None,
+                         score_columns: Sequence[str] = ()) -> Audit:
     """An audit of decisions alone from a row-level table with no outcome column (an AI screening tool's
     "advanced" or "rejected" for each applicant): :meth:`fairness_core.audit.Audit.from_decisions` for files.
 
     ``positive_prediction`` is the selected value of ``prediction_column``, or, with ``threshold``, the column
     is a score and selected means score >= threshold (a threshold selecting every row or none is refused).
     Missing and blank group values and ``unknown`` values become each attribute's category "unknown".
+    ``score_columns`` (and the thresholded column) are kept as the rows' scores, for the Local Law 144 scoring rate.
 
     >>> df = pd.DataFrame({"sex": ["F", "M", "F", "M", ""], "advanced": ["yes", "no", "no", "yes", "yes"]})
     >>> a = audit_from_decisions(df, "advanced", ["sex"], "yes", positive_is="benefit")
@@ -215,7 +217,7 @@ def audit_from_decisions(df: pd.DataFrame, prediction_column: str, group_columns
     """
     return Audit(**count_rows(df, None, prediction_column, group_columns, None, positive_prediction,
                               threshold=threshold, source=source, positive_outcome=positive_outcome,
-                              positive_is=positive_is, unknown=unknown))
+                              positive_is=positive_is, unknown=unknown, score_columns=score_columns))
 
 
 def candidates_from_predictions(df: pd.DataFrame, label_column: str, positive_label: Any,
