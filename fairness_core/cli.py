@@ -20,7 +20,8 @@ from . import report as report_mod
 from .audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, Audit
 from .inference import ADJUSTMENTS
 from .warehouse import is_glob
-from .io import DataValidationError, aggregate, cms_from_predictions, cms_from_table, find_count_columns, read_table
+from .io import (DataValidationError, aggregate, audit_from_decisions, cms_from_predictions, cms_from_table,
+                 find_count_columns, read_table)
 from .text import terminal_safe
 
 EXIT_OK, EXIT_THRESHOLD, EXIT_BAD_INPUT = 0, 1, 2
@@ -64,6 +65,10 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--group", action="append", required=True, metavar="COL",
                    help="group column (repeat for intersections)")
     a.add_argument("--label", help="row-level data: the actual outcome column")
+    a.add_argument("--decisions-only", action="store_true", dest="decisions_only",
+                   help="row-level data without an outcome column: audit the --prediction decisions alone (selection "
+                        "rates, impact ratios, the four-fifths rule, Local Law 144; blank and declined group values "
+                        "are counted as unknown)")
     a.add_argument("--prediction", help="row-level data: the prediction column")
     a.add_argument("--positive", default="1", help="row-level data: the positive value (default 1)")
     a.add_argument("--threshold", type=_finite(-1e300, 1e300, "--threshold"),
@@ -177,8 +182,16 @@ def _run(args: argparse.Namespace) -> int:
     if args.save is None and any(getattr(args, k) for k in ("model", "model_version", "period", "saved_by", "store")):
         _print("error: --model, --model-version, --period, --saved-by and --store go with --save NAME", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if args.decisions_only and (args.label or not args.prediction):
+        _print("error: --decisions-only audits the --prediction column alone: give --prediction and no --label",
+               file=sys.stderr)
+        return EXIT_BAD_INPUT
     row_level = bool(args.label and args.prediction)
-    if _in_place(args.data, row_level):
+    if args.decisions_only and args.fail_ofi is not None:
+        _print("error: --fail-ofi needs outcomes; decisions alone have no OFI (use --fail-four-fifths)",
+               file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if not args.decisions_only and _in_place(args.data, row_level):
         try:
             audit = aggregate(args.data, label=args.label, prediction=args.prediction, groups=args.group,
                               positive=_coerce(args.positive), threshold=args.threshold,
@@ -195,12 +208,15 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     try:
         table = read_table(data, path.name)
-        if len(find_count_columns(table.columns)) == 4 and not args.label:
+        if args.decisions_only:
+            audit = audit_from_decisions(table, args.prediction, args.group, _coerce(args.positive),
+                                         threshold=args.threshold, positive_is=args.positive_is, source=path.name)
+        elif len(find_count_columns(table.columns)) == 4 and not args.label:
             audit = cms_from_table(table, args.group, source=path.name, positive_is=args.positive_is)
         else:
             if not (args.label and args.prediction):
-                _print("error: no TP/FN/FP/TN columns, so give --label and --prediction for row-level data",
-                      file=sys.stderr)
+                _print("error: no TP/FN/FP/TN columns, so give --label and --prediction for row-level data (or "
+                       "--prediction with --decisions-only when no outcome was observed)", file=sys.stderr)
                 return EXIT_BAD_INPUT
             audit = cms_from_predictions(table, args.label, args.prediction, args.group, _coerce(args.positive),
                                          positive_is=args.positive_is, threshold=args.threshold, source=path.name)
@@ -244,9 +260,10 @@ def _report(args: argparse.Namespace, audit: Audit) -> int:
         return EXIT_BAD_INPUT
     summary = rep.summary()
     _print(f"{audit.source}: {audit.direction}")
+    ofi = f"; max |OFI| = {summary['max |OFI|']}" if audit.has_outcomes else "; decisions alone (OFI needs outcomes)"
     _print(f"{audit.source}: {len(audit.groups)} groups, n = {audit.total().n:,}, {summary['pairs']} pairs; "
           + ", ".join(f"{k} {v}" for k, v in summary["verdicts"].items())
-          + f"; max |OFI| = {summary['max |OFI|']}; four-fifths violations "
+          + f"{ofi}; four-fifths violations "
             f"{summary['four-fifths violations (significant)']} significant "
             f"({summary['four-fifths violations (point estimate)']} by point estimate)")
     for question, answer in summary["three questions"].items():
@@ -266,7 +283,7 @@ def _report(args: argparse.Namespace, audit: Audit) -> int:
     if args.save is not None and (code := _save(args, audit)) != EXIT_OK:
         return code
     crossed = []
-    bound = summary["max |OFI| lower bound"]
+    bound = summary.get("max |OFI| lower bound")
     if args.fail_ofi is not None and bound is not None and bound > args.fail_ofi:
         crossed.append(f"some pair's adjusted OFI interval lies entirely beyond ±{args.fail_ofi} (|OFI| >= {bound:.4f} "
                        f"at the verdicts' adjusted level {summary['OFI interval level']})")

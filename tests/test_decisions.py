@@ -151,3 +151,19 @@ def test_a_series_of_decisions_has_no_ofi_trend():
     a = Audit.from_decisions([1, 0, 1, 1], ["a", "a", "b", "b"], positive_is="benefit")
     with pytest.raises(NeedsOutcomes, match="trend of OFI"):
         series_changes([("2026-Q1", a), ("2026-Q2", a)])
+
+
+def test_the_command_line_audits_decisions_alone(tmp_path, capsys):
+    from fairness_core.cli import main
+    from fairness_core.datasets import ASSETS_DIR
+    data = str(ASSETS_DIR / "demo_hr_screening.csv")
+    out = tmp_path / "r.json"
+    code = main(["audit", data, "--group", "race_ethnicity", "--prediction", "advanced_to_interview", "--positive",
+                 "Yes", "--decisions-only", "--positive-is", "benefit", "--json", "--out", str(out)])
+    printed = capsys.readouterr().out
+    assert code == 0 and "decisions alone (OFI needs outcomes)" in printed and '"has outcomes": false' in out.read_text()
+    assert main(["audit", data, "--group", "sex", "--prediction", "tool_score", "--threshold", "0.5",
+                 "--decisions-only", "--positive-is", "benefit"]) == 2
+    assert "selects every row" in capsys.readouterr().err
+    assert main(["audit", data, "--group", "sex", "--prediction", "advanced_to_interview", "--positive", "Yes",
+                 "--decisions-only", "--fail-ofi", "0.1"]) == 2
