@@ -8,12 +8,11 @@ import streamlit as st
 
 from fairness_core import datasets
 from fairness_core.compare import MAX_MODELS
-from fairness_core.io import (DataValidationError, MAX_ROWS, aggregate_upload, candidates_from_predictions,
-                              cms_from_predictions,
-                              cms_from_table, to_numbers, cms_to_table, distinct_values, find_count_columns,
-                              guess_columns, read_table)
+from fairness_core.io import (MAX_ROWS, DataValidationError, cms_from_table, cms_to_table,
+                              distinct_values, find_count_columns, guess_columns, read_table)
 from ui.state import GONE_KEY, current_demo, data_banner, load_demo, page_setup, set_audit, set_candidates
-from ui.uploads import candidate_columns, ensemble_columns, forget, once, read_upload, show_problems
+from ui.uploads import (IN_PLACE_DECISIONS, aggregate_rows, candidate_columns, ensemble_columns, forget,
+                        label_column, once, positive_prediction, read_upload, show_problems, unknown_categories)
 from ui.widgets import csv_download, md_escape
 
 DATA_DOC = Path(__file__).resolve().parents[1] / "docs" / "data.md"
@@ -114,8 +113,9 @@ with table_tab:
                 commit(parsed, f"Loaded {len(parsed.groups)} groups from {upload.name}")
 
 with rows_tab:
-    st.write(f"One row per individual: an actual **label**, the model's **prediction**, and one or more **group** "
-             f"columns (several give intersections). Up to {MAX_ROWS:,} rows.")
+    st.write(f"One row per individual: the model's or tool's **decision** (or a score), one or more **group** columns "
+             f"(several give intersections) and, where it was observed, the actual **outcome** (the label). Without "
+             f"an outcome the decisions are audited alone. Up to {MAX_ROWS:,} rows.")
     upload = st.file_uploader("Predictions table", type=["csv", "tsv", "txt", "xlsx", "parquet"], key="rows-file")
     if upload is None:
         forget("rows-file")
@@ -130,16 +130,16 @@ with rows_tab:
             st.caption(f"the first {len(rows):,} rows × {rows.shape[1]} columns of a {upload.size / 2**20:,.0f} MB file"
                        if sampled else f"{len(rows):,} rows × {rows.shape[1]} columns")
             preview = rows.head(8).set_axis(range(1, min(8, len(rows)) + 1))  # rows as errors count them
-            preview.attrs = {}   # the reader's notes stay with the upload, not in the browser
+            preview.attrs = {}   # the reader's notices stay with the upload, not in the browser
             st.dataframe(preview, width="stretch")
             cols = rows.columns.tolist()
             guess = once(derived, ("guess",), lambda: guess_columns(rows))
             if guess.reasons:
                 st.caption("Guessed from names and values — check them: " + md_escape("; ".join(guess.reasons)) + ".")
             c1, c2, c3 = st.columns(3)
-            label_col = c1.selectbox("Label column (actual outcome)", cols, key="label-col",
-                                     index=cols.index(guess.label) if guess.label in cols else 0)
-            pred_col = c2.selectbox("Prediction column", cols, key="pred-col",
+            label_col = label_column(c1, cols, guess)
+            decisions_only = label_col is None
+            pred_col = c2.selectbox("Prediction column (the decision or score)", cols, key="pred-col",
                                     index=cols.index(guess.prediction) if guess.prediction in cols
                                     else min(1, len(cols) - 1))
             candidates = [c for c in cols if c not in (label_col, pred_col)]
@@ -147,57 +147,58 @@ with rows_tab:
             group_cols = c3.multiselect("Group column(s)", candidates, default=default_groups, key="group-cols",
                                         help="Several columns: each attribute alone and their intersections are "
                                              "all audited (switch between them in the sidebar).")
+            if label_col == pred_col:
+                st.warning("The label and the prediction are the same column: a decision cannot be its own truth. "
+                           "With no observed outcome, choose the label's first option and audit the decisions "
+                           "alone.", icon=":material/warning:")
             c1, c2, c3 = st.columns(3)
-            label_values = once(derived, ("values", label_col), lambda: distinct_values(rows[label_col]))
-            pos_label = c1.selectbox("Positive label value", label_values, index=len(label_values) - 1,
-                                     key="pos-label")
-            use_threshold = c3.toggle("Prediction is a score: threshold it", key="use-threshold")
-            threshold = None
-            pos_pred = None
-            if use_threshold:
-                threshold = c2.number_input("Positive when score ≥", value=0.5, key="threshold")
+            pos_label = None
+            if not decisions_only:
+                label_values = once(derived, ("values", label_col), lambda: distinct_values(rows[label_col]))
+                pos_label = c1.selectbox("Positive label value", label_values, index=len(label_values) - 1,
+                                         key="pos-label")
             else:
-                pred_values = once(derived, ("values", pred_col), lambda: distinct_values(rows[pred_col]))
-                default = pred_values.index(pos_label) if pos_label in pred_values else len(pred_values) - 1
-                pos_pred = c2.selectbox("Positive prediction value", pred_values, index=max(default, 0),
-                                        key="pos-pred")
+                c1.caption("No outcome column: selection rates, impact ratios and the four-fifths rule are audited; "
+                           "OFI and error rates need observed outcomes.")
+            pos_pred, threshold, threshold_problem = positive_prediction((c2, c3), rows, derived, upload.file_id,
+                                                                         pred_col, pos_label)
+            refused = threshold_problem or (IN_PLACE_DECISIONS if sampled and decisions_only else None)
+            if refused:   # asked again before anything is computed
+                st.error(md_escape(refused), icon=":material/block:")
+            unknown, blank = unknown_categories(rows, derived, upload.file_id, group_cols, decisions_only,
+                                                "Unknown categories need every row in memory: not for a file counted "
+                                                "in place." if sampled else None)
             shown_positive = (f"a prediction of {pos_pred!r}" if pos_pred is not None
                               else f"a score of {threshold:g} or more")
             row_direction = direction_question("rows-direction", shown_positive,
                                                (upload.file_id, label_col, str(pos_label), pred_col, str(pos_pred),
                                                 threshold))
-            prob_cols, feature_cols = ensemble_columns(cols, label_col, pred_col, group_cols, sampled)
+            off = ("These need every row in memory: not for a file counted in place." if sampled else
+                   "These need an outcome column: not for decisions alone." if decisions_only else None)
+            prob_cols, feature_cols = ensemble_columns(cols, label_col, pred_col, group_cols, off)
             other_preds, positive_values, score_cols = candidate_columns(
                 rows, derived, cols, label_col, pred_col, group_cols, pos_label if pos_pred is None else pos_pred,
-                use_threshold, sampled)
+                threshold is not None, off)
             if row_direction is None:
                 st.caption("Say whether the positive prediction is a benefit or a harm to aggregate.")
-            if st.button("Aggregate and use", type="primary", key="use-rows", disabled=row_direction is None):
+            if st.button("Aggregate and use", type="primary", key="use-rows",
+                         disabled=row_direction is None or bool(refused)):
                 try:
-                    if sampled:   # every row counted by DuckDB from the bytes; no table of the rows is built
-                        parsed = aggregate_upload(upload.getvalue(), upload.name, label=label_col,
-                                                  prediction=pred_col, groups=group_cols, positive=pos_label,
-                                                  positive_prediction=pos_pred, threshold=threshold,
-                                                  positive_is=row_direction)
-                    else:
-                        parsed = cms_from_predictions(rows, label_col, pred_col, group_cols, pos_label, pos_pred,
-                                                      positive_is=row_direction, threshold=threshold,
-                                                      source=f"{upload.name}",
-                                                      probability_columns=prob_cols,
-                                                      features=to_numbers(rows[feature_cols]) if feature_cols
-                                                      else None)
-                    models = None
-                    if (other_preds or score_cols) and not sampled and parsed.rows is not None:
-                        models = candidates_from_predictions(
-                            rows, label_col, pos_label, group_cols, [pred_col, *other_preds], score_cols,
-                            row_direction, positive_prediction=pos_pred, positive_values=positive_values,
-                            thresholds=None if threshold is None else {pred_col: threshold}, title=upload.name)
+                    if refused:   # never computed: the same refusal the library would give
+                        raise DataValidationError(refused)
+                    parsed, models = aggregate_rows(
+                        upload, rows, label=label_col, prediction=pred_col, groups=group_cols, positive_label=pos_label,
+                        positive_prediction=pos_pred, threshold=threshold, unknown=unknown, blank=blank,
+                        positive_is=row_direction, probability_columns=prob_cols, feature_columns=feature_cols,
+                        other_predictions=other_preds, positive_values=positive_values, score_columns=score_cols)
                 except DataValidationError as exc:
                     show_problems(exc)
                 else:
                     extra = ("" if models is None else f", with {len(models.predictions)} candidate models and "
                              f"{len(models.scores)} score(s) for Compare and Mitigate")
-                    commit(parsed, f"Aggregated {parsed.total().n:,} rows into {len(parsed.groups)} groups{extra}", models)
+                    what = "decisions" if decisions_only else "rows"
+                    commit(parsed, f"Aggregated {parsed.total().n:,} {what} into {len(parsed.groups)} groups{extra}",
+                           models)
 
 with type_tab:
     st.write("Edit the table (add rows at the bottom), or paste CSV text below it.")
