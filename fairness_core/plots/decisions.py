@@ -10,7 +10,10 @@ from scipy import stats
 from .. import bias
 from ..audit import Audit
 from ..verdicts import level_text
-from ._base import FAVOURS_J, FONT, UNDEFINED_COLOR, plotly_text, safe_figures
+from ._base import FAVOURS_J, FONT, UNDEFINED_COLOR, safe_figures
+
+
+__all__ = ["clopper_pearson", "selection_rates"]
 
 
 def clopper_pearson(x: np.ndarray, n: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
@@ -46,7 +49,7 @@ def selection_rates(audit: Audit, alpha: float = 0.05) -> go.Figure:
         k = [i for i in order if part[i]]
         if not k:
             continue
-        names = [plotly_text(audit.groups[i]) for i in k]
+        names = [audit.groups[i] for i in k]   # escaped on the way out (safe_figures)
         fig.add_trace(go.Scatter(
             x=rate[k], y=names, mode="markers", name=label, marker=dict(color=colour, size=10),
             error_x=dict(type="data", symmetric=False, array=high[k] - rate[k], arrayminus=rate[k] - low[k],
