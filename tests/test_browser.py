@@ -421,8 +421,7 @@ def test_a_journalists_audit_of_the_published_compas_file(page, tmp_path):
     page.get_by_text("7,214 rows × 51 columns").wait_for(timeout=60000)   # 53 columns, two identical copies kept once
     assert page.get_by_text("'decile_score' appears more than once with identical values").count() == 1
     choose(page, "Label column", "two_year_recid")
-    page.get_by_text("Prediction is a score: threshold it").click()
-    threshold = page.get_by_label("Positive when score ≥")
+    threshold = page.get_by_label("Positive when score ≥")   # decile_score is a numeric score: always thresholded
     threshold.fill("5")
     threshold.press("Enter")
     page.get_by_text("a score of 5 or more is").wait_for(timeout=60000)   # the question about score ≥ 5

@@ -211,3 +211,17 @@ def test_with_outcomes_a_blank_group_value_is_refused_unless_counted_as_unknown(
     assert not at.error
     audit = at.session_state["audit"]
     assert audit.has_outcomes and audit.unknown == ("unknown",) and audit.cms["unknown"].n == 80
+
+
+def test_a_score_with_a_bad_value_is_thresholded_from_its_median_and_the_bad_row_named(monkeypatch):
+    rows = hr_rows()
+    rows.loc[4, "tool_score"] = "oops"
+    at = upload_page(monkeypatch, rows.to_csv(index=False).encode(), "bad_score.csv")
+    before = at.session_state["audit"]
+    at.selectbox(key="pred-col").set_value("tool_score").run()
+    at.toggle(key="use-threshold").set_value(True).run()
+    assert threshold_box(at).value == 56.0                               # the numbers' median, never 0.5
+    declare(at)
+    at.button(key="use-rows").click().run()
+    assert at.session_state["audit"] is before
+    assert "row 5 (file line 6), column 'tool_score': 'oops' is not a number" in at.error[0].value.replace("\\", "")

@@ -164,7 +164,7 @@ IN_PLACE_DECISIONS = (f"Decisions alone are not yet counted in place: audit a fi
                       f"{LARGE_UPLOAD_BYTES / 2**20:,.0f} MB, or choose its outcome column.")
 
 #: The label selectbox's first option: no column holds an observed outcome, so the decisions are audited alone.
-DECISIONS_ONLY = "— none: no outcome column (audit the decisions alone) —"
+DECISIONS_ONLY = "— none: decisions only —"
 
 
 def _key(*parts: object) -> str:
@@ -233,7 +233,9 @@ def positive_prediction(where: tuple[Any, Any], rows: pd.DataFrame, derived: dic
         if len(values) > 2 and toggle_box.toggle("Prediction is a score: threshold it", key="use-threshold",
                                                  help="Not every value is a number; thresholding names the first "
                                                       "that is not, by row."):
-            threshold = value_box.number_input("Positive when score ≥", value=0.5, key=_key("t", ident, pred_col))
+            numbers = as_numbers(rows[pred_col], rows.attrs.get("delimiter", ",")).dropna()
+            start = float(numbers.median()) if len(numbers) else 0.5   # inside the numbers' range, never 0.5 on 0-100
+            threshold = value_box.number_input("Positive when score ≥", value=start, key=_key("t", ident, pred_col))
             return None, threshold, None
         default = values.index(pos_label) if pos_label in values else len(values) - 1
         chosen = value_box.selectbox("Positive prediction value", values, index=max(default, 0), key="pos-pred")
@@ -241,13 +243,11 @@ def positive_prediction(where: tuple[Any, Any], rows: pd.DataFrame, derived: dic
     lo, hi = score.values[0], score.values[-1]
     toggle_box.caption(f"**{md_escape(pred_col)}** is a numeric score ({lo:g} to {hi:g}, median "
                        f"{np.median(score.values):g}): a row is a positive prediction when its score reaches the "
-                       "threshold.")
+                       "threshold, which must select some rows and not all.")
     default = score.default()
     threshold = value_box.number_input("Positive when score ≥", key=_key("t", ident, pred_col),
                                        value=int(default) if score.integer else default,
-                                       step=1 if score.integer else None,
-                                       help=f"The scores range from {lo:g} to {hi:g}; a cutoff that selects every "
-                                            "row or none says nothing about any group and is refused.")
+                                       step=1 if score.integer else None)
     chosen = score.selected(threshold)
     share = f"{chosen:,} of {score.n:,} ({chosen / score.n:.0%})".replace("%", " %")
     if 0 < chosen < score.n:
