@@ -66,7 +66,9 @@ def selection_rates(audit: Audit, alpha: float = 0.05) -> go.Figure:
     fig.update_layout(title="Selection rate per group (decisions alone)", font=FONT, template="plotly_white",
                       xaxis=dict(title=f"selection rate, {level_text(1 - alpha)} exact interval", tickformat=".0%",
                                  rangemode="tozero"),
-                      yaxis=dict(autorange="reversed", type="category"),
+                      # tick labels as ticktext: Plotly decodes the escaped names there (it shows category values raw)
+                      yaxis=dict(autorange="reversed", type="category", tickmode="array",
+                                 tickvals=[audit.groups[i] for i in order], ticktext=[audit.groups[i] for i in order]),
                       height=160 + 28 * len(audit.groups), margin=dict(l=10, r=20, t=60, b=50),
                       legend=dict(orientation="h", y=-0.2))
     return fig
