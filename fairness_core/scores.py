@@ -7,8 +7,8 @@ measures each side, :mod:`fairness_core.scores_report` says which one the score 
 
 - :func:`calibration`: per group and score bin, n, mean score, observed rate and its exact
   Clopper–Pearson interval; equal to scikit-learn's ``calibration_curve`` per group.
-- :func:`auc`: per group the AUC (equal to ``roc_auc_score``), DeLong's standard error and Newcombe's
-  score-type interval; per pair of groups the difference with a MOVER-D interval and its dual p-value.
+- :func:`auc`: per group the AUC (equal to ``roc_auc_score``), DeLong's standard error and a score-type
+  interval (Newcombe's, widened to DeLong's variance where that is larger); per pair of groups the difference with a MOVER-D interval and its dual p-value.
 - :func:`threshold_sweep`: per threshold and group the selection rate, TPR, FPR and marginal benefit;
   per threshold the lowest impact ratio and the largest |OFI|.
 
@@ -30,7 +30,7 @@ from scipy import stats
 from .inference.multiplicity import adjust_p_values
 from .validation import DataValidationError, show_value
 
-__all__ = ["STRATEGIES", "AUCResult", "Sweep", "auc", "calibration", "clopper_pearson", "newcombe_auc_interval",
+__all__ = ["STRATEGIES", "AUCResult", "Sweep", "auc", "auc_score_interval", "calibration", "clopper_pearson",
            "threshold_sweep", "validate_score"]
 
 #: Binning strategies of :func:`calibration`: sklearn's two, one bin per distinct value, and the automatic choice.
@@ -280,26 +280,41 @@ def _hanley_mcneil(theta: np.ndarray, m: np.ndarray, n: np.ndarray) -> np.ndarra
     return theta * (1 - theta) * (1 + big * (1 - theta) / (2 - theta) + big * theta / (1 + theta)) / (m * n)
 
 
-def newcombe_auc_interval(area: npt.ArrayLike, m: npt.ArrayLike, n: npt.ArrayLike,
-                          z: npt.ArrayLike = 1.959963984540054) -> tuple[np.ndarray, np.ndarray]:
-    """Newcombe's score-type interval for an AUC: the θ with (A − θ)² ≤ z²·V(θ), V Hanley & McNeil's variance
-    at θ with N* = (m + n)/2 − 1 in place of m − 1 and n − 1 (Newcombe 2006, Part 2). Unlike a Wald interval it
-    is never empty at A = 1 or 0 and keeps its level at small groups (docs/methods.md). Solved by bisection,
+def auc_score_interval(area: npt.ArrayLike, m: npt.ArrayLike, n: npt.ArrayLike, variance: npt.ArrayLike | None = None,
+                       z: npt.ArrayLike = 1.959963984540054) -> tuple[np.ndarray, np.ndarray]:
+    """A score-type interval for an AUC A from m positives and n negatives: every θ with (A − θ)² ≤ z²·V(θ).
+
+    V(θ) is the larger of Hanley & McNeil's variance at θ with Newcombe's N* = (m + n)/2 − 1 in place of
+    m − 1 and n − 1 (Newcombe 2006, Part 2) and, when ``variance`` (DeLong's, at A) is given and 0 < A < 1,
+    DeLong's variance carried to θ as a binomial-like one, ``variance``·θ(1 − θ)/(A(1 − A)). Newcombe's
+    variance alone assumes the shapes behind Hanley & McNeil's formula and undercovers when the positives'
+    scores spread more than the negatives'; DeLong's alone is 0 at A = 1. Unlike a Wald interval it is never
+    a point at A = 1 or 0; its coverage at small groups is in docs/methods.md. Solved by bisection,
     vectorized over groups and over ``z``.
 
-    >>> low, high = newcombe_auc_interval([1.0, 0.9], [3, 100], [27, 900])
+    >>> low, high = auc_score_interval([1.0, 0.9], [3, 100], [27, 900])
     >>> low.round(3).tolist(), high.round(3).tolist()
     ([0.677, 0.861], [1.0, 0.928])
     """
     a, m_, n_, z_ = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (area, m, n, z)))
+    if variance is None:
+        spread = np.zeros(a.shape)
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            spread = np.broadcast_to(np.asarray(variance, dtype=float), a.shape) / (a * (1 - a))
+        spread = np.where(np.isfinite(spread) & (a > 0) & (a < 1), spread, 0.0)
+
+    def var(theta: np.ndarray) -> np.ndarray:
+        return np.maximum(_hanley_mcneil(theta, m_, n_), spread * theta * (1 - theta))
+
     lo = [np.zeros(a.shape), a.copy()]    # the lower limit lies in [0, A]
     hi = [a.copy(), np.ones(a.shape)]     # the upper limit in [A, 1]
     for _ in range(55):
         mid = (lo[0] + lo[1]) / 2
-        outside = (a - mid) ** 2 > z_ ** 2 * _hanley_mcneil(mid, m_, n_)
+        outside = (a - mid) ** 2 > z_ ** 2 * var(mid)
         lo = [np.where(outside, mid, lo[0]), np.where(outside, lo[1], mid)]
         mid = (hi[0] + hi[1]) / 2
-        outside = (a - mid) ** 2 > z_ ** 2 * _hanley_mcneil(mid, m_, n_)
+        outside = (a - mid) ** 2 > z_ ** 2 * var(mid)
         hi = [np.where(outside, hi[0], mid), np.where(outside, mid, hi[1])]
     bad = ~np.isfinite(a)
     return np.where(bad, np.nan, (lo[0] + lo[1]) / 2), np.where(bad, np.nan, (hi[0] + hi[1]) / 2)
@@ -310,7 +325,7 @@ class AUCResult:
     """The AUC of each group and the differences between groups (:func:`auc`).
 
     ``by_group``: ``group``, ``n``, ``positives``, ``negatives``, ``auc``, ``se`` (DeLong), ``ci_low``,
-    ``ci_high`` (Newcombe's score-type interval), ``undefined_because`` ("" when defined).
+    ``ci_high`` (:func:`auc_score_interval`), ``undefined_because`` ("" when defined).
     ``pairs``: one row per unordered pair, ``group_i``, ``group_j``, ``auc_i``, ``auc_j``, ``difference``
     (auc_i − auc_j), ``se`` (√ of the sum of DeLong variances: independent groups), ``ci_low``, ``ci_high``
     (MOVER-D from the two groups' intervals), ``p`` (dual to that interval), ``p_adjusted``, ``undefined_because``.
@@ -338,7 +353,7 @@ _Z_GRID = np.r_[np.linspace(0.0, 6.0, 121), np.linspace(6.5, _Z_MAX, 68)]
 _PAIR_CHUNK = 20_000
 
 
-def _mover_p(area: np.ndarray, m: np.ndarray, n: np.ndarray, i: np.ndarray, j: np.ndarray,
+def _mover_p(area: np.ndarray, m: np.ndarray, n: np.ndarray, variance: np.ndarray, i: np.ndarray, j: np.ndarray,
              z_level: float) -> np.ndarray:
     """The p-value dual to the MOVER-D interval: the α at which the 1 − α interval just reaches 0.
 
@@ -346,7 +361,7 @@ def _mover_p(area: np.ndarray, m: np.ndarray, n: np.ndarray, i: np.ndarray, j: n
     that p < α exactly when the interval at that level excludes 0; between grid points the crossing is
     interpolated linearly. Vectorized over pairs (in chunks, to bound memory with hundreds of groups)."""
     grid = np.unique(np.r_[_Z_GRID, z_level])
-    low, high = newcombe_auc_interval(area[:, None], m[:, None], n[:, None], grid[None, :])
+    low, high = auc_score_interval(area[:, None], m[:, None], n[:, None], variance[:, None], grid[None, :])
     p = np.empty(i.size)
     for start in range(0, i.size, _PAIR_CHUNK):   # chunks of pairs, each chunk vectorized
         ii, jj = i[start:start + _PAIR_CHUNK], j[start:start + _PAIR_CHUNK]
@@ -371,9 +386,9 @@ def auc(y_true: npt.ArrayLike, s: npt.ArrayLike, groups: npt.ArrayLike, alpha: f
 
     AUC = P(S⁺ > S⁻) + ½ P(S⁺ = S⁻) over the group's positives and negatives (the Mann–Whitney statistic;
     equal to scikit-learn's ``roc_auc_score`` on the group's rows). DeLong's variance (DeLong, DeLong &
-    Clarke-Pearson 1988) is S10/m + S01/n from the structural components. The interval is Newcombe's
-    score-type interval (:func:`newcombe_auc_interval`): DeLong's Wald interval undercovers at small groups
-    (at 3 positives in 30 rows and AUC 0.9 it covers about 72 % of the time at a nominal 95 %; docs/methods.md).
+    Clarke-Pearson 1988) is S10/m + S01/n from the structural components. The interval is the score-type
+    :func:`auc_score_interval`: DeLong's Wald interval undercovers at small groups (at 3 positives in 30 rows
+    and AUC 0.9 it covers about 72 % of the time at a nominal 95 %; docs/methods.md).
     Groups are independent samples, so a difference between two groups has variance the sum of theirs; its
     interval is MOVER-D (Zou & Donner) from the two groups' score-type limits, which keeps its level where the
     Wald difference does not, and its p-value is dual to that interval, adjusted over pairs by ``adjust``.
@@ -397,7 +412,7 @@ def auc(y_true: npt.ArrayLike, s: npt.ArrayLike, groups: npt.ArrayLike, alpha: f
     with np.errstate(invalid="ignore"):
         variance = np.where((m > 1) & (n > 1), s10 / m + s01 / n, np.nan)
     z = float(stats.norm.isf(alpha / 2))
-    low, high = newcombe_auc_interval(area, np.maximum(m, 1), np.maximum(n, 1), z)
+    low, high = auc_score_interval(area, np.maximum(m, 1), np.maximum(n, 1), variance, z)
     why = np.array([_why_undefined(int(a), int(b)) for a, b in zip(m, n)], dtype=object)
     by_group = pd.DataFrame({"group": names, "n": (m + n).astype(np.int64), "positives": m.astype(np.int64),
                              "negatives": n.astype(np.int64), "auc": area, "se": np.sqrt(variance),
@@ -408,7 +423,7 @@ def auc(y_true: npt.ArrayLike, s: npt.ArrayLike, groups: npt.ArrayLike, alpha: f
     d_low, d_high = _mover_d(area, low, high, i, j)
     p = np.full(i.size, np.nan)
     if both.any():
-        p[both] = _mover_p(area, np.maximum(m, 1), np.maximum(n, 1), i[both], j[both], z)
+        p[both] = _mover_p(area, np.maximum(m, 1), np.maximum(n, 1), variance, i[both], j[both], z)
     pair_why = np.where(both, "", np.where(defined[i], "", "AUC of " + names[i].astype(str) + " undefined")
                         + np.where(~defined[i] & ~defined[j], "; ", "")
                         + np.where(defined[j], "", "AUC of " + names[j].astype(str) + " undefined"))
