@@ -16,6 +16,7 @@ and in the report.
 ``plots.decisions``    decisions alone: each group's selection rate against four fifths of the highest
 ``plots.trend``        a model over time: each pair's OFI across saved periods
 ``plots.forecast``     PTN's search: cheap fitness against end-of-search fitness
+``plots.scores``       a score by group: reliability diagram, ROC curves, the threshold sweep
 =====================  ====================================================================
 
 Every public name stays importable from ``fairness_core.plots`` itself.
@@ -29,6 +30,7 @@ from .decisions import *  # noqa: F403
 from .forecast import *  # noqa: F403
 from .inequality import *  # noqa: F403
 from .sample_size import *  # noqa: F403
+from .scores import *  # noqa: F403
 from .smoothing import *  # noqa: F403
 from .training import *  # noqa: F403
 from .trend import *  # noqa: F403
