@@ -114,7 +114,7 @@ def _pct(x: float) -> str:
 
 def _calibration_sentence(cal: pd.DataFrame, alpha: float) -> str:
     """Calibrated within groups? Each group's rate in a bin against the other groups' pooled rate in that bin:
-    exact binomial tests, Holm-adjusted over every bin and group; agreement counts only when the intervals are
+    Fisher's exact tests (both rates are estimates), Holm-adjusted over every bin and group; agreement counts only when the intervals are
     narrow enough to see a gap (:data:`CALIBRATION_PRECISION`)."""
     if not cal.attrs.get("common_bins", True):
         return ("Calibration within groups is not compared: quantile bins differ from group to group; choose "
@@ -125,9 +125,10 @@ def _calibration_sentence(cal: pd.DataFrame, alpha: float) -> str:
     if not shared.any():
         return "Calibration within groups cannot be compared: no score bin holds rows of two groups."
     part = cal[shared]
-    rest = (other_pos[shared] / other_n[shared]).to_numpy()
-    p = np.array([stats.binomtest(int(k), int(n), float(min(max(r, 0.0), 1.0))).pvalue
-                  for k, n, r in zip(part["positives"], part["n"], rest)])   # a loop over bins × groups, not rows
+    rest_n, rest_pos = other_n[shared].to_numpy(), other_pos[shared].to_numpy()
+    rest = rest_pos / rest_n
+    p = np.array([stats.fisher_exact([[k, n - k], [rk, rn - rk]]).pvalue   # a loop over bins × groups, not rows
+                  for k, n, rk, rn in zip(part["positives"], part["n"], rest_pos, rest_n)])
     adjusted = adjust_p_values(p, "holm")
     half = float(np.average((part["ci_high"] - part["ci_low"]) / 2, weights=part["n"]))
     if (adjusted < alpha).any():
@@ -136,7 +137,7 @@ def _calibration_sentence(cal: pd.DataFrame, alpha: float) -> str:
         where = (f"score {row['bin_low']:g}" if row["bin_low"] == row["bin_high"]
                  else f"scores {row['bin_low']:.3g}–{row['bin_high']:.3g}")
         return (f"**Not calibrated within groups** in {int((adjusted < alpha).sum())} of {len(part)} group-and-bin "
-                f"cells: there a group's rate differs from the other groups' rate in the same bin (exact binomial tests, Holm-adjusted, "
+                f"cells: there a group's rate differs from the other groups' rate in the same bin (Fisher's exact tests, Holm-adjusted, "
                 f"α = {alpha:g}); the clearest, at {where}, {row['group']} has {_pct(row['observed_rate'])} "
                 f"[{_pct(row['ci_low'])}, {_pct(row['ci_high'])}] against {_pct(rest[worst])} for the others "
                 f"(adjusted p = {adjusted[worst]:.2g}).")
@@ -191,12 +192,13 @@ def _theorem_sentence(at: pd.DataFrame, alpha: float, words: dict[str, str]) -> 
     rates = ", ".join(f"{g} {_pct(r)}" for g, r in zip(at["group"], at["base_rate"]))
     if not np.isfinite(p) or p >= alpha:
         return (f"Base rates ({words['label']}): {rates}; they do not differ detectably (χ² p = {p:.2g}), so the "
-                "theorem below does not force a trade-off on these data.")
+                "impossibility theorem (Kleinberg, Mullainathan & Raghavan; Chouldechova) does not force a trade-off "
+                "between calibration and equal error rates on these data.")
     return (f"Base rates ({words['label']}) differ: {rates} (χ² p = {p:.2g}). **With base rates "
             f"p = {_pct(hi['base_rate'])} ({hi['group']}) and {_pct(lo['base_rate'])} ({lo['group']}), a score "
             "calibrated within groups cannot also give the groups equal false-positive and equal false-negative "
-            "rates, unless it predicts perfectly** (Kleinberg, Mullainathan & Raghavan, *Inherent Trade-Offs in the "
-            "Fair Determination of Risk Scores*; Chouldechova, *Fair prediction with disparate impact*): one of the "
+            "rates, unless it predicts perfectly** (Kleinberg, Mullainathan & Raghavan, “Inherent Trade-Offs in the "
+            "Fair Determination of Risk Scores”; Chouldechova, “Fair prediction with disparate impact”): one of the "
             "two fairness claims has to give.")
 
 

@@ -1,0 +1,86 @@
+"""The Scores view (ui/scores.py) and the report's Scores section: COMPAS shows Northpointe's calibration and
+ProPublica's error rates side by side with the theorem's sentence, un-flipped as recorded; a bad score is named and
+nothing is computed; names from uploads are shown as typed."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+from streamlit.testing.v1 import AppTest
+
+from fairness_core import datasets
+from fairness_core.scores_report import matching_threshold, report_section, score_analysis
+
+SCRIPT = """
+import numpy as np, streamlit as st
+from fairness_core import datasets
+from ui import scores as view
+audit = datasets.load_demo("compas_race")
+c = datasets.load_candidates("compas")
+given = {k: np.asarray(v, dtype=object) for k, v in c.scores.items()}
+if st.session_state.get("spoil"):
+    given["COMPAS decile score"][6] = "abc"
+out = view.render(audit, given)
+st.session_state["shown"] = None if out is None else (out.threshold, out.at_threshold.to_dict("list"))
+"""
+
+
+def run(spoil: bool = False) -> AppTest:
+    at = AppTest.from_string(SCRIPT, default_timeout=60)
+    at.session_state["spoil"] = spoil
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_compas_shows_calibration_and_error_rates_side_by_side_with_the_theorem() -> None:
+    at = run()
+    reading = at.markdown[0].value
+    assert "calibrated within groups" in reading.lower() and "false\\-positive rate African\\-American 42\\.3 %" in reading
+    assert "cannot also give the groups equal false\\-positive and equal false\\-negative rates" in reading
+    assert "Kleinberg" in reading and "Chouldechova" in reading
+    assert any("un\\-flipped" in c.value for c in at.caption)       # shown as recorded: decile, reoffence rate
+    assert any("reproduces the audited decisions row for row" in c.value for c in at.caption)
+    threshold, rates = at.session_state["shown"]
+    assert threshold == 5.0                                          # COMPAS's "medium or high risk"
+    audit = datasets.load_demo("compas_race")
+    black = np.asarray(audit.rows.groups) == "African-American"
+    flagged, reoffended = ~np.asarray(audit.rows.y_pred)[black], ~np.asarray(audit.rows.y)[black]
+    assert rates["fpr"][0] == (flagged & ~reoffended).sum() / (~reoffended).sum()   # ProPublica's false positives
+    assert len(at.get("download_button")) >= 9                        # every table and figure
+
+
+def test_a_score_with_text_is_named_and_nothing_is_computed() -> None:
+    at = run(spoil=True)
+    assert at.session_state["shown"] is None
+    assert "score column 'COMPAS decile score'\\: row 7 holds 'abc', not a number" in at.error[0].value
+    assert not at.get("plotly_chart")
+
+
+def test_report_section_escapes_names_and_gives_every_table_as_json() -> None:
+    rng = np.random.default_rng(4)
+    g = rng.choice(["<b>a</b>", "b & c"], 400)
+    p = rng.beta(np.where(g == "b & c", 2, 4), 4)
+    analysis = score_analysis(rng.random(400) < p, p, g, 0.5, "risk <i>v2</i>")
+    fragment, data = report_section(analysis)
+    assert "<b>a</b>" not in fragment and "&lt;b&gt;a&lt;/b&gt;" in fragment and "risk &lt;i&gt;v2&lt;/i&gt;" in fragment
+    assert set(data["tables"]) == set(analysis.tables()) and json.dumps(data)
+    assert data["tables"]["AUC by group"][0]["group"] == "<b>a</b>"
+
+
+def test_reading_says_inconclusive_when_groups_are_too_small_to_tell() -> None:
+    rng = np.random.default_rng(0)
+    g = np.repeat(["a", "b"], 20)
+    p = rng.random(40)
+    analysis = score_analysis(rng.random(40) < p, p, g, 0.5)
+    assert "Calibration within groups: inconclusive" in analysis.reading
+    assert "Not calibrated" not in analysis.reading and "Unequal error rates" not in analysis.reading
+
+
+def test_matching_threshold_reproduces_compas_decisions() -> None:
+    c = datasets.load_candidates("compas")
+    decile = -np.asarray(c.scores["COMPAS decile score"])
+    assert matching_threshold(decile, decile >= 8) == (8.0, True)
+    assert isinstance(pd.DataFrame(score_analysis(~np.asarray(c.y), decile, c.groups["race"], 8).at_threshold), pd.DataFrame)
