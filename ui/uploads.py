@@ -227,7 +227,6 @@ def positive_prediction(where: tuple[Any, Any], rows: pd.DataFrame, derived: dic
     the ``problem`` (the commit waits for another)."""
     value_box, toggle_box = where
     score = once(derived, ("score", pred_col), lambda: score_of(rows, pred_col))
-    threshold = None
     if score is None:
         values = once(derived, ("values", pred_col), lambda: distinct_values(rows[pred_col]))
         if len(values) > 2 and toggle_box.toggle("Prediction is a score: threshold it", key="use-threshold",
@@ -249,15 +248,13 @@ def positive_prediction(where: tuple[Any, Any], rows: pd.DataFrame, derived: dic
                                        value=int(default) if score.integer else default,
                                        step=1 if score.integer else None)
     chosen = score.selected(threshold)
-    share = f"{chosen:,} of {score.n:,} ({chosen / score.n:.0%})".replace("%", " %")
+    value_box.caption(f"selects {chosen:,} of {score.n:,} ({chosen / score.n:.0%})".replace("%", " %"))
     if 0 < chosen < score.n:
-        value_box.caption(f"selects {share}")
         return None, float(threshold), None
-    problem = (f"Threshold {threshold:g} selects {'every row' if chosen else 'no row'}: all {score.n:,} scores in "
-               f"'{pred_col}' are {'≥' if chosen else '<'} {threshold:g} (they range from {lo:g} to {hi:g}). "
-               "Choose a cutoff inside that range.")
-    value_box.caption(f"selects {share}")
-    return None, float(threshold), problem
+    return None, float(threshold), (
+        f"Threshold {threshold:g} selects {'every row' if chosen else 'no row'}: all {score.n:,} scores in "
+        f"'{pred_col}' are {'≥' if chosen else '<'} {threshold:g} (they range from {lo:g} to {hi:g}). Choose a "
+        "cutoff inside that range.")
 
 
 UNKNOWN_SHOWN = 300   # distinct values offered per column in the unknown multiselect
@@ -272,7 +269,10 @@ def unknown_categories(rows: pd.DataFrame, derived: dict, ident: object, group_c
     unknown and their rows. ``off``: why unknowns cannot be set here (a file counted in place), or None."""
     if not group_cols:
         return None, False
-    with st.expander("Unknown categories: blank or declined group values", expanded=not off, icon=":material/help:"):
+    read = {col: once(derived, ("unknown", col), lambda: unknown_values_in(rows, [col], UNKNOWN_VALUES)[col])
+            for col in group_cols}
+    with st.expander("Unknown categories: blank or declined group values", icon=":material/help:",
+                     expanded=not off and any(read.values())):   # open where something is read as unknown
         if off:
             st.caption(off)
             return None, False
@@ -285,8 +285,7 @@ def unknown_categories(rows: pd.DataFrame, derived: dict, ident: object, group_c
         chosen: list[str] = []
         for col in group_cols:
             options = once(derived, ("all-values", col), lambda: _named_values(rows[col]))
-            read = once(derived, ("unknown", col), lambda: unknown_values_in(rows, [col], UNKNOWN_VALUES)[col])
-            default = [v for v, _ in read if v in options]
+            default = [v for v, _ in read[col] if v in options]
             chosen += st.multiselect(f"Values of {md_escape(col)} read as unknown", options, default=default,
                                      key=_key("unknown", ident, col), placeholder="none")
         found = unknown_values_in(rows, group_cols, tuple(chosen), blank=True)
