@@ -196,6 +196,11 @@ def _figure_cases() -> dict:  # type: ignore[type-arg]
                      for g, cm in audit.cms.items()}, positive_is="benefit")
     summary = pd.DataFrame([{"metric": "OFI", "group": g, "real": 0.1, "real sd": 0.01, "augmented": 0.05,
                              "augmented sd": 0.01, "improvement": 0.05} for g in NAMES])
+    from fairness_core.scores_report import score_analysis
+
+    decided = Audit.from_decisions(rng.integers(0, 2, 80), np.repeat(NAMES, 10), positive_is="benefit")
+    probability = rng.uniform(size=80)
+    scored = score_analysis(rng.uniform(size=80) < probability, probability, np.repeat(NAMES, 10), 0.5, LINK)
     return {
         "pairwise_heatmap": lambda: plots.pairwise_heatmap(audit, "OFI", v),
         "disparate_impact_heatmap": lambda: plots.disparate_impact_heatmap(audit, v),
@@ -220,6 +225,11 @@ def _figure_cases() -> dict:  # type: ignore[type-arg]
         "paired_differences": lambda: plots.paired_differences(comparison.paired(LINK, STYLED)),
         "ofi_trend": lambda: plots.ofi_trend(series_changes([("2026-Q1", audit), (f"2026-Q2 {LINK}", shifted)])),
         "di_trend": lambda: plots.di_trend(series_changes([("2026-Q1", audit), (f"2026-Q2 {LINK}", shifted)])),
+        "selection_rates": lambda: plots.selection_rates(decided),
+        "reliability_diagram": lambda: plots.reliability_diagram(scored.calibration, f"score “{LINK}”"),
+        "roc_curves": lambda: plots.roc_curves(scored.sweep.by_group, scored.auc.by_group),
+        "threshold_sweep_chart": lambda: plots.threshold_sweep_chart(scored.sweep.by_group, scored.sweep.summary, 0.5,
+                                                                     f"score “{LINK}”"),
         "mitigation_frontier": lambda: plots.mitigation_frontier(
             pd.DataFrame({"tolerance": [0.0, 0.1], "performance": [0.7, 0.8], "disparity": [0.0, 0.1]}),
             pd.DataFrame({"model": [LINK, STYLED], "performance": [0.75, 0.8], "disparity": [0.05, 0.2],

@@ -242,7 +242,22 @@ def test_no_false_ofi_near_0_claim_across_pairs_at_the_boundary():
 
 # ------------------------------------------------------------------------- what the user reads
 
-@pytest.mark.parametrize("key", list(datasets.DEMOS))
+@pytest.mark.parametrize("adjust", ["holm", "bh", "none"])
+def test_every_impact_ratio_interval_agrees_with_the_four_fifths_verdict_beside_it(adjust):
+    """Decisions alone: the adjusted DI interval printed beside each four-fifths verdict is the one that decided it."""
+    v = datasets.load_demo("hr_screening").verdicts(alpha=ALPHA, adjust=adjust)
+    lo, hi = v["di_ci_low"], v["di_ci_high"]
+    defined = v["di_p"].notna()
+    assert (((lo > 1) | (hi < 1))[defined]).equals((v["di_p_adjusted"] < ALPHA)[defined])
+    verdict = v["verdict"]
+    assert ((verdict == "adverse impact") == ((hi < 0.8) | (lo > 1.25))).all()
+    assert ((lo[verdict == "no adverse impact detected"] > 0.8) & (hi[verdict == "no adverse impact detected"] < 1.25)).all()
+    unclear = verdict == "materiality unclear"
+    assert (((lo > 1) | (hi < 1))[unclear]).all() and not ((hi < 0.8) | (lo > 1.25))[unclear].any()
+    assert ((lo <= v["di"]) & (v["di"] <= hi)).all()
+
+
+@pytest.mark.parametrize("key", [k for k in datasets.DEMOS if k != "hr_screening"])   # decisions alone: above
 @pytest.mark.parametrize("adjust", ["holm", "bh", "none"])
 def test_every_interval_on_screen_agrees_with_the_verdict_beside_it(key, adjust):
     v = datasets.load_demo(key).verdicts(0.05, alpha=ALPHA, adjust=adjust)
