@@ -84,3 +84,20 @@ def test_matching_threshold_reproduces_compas_decisions() -> None:
     decile = -np.asarray(c.scores["COMPAS decile score"])
     assert matching_threshold(decile, decile >= 8) == (8.0, True)
     assert isinstance(pd.DataFrame(score_analysis(~np.asarray(c.y), decile, c.groups["race"], 8).at_threshold), pd.DataFrame)
+
+
+def test_figures_escape_group_names_and_draw_the_diagonal_only_for_probabilities() -> None:
+    from fairness_core import plots
+    rng = np.random.default_rng(1)
+    g = rng.choice(["<a href='x'>A</a>", "50% B"], 300)
+    p = rng.random(300)
+    analysis = score_analysis(rng.random(300) < p, p, g, 0.5)
+    fig = plots.reliability_diagram(analysis.calibration)
+    assert any("calibrated" in t.name for t in fig.data)
+    assert all("<a href" not in t.name for t in fig.data) and any("&lt;a href" in t.name for t in fig.data)
+    deciles = score_analysis(rng.random(300) < p, np.ceil(10 * p), g, 5)
+    assert not any("calibrated" in t.name for t in plots.reliability_diagram(deciles.calibration).data)
+    roc = plots.roc_curves(analysis.sweep.by_group, analysis.auc.by_group)
+    assert any("AUC 0." in t.name and "50&#37; B" in t.name for t in roc.data)
+    sweep = plots.threshold_sweep_chart(analysis.sweep.by_group, analysis.sweep.summary, 0.5)
+    assert {t.name for t in sweep.data} >= {"lowest impact ratio (di_min)", "largest |OFI| (ofi_max_abs)"}
