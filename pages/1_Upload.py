@@ -53,7 +53,8 @@ def commit(new_audit, message: str, candidates=None) -> None:  # type: ignore[no
 
 if loaded := st.session_state.pop("just-loaded", None):
     with st.container(border=True):
-        st.success(f"**{md_escape(loaded)}.** Every page now audits these data: {len(audit.groups)} groups, "
+        unknown = f" ({len(audit.unknown)} of them an unknown category)" if audit.unknown else ""
+        st.success(f"**{md_escape(loaded)}.** Every page now audits these data: {len(audit.groups)} groups{unknown}, "
                    f"n = {audit.total().n:,}, {md_escape(audit.direction)}.",
                    icon=":material/check_circle:")
         st.page_link("pages/2_Bias_Audit.py", label="Open the bias audit →", icon=":material/balance:")

@@ -126,7 +126,8 @@ def test_the_hr_file_is_audited_as_decisions_alone_with_its_unknowns_counted(mon
     rates = audit.selection_rates()
     assert rates["Hispanic or Latino"] == 0.23 and rates["White"] == 0.37
     assert any("71 blank, 9 'Prefer not to say'" in note for note in audit.notes)
-    assert "Aggregated 2,400 decisions into 8 groups" in at.success[0].value
+    assert "Aggregated 2,400 decisions into 8 groups." in at.success[0].value
+    assert "8 groups (1 of them an unknown category)" in at.success[0].value
 
 
 def test_a_value_added_as_unknown_is_counted_as_unknown(monkeypatch):
