@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from . import bias, inference, match, text
+from . import bias, inference, match, spread, text
 from . import verdicts as verdicts_
 from . import metrics as m
 from .confusion import CELLS, ConfusionMatrix
@@ -27,22 +27,21 @@ from .reading import (  # noqa: F401  (the readings' former home: these names st
     MAX_PAIRS_WITH_COUNTS,
     findings_first,
     three_questions,
-    selection_explanations,
     verdict_explanations,
     verdict_findings,
     verdict_reading,
 )
+from .decisions import selection_explanations
 from .row_counts import count_arrays
 from .stability import RowData
 from .validation import UNKNOWN_CATEGORY, UNKNOWN_VALUES
-from .vocabulary import DEFAULT_ALPHA, Reference, ReferenceLike, adjust_from_bool, reference_or_mode
+from .vocabulary import (DEFAULT_ALPHA, POSITIVE_IS, Reference, ReferenceLike, adjust_from_bool, reference_or_mode,
+                         resolve_positive_is)
 
 #: Default |OFI| below which the two groups' marginal benefits count as equal (defined with the verdicts);
 #: ``DEFAULT_ALPHA``, the verdicts' default error rate, comes from :mod:`fairness_core.vocabulary`.
 DEFAULT_OFI_TOLERANCE = verdicts_.DEFAULT_OFI_TOLERANCE
 
-#: What a model's positive prediction can be declared to be, for the person it is about.
-POSITIVE_IS = ("benefit", "harm")
 
 #: What the verdict columns can say, in the order the app counts them.
 VERDICTS = verdicts_.VERDICTS
@@ -60,27 +59,6 @@ level_text, interval_label = verdicts_.level_text, verdicts_.interval_label
 
 class NeedsOutcomes(ValueError):
     """A measure that compares decisions with outcomes was asked of an audit of decisions alone."""
-
-
-def resolve_positive_is(positive_is: str | None, flip: bool | None, what: str) -> str | None:
-    """``positive_is`` from the new argument or the deprecated ``flip``, with a warning when neither says it.
-
-    Returns "benefit", "harm", or None (undeclared: a benefit is assumed and a :class:`UserWarning` says so).
-    """
-    if flip is not None:
-        warnings.warn("flip= is deprecated; say positive_is='harm' (or 'benefit')", DeprecationWarning, stacklevel=3)
-        from_flip = "harm" if flip else "benefit"
-        if positive_is is not None and positive_is != from_flip:
-            raise ValueError(f"positive_is={positive_is!r} contradicts flip={flip!r}")
-        positive_is = from_flip
-    if positive_is is None:
-        warnings.warn(f"positive_is not given: assuming a positive prediction ({what}) is a benefit for the person. "
-                      "If it is a harm (e.g. 'likely to reoffend'), every verdict's direction is reversed: pass "
-                      "positive_is='harm'.", UserWarning, stacklevel=3)
-        return None
-    if positive_is not in POSITIVE_IS:
-        raise ValueError(f"positive_is must be 'benefit' or 'harm', got {positive_is!r}")
-    return positive_is
 
 
 _CODE = re.compile(r"^[A-Za-z]{0,3}[-_]?\d+(\.\d+)?$")
@@ -477,55 +455,12 @@ class Audit:
         names = [metrics] if isinstance(metrics, str) else list(metrics)
         if not self.outcomes and (needing := [n for n in names if n not in DECISION_METRICS]):
             self.require_outcomes(", ".join(needing))
-        table = self.group_table(names)
         if reference is not Reference.RANGE:
             if isinstance(reference, Reference):
                 raise ValueError(f"difference and ratio take a group or Reference.RANGE, not {reference!r}")
             self._check(reference)
-        else:
-            reference = None  # below: None is the range
-        rows = {}
-        for name in names:
-            values = table[name]
-            undefined = [g for g, v in values.items() if not np.isfinite(v)]
-            ok = values[np.isfinite(values)]
-            candidates = ok.drop(reference) if reference is not None and reference in ok.index else ok
-            row = {"value": np.nan, "group_high": None, "group_low": None, "ci_low": np.nan, "ci_high": np.nan,
-                   "interval": "", "undefined_in": ", ".join(undefined)}
-            if reference is not None and reference not in ok.index:
-                row["interval"] = f"{name} is undefined for the reference {reference}"
-            elif len(ok) < 2:
-                row["interval"] = f"{name} is defined for fewer than two groups"
-            else:
-                if reference is None:
-                    ranked = ok.sort_values(kind="stable")
-                    high, low = ranked.index[-1], ranked.index[0]  # two distinct groups even when all tie
-                    pairs = len(ok) * (len(ok) - 1) // 2
-                else:
-                    with np.errstate(divide="ignore", invalid="ignore"):
-                        far = (np.log(candidates / ok[reference]).abs() if ratio
-                               else (candidates - ok[reference]).abs())
-                    g = far.idxmax() if np.isfinite(far).any() else candidates.index[0]
-                    high, low = (g, reference) if candidates[g] >= ok[reference] else (reference, g)
-                    pairs = len(candidates)
-                row["group_high"], row["group_low"] = high, low
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    row["value"] = float(ok[low] / ok[high]) if ratio else float(ok[high] - ok[low])
-                level = 1 - alpha / max(pairs, 1)
-                if not ratio and name == "B":
-                    r = inference.ofi_test(self.cms[high], self.cms[low], alpha=1 - level)
-                    row.update(ci_low=r.ci_low, ci_high=r.ci_high,
-                               interval=f"OFI {level:.4g} interval ({r.method}), Bonferroni over {pairs} pair(s)")
-                elif ratio and name == "PPR":
-                    r = inference.di_interval(self.cms[low], self.cms[high], alpha=1 - level)
-                    row.update(ci_low=r.ci_low, ci_high=r.ci_high,
-                               interval=f"DI {level:.4g} interval ({r.method}), Bonferroni over {pairs} pair(s)")
-                else:
-                    row["interval"] = "no interval for this metric (only B's difference and PPR's ratio have one)"
-            rows[name] = row
-        out = pd.DataFrame.from_dict(rows, orient="index")
-        out.index.name = "metric"
-        return out
+        return spread.largest(self.group_table(names), self.cms, names,
+                              None if reference is Reference.RANGE else reference, alpha, ratio)
 
     def undefined_reasons(self, names: Iterable[str] = m.NAMES) -> dict[str, dict[str, str]]:
         """``{group: {metric: reason}}`` for every undefined single-group value."""
@@ -589,34 +524,11 @@ class Audit:
         Columns: group, n, metric, observed, reference score, percentile,
         p-value, adjusted p-value (NaN when ``adjust`` is "none"), verdict, note.
         """
-        if not 0 < alpha < 1:
-            raise ValueError(f"alpha must be in (0, 1), got {alpha}")
         names = list(names)
         if not self.outcomes and (needing := [n for n in names if n not in DECISION_METRICS]):
             self.require_outcomes("the MATCH test of " + ", ".join(needing))
-        adjust = adjust_from_bool(adjust, "Audit.match_table")
-        reference = reference_or_mode(reference, Reference.REST, "Audit.match_table")
-        rows = []
-        for g, cm in self.cms.items():
-            if isinstance(reference, str) and g == reference:
-                continue
-            ref = self.reference_for(g, reference)
-            for name in names:
-                r = match.test(name, cm, ref, method=method, reference_is=reference_is)
-                rows.append({"group": g, "n": cm.n, "metric": name, "observed": r.observed,
-                             "reference score": m.compute(name, ref), "percentile": r.cdf,
-                             "p-value": r.p_value, "note": r.note})
-        df = pd.DataFrame(rows)
-        adjusted = adjust != "none"
-        df["adjusted p-value"] = inference.adjust_p_values(df["p-value"].to_numpy(), adjust) if adjusted else np.nan
-        decisive = df["adjusted p-value"] if adjusted else df["p-value"]
-        df["verdict"] = np.where(decisive.isna(), "undefined",
-                                 np.where(decisive < alpha, "differs from the reference",
-                                          "indistinguishable from the reference"))
-        out = df[["group", "n", "metric", "observed", "reference score", "percentile", "p-value",
-                  "adjusted p-value", "verdict", "note"]]
-        out.attrs.update(alpha=alpha, adjust=adjust)
-        return out
+        return match.audit_table(self, names, reference_or_mode(reference, Reference.REST, "Audit.match_table"),
+                                 method, alpha, adjust_from_bool(adjust, "Audit.match_table"), reference_is)
 
     def verdicts(self, tolerance: float = DEFAULT_OFI_TOLERANCE, alpha: float = DEFAULT_ALPHA,
                  adjust: str = "holm", ofi_method: str = "auto", di_method: str = "auto",

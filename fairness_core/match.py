@@ -18,6 +18,7 @@ p-value 2·min(both), capped at 1.
 from __future__ import annotations
 
 import warnings
+from typing import Any
 from dataclasses import dataclass
 
 import numpy as np
@@ -460,6 +461,35 @@ def reference_distribution(metric: str, n: int, cm_reference: ConfusionMatrix,
     else:
         cdf, _ = jrm_distribution(edges[1:], n, p, theta)
     return (edges[:-1] + edges[1:]) / 2, np.diff(np.concatenate([[0.0], cdf])), False
+
+
+def audit_table(audit: Any, names: list[str], reference: Any, method: str, alpha: float, adjust: str,
+                reference_is: str) -> pd.DataFrame:
+    """The MATCH test of every group of ``audit`` against its reference (``audit.reference_for``), for every metric in
+    ``names``, adjusted across the whole table: :meth:`fairness_core.audit.Audit.match_table` documents it."""
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    rows = []
+    for g, cm in audit.cms.items():
+        if isinstance(reference, str) and g == reference:
+            continue
+        ref = audit.reference_for(g, reference)
+        for name in names:
+            r = test(name, cm, ref, method=method, reference_is=reference_is)
+            rows.append({"group": g, "n": cm.n, "metric": name, "observed": r.observed,
+                         "reference score": m.compute(name, ref), "percentile": r.cdf,
+                         "p-value": r.p_value, "note": r.note})
+    df = pd.DataFrame(rows)
+    adjusted = adjust != "none"
+    df["adjusted p-value"] = inference.adjust_p_values(df["p-value"].to_numpy(), adjust) if adjusted else np.nan
+    decisive = df["adjusted p-value"] if adjusted else df["p-value"]
+    df["verdict"] = np.where(decisive.isna(), "undefined",
+                             np.where(decisive < alpha, "differs from the reference",
+                                      "indistinguishable from the reference"))
+    out = df[["group", "n", "metric", "observed", "reference score", "percentile", "p-value",
+              "adjusted p-value", "verdict", "note"]]
+    out.attrs.update(alpha=alpha, adjust=adjust)
+    return out
 
 
 #: The readings of a MATCH result and table live in :mod:`fairness_core.reading`; their former names here.

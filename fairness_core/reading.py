@@ -22,6 +22,7 @@ from . import bias as bias_mod
 from . import text
 from . import verdicts as verdicts_
 from .confusion import ConfusionMatrix
+from .decisions import selection_findings, selection_reading
 from .verdicts import DEFAULT_OFI_TOLERANCE, VERDICTS, interval_label, level_text
 from .vocabulary import DEFAULT_ALPHA, adjustment
 
@@ -52,13 +53,6 @@ def findings_first(verdicts: pd.DataFrame) -> pd.DataFrame:
     return verdicts.iloc[np.lexsort((verdicts["ofi_p_adjusted"].to_numpy(), order.to_numpy()))]
 
 
-def _di_text(d: float, lo: float, hi: float) -> str:
-    if np.isnan(lo):
-        return "undefined (0/0)"
-    top = "∞" if np.isinf(hi) else text.bound(hi, 1.0, 2)
-    return f"{'undefined' if np.isnan(d) else f'{d:.2f}'} [{text.bound(lo, 1.0, 2)}, {top}]"
-
-
 def _ofi_text(o: float, lo: float, hi: float) -> str:
     return f"{o:+.3f} [{text.bound(lo, 0.0, 3, signed=True)}, {text.bound(hi, 0.0, 3, signed=True)}]"
 
@@ -77,7 +71,7 @@ def verdict_reading(verdicts: pd.DataFrame, max_rows: int | None = None) -> pd.D
         f"OFI [{interval_label(verdicts, 'ofi')}]": [_ofi_text(o, lo, hi) for o, lo, hi in
                                                      zip(v["ofi"], v["ofi_ci_low"], v["ofi_ci_high"])],
         f"DI = P̂_i / P̂_j [{interval_label(verdicts, 'di')}]": [
-            _di_text(d, lo, hi) for d, lo, hi in zip(v["di"], v["di_ci_low"], v["di_ci_high"])],
+            text.ratio_text(d, lo, hi) for d, lo, hi in zip(v["di"], v["di_ci_low"], v["di_ci_high"])],
         "verdict": v["verdict"], "reading": v["explanation"],
         "n_i": v["n_i"], "n_j": v["n_j"], "OFI p (adjusted)": v["ofi_p_adjusted"], "DI p (adjusted)": v["di_p_adjusted"],
         "detectable |OFI|": v["ofi_mde"], "more rows i": v["rows_needed_i"], "more rows j": v["rows_needed_j"],
@@ -396,85 +390,6 @@ def three_questions(audit: _Groups, verdicts: pd.DataFrame) -> dict[str, Any]:
             "equal_opportunity": {"gaps": gaps, "largest": largest, "text": eo_text},
             "text": {"Is the algorithm at fault (OFI)?": ofi_text, "The four-fifths rule": ff_text,
                      "Equal opportunity (error rates)": eo_text}}
-
-
-# --------------------------------------------------------------------------- decisions alone
-
-
-def _ratio_text(row: pd.Series) -> str:
-    return (f"{row['group_i']} selected at {row['rate_i']:.1%} of {int(row['n_i']):,} against {row['group_j']} at "
-            f"{row['rate_j']:.1%} of {int(row['n_j']):,}: impact ratio {_di_text(row['di'], row['di_ci_low'], row['di_ci_high'])}")
-
-
-def selection_reading(verdicts: pd.DataFrame, max_rows: int | None = None) -> pd.DataFrame:
-    """The four-fifths verdicts of decisions alone as people read them: pair, impact ratio [adjusted CI],
-    verdict, the reading, then the rates and numbers; adverse impact first, then by impact ratio."""
-    order = verdicts["verdict"].map({v: k for k, v in enumerate(verdicts_.SELECTION_VERDICTS)})
-    v = verdicts.iloc[np.lexsort((verdicts["di"].to_numpy(), order.to_numpy()))]
-    v = v if max_rows is None else v.head(max_rows)
-    out = pd.DataFrame({
-        "pair": v["group_i"].astype(str) + " vs " + v["group_j"].astype(str),
-        f"impact ratio [{interval_label(verdicts, 'di')}]": [
-            _di_text(d, lo, hi) for d, lo, hi in zip(v["di"], v["di_ci_low"], v["di_ci_high"])],
-        "verdict": v["verdict"], "reading": v["explanation"],
-        "selection rate i": v["rate_i"], "selection rate j": v["rate_j"], "n_i": v["n_i"], "n_j": v["n_j"],
-        "DI p (adjusted)": v["di_p_adjusted"], "DI method": v["di_method"],
-    })
-    return out.reset_index(drop=True)
-
-
-def selection_explanations(df: pd.DataFrame) -> np.ndarray:
-    """Each four-fifths verdict of decisions alone (:func:`fairness_core.verdicts.selection_verdicts`) in a
-    sentence that quotes the adjusted interval that decided it."""
-    ci = interval_label(df, "di")
-    out = []
-    for _, r in df.iterrows():
-        ratio = _ratio_text(r)
-        verdict = r["verdict"]
-        if verdict == "adverse impact":
-            out.append(f"{ratio} ({ci}): below four fifths beyond what chance explains.")
-        elif verdict == "materiality unclear":
-            out.append(f"{ratio} ({ci}): the rates differ, but the ratio may lie above or below 0.8.")
-        elif verdict == "no adverse impact detected":
-            out.append(f"{ratio} ({ci}): shown inside the four-fifths band [0.8, 1.25].")
-        else:
-            out.append(f"{ratio} ({ci}): too few rows to tell whether it is inside the band or below it.")
-    return np.array(out, dtype=object)
-
-
-def selection_findings(verdicts: pd.DataFrame, max_items: int = 3) -> str:
-    """What the four-fifths verdicts of decisions alone say, in plain words: the counts, the lowest impact
-    ratios shown below 0.8 with their adjusted intervals, and that OFI and error rates need outcomes.
-
-    >>> from fairness_core import Audit
-    >>> a = Audit.from_decisions([1] * 92 + [0] * 308 + [1] * 407 + [0] * 693, ["a"] * 400 + ["b"] * 1100,
-    ...                          positive_is="benefit")
-    >>> selection_findings(a.verdicts()).startswith("Of 1 group pair: 1 adverse impact")
-    True
-    """
-    v = verdicts
-    if v.empty:
-        return "There are no group pairs to compare."
-    alpha, adjust = v.attrs.get("alpha", DEFAULT_ALPHA), v.attrs.get("adjust", "holm")
-    counts = v["verdict"].value_counts()
-    parts = [f"Of {len(v):,} group pair{'s' if len(v) != 1 else ''}: "
-             + ", ".join(f"{counts.get(k, 0):,} {k}" for k in verdicts_.SELECTION_VERDICTS)
-             + f" (four-fifths rule on the selection rates; every claim at α = {alpha:g}, "
-             f"{adjustment(adjust).controls})."]
-    adverse = v[v["verdict"] == "adverse impact"].sort_values("di")
-    if len(adverse):
-        shown = "; ".join(_ratio_text(r) for _, r in adverse.head(max_items).iterrows())
-        parts.append(f"Shown below four fifths ({interval_label(v, 'di')}): {shown}"
-                     + (f"; and {len(adverse) - max_items} more." if len(adverse) > max_items else "."))
-    unclear = int(counts.get("materiality unclear", 0))
-    if unclear:
-        parts.append(f"{unclear} pair(s) are selected at different rates, but the data cannot tell whether the "
-                     "ratio is below 0.8.")
-    if not len(adverse) and not unclear:
-        parts.append("No pair's selection rates are shown to differ"
-                     + (" at these sample sizes." if counts.get("inconclusive", 0) else "."))
-    parts.append("Whether the decisions were right for each person (OFI, error rates) needs observed outcomes.")
-    return " ".join(parts)
 
 
 # --------------------------------------------------------------------------- MATCH

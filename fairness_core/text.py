@@ -65,6 +65,19 @@ def bound(x: float, null: float, decimals: int = 3, signed: bool = False) -> str
     return f"{x:+.{places}f}" if signed else f"{x:.{places}f}"
 
 
+def ratio_text(d: float, lo: float, hi: float) -> str:
+    """A ratio with its interval, "0.62 [0.46, 0.83]", the bounds as :func:`bound` prints them against 1;
+    "undefined (0/0)" where the interval is; an unbounded upper end as ∞.
+
+    >>> ratio_text(0.6217, 0.4612, 0.8345), ratio_text(float("nan"), float("nan"), float("nan"))
+    ('0.62 [0.46, 0.83]', 'undefined (0/0)')
+    """
+    if np.isnan(lo):
+        return "undefined (0/0)"
+    top = "∞" if np.isinf(hi) else bound(hi, 1.0, 2)
+    return f"{'undefined' if np.isnan(d) else f'{d:.2f}'} [{bound(lo, 1.0, 2)}, {top}]"
+
+
 def counts(x: np.ndarray) -> np.ndarray:
     """Whole numbers below 10^12 with thousands separators, vectorized ("1,234,567"); NaN and inf as 0.
 

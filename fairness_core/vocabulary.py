@@ -147,4 +147,30 @@ def _check_confidence(level: float) -> None:
 
 
 __all__ = ["DEFAULT_ALPHA", "Adjustment", "ADJUSTMENTS", "ADJUSTMENT_KEYS", "adjustment", "adjust_from_bool",
-           "Reference", "ReferenceLike", "reference_or_mode", "alpha_from_level", "check_alpha"]
+           "Reference", "ReferenceLike", "reference_or_mode", "alpha_from_level", "check_alpha",
+           "POSITIVE_IS", "resolve_positive_is"]
+
+
+#: What a model's positive prediction can be declared to be, for the person it is about.
+POSITIVE_IS = ("benefit", "harm")
+
+
+def resolve_positive_is(positive_is: str | None, flip: bool | None, what: str) -> str | None:
+    """``positive_is`` from the new argument or the deprecated ``flip``, with a warning when neither says it.
+
+    Returns "benefit", "harm", or None (undeclared: a benefit is assumed and a :class:`UserWarning` says so).
+    """
+    if flip is not None:
+        warnings.warn("flip= is deprecated; say positive_is='harm' (or 'benefit')", DeprecationWarning, stacklevel=3)
+        from_flip = "harm" if flip else "benefit"
+        if positive_is is not None and positive_is != from_flip:
+            raise ValueError(f"positive_is={positive_is!r} contradicts flip={flip!r}")
+        positive_is = from_flip
+    if positive_is is None:
+        warnings.warn(f"positive_is not given: assuming a positive prediction ({what}) is a benefit for the person. "
+                      "If it is a harm (e.g. 'likely to reoffend'), every verdict's direction is reversed: pass "
+                      "positive_is='harm'.", UserWarning, stacklevel=3)
+        return None
+    if positive_is not in POSITIVE_IS:
+        raise ValueError(f"positive_is must be 'benefit' or 'harm', got {positive_is!r}")
+    return positive_is
