@@ -33,6 +33,7 @@ from .audit import (DECISION_METRICS, DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, NEED
 from .reading import findings_first, three_questions, verdict_findings, verdict_reading
 from .verdicts import interval_label
 from .io import to_safe_csv
+from .scores_report import report_section
 from .vocabulary import adjustment
 
 
@@ -48,6 +49,8 @@ class Report:
     extra_notes: list[str] = field(default_factory=list)
     #: The three questions answered in words: "" for the groups as loaded, then each attribute alone.
     questions: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: A risk score's section (:func:`fairness_core.scores_report.report_section`): its HTML and its JSON.
+    score_section: tuple[str, dict[str, Any]] | None = None
 
     def summary(self) -> dict[str, Any]:
         v = self.tables["verdicts"]
@@ -82,6 +85,8 @@ class Report:
                "direction": self.audit.direction,
                "notes": list(self.audit.notes) + self.extra_notes, "settings": self.settings,
                "summary": self.summary(), "tables": "@TABLES@"}
+        if self.score_section is not None:
+            doc["scores"] = self.score_section[1]
         head = json.dumps(doc, indent=2, allow_nan=False, default=str)
         tables = ", ".join(f"{json.dumps(k)}: {_table_json(t)}" for k, t in self.tables.items())
         return head.replace('"@TABLES@"', "{" + tables + "}")
@@ -97,7 +102,9 @@ class Report:
     def html(self) -> str:
         """The report as one self-contained HTML page: the answer first (summary, then the verdicts as
         people read them), the figures, every table, and the settings; prints cleanly to A4 or Letter."""
-        parts = [*self._html_header(), *self._html_verdicts(), *self._html_figures(), *self._html_tables()]
+        parts = [*self._html_header(), *self._html_verdicts(),
+                 *([self.score_section[0]] if self.score_section is not None else []),
+                 *self._html_figures(), *self._html_tables()]
         parts.append("<section><h2>Settings and methods</h2>" + _table(pd.DataFrame(
             {"setting": list(self.settings), "value": [str(v) for v in self.settings.values()]}), index=False)
             + "</section>")
@@ -172,7 +179,7 @@ class Report:
         too wide for a page."""
         parts = []
         for name, table in self.tables.items():
-            if name.startswith("verdicts by "):
+            if name.startswith(("verdicts by ", "scores: ")):
                 continue   # shown in their own sections; every number is in the JSON and the CSV zip
             shown, note = table, ""
             if len(table) > MAX_HTML_ROWS:
@@ -365,7 +372,7 @@ def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT
           match_metrics: tuple[str, ...] = ("PPR", "TPR", "FPR", "B"), alpha: float = DEFAULT_ALPHA,
           cps_lambda: float = 10.0, extra_tables: dict[str, pd.DataFrame] | None = None,
           notes: list[str] | None = None, adjust: str = "holm", model: str = "", period: str = "",
-          trend: Any = None, scores: Any = None, score_name: str = "") -> Report:
+          trend: Any = None, scores: Any = None, score_name: str = "", score_analysis: Any = None) -> Report:
     """Compute everything the report shows for ``audit`` (reference: the largest group by default).
 
     ``alpha`` and ``adjust`` govern the verdicts (and the MATCH table's Holm control). ``model`` (name and
@@ -376,7 +383,10 @@ def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT
     more) adds the trend section: each pair's OFI and DI across the periods and every change between consecutive periods.
     ``scores`` (one number per row of the audit's rows, higher = more likely the beneficial outcome) make the Local
     Law 144 summary give the scoring rate (the share above the whole sample's median) instead of the selection rate,
-    :func:`fairness_core.regulatory.ll144_summary`; ``score_name`` (the score column's name) is printed beside it."""
+    :func:`fairness_core.regulatory.ll144_summary`; ``score_name`` (the score column's name) is printed beside it.
+    ``score_analysis`` (:func:`fairness_core.scores_report.score_analysis`: calibration, ROC and error rates of a risk
+    score by group) adds the Scores section, its tables to the CSV zip and its numbers to the JSON; an audit of
+    decisions alone has no such section (it needs outcomes)."""
     reference = reference or max(audit.known_groups, key=lambda g: audit.cms[g].n)
     if reference not in audit.cms:
         raise ValueError(f"unknown reference group {reference!r}; groups are {', '.join(audit.groups)}")
@@ -398,8 +408,14 @@ def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT
         figures["DI of each pair across periods"] = plots.di_trend(trend)
     settings = _settings(audit, verdicts, tables, reference, tolerance, match_metrics, alpha, cps_lambda, adjust,
                          model, period, trend)
+    section = None
+    if score_analysis is not None:
+        section = report_section(score_analysis)
+        tables.update({f"scores: {name}": table for name, table in score_analysis.tables().items()})
+        settings["risk score section"] = (f"{score_analysis.score_name}, threshold {score_analysis.threshold:g}, "
+                                          f"calibration bins {score_analysis.calibration.attrs.get('strategy')}")
     return Report(audit, settings, tables, figures, datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-                  list(notes or []), questions=questions)
+                  list(notes or []), questions=questions, score_section=section)
 
 
 def _tables(audit: Audit, verdicts: pd.DataFrame, reference: str, tolerance: float, match_metrics: tuple[str, ...],

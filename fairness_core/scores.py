@@ -462,7 +462,8 @@ class Sweep:
 
 
 def threshold_sweep(y_true: npt.ArrayLike, s: npt.ArrayLike, groups: npt.ArrayLike,
-                    thresholds: npt.ArrayLike | None = None, score_name: str = "score") -> Sweep:
+                    thresholds: npt.ArrayLike | None = None, score_name: str = "score",
+                    selected_is_favourable: bool = True) -> Sweep:
     """Selection rate, TPR, FPR and marginal benefit by group at every threshold; the impact ratio and |OFI| range.
 
     A row is selected when ``s >= threshold``. The scores are sorted once per group and every threshold is
@@ -472,6 +473,8 @@ def threshold_sweep(y_true: npt.ArrayLike, s: npt.ArrayLike, groups: npt.ArrayLi
     ``di_min`` = min over groups of the selection rate / max over groups (NaN when nobody is selected at that
     threshold: ``undefined_because`` says so); ``ofi_max_abs`` = max B − min B with B = (FP − FN)/n, the
     marginal benefit (Briscoe 2024, eq. 3.4), i.e. the largest |OFI| = |B_i − B_j| over pairs (eq. 3.5).
+    The four-fifths rule reads the *favourable* decision: when being selected is a harm (a high-risk flag,
+    ``selected_is_favourable=False``) ``di_min`` compares the rates of not being selected.
 
     >>> w = threshold_sweep([1, 0, 1, 0, 1, 0], [0.9, 0.2, 0.6, 0.7, 0.3, 0.1], list("aaabbb"), [0.5])
     >>> w.by_group[["group", "selection_rate", "tpr", "fpr", "marginal_benefit"]].round(3).values.tolist()
@@ -503,8 +506,9 @@ def threshold_sweep(y_true: npt.ArrayLike, s: npt.ArrayLike, groups: npt.ArrayLi
         tpr = np.where(m_g > 0, tp / m_g, np.nan)
         fpr = np.where(n_g - m_g > 0, fp / (n_g - m_g), np.nan)
         benefit = (fp - fn) / n_g
-        top = rate.max(axis=1)
-        di = np.where(top > 0, rate.min(axis=1) / top, np.nan)
+        favourable = rate if selected_is_favourable else 1 - rate
+        top = favourable.max(axis=1)
+        di = np.where(top > 0, favourable.min(axis=1) / top, np.nan)
     by_group = pd.DataFrame({"threshold": np.repeat(t, k), "group": np.tile(names, t.size), "n": np.tile(n_g, t.size)
                              .astype(np.int64), "selected": selected.ravel().astype(np.int64),
                              "selection_rate": rate.ravel(), "tp": tp.ravel().astype(np.int64),
@@ -514,6 +518,6 @@ def threshold_sweep(y_true: npt.ArrayLike, s: npt.ArrayLike, groups: npt.ArrayLi
     summary = pd.DataFrame({"threshold": t, "selection_rate": selected.sum(axis=1) / n_g.sum(), "di_min": di,
                             "ofi_max_abs": benefit.max(axis=1) - benefit.min(axis=1),
                             "least_selected": names[rate.argmin(axis=1)], "most_selected": names[rate.argmax(axis=1)],
-                            "undefined_because": np.where(top > 0, "", "nobody is selected at this threshold, in "
-                                                                       "any group: no impact ratio")})
+                            "undefined_because": np.where(top > 0, "", "nobody gets the favourable decision at this "
+                                                                       "threshold, in any group: no impact ratio")})
     return Sweep(by_group, summary)

@@ -75,11 +75,13 @@ class ScoreAnalysis:
 def score_analysis(y_true: npt.ArrayLike, s: npt.ArrayLike, groups: npt.ArrayLike, threshold: float,
                    score_name: str = "score", bins: int = 10, strategy: str = "auto", alpha: float = 0.05,
                    adjust: str = "holm", label: str = "the positive label",
-                   selected: str = "selected") -> ScoreAnalysis:
+                   selected: str = "selected", selected_is_favourable: bool = True) -> ScoreAnalysis:
     """Calibration, AUC and the sweep of one score, the error rates at ``threshold`` and :func:`score_reading`.
 
     ``label`` names the positive label in the reading ("reoffended"), ``selected`` a row with ``s >= threshold``
-    ("rated high risk"). Bad input raises as :mod:`fairness_core.scores` does, naming ``score_name``.
+    ("rated high risk"), ``selected_is_favourable`` False when that is a harm (the sweep's impact ratio then reads
+    the favourable decision, not being selected). Bad input raises as :mod:`fairness_core.scores` does, naming
+    ``score_name``.
 
     >>> rng = np.random.default_rng(0)
     >>> g = rng.choice(["a", "b"], 2000)
@@ -94,7 +96,8 @@ def score_analysis(y_true: npt.ArrayLike, s: npt.ArrayLike, groups: npt.ArrayLik
         raise ValueError(f"threshold must be a finite number, got {threshold!r}")
     cal = scores.calibration(y_true, s, groups, bins=bins, strategy=strategy, alpha=alpha, score_name=score_name)
     area = scores.auc(y_true, s, groups, alpha=alpha, adjust=adjust, score_name=score_name)
-    sweep = scores.threshold_sweep(y_true, s, groups, score_name=score_name)
+    sweep = scores.threshold_sweep(y_true, s, groups, score_name=score_name,
+                                   selected_is_favourable=selected_is_favourable)
     at = scores.threshold_sweep(y_true, s, groups, [threshold], score_name=score_name).by_group
     negatives, positives = at["fp"] + at["tn"], at["tp"] + at["fn"]
     fpr_low, fpr_high = scores.clopper_pearson(at["fp"], negatives, alpha)

@@ -8,6 +8,7 @@ from fairness_core import bias, metrics, regulatory, report
 from fairness_core.audit import Audit
 from ui import cached, saved
 from ui.audit_sections import inequality_section, stability_section
+from ui import scores as scores_view
 from ui.decisions import decisions_view
 from ui.ll144 import DECISIONS, LL144_RATE, chosen_score, session_scores
 from ui.state import base_audit, data_banner, page_setup, verdict_settings
@@ -43,13 +44,15 @@ else:
 @st.cache_data(show_spinner="Building the report…", max_entries=4, ttl=cached.TTL_S)
 def audit_report(_audit: Audit, fingerprint: str, reference: str, tolerance: float, alpha: float,  # type: ignore[no-untyped-def]
                  adjust: str, model: str, period: str, _trend=None, trend_key: tuple = (),
-                 score_name: str | None = None, score_digest: str | None = None, _scores=None):
+                 score_name: str | None = None, score_digest: str | None = None, _scores=None,
+                 _analysis=None, analysis_key: tuple = ()):
     """Shared by the sessions: keyed by everything the report prints (the audit's content hash covers its groups,
     cells, source, notes, what positive means, whether that was declared, and the provenance), every setting,
     the trend's identity (its saved audits' ids and periods; the trend is judged at the same settings) and the
     Local Law 144 score's name and content hash with the rows' labels and groups (:func:`ui.cached.score_digest`)."""
     return report.build(_audit, reference=reference, tolerance=tolerance, alpha=alpha, adjust=adjust, model=model,
-                        period=period, trend=_trend, scores=_scores, score_name=score_name or "")
+                        period=period, trend=_trend, scores=_scores, score_name=score_name or "",
+                        score_analysis=_analysis)
 
 
 @st.fragment
@@ -76,10 +79,17 @@ def report_downloads(audit: Audit, reference: str, tolerance: float, alpha: floa
                    "under Local Law 144 summary.")
 
     name, values, digest = score if score is not None else (None, None, None)
+    shown_on, analysis = st.session_state.get(SCORE_ANALYSIS, (None, None))
+    analysis = analysis if shown_on == audit.fingerprint and audit.has_outcomes else None   # this data's, or none
+    if analysis is not None:
+        st.caption(f"The report's Scores section gives “{md_escape(analysis.score_name)}” at the threshold "
+                   f"{analysis.threshold:g}, as last shown under Scores.")
+    key = () if analysis is None else (analysis.score_name, analysis.threshold, analysis.alpha,
+                                       str(analysis.calibration.attrs.get("strategy")))
 
     def built():  # type: ignore[no-untyped-def]
         return audit_report(audit, audit.fingerprint, reference, tolerance, alpha, adjust, model, period,
-                            trend, trend_key, name, digest, values)  # cached
+                            trend, trend_key, name, digest, values, analysis, key)  # cached
 
     def or_failure(make, what: str):  # type: ignore[no-untyped-def]
         """The download's bytes, or a short file that says the download failed and why (never silence)."""
@@ -129,6 +139,8 @@ def other_comparison(audit: Audit, reference: str) -> None:
 
 
 ll144_scores = session_scores(audit)
+#: The Scores view's last analysis (the report's Scores section follows it).
+SCORE_ANALYSIS = "score-analysis"
 ll144_score = chosen_score(audit, ll144_scores) if ll144_scores else None
 
 with st.expander("Download the audit report", icon=":material/description:"):
@@ -159,9 +171,11 @@ if not audit.has_outcomes:
     decisions_view(audit, base_audit(), alpha, adjust, reference)
     st.stop()
 
-#: Tab labels double as the ``?view=`` query parameter, so a link can open any tab.
-TABS = ("Group fairness", "Inequality across individuals", "Stability and uncertainty")
-tab_groups, tab_gei, tab_virny = st.tabs(TABS, key="view", bind="query-params")
+#: Tab labels double as the ``?view=`` query parameter, so a link can open any tab; "Scores" when the rows carry a
+#: score (calibration, ROC and the threshold sweep by group).
+TABS = ("Group fairness", "Inequality across individuals", "Stability and uncertainty", "Scores")
+tab_groups, tab_gei, tab_virny, *tab_scores = st.tabs(TABS if ll144_scores else TABS[:3], key="view",
+                                                      bind="query-params")
 
 if tab_groups.open:
     with tab_groups:
@@ -228,3 +242,7 @@ if tab_gei.open:
 if tab_virny.open:
     with tab_virny:
         stability_section(audit, reference)
+
+if tab_scores and tab_scores[0].open:
+    with tab_scores[0]:
+        st.session_state[SCORE_ANALYSIS] = (audit.fingerprint, scores_view.render(audit, ll144_scores, alpha=alpha))

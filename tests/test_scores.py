@@ -122,7 +122,7 @@ def test_threshold_sweep_equals_a_loop_over_thresholds_and_groups() -> None:
             benefits.append((fp - fn) / yy.size)
         summary = w.summary[w.summary["threshold"] == t].iloc[0]
         if max(rates) == 0:
-            assert np.isnan(summary["di_min"]) and "nobody is selected" in summary["undefined_because"]
+            assert np.isnan(summary["di_min"]) and "nobody gets the favourable decision" in summary["undefined_because"]
         else:
             assert summary["di_min"] == pytest.approx(min(rates) / max(rates))
         assert summary["ofi_max_abs"] == pytest.approx(max(benefits) - min(benefits))
@@ -168,3 +168,17 @@ def test_auc_interval_keeps_its_level_at_30_rows_where_delong_wald_does_not() ->
     half = 1.96 * r["se"].fillna(0)
     wald = ((r["auc"] - half <= true_auc) & (true_auc <= r["auc"] + half)).mean()
     assert shipped >= 0.93 and wald < 0.8, (shipped, wald)
+
+
+def test_the_sweeps_impact_ratio_reads_the_favourable_decision_when_selection_is_a_harm():
+    """A high-risk flag is a harm: the four-fifths ratio compares the rates of *not* being flagged."""
+    rng = np.random.default_rng(11)
+    g = rng.choice(["a", "b"], 400)
+    s = rng.normal(np.where(g == "a", 0.0, 0.7), 1.0)
+    y = rng.random(400) < 0.5
+    flag = scores.threshold_sweep(y, s, g, [0.5], selected_is_favourable=False)
+    flagged = flag.by_group.set_index("group")["selection_rate"]
+    spared = 1 - flagged
+    assert flag.summary["di_min"].iloc[0] == pytest.approx(spared.min() / spared.max())
+    assert scores.threshold_sweep(y, s, g, [0.5]).summary["di_min"].iloc[0] == pytest.approx(
+        flagged.min() / flagged.max())

@@ -101,3 +101,26 @@ def test_figures_escape_group_names_and_draw_the_diagonal_only_for_probabilities
     assert any("AUC 0." in t.name and "50&#37; B" in t.name for t in roc.data)
     sweep = plots.threshold_sweep_chart(analysis.sweep.by_group, analysis.sweep.summary, 0.5)
     assert {t.name for t in sweep.data} >= {"lowest impact ratio (di_min)", "largest |OFI| (ofi_max_abs)"}
+
+
+def test_the_bias_audit_page_has_a_scores_tab_and_the_report_follows_it():
+    """COMPAS on the Bias Audit page: the Scores tab shows Northpointe's calibration and ProPublica's error rates
+    with the theorem's sentence, and the downloaded report carries the same section."""
+    from streamlit.testing.v1 import AppTest
+
+    from app_helpers import APP
+    from fairness_core import datasets, report
+
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.session_state["view"] = "Scores"
+    at.run()
+    at.switch_page("pages/2_Bias_Audit.py")
+    at.run()
+    assert not at.exception
+    assert "Scores" in [t.label for t in at.tabs]
+    text = " ".join(m.value for m in at.markdown)
+    assert "Calibrated within groups" in text and "Unequal error rates" in text and "Kleinberg" in text
+    fingerprint, analysis = at.session_state["score-analysis"]
+    assert fingerprint == datasets.load_demo("compas_race").fingerprint and analysis.threshold == 5
+    page = report.build(datasets.load_demo("compas_race"), score_analysis=analysis).html()
+    assert "Scores: COMPAS decile score" in page and "Inherent Trade-Offs" in page

@@ -23,9 +23,9 @@ BINNING = {"auto": "auto (one bin per value for a score with few values)", "unif
 
 @st.cache_resource(max_entries=8, ttl=cached.TTL_S, show_spinner="Calibrating the score by group…")
 def _analysis(_y: np.ndarray, _s: np.ndarray, _groups: np.ndarray, digest: str, threshold: float, score_name: str,
-              strategy: str, alpha: float, label: str, selected: str) -> ScoreAnalysis:
+              strategy: str, alpha: float, label: str, selected: str, harm: bool) -> ScoreAnalysis:
     return score_analysis(_y, _s, _groups, threshold, score_name, strategy=strategy, alpha=alpha, label=label,
-                          selected=selected)
+                          selected=selected, selected_is_favourable=not harm)
 
 
 def _label_words(audit: Audit, harm: bool) -> str:
@@ -97,7 +97,7 @@ def render(audit: Audit, scores: dict[str, np.ndarray], threshold: float | None 
     try:
         analysis = _analysis(y, s, np.asarray(audit.rows.groups, dtype=object),
                              cached.score_digest(audit, s) + str(harm), chosen, str(name), strategy, alpha, label,
-                             selected)
+                             selected, harm)
     except (DataValidationError, ValueError) as exc:
         st.error(md_escape(str(exc)), icon=":material/error:")
         return None

@@ -91,8 +91,9 @@ def threshold_sweep_chart(sweep_by_group: pd.DataFrame, sweep_summary: pd.DataFr
     if threshold is not None and np.isfinite(threshold):
         for row in (1, 2):
             fig.add_vline(x=threshold, line=dict(color="#333", dash="dot", width=1.5), row=row, col=1)
-        fig.add_annotation(x=threshold, y=1.0, yref="y domain", text=f"chosen: {threshold:.4g}", showarrow=False,
-                           xanchor="left", yanchor="bottom", font=dict(size=11), row=1, col=1)
+        fig.add_annotation(x=threshold, y=0.98, yref="y domain", text=f" chosen: {threshold:.4g}", showarrow=False,
+                           xanchor="left", yanchor="top", font=dict(size=11), bgcolor="rgba(255,255,255,0.8)",
+                           row=1, col=1)   # inside the plot: above it the subplot's title sits
     fig.update_yaxes(title_text="selection rate", range=[0, 1.02], row=1, col=1)
     fig.update_yaxes(title_text="ratio / |OFI|", rangemode="tozero", row=2, col=1)
     fig.update_xaxes(title_text=f"threshold on {plotly_text(score_label)}", row=2, col=1)
