@@ -461,9 +461,11 @@ def count_arrays(y_true: Any, y_pred: Any, sensitive_features: Any, pos_label: A
     columns = {"y_pred": predictions} if labels is None else {"y_true": labels, "y_pred": predictions}
     df = pd.concat([pd.DataFrame(columns), groups], axis=1)
     try:
+        # Arrays are named by the analyst, not guessed from a file's columns: predictions equal to the labels (an
+        # oracle among candidate models, a test fixture) are taken as given.
         return count_rows(df, None if labels is None else "y_true", "y_pred", list(groups.columns), pos_label,
                           positive_is=positive_is, threshold=threshold, source=source, positions=True,
-                          unknown=unknown, blank_as_unknown=blank_as_unknown)
+                          unknown=unknown, blank_as_unknown=blank_as_unknown, perfect_predictions=True)
     except DataValidationError as exc:  # arrays have positions, not file rows: y_true[3], not "row 4"
         raise DataValidationError([Problem(f"{p.column}[{p.row - 1}]: {p.message}" if p.row is not None and p.column
                                            else (f"{p.column}: {p.message}" if p.column else p.message))
