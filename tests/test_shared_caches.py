@@ -155,3 +155,23 @@ def test_the_reload_store_releases_the_oldest_uploads_beyond_its_memory_budget()
     saved = OrderedDict([("old", {"time": now - 7200, "bytes": 0}), ("new", {"time": now, "bytes": 0})])
     release_oldest(saved, sessions=64, max_bytes=250, max_age_s=3600)
     assert list(saved) == ["new"]
+
+
+def test_a_released_upload_says_the_real_reason():
+    """An old ?sid= link learns why its data left: released for room (naming FAIRNESS_SESSION_STORE_MB), too old,
+    or moved to a new id by a reload — never a guess between them."""
+    from ui import session
+
+    now = time.time()
+    with session._SAVED_LOCK:
+        session._SAVED.clear()
+        session._SAVED.update((f"room{k}", {"time": now - 5 + k, "bytes": 2**30}) for k in range(2))
+        session._SAVED["stale"] = {"time": now - 10 * 3600, "bytes": 0}
+        session._SAVED.move_to_end("stale", last=False)
+        session.release_oldest(session._SAVED, 64, 2**30, session.SAVED_HOURS * 3600)
+        session._note_gone("reloaded", "A reload of the page moved these data to a new session id")
+    assert "8 hours" in session.gone_reason("stale")
+    assert "FAIRNESS_SESSION_STORE_MB" in session.gone_reason("room0") and session.gone_reason("room1") is None
+    assert "reload" in session.gone_reason("reloaded") and session.gone_reason("never-seen") is None
+    with session._SAVED_LOCK:
+        session._SAVED.clear()

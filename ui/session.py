@@ -20,6 +20,7 @@ import streamlit as st
 from fairness_core import datasets
 from fairness_core.audit import Audit
 from fairness_core.jobs import RUNNER
+from fairness_core.validation import operator_limit
 
 AUDIT_KEY = "audit"
 DEMO_KEY = "demo_key"
@@ -40,9 +41,29 @@ def cached_demo(key: str) -> Audit:
 #: Held in memory, never written to disk: a server restart loses it, and the page then says so. Uploaded rows
 #: count against SAVED_MIB in all (a demo is kept by its key alone), so sessions that ended cannot hold the
 #: server's memory: beyond it the oldest are released first.
-SAVED_SESSIONS, SAVED_HOURS, SAVED_MIB = 64, 8, 512
+SAVED_SESSIONS, SAVED_HOURS = 64, 8
+#: Megabytes of uploads kept for reloads in all (FAIRNESS_SESSION_STORE_MB): beyond it the oldest are released.
+SAVED_MIB = operator_limit("FAIRNESS_SESSION_STORE_MB", 512)
 _SAVED: OrderedDict[str, dict[str, Any]] = OrderedDict()
 _SAVED_LOCK = threading.Lock()
+#: Why a session id's kept data are no longer here (released to make room, too old, or taken by a reload that
+#: moved them to a new id), so that a page opened with it says the real reason; bounded like the store.
+_GONE: OrderedDict[str, str] = OrderedDict()
+_GONE_LIMIT = 4096
+
+
+def _note_gone(sid: str, why: str) -> None:
+    """Remember why ``sid``'s data left (the caller holds the lock)."""
+    _GONE[sid] = why
+    _GONE.move_to_end(sid)
+    while len(_GONE) > _GONE_LIMIT:
+        _GONE.popitem(last=False)
+
+
+def gone_reason(sid: str) -> str | None:
+    """Why the data kept for ``sid`` are gone, in words, or None when nothing is known."""
+    with _SAVED_LOCK:
+        return _GONE.get(sid)
 
 
 def browser_token(xsrf_cookie: str | None, ip: str | None = None, user_agent: str | None = None) -> str | None:
@@ -101,7 +122,7 @@ def held_bytes(audit: Audit | None) -> int:
     rows = None if audit is None else audit.rows
     if rows is None:
         return 0
-    arrays = (rows.y, rows.y_pred, rows.groups, rows.probabilities)
+    arrays = (rows.y, rows.y_pred, rows.groups, rows.probabilities, *(rows.scores or {}).values())
     features = 0 if rows.features is None else int(rows.features.memory_usage(index=True).sum())
     return sum(a.nbytes for a in arrays if a is not None) + features
 
@@ -116,13 +137,23 @@ def candidate_bytes(candidates: datasets.Candidates | None) -> int:
 
 def release_oldest(saved: OrderedDict[str, dict[str, Any]], sessions: int, max_bytes: int, max_age_s: float) -> None:
     """Release the oldest entries of ``saved`` (oldest first) while there are more than ``sessions``, they hold more
-    than ``max_bytes`` in all, or they are older than ``max_age_s``; the newest entry is always kept."""
+    than ``max_bytes`` in all, or they are older than ``max_age_s``; the newest entry is always kept. Each release
+    is noted with its reason (:func:`gone_reason`)."""
     now, held = time.time(), sum(e.get("bytes", 0) for e in saved.values())
     while len(saved) > 1:
         oldest = next(iter(saved.values()))
         if len(saved) <= sessions and held <= max_bytes and now - oldest["time"] <= max_age_s:
             break
-        held -= saved.popitem(last=False)[1].get("bytes", 0)
+        why = (f"The data were kept for {max_age_s / 3600:g} hours after the page was last used"
+               if now - oldest["time"] > max_age_s else
+               f"The server keeps the uploads of its {sessions} most recently used sessions for a reload, and more "
+               "sessions were used since" if len(saved) > sessions else
+               f"The server keeps at most {max_bytes / 2**20:,.0f} MB of uploads for reloads "
+               "(FAIRNESS_SESSION_STORE_MB), and newer uploads needed the room, so the oldest were released first")
+        sid, entry = saved.popitem(last=False)
+        held -= entry.get("bytes", 0)
+        if saved is _SAVED:
+            _note_gone(sid, why)
 
 
 def _recall(sid: str, browser: str | None) -> dict[str, Any] | None:
@@ -130,10 +161,11 @@ def _recall(sid: str, browser: str | None) -> dict[str, Any] | None:
     leaves them where they are (a link shared while its owner works must not take the owner's data or jobs)."""
     with _SAVED_LOCK:
         entry = _SAVED.get(sid)
-        if entry is None or time.time() - entry["time"] > SAVED_HOURS * 3600:
-            _SAVED.pop(sid, None)
+        if entry is not None and time.time() - entry["time"] > SAVED_HOURS * 3600:
+            _SAVED.pop(sid)
+            _note_gone(sid, f"The data were kept for {SAVED_HOURS} hours after the page was last used")
             return None
-        if entry.get("browser") != browser:
+        if entry is None or entry.get("browser") != browser:
             return None
         return _SAVED.pop(sid)
 
@@ -163,6 +195,9 @@ def session_id() -> str:
             # that kept it, so a duplicated tab or a link opened in another browser never gets here): its
             # background jobs follow its data, and ?job= reattaches.
             RUNNER.hand_over(returning, st.session_state["sid"])
+            with _SAVED_LOCK:
+                _note_gone(returning, "A reload of the page moved these data to a new session id (this address is "
+                                      "an older copy of it): the reloaded tab has them")
             st.session_state[AUDIT_KEY] = saved["audit"] if saved["audit"] is not None else cached_demo(saved["demo"])
             st.session_state[DEMO_KEY] = saved["demo"]
             if saved.get("candidates") is not None:
@@ -174,7 +209,7 @@ def session_id() -> str:
         elif returning and _held_elsewhere(returning):
             st.session_state["foreign-link"] = True
         elif returning:
-            st.session_state["expired"] = True
+            st.session_state["expired"] = gone_reason(returning) or True
     if st.query_params.get("sid") != st.session_state["sid"]:
         st.query_params["sid"] = st.session_state["sid"]
     return st.session_state["sid"]

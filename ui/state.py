@@ -211,10 +211,11 @@ def page_setup(title: str) -> Audit:
         st.session_state[GONE_KEY] = True
         st.session_state["gone-why"] = ("The server restarted since this page was opened (or this link belongs to "
                                         "another browser session)")
-    if st.session_state.pop("expired", False):
+    if why := st.session_state.pop("expired", False):
         st.session_state[GONE_KEY] = True
-        st.session_state["gone-why"] = (f"The data of this link were kept for {SAVED_HOURS} hours and for the "
-                                        f"{SAVED_SESSIONS} most recent sessions; they have been released")
+        st.session_state["gone-why"] = why if isinstance(why, str) else (
+            f"The data of this link were kept for {SAVED_HOURS} hours and for the {SAVED_SESSIONS} most recent "
+            "sessions; they have been released")
     if st.session_state.pop("foreign-link", False):
         st.info("**This link belongs to another browser's session.** Its data and background jobs stay with that "
                 "browser; nothing of them is shown here, and this page starts with the demo. To share an audit, "
