@@ -91,8 +91,8 @@ def store(url):
 def test_round_trip_keeps_every_field_exactly(store):
     audit = _audit()
     audit_id = store.save(audit, name="Q3 <i>audit</i>", model="credit", period="2026-Q3", model_version="v2.1",
-                          saved_by="ana", tolerance=0.03, alpha=0.01, adjust="bh")
-    saved = store.load(audit_id)
+                          user=" ana ", tolerance=0.03, alpha=0.01, adjust="bh")
+    saved = store.load(audit_id, user="ana")
     assert isinstance(saved, SavedAudit)
     got = saved.audit
     assert got == audit and got.fingerprint == audit.fingerprint
@@ -103,6 +103,7 @@ def test_round_trip_keeps_every_field_exactly(store):
     assert dict(got.provenance) == dict(audit.provenance) and got.rows is None
     assert (saved.name, saved.model, saved.period, saved.model_version, saved.saved_by) == \
         ("Q3 <i>audit</i>", "credit", "2026-Q3", "v2.1", "ana")    # markup kept as given: escaping is the page's
+    assert (saved.owner, saved.access) == ("ana", "owner")            # who saved it is the user, stripped
     assert (saved.tolerance, saved.alpha, saved.adjust) == (0.03, 0.01, "bh")
     assert saved.tool_version == __import__("fairness_core").__version__
     assert saved.created.tzinfo is not None
@@ -120,7 +121,9 @@ def test_list_filter_delete(store):
     b = store.save(_audit(1), name="two", model="hiring", period="2026-Q1")
     c = store.save(_audit(2), name="three", model="credit", period="2026-Q2")
     everything = store.list()
-    assert list(everything.columns[:7]) == ["id", "name", "model", "period", "created", "groups", "n"]
+    assert list(everything.columns) == ["id", "name", "model", "period", "created", "groups", "n", "model_version",
+                                        "saved_by", "owner", "access"]
+    assert set(everything["owner"]) == {store_mod.LOCAL_USER} and set(everything["access"]) == {"owner"}
     assert everything["id"].tolist() == [c, b, a]                  # newest first
     credit = store.list(model="credit")
     assert credit["id"].tolist() == [c, a] and credit["groups"].tolist() == [3, 3]
@@ -154,7 +157,7 @@ def test_bad_deleted_and_foreign_ids_say_so(store, new_url):
         store.load(None)   # type: ignore[arg-type]
     audit_id = store.save(_audit(), name="gone")
     store.delete(audit_id)
-    with pytest.raises(AuditNotFound, match="deleted, or saved in another store") as e:
+    with pytest.raises(AuditNotFound, match="deleted, saved in another store, or is not shared with you") as e:
         store.load(audit_id)
     assert isinstance(e.value, LookupError) and isinstance(e.value, ValueError)
     with pytest.raises(AuditNotFound):
@@ -192,6 +195,7 @@ def test_a_failed_save_leaves_nothing(store, monkeypatch):
     with store.engine.connect() as conn:
         assert conn.exec_driver_sql("SELECT count(*) FROM audits").scalar() == 0
         assert conn.exec_driver_sql("SELECT count(*) FROM audit_groups").scalar() == 0
+        assert conn.exec_driver_sql("SELECT count(*) FROM audit_events").scalar() == 0   # no event of a save undone
 
 
 def test_concurrent_saves_lose_nothing(url):
@@ -299,6 +303,7 @@ def test_a_version_1_store_opens(tmp_path):
                               positive_outcome="approved", group_columns=("sex",), positive_is="benefit")
     assert old.audit.group_values == {"F": ("F",), "M": ("M",)} and old.period == "2025-Q4"
     assert old.audit.has_outcomes and old.audit.unknown == ()   # version 1 knew only audits with outcomes
+    assert old.owner == store_mod.LOCAL_USER                         # version 3 gave it to the local user
     new = s.save(_audit(), name="new", model="credit", period="2026-Q1")
     assert [h.id for h in s.history("credit")] == ["AAAAAAAAAAAAAAAAAAAAAA", new]
     s.close()
