@@ -191,17 +191,22 @@ def return_freed_memory() -> None:
 
 
 def page_setup(title: str) -> Audit:
-    """Every page's first call: wide layout, title and navigation, the session's background jobs kept
-    alive, a notice after a server restart, then the session's audit."""
+    """Every page's first call: wide layout, title, sign-in (:func:`ui.auth.require_user`: the sign-in screen
+    stops here) and navigation with who is signed in, the session's background jobs kept alive, a notice after
+    a server restart, then the session's audit."""
+    from ui import auth
+
     freeze_imports()
     return_freed_memory()
     st.set_page_config(page_title=f"{title} · Fairness audit workbench", page_icon=":material/balance:",
                        layout="wide")
+    auth.require_user()   # the sign-in screen (or a server that must not serve) stops here, before any data
     session_id()
     with st.sidebar:
         for script, label, icon in PAGES:
             st.page_link(script, label=label, icon=icon)
         st.divider()
+        auth.user_sidebar()
         jobs.keep_alive()
         audit = get_audit()
         if audit.attributes:
