@@ -1,0 +1,173 @@
+"""Browser test of sign-in: a real OpenID Connect provider (oidc-provider-mock) on 127.0.0.1, a Streamlit server
+whose ``[auth]`` points at it, and Debian's Chromium driven by Playwright. Two users sign in, each in a browser of
+their own, and each page names its own user; signing out brings the sign-in screen back.
+
+The provider runs in a thread of this process at a free port; the server reads a secrets file written for the
+test (``--secrets.files``), so the repository's own ``.streamlit`` is never touched. Chromium may reach only
+127.0.0.1 (the mock's pages link a stylesheet on a CDN: that request is refused, nothing is downloaded).
+Skipped only outside CI when Chromium is absent.
+"""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+import warnings
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = shutil.which("chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+USERS = {"alice@example.org": "Alice Analyst", "bob@example.org": "Bob Reviewer"}
+
+# The mock provider (this process) still calls an older Authlib grant API; the server (its own process, whose
+# log is checked) does not.
+pytestmark = pytest.mark.filterwarnings("ignore:get_jwt_config.* is deprecated")
+
+if CHROMIUM is None and not os.environ.get("CI"):
+    pytest.skip("Debian chromium not installed (apt-get install chromium)", allow_module_level=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def provider():
+    """The OpenID provider's address; its users' claims are an e-mail address and a name."""
+    from authlib.deprecate import AuthlibDeprecationWarning   # it makes its warnings "always" when imported
+
+    with warnings.catch_warnings():   # the mock's import of Authlib's older JOSE API (this process only)
+        warnings.simplefilter("ignore", AuthlibDeprecationWarning)
+        import oidc_provider_mock
+    import werkzeug.serving
+
+    users = [oidc_provider_mock.User(sub=f"sub-{email.split('@')[0]}", claims={"email": email, "name": name})
+             for email, name in USERS.items()]
+    server = werkzeug.serving.make_server("127.0.0.1", 0, oidc_provider_mock.app(require_nonce=True,
+                                                                                  user_claims=users), threaded=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    thread.join(5)
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def server(provider, tmp_path_factory):
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    data = tmp_path_factory.mktemp("auth")
+    secrets = data / "secrets.toml"
+    secrets.write_text(f"""[auth]
+redirect_uri = "{url}/oauth2callback"
+cookie_secret = "a-cookie-secret-for-the-browser-test-only"
+client_id = "fairness-workbench"
+client_secret = "any-secret-the-mock-accepts"
+server_metadata_url = "{provider}/.well-known/openid-configuration"
+""")
+    env = {**os.environ, "FAIRNESS_DATA_DIR": str(data), "FAIRNESS_AUDIT_STORE": f"sqlite:///{data / 'audits.db'}",
+           "FAIRNESS_REQUIRE_LOGIN": "1"}
+    log = open(data / "streamlit.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--server.headless", "true", "--secrets.files", str(secrets)],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).status == 200:
+                break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        proc.terminate()
+        pytest.fail("streamlit did not start within 60 s")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=20)
+    log.close()
+    text = (data / "streamlit.log").read_text()
+    assert "Traceback" not in text and "Error" not in text and "Warning" not in text, text
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield browser
+        browser.close()
+
+
+@contextmanager
+def own_browser(chromium):
+    """A browser context of its own (its own cookies: another person's browser) that reaches only 127.0.0.1;
+    fails if a page threw a JavaScript error."""
+    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
+    context.route("**/*", lambda route: route.continue_() if urlsplit(route.request.url).hostname == "127.0.0.1"
+                  else route.abort())
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        yield page
+    finally:
+        context.close()
+    assert not errors, errors
+
+
+def sidebar_text(page) -> str:  # type: ignore[no-untyped-def]
+    return page.locator('[data-testid="stSidebar"]').inner_text().replace("\u2060", "")
+
+
+def sign_in(page, url: str, provider: str, email: str) -> None:  # type: ignore[no-untyped-def]
+    """Open the app, press "Sign in", pick the user on the provider's form, and come back signed in."""
+    page.goto(url)
+    page.get_by_role("button", name="Sign in").click(timeout=60000)
+    page.wait_for_url(f"{provider}/**", timeout=30000)
+    page.get_by_placeholder("sub").fill(f"sub-{email.split('@')[0]}")
+    page.get_by_role("button", name="Authorize").click()
+    page.wait_for_url(f"{url}/**", timeout=30000)
+    page.locator('[data-testid="stSidebar"]').get_by_text("Signed in as").wait_for(timeout=60000)
+
+
+def test_two_users_sign_in_and_each_sees_their_own_name(server, provider, chromium) -> None:
+    with own_browser(chromium) as alice, own_browser(chromium) as bob:
+        for page in (alice, bob):   # before signing in: the sign-in screen and nothing of the data
+            page.goto(server)
+            page.get_by_role("button", name="Sign in").wait_for(timeout=60000)
+            assert "COMPAS" not in page.locator("body").inner_text()
+            assert not page.locator('[data-testid="stSidebar"]').count() or "Signed in" not in sidebar_text(page)
+        sign_in(alice, server, provider, "alice@example.org")
+        sign_in(bob, server, provider, "bob@example.org")
+        for page, me, other in ((alice, "alice@example.org", "bob@example.org"),
+                                (bob, "bob@example.org", "alice@example.org")):
+            text = sidebar_text(page)
+            assert f"Signed in as {USERS[me]} ({me})" in text, text
+            assert other not in text and USERS[other] not in text
+            assert "Single local user" not in text
+        # a reload (a new Streamlit session) keeps the sign-in: the identity cookie, not the session
+        alice.reload()
+        alice.locator('[data-testid="stSidebar"]').get_by_text("Signed in as").wait_for(timeout=60000)
+        assert "alice@example.org" in sidebar_text(alice)
+        # signing out ends the session at the provider and comes back to the sign-in screen
+        bob.locator('[data-testid="stSidebar"]').get_by_role("button", name="Sign out").click()
+        bob.wait_for_url(f"{provider}/**", timeout=30000)
+        bob.get_by_role("button", name="End session").click()
+        bob.wait_for_url(f"{server}/**", timeout=30000)
+        bob.get_by_role("button", name="Sign in").wait_for(timeout=60000)
+        assert "bob@example.org" not in bob.locator("body").inner_text()
+        assert "alice@example.org" in sidebar_text(alice)   # the other browser stays signed in
