@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -91,15 +92,18 @@ def _child(*args: str, stdin: int | None = None) -> subprocess.Popen:
 
 
 def _read_until(proc: subprocess.Popen, word: str, deadline: float) -> list[str]:
+    """The lines ``proc`` prints up to ``word``; a process silent past ``deadline`` is killed (its output ends)."""
+    watchdog = threading.Timer(max(0.0, deadline - time.monotonic()), proc.kill)
+    watchdog.start()
     lines: list[str] = []
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            raise AssertionError(f"the server process ended before {word!r}: {proc.stderr.read()[-2000:]}")
-        lines.append(line.strip())
-        if line.strip() == word:
-            return lines
-    raise AssertionError(f"no {word!r} in time; got {lines}")
+    try:
+        while line := proc.stdout.readline():
+            lines.append(line.strip())
+            if line.strip() == word:
+                return lines
+    finally:
+        watchdog.cancel()
+    raise AssertionError(f"no {word!r} from the server process in time (got {lines}): {proc.stderr.read()[-2000:]}")
 
 
 def test_a_server_killed_mid_save_leaves_every_audit_whole_or_absent(url):
