@@ -102,7 +102,9 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--model", help="with --save: the model's name (audits of one model form a series over periods)")
     a.add_argument("--model-version", dest="model_version", help="with --save: the model's version")
     a.add_argument("--period", help="with --save: the period the data cover, e.g. 2026-Q3")
-    a.add_argument("--saved-by", dest="saved_by", help="with --save: who saves it")
+    a.add_argument("--user", help="with --save: the user who owns the saved audit (default: the single local user, "
+                                  "'local'; on a team server, the owner's sign-in e-mail)")
+    a.add_argument("--saved-by", dest="saved_by", help=argparse.SUPPRESS)   # the former spelling of --user
     a.add_argument("--store", metavar="URL",
                    help="with --save: the store's SQLAlchemy URL (default: FAIRNESS_AUDIT_STORE, else a SQLite file "
                         "in FAIRNESS_DATA_DIR or ./data)")
@@ -179,9 +181,16 @@ def _run(args: argparse.Namespace) -> int:
     if args.out is not None and (why := _check_out(args.out)):
         _print(f"error: {why}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    if args.save is None and any(getattr(args, k) for k in ("model", "model_version", "period", "saved_by", "store")):
-        _print("error: --model, --model-version, --period, --saved-by and --store go with --save NAME", file=sys.stderr)
+    if args.save is None and any(getattr(args, k) for k in ("model", "model_version", "period", "saved_by", "user",
+                                                               "store")):
+        _print("error: --model, --model-version, --period, --user and --store go with --save NAME", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if args.saved_by:
+        _print("note: --saved-by is deprecated; say --user (the saved audit's owner)", file=sys.stderr)
+        if args.user and args.user != args.saved_by:
+            _print("error: --saved-by contradicts --user", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        args.user = args.user or args.saved_by
     if args.decisions_only and (args.label or not args.prediction):
         _print("error: --decisions-only audits the --prediction column alone: give --prediction and no --label",
                file=sys.stderr)
@@ -227,12 +236,13 @@ def _run(args: argparse.Namespace) -> int:
 
 def _save(args: argparse.Namespace, audit: Audit) -> int:
     """Save ``audit`` in the store (--save NAME, --model, --period …) and print its id, or say why not."""
-    from .store import AuditStore, StoreError   # late: only a saving run needs SQLAlchemy
+    from .store import LOCAL_USER, AuditStore, StoreError   # late: only a saving run needs SQLAlchemy
 
     try:
         store = AuditStore(args.store)
         audit_id = store.save(audit, args.save, args.model, args.period, model_version=args.model_version,
-                              saved_by=args.saved_by, tolerance=args.tolerance, alpha=args.alpha, adjust=args.adjust)
+                              user=args.user or LOCAL_USER, tolerance=args.tolerance, alpha=args.alpha,
+                              adjust=args.adjust)
     except (StoreError, ValueError) as exc:
         _print(f"error: the audit was not saved: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

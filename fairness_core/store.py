@@ -267,7 +267,7 @@ class AuditStore:
         if not isinstance(audit_id, str) or not _ID.fullmatch(audit_id):
             shown = text.terminal_safe(str(audit_id))[:60]
             return AuditNotFound(f"{shown!r} is not a saved audit's id (an id is 22 letters, digits, - or _)")
-        return AuditNotFound(f"no saved audit has the id {audit_id!r} in {self.where} that you may open: it was "
+        return AuditNotFound(f"no saved audit has the id {audit_id!r} here that you may open: it was "
                              "deleted, saved in another store, or is not shared with you")
 
     def _as_owner(self, conn: sa.Connection, action: str, audit_id: Any, user: str) -> tuple[sa.Row | None, Any]:

@@ -1,12 +1,13 @@
-"""Saved audits: the list (filter by model, open, delete after typing the audit's name: a deletion is permanent for
-everyone on the server), and a read-only view of one saved audit from its link (``?audit=<id>``, in any browser:
-that audit alone, no list and no delete), its model's trend across saved periods, and "Open in the workbench"."""
+"""Saved audits: the user's own and those shared with them (filter by model, open, and for the owner delete after
+typing the audit's name, share, make and revoke links), and a read-only view of one saved audit — by id for its
+owner and readers (``?audit=<id>``), or from a link anyone holding it may open until it expires or is revoked
+(``?link=<token>``) — with its model's trend across saved periods and "Open in the workbench"."""
 
 import streamlit as st
 
 from fairness_core import plots, regulatory, report
 from fairness_core import store as audit_store
-from fairness_core.store import AuditNotFound, SavedAudit, StoreError
+from fairness_core.store import AuditNotFound, NotOwner, SavedAudit, StoreError
 from fairness_core.verdicts import level_text
 from ui import cached, saved
 from ui.state import ADJUSTMENTS, SAVED_MODEL_KEY, data_banner, page_setup, set_audit
@@ -18,7 +19,7 @@ st.title("Saved audits")
 try:
     store = saved.store()
 except StoreError as e:
-    st.error(f"**The audit store cannot be opened.** {md_escape(e)}", icon=":material/error:")
+    st.error(f"**The audit store cannot be opened.** {md_escape(saved.failure(e))}", icon=":material/error:")
     st.stop()
 
 
@@ -31,12 +32,13 @@ def label(row) -> str:  # type: ignore[no-untyped-def]
 def show(s: SavedAudit) -> None:
     """One saved audit, read-only: what it is, its verdicts, the Local Law 144 summary and its model's trend."""
     st.header(md_escape(s.name), anchor=False)
-    meta = [("Model", s.model), ("Version", s.model_version), ("Period", s.period), ("Saved by", s.saved_by)]
+    meta = [("Model", s.model), ("Version", s.model_version), ("Period", s.period), ("Owner", s.owner)]
     st.markdown(" · ".join(f"**{k}:** {md_escape(v)}" for k, v in meta if v)
                 + f" · **Saved:** {s.created:%Y-%m-%d %H:%M} UTC with version {md_escape(s.tool_version or '?')}")
     st.caption(f"Verdicts as saved: OFI tolerance {s.tolerance:g} · α = {s.alpha:g} · {ADJUSTMENTS.get(s.adjust, s.adjust)}. "
-               "Read-only; the rows were not stored (no stability tab). Link: "
-               f"`{saved.link(s.id)}`")
+               "Read-only; the rows were not stored (no stability tab). "
+               + {"owner": "Yours: share it or make a link below.", "shared": "Shared with you by its owner.",
+                  "link": "Opened from a link."}.get(s.access, ""))
     data_banner(s.audit)
     if st.button("Open in the workbench", icon=":material/open_in_browser:", key="open-in-workbench",
                  help="Make it this session's data: every page then audits it, at the settings it was saved with."):
@@ -47,6 +49,8 @@ def show(s: SavedAudit) -> None:
             st.session_state[f"kept-{key}"] = value
         st.success("Loaded: every page now audits this saved audit.", icon=":material/check_circle:")
         st.page_link("pages/2_Bias_Audit.py", label="Go to the Bias Audit →", icon=":material/balance:")
+    if s.access == "owner":
+        saved.owner_tools(s)
     _verdicts(s)
     _trend(s)
 
@@ -106,39 +110,50 @@ def _trend(s: SavedAudit) -> None:
                                icon=":material/download:")
 
 
-def _link_view(audit_id: str) -> None:
-    """What a link (``?audit=<id>``) opens: that saved audit alone, read-only — no list of the others, no delete."""
+def _opened(kind: str, key: str) -> SavedAudit:
+    """The saved audit an id or a link's token opens for this user, read once per session (each opening is
+    recorded in the store's events)."""
+    kept = st.session_state.setdefault("opened-audits", {})
+    if (kind, key) not in kept:
+        kept[(kind, key)] = (store.open_link(key, user=saved.user()) if kind == saved.LINK_PARAM
+                             else store.load(key, user=saved.user()))
+    return kept[(kind, key)]
+
+
+def _link_view(kind: str, key: str) -> None:
+    """What ``?audit=<id>`` (its owner and readers) or ``?link=<token>`` (anyone holding it) opens: that saved audit
+    alone, read-only — no list of the others; the owner's tools only for its owner."""
     try:
-        opened = store.load(audit_id)
+        opened = _opened(kind, key)
     except AuditNotFound as e:
-        st.error(f"**This link does not open a saved audit.** {md_escape(e)}", icon=":material/link_off:")
+        st.error(f"**This address opens no saved audit.** {md_escape(saved.failure(e))}", icon=":material/link_off:")
     except StoreError as e:
-        st.error(f"**The audit store failed.** {md_escape(e)}", icon=":material/error:")
+        st.error(f"**The audit store failed.** {md_escape(saved.failure(e))}", icon=":material/error:")
     else:
         show(opened)
     st.divider()
-    st.caption("A link opens one saved audit, read-only. The list of saved audits is on this page without a link "
-               "(“Saved audits” in the sidebar).")
+    st.caption("A link opens one saved audit, read-only. The audits you saved, or that were shared with you, are "
+               "listed on this page without a link (“Saved audits” in the sidebar).")
 
 
 def _confirm_delete(audit_id: str, name: str) -> None:
     """The second step of Delete: the audit goes only once its name is typed exactly."""
-    st.warning("**Deleting is permanent, for everyone on this server:** the saved audit, its link and its period "
-               "in the model's trend are gone for every user, and cannot be restored. To delete it, type its name "
-               "exactly:", icon=":material/warning:")
+    st.warning("**Deleting is permanent:** the saved audit, its links, its shares and its period in the model's trend "
+               "are gone for you and for everyone you shared it with, and cannot be restored. To delete it, type its "
+               "name exactly:", icon=":material/warning:")
     st.code(name, language=None)
     typed = st.text_input("Name of the audit to delete", key="saved-delete-name", max_chars=audit_store.MAX_LABEL)
     y, n, _ = st.columns([2, 1, 4])
-    if y.button("Delete for everyone", type="primary", key="saved-delete-yes", disabled=typed != name,
+    if y.button("Delete", type="primary", key="saved-delete-yes", disabled=typed != name,
                 icon=":material/delete_forever:"):
         if typed != name:    # the button is disabled until then; a stale click deletes nothing
             st.error("The name typed is not the audit's name: nothing was deleted.", icon=":material/error:")
             return
         _forget_confirmation()
         try:
-            store.delete(audit_id)
-        except (AuditNotFound, StoreError) as e:
-            st.error(md_escape(e), icon=":material/error:")
+            store.delete(audit_id, user=saved.user())
+        except (AuditNotFound, NotOwner, StoreError) as e:
+            st.error(md_escape(saved.failure(e)), icon=":material/error:")
         else:
             st.session_state["deleted"] = name
             st.rerun()
@@ -154,19 +169,19 @@ def _forget_confirmation() -> None:
 
 def _list() -> None:
     """Every saved audit: filter by model, open one (its link), delete one after typing its name."""
-    st.subheader("Every saved audit", anchor=False)
-    st.caption("Everyone who can reach this server sees this list. A deletion is permanent for all of them.")
+    st.subheader("Your saved audits", anchor=False)
+    st.caption(f"Saved by you ({md_escape(saved.user())}), and those other users shared with you (read-only). Nobody "
+               "else sees them unless you share them or give them a link.")
     if "deleted" in st.session_state:
-        st.success(f"Deleted “{md_escape(st.session_state.pop('deleted'))}” for everyone on this server.",
-                   icon=":material/check_circle:")
+        st.success(f"Deleted “{md_escape(st.session_state.pop('deleted'))}”.", icon=":material/check_circle:")
     try:
-        everything = store.list()
+        everything = store.list(user=saved.user())
     except StoreError as e:
-        st.error(f"**The audit store failed.** {md_escape(e)}", icon=":material/error:")
+        st.error(f"**The audit store failed.** {md_escape(saved.failure(e))}", icon=":material/error:")
         return
     if everything.empty:
-        st.info("No audit has been saved yet: save one on the Bias Audit page (“Save this audit”).",
-                icon=":material/info:")
+        st.info("You have no saved audit yet, and none is shared with you: save one on the Bias Audit page (“Save "
+                "this audit”).", icon=":material/info:")
         st.page_link("pages/2_Bias_Audit.py", label="Bias Audit", icon=":material/balance:")
         return
     every = BuiltIn("every model")
@@ -174,7 +189,7 @@ def _list() -> None:
     chosen = st.selectbox("Model", [every, *models], key="saved-filter",
                           format_func=lambda m: m.label if isinstance(m, BuiltIn) else f"“{m}”")
     listed = everything if isinstance(chosen, BuiltIn) else everything[everything["model"] == chosen]
-    st.dataframe(listed.drop(columns="id"), width="stretch", hide_index=True, key="saved-list",
+    st.dataframe(listed.drop(columns=["id", "saved_by"], errors="ignore"), width="stretch", hide_index=True, key="saved-list",
                  column_config={"created": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm")})
     rows = {r["id"]: r for _, r in listed.iterrows()}
     pick = st.selectbox("Saved audit", list(rows), format_func=lambda i: label(rows[i]), key="saved-pick")
@@ -183,15 +198,16 @@ def _list() -> None:
                  help="Opens its link: that audit alone, read-only."):
         st.query_params[saved.PARAM] = pick
         st.rerun()
-    if c2.button("Delete…", icon=":material/delete:", key="saved-delete"):
+    if rows[pick]["access"] == "owner" and c2.button("Delete…", icon=":material/delete:", key="saved-delete"):
         st.session_state.pop("saved-delete-name", None)
         st.session_state["confirm-delete"] = pick
     if st.session_state.get("confirm-delete") == pick:
         _confirm_delete(pick, str(rows[pick]["name"]))
 
 
-wanted = st.query_params.get(saved.PARAM)
-if wanted:
-    _link_view(wanted)
+if token := st.query_params.get(saved.LINK_PARAM):
+    _link_view(saved.LINK_PARAM, token)
+elif wanted := st.query_params.get(saved.PARAM):
+    _link_view(saved.PARAM, wanted)
 else:
     _list()

@@ -1,5 +1,6 @@
-"""Saved audits in the app (issue 27): save from the Bias Audit page, open the link in another session (read-only:
-that audit alone, no list, no delete), a bad id, delete after typing the name, the trend after a second period, the
+"""Saved audits in the app: save from the Bias Audit page (as the session's user), open it by id as its owner, share it
+and make a link that another user or session opens read-only (that audit alone, no list, no delete), links that
+expire or are revoked, a bad id, delete after typing the name (owner only), the trend after a second period, the
 report's trend section, hostile names as text."""
 
 from __future__ import annotations
@@ -36,19 +37,47 @@ def store_url(tmp_path, monkeypatch):
 
 def save_from_bias_audit(audit: Audit, name: str, model: str, period: str) -> tuple[AppTest, str]:
     at = page_with_audit(audit, "pages/2_Bias_Audit.py")
-    for key, value in (("save-name", name), ("save-model", model), ("save-period", period), ("save-by", "ana")):
+    for key, value in (("save-name", name), ("save-model", model), ("save-period", period)):
         at.text_input(key=key).input(value)
     at.button(key="FormSubmitter:save-audit-Save this audit").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     return at, at.session_state["saved-audit-id"]
 
 
-def saved_page(audit_id: str | None = None) -> AppTest:
+@pytest.fixture(autouse=True)
+def signed_in_as(monkeypatch):
+    """Pages act for the user the sign-in gate returns; a test names it in ``AS_USER`` (the real sign-in, against an
+    OpenID provider, is tests/test_auth_browser.py's)."""
+    import streamlit as st
+
+    import ui.auth
+
+    def gate() -> str:   # a session keeps the user it signed in as
+        user = st.session_state.get("user") or AS_USER.get("user") or ui.auth.LOCAL_USER
+        st.session_state["user"] = user
+        return user
+
+    monkeypatch.setattr(ui.auth, "require_user", gate)
+    yield
+    AS_USER.clear()
+
+
+#: The user the next session signs in as (see :func:`signed_in_as`).
+AS_USER: dict[str, str] = {}
+
+
+def saved_page(audit_id: str | None = None, user: str | None = None, link: str | None = None) -> AppTest:
+    """The Saved audits page in a new session, as ``user`` (the local analyst by default), opened by id or link."""
+    AS_USER.clear()
+    if user is not None:
+        AS_USER["user"] = user
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
     at.switch_page(PAGE)
     if audit_id is not None:
         at.query_params["audit"] = audit_id
+    if link is not None:
+        at.query_params["link"] = link
     at.run()
     assert not at.exception
     return at
@@ -66,8 +95,10 @@ def texts(at: AppTest) -> str:
 
 def test_save_then_the_link_opens_a_read_only_copy_in_another_session(store_url):
     at, audit_id = save_from_bias_audit(Q1, f"Q1 {LINK}", "credit", "2026-Q1")
-    assert f"/Saved_Audits?audit={audit_id}" in [c.value for c in at.code]
-    assert any("Saved audits are kept in" in c.value and "audits" in c.value for c in at.sidebar.caption)
+    assert "private to you" in at.success[0].value
+    sidebar = " ".join(c.value for c in at.sidebar.caption)
+    assert "kept on this server" in sidebar and "sqlite" not in sidebar.lower() and "audits.db" not in sidebar
+    assert AuditStore(store_url).load(audit_id).owner == "local"
     other = saved_page(audit_id)
     shown = texts(other)
     assert "credit" in shown and "2026\\-Q1" in shown and "q1\\.csv" in shown
@@ -83,7 +114,7 @@ def test_save_then_the_link_opens_a_read_only_copy_in_another_session(store_url)
 
 def test_a_bad_or_deleted_id_gets_a_message_and_nothing_else(store_url):
     at = saved_page("not-an-id")
-    assert "This link does not open a saved audit" in at.error[0].value
+    assert "This address opens no saved audit" in at.error[0].value
     assert not at.info and not at.get("selectbox") and not at.button    # no list, no delete
     audit_id = AuditStore(store_url).save(Q1, "to delete", model="credit", period="2026-Q1")
     AuditStore(store_url).delete(audit_id)
@@ -96,11 +127,12 @@ def test_a_link_shows_only_its_audit_with_no_list_and_no_delete(store_url):
     store = AuditStore(store_url)
     linked = store.save(Q1, "shared one", model="credit", period="2026-Q1")
     store.save(Q2, "someone else's", model="hiring", period="2026-Q2")
-    at = saved_page(linked)
+    token = store.link(linked)
+    at = saved_page(link=token, user="bob@example.org")
     shown = texts(at)
-    assert "shared one" in shown and "someone else" not in shown and "Every saved audit" not in shown
+    assert "shared one" in shown and "someone else" not in shown and "Your saved audits" not in shown
     keys = {b.key for b in at.button}
-    assert keys == {"open-in-workbench"}                     # no Open, no Delete of any audit
+    assert keys == {"open-in-workbench"}                     # no Open, no Delete, no Share, no Link
     assert not any(s.key in ("saved-pick", "saved-filter") for s in at.selectbox)
     assert not any("saved-list" == d.key for d in at.dataframe)
     assert "read-only" in shown
@@ -112,10 +144,10 @@ def test_delete_needs_the_audits_name_typed_and_says_it_is_permanent_for_everyon
     name = f"to delete {LINK}"
     audit_id = store.save(Q1, name, model="credit", period="2026-Q1")
     at = saved_page()
-    assert "permanent" in texts(at) and "Everyone who can reach this server" in texts(at)
+    assert "Nobody else sees them" in texts(at)
     at.button(key="saved-delete").click().run()
     warning = at.warning[0].value
-    assert "permanent, for everyone on this server" in warning and "type its name" in warning
+    assert "permanent" in warning and "everyone you shared it with" in warning and "type its name" in warning
     assert name in [c.value for c in at.code]                                 # the name to type, as plain text
     assert at.button(key="saved-delete-yes").disabled
     at.text_input(key="saved-delete-name").input("to delete").run()            # not its name
@@ -125,10 +157,58 @@ def test_delete_needs_the_audits_name_typed_and_says_it_is_permanent_for_everyon
     assert not at.button(key="saved-delete-yes").disabled
     at.button(key="saved-delete-yes").click().run()
     assert not at.exception and store.list().empty
-    assert "Deleted" in at.success[0].value and "for everyone" in at.success[0].value
-    assert "No audit has been saved yet" in at.info[0].value
+    assert "Deleted" in at.success[0].value
+    assert "You have no saved audit yet" in at.info[0].value
     gone = saved_page(audit_id)
     assert "deleted" in gone.error[0].value
+
+
+def test_two_users_see_only_their_own_and_what_is_shared_with_them(store_url):
+    """Ana's private audit is not listed, opened, deleted or linked by Bob; once shared it reads but does not delete;
+    Bob's refused attempt answers exactly as an id that never existed, and the events record it."""
+    store = AuditStore(store_url)
+    mine = store.save(Q1, "ana's audit", model="credit", period="2026-Q1", user="ana@example.org")
+    bob = saved_page(user="bob@example.org")
+    assert "ana's audit" not in texts(bob) and "You have no saved audit yet" in bob.info[0].value
+    refused = saved_page(mine, user="bob@example.org")
+    never = saved_page("A" * 22, user="bob@example.org")
+    from ui.widgets import md_escape
+    assert refused.error[0].value.replace(md_escape(mine), "ID") == never.error[0].value.replace("A" * 22, "ID")
+    assert "audits.db" not in refused.error[0].value and "SQLite" not in refused.error[0].value   # no server path
+    assert "ana's audit" not in texts(refused) and not refused.button
+    ana = saved_page(mine, user="ana@example.org")
+    ana.text_input(key="share-with").input("bob@example.org").run()
+    ana.button(key="share-do").click().run()
+    assert not ana.exception and store.readers(mine, user="ana@example.org") == ("bob@example.org",)
+    bob = saved_page(user="bob@example.org")
+    assert frame_with(bob, "access")[["name", "access"]].values.tolist() == [["ana's audit", "shared"]]
+    assert not any(b.key == "saved-delete" for b in bob.button)
+    reader = saved_page(mine, user="bob@example.org")
+    assert "Shared with you" in texts(reader) and {b.key for b in reader.button} == {"open-in-workbench"}
+    events = store.events(mine)
+    assert ((events["user"] == "bob@example.org") & ~events["allowed"]).any()
+    assert ((events["user"] == "bob@example.org") & events["allowed"] & (events["action"] == "load")).any()
+
+
+def test_a_link_made_on_the_page_shows_its_full_address_and_stops_when_revoked(store_url):
+    store = AuditStore(store_url)
+    mine = store.save(Q1, "linked", model="credit", period="2026-Q1", user="ana@example.org")
+    ana = saved_page(mine, user="ana@example.org")
+    ana.selectbox(key="link-days").select(1).run()
+    ana.button(key="link-make").click().run()
+    assert not ana.exception
+    address = next(c.value for c in ana.code if "link=" in c.value)
+    assert address.startswith(("http://", "https://")) or address.startswith("/Saved_Audits?link=")
+    token = address.split("link=", 1)[1]
+    visitor = saved_page(link=token)
+    assert "linked" in texts(visitor) and "Opened from a link" in texts(visitor)
+    live = store.links(mine, user="ana@example.org")
+    assert len(live) == 1 and bool(live["active"].iloc[0])
+    ana.button(key="link-revoke").click().run()
+    assert not ana.exception and not ana.error, [e.value for e in ana.error]
+    assert not store.links(mine, user="ana@example.org")["active"].any()
+    after = saved_page(link=token)
+    assert "opens no saved audit" in after.error[0].value and "linked" not in texts(after)
 
 
 def test_cancel_keeps_the_audit_and_forgets_the_typed_name(store_url):

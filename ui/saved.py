@@ -1,5 +1,6 @@
-"""Saved audits in the app: one store for the server process, the sidebar note saying where audits are
-kept, the "Save this audit" form of the Bias Audit page, and a model's trend across its saved periods.
+"""Saved audits in the app: one store for the server process, the sidebar note, the "Save this audit" form of the
+Bias Audit page, the owner's tools (share, links, who opened it) and a model's trend across its saved periods.
+Every call names the session's user (:func:`user`): the store enforces who may see, open, delete, share and link.
 
 The store is :class:`fairness_core.store.AuditStore` at :func:`fairness_core.store.default_url`
 (``FAIRNESS_AUDIT_STORE``, else SQLite in ``FAIRNESS_DATA_DIR``), opened on first use and shared by every session
@@ -9,7 +10,10 @@ and thread of the process (the store is thread-safe). A store that cannot be ope
 
 from __future__ import annotations
 
+import logging
 import threading
+from datetime import timedelta
+from urllib.parse import urlsplit
 
 import streamlit as st
 
@@ -17,12 +21,16 @@ from fairness_core import store as audit_store
 from fairness_core.audit import Audit
 from fairness_core.store import AuditStore, SavedAudit, StoreError
 from fairness_core.trend import Trend, series_changes
+from ui import auth
 from ui.cached import TTL_S
 from ui.session import SAVED_MODEL_KEY
 from ui.widgets import md_escape
 
-#: The page that opens a saved audit from its link, and the link's query parameter.
-PAGE, PARAM = "pages/8_Saved_Audits.py", "audit"
+#: The page that opens saved audits; its query parameters: an audit the user may open by id (the owner's or one
+#: shared with them), and a link's token (anyone holding it, until it expires or is revoked).
+PAGE, PARAM, LINK_PARAM = "pages/8_Saved_Audits.py", "audit", "link"
+#: How long a new link may live: the choices offered (days).
+LINK_DAYS = (1, 7, 30, 90, 365)
 
 _STORES: dict[str, AuditStore] = {}
 _LOCK = threading.Lock()
@@ -39,19 +47,49 @@ def store() -> AuditStore:
         return opened
 
 
-def link(audit_id: str) -> str:
-    """The relative link that opens a saved audit in any browser (the server's address goes before it)."""
-    return f"/Saved_Audits?{PARAM}={audit_id}"
+_LOG = logging.getLogger("fairness.store")
+
+
+def failure(e: Exception) -> str:
+    """What a visitor reads about a failure: a store's error names where the server keeps its data (a file path,
+    a database host), which stays in the server's log; any other refusal is said as it is."""
+    if isinstance(e, StoreError):
+        _LOG.error("audit store: %s", e)
+        return "The audit store failed; the server's operator can see why in its log. Nothing was changed."
+    return str(e)
+
+
+def user() -> str:
+    """The user this session acts for (kept by the sign-in gate, ``ui.auth.require_user``; the local analyst
+    without sign-in)."""
+    return str(st.session_state.get("user") or auth.current_user())
+
+
+def address(query: str) -> str:
+    """The full address of the Saved audits page with ``query`` (``link=…``), as the browser reached this server
+    (a reverse proxy's public address when it forwards the host), so that a copied link works as it is."""
+    url = ""
+    try:
+        url = st.context.url or ""
+    except Exception:  # noqa: BLE001 - no request context (a bare script run)
+        pass
+    base = urlsplit(url)
+    root = f"{base.scheme}://{base.netloc}" if base.scheme and base.netloc else ""
+    prefix = base.path.rsplit("/", 1)[0] if base.path else ""   # a server under a path prefix keeps it
+    return f"{root}{prefix}/Saved_Audits?{query}"
 
 
 def sidebar_note() -> None:
-    """Where audits are kept, or why they cannot be (one line in the sidebar of every page)."""
+    """Whether audits can be saved (one line in the sidebar of every page); never where the server keeps them."""
     try:
-        where = store().where
+        store()
     except StoreError as e:
-        st.caption(f":material/error: **Saved audits are unavailable:** {md_escape(e)}")
+        _LOG.error("audit store: %s", e)
+        st.caption(":material/error: **Saved audits are unavailable** on this server (its operator can see why "
+                   "in the server's log).")
         return
-    st.caption(f":material/database: Saved audits are kept in {md_escape(where)}.")
+    st.caption(":material/database: Saved audits are kept on this server, private to whoever saves them unless "
+               "shared.")
 
 
 def _text(value: str) -> str | None:
@@ -73,12 +111,13 @@ def save_form(audit: Audit, tolerance: float, alpha: float, adjust: str) -> None
         period = c2.text_input("Period", max_chars=audit_store.MAX_LABEL, key="save-period",
                                placeholder="e.g. 2026-Q3", help="The time the data cover; saves of one model form a "
                                "series in the order of their periods (as text).")
-        c3, c4, c5 = st.columns(3)
+        c3, c4 = st.columns(2)
         model = c3.text_input("Model", max_chars=audit_store.MAX_LABEL, key="save-model",
                               placeholder="e.g. credit scorecard")
         version = c4.text_input("Model version", max_chars=audit_store.MAX_LABEL, key="save-version",
                                 placeholder="e.g. v3.2")
-        saved_by = c5.text_input("Saved by (optional)", max_chars=audit_store.MAX_LABEL, key="save-by")
+        st.caption(f"Saved as **{md_escape(user())}**: private to you until you share it or make a link on the "
+                   "Saved audits page.")
         submitted = st.form_submit_button("Save this audit", icon=":material/save:")
     if submitted:
         if not name.strip():
@@ -86,17 +125,15 @@ def save_form(audit: Audit, tolerance: float, alpha: float, adjust: str) -> None
         else:
             try:
                 st.session_state["saved-audit-id"] = store().save(
-                    audit, name, _text(model), _text(period), model_version=_text(version),
-                    saved_by=_text(saved_by), tolerance=tolerance, alpha=alpha, adjust=adjust)
+                    audit, name, _text(model), _text(period), model_version=_text(version), user=user(),
+                    tolerance=tolerance, alpha=alpha, adjust=adjust)
                 st.session_state["saved-audit-name"] = name
             except (ValueError, StoreError) as e:
-                st.error(f"**Not saved.** {md_escape(e)}", icon=":material/error:")
+                st.error(f"**Not saved.** {md_escape(failure(e))}", icon=":material/error:")
     audit_id = st.session_state.get("saved-audit-id")
     if audit_id:
-        st.success(f"Saved “{md_escape(st.session_state.get('saved-audit-name', ''))}”. Anyone who can reach this "
-                   "server opens a read-only copy at this link (after the server's address):",
-                   icon=":material/check_circle:")
-        st.code(link(audit_id), language=None)
+        st.success(f"Saved “{md_escape(st.session_state.get('saved-audit-name', ''))}”, private to you. Share it, or "
+                   "make a link that expires, on the Saved audits page.", icon=":material/check_circle:")
         st.page_link(PAGE, label="Open the saved audit", icon=":material/open_in_new:", query_params={PARAM: audit_id})
 
 
@@ -112,7 +149,8 @@ def model_trend(model: str | None, tolerance: float, alpha: float, adjust: str) 
     periods (or none). Shared by sessions: keyed by the ids (saved audits never change) and the settings."""
     if not model:
         return None, ()
-    history = tuple(h for h in store().history(model) if h.audit.has_outcomes)   # OFI's trend needs outcomes
+    history = tuple(h for h in store().history(model, user=user())   # what this user may see
+                    if h.audit.has_outcomes)   # OFI's trend needs outcomes
     if len({h.period for h in history}) < 2:
         return None, ()
     ids = tuple(h.id for h in history)
@@ -133,3 +171,71 @@ def opened_trend(tolerance: float, alpha: float, adjust: str) -> tuple[Trend | N
         return model_trend(st.session_state.get(SAVED_MODEL_KEY), tolerance, alpha, adjust)
     except StoreError:
         return None, ()
+
+
+def owner_tools(s: SavedAudit) -> None:
+    """What the owner of ``s`` may do beyond reading it: share it with other users (read-only), make links that
+    expire (the full address, copied with the button beside it) and revoke them, and see who opened it."""
+    me = user()
+    readers, links = _owned(s.id)
+    with st.expander("Share with other users", icon=":material/group_add:"):
+        st.caption(("Shared (read-only) with: " + ", ".join(md_escape(r) for r in readers)) if readers else
+                   "Private: nobody else can see or open it.")
+        names = st.text_input("Users to share with (their sign-in e-mail, comma-separated)", key="share-with",
+                              max_chars=2000)
+        a, b = st.columns(2)
+        wanted = [n.strip() for n in names.split(",") if n.strip()]
+        if a.button("Share", key="share-do", disabled=not wanted, icon=":material/share:"):
+            _act(lambda: store().share(s.id, user=me, with_users=wanted), "Shared.")
+        if readers and b.button("Stop sharing with them", key="share-undo", disabled=not wanted):
+            _act(lambda: store().unshare(s.id, user=me, with_users=wanted), "No longer shared with them.")
+    with st.expander("Links", icon=":material/link:"):
+        st.caption("A link opens this audit read-only for anyone who has it, signed in or not, until it expires or "
+                   "you revoke it. Its address is shown once, here: copy it now.")
+        days = st.selectbox("Expires after", LINK_DAYS, index=1, key="link-days",
+                            format_func=lambda d: f"{d} day{'s' if d > 1 else ''}")
+        if st.button("Make a link", key="link-make", icon=":material/add_link:"):
+            try:
+                token = store().link(s.id, user=me, expires_in=timedelta(days=days))
+            except (ValueError, StoreError, audit_store.AuditNotFound, audit_store.NotOwner) as e:
+                st.error(md_escape(failure(e)), icon=":material/error:")
+            else:
+                st.session_state.pop("owner-view", None)
+                st.session_state["link-made"] = (s.id, address(f"{LINK_PARAM}={token}"))
+                st.rerun()
+        made = st.session_state.get("link-made")
+        if made and made[0] == s.id:
+            st.code(made[1], language=None)   # the copy button sits at its right
+        if len(links):
+            st.dataframe(links.drop(columns="link_id"), hide_index=True, width="stretch", key="link-list")
+            live = links[links["active"]]
+            if len(live):
+                when = live.set_index("link_id")
+                pick = st.selectbox("Link", list(live["link_id"]), key="link-pick",
+                                    format_func=lambda i: f"made {when.loc[i, 'created']:%Y-%m-%d %H:%M}, expires "
+                                                          f"{when.loc[i, 'expires']:%Y-%m-%d %H:%M} UTC")
+                if st.button("Revoke this link", key="link-revoke", icon=":material/link_off:"):
+                    _act(lambda: store().revoke_link(pick, user=me), "Revoked: the link opens nothing now.")
+    with st.expander("Who opened it", icon=":material/history:"):
+        events = store().events(s.id, user=None, limit=200)
+        st.dataframe(events.drop(columns=["seq"]), hide_index=True, width="stretch", key="audit-events")
+
+
+def _owned(audit_id: str):  # type: ignore[no-untyped-def]
+    """Whom the owner's audit is shared with and its links, read once per session and audit (each read is
+    recorded in the store's events) and again after the owner changes them."""
+    kept = st.session_state.setdefault("owner-view", {})
+    if audit_id not in kept:
+        kept[audit_id] = (store().readers(audit_id, user=user()), store().links(audit_id, user=user()))
+    return kept[audit_id]
+
+
+def _act(action, done: str) -> None:  # type: ignore[no-untyped-def]
+    """Run an owner's action; say what happened, or why not, in words."""
+    st.session_state.pop("owner-view", None)
+    try:
+        action()
+    except (ValueError, StoreError, audit_store.AuditNotFound, audit_store.NotOwner) as e:
+        st.error(md_escape(failure(e)), icon=":material/error:")
+    else:
+        st.success(done, icon=":material/check_circle:")
