@@ -64,6 +64,10 @@ def provider():
     server.server_close()
 
 
+#: The audit store the test server uses (set by :func:`server`), for audits saved before the browsers come.
+STORE: dict[str, str] = {}
+
+
 @pytest.fixture(scope="module")
 def server(provider, tmp_path_factory):
     port = _free_port()
@@ -77,7 +81,8 @@ client_id = "fairness-workbench"
 client_secret = "any-secret-the-mock-accepts"
 server_metadata_url = "{provider}/.well-known/openid-configuration"
 """)
-    env = {**os.environ, "FAIRNESS_DATA_DIR": str(data), "FAIRNESS_AUDIT_STORE": f"sqlite:///{data / 'audits.db'}",
+    STORE["url"] = f"sqlite:///{data / 'audits.db'}"
+    env = {**os.environ, "FAIRNESS_DATA_DIR": str(data), "FAIRNESS_AUDIT_STORE": STORE["url"],
            "FAIRNESS_REQUIRE_LOGIN": "1"}
     log = open(data / "streamlit.log", "w")
     proc = subprocess.Popen(
@@ -171,3 +176,45 @@ def test_two_users_sign_in_and_each_sees_their_own_name(server, provider, chromi
         bob.get_by_role("button", name="Sign in").wait_for(timeout=60000)
         assert "bob@example.org" not in bob.locator("body").inner_text()
         assert "alice@example.org" in sidebar_text(alice)   # the other browser stays signed in
+
+
+def _main_text(page) -> str:  # type: ignore[no-untyped-def]
+    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60000)
+    return page.locator('[data-testid="stMain"]').inner_text().replace("\u2060", "")
+
+
+def test_two_signed_in_users_cannot_reach_each_others_private_audits(server, provider, chromium) -> None:
+    """Alice's private audit: Bob's list does not show it and its id opens nothing for him (the same words as an id
+    that never existed); a link Alice makes opens it read-only in Bob's browser until she revokes it."""
+    from fairness_core import datasets
+    from fairness_core.store import AuditStore
+
+    store = AuditStore(STORE["url"])
+    private = store.save(datasets.load_demo("ricci_b"), "alice's private audit", user="alice@example.org")
+    with own_browser(chromium) as alice, own_browser(chromium) as bob:
+        sign_in(alice, server, provider, "alice@example.org")
+        sign_in(bob, server, provider, "bob@example.org")
+        alice.goto(f"{server}/Saved_Audits")
+        alice.get_by_text("Your saved audits").wait_for(timeout=60000)
+        alice.get_by_text("Delete…").wait_for(timeout=60000)      # hers: she may delete it
+        bob.goto(f"{server}/Saved_Audits")
+        bob.get_by_text("You have no saved audit yet").wait_for(timeout=60000)
+        bob.goto(f"{server}/Saved_Audits?audit={private}")
+        bob.get_by_text("This address opens no saved audit").wait_for(timeout=60000)
+        refused = _main_text(bob)
+        assert "alice's private audit" not in refused and "Delete" not in refused
+        bob.goto(f"{server}/Saved_Audits?audit={'A' * 22}")
+        bob.get_by_text("This address opens no saved audit").wait_for(timeout=60000)
+        assert _main_text(bob).replace("A" * 22, "ID") == refused.replace(private, "ID")
+        token = store.link(private, user="alice@example.org")
+        bob.goto(f"{server}/Saved_Audits?link={token}")
+        bob.get_by_text("Opened from a link").wait_for(timeout=60000)
+        opened = _main_text(bob)
+        assert "alice's private audit" in opened and "Make a link" not in opened and "Share" not in opened
+        store.revoke_link(token, user="alice@example.org")
+        bob.goto(f"{server}/Saved_Audits?link={token}")
+        bob.get_by_text("This address opens no saved audit").wait_for(timeout=60000)
+        events = store.events(private)
+        assert ((events["user"] == "bob@example.org") & ~events["allowed"] & (events["action"] == "load")).any()
+        assert ((events["user"] == "bob@example.org") & events["allowed"] & (events["action"] == "open_link")).any()
+    store.close()
