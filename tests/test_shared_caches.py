@@ -175,3 +175,15 @@ def test_a_released_upload_says_the_real_reason():
     assert "reload" in session.gone_reason("reloaded") and session.gone_reason("never-seen") is None
     with session._SAVED_LOCK:
         session._SAVED.clear()
+
+
+def test_a_reload_gives_the_kept_data_only_to_the_same_browser_and_the_same_user():
+    """The next person to sign in on the same browser never gets the previous user's upload from an old ?sid=."""
+    from ui import session
+
+    with session._SAVED_LOCK:
+        session._SAVED["kept"] = {"browser": "b1", "user": "ana@example.org", "time": time.time(), "bytes": 0}
+    assert session._recall("kept", "b1", "bob@example.org") is None
+    assert session._recall("kept", "b2", "ana@example.org") is None
+    assert session._recall("kept", "b1", "ana@example.org")["user"] == "ana@example.org"
+    assert session._recall("kept", "b1", "ana@example.org") is None      # taken once

@@ -107,7 +107,7 @@ def remember() -> None:
     demo = st.session_state.get(DEMO_KEY)
     audit = None if demo else st.session_state[AUDIT_KEY]     # a demo is reloaded by its key, not kept
     candidates = None if demo else st.session_state.get(CANDIDATES_KEY)
-    entry = {"browser": browser_key(), "audit": audit, "demo": demo, "candidates": candidates, "time": time.time(),
+    entry = {"browser": browser_key(), "user": st.session_state.get("user"), "audit": audit, "demo": demo, "candidates": candidates, "time": time.time(),
              "bytes": held_bytes(audit) + candidate_bytes(candidates),
              "settings": {k: v for k, v in st.session_state.items() if str(k).startswith("kept-")}}
     with _SAVED_LOCK:
@@ -156,16 +156,17 @@ def release_oldest(saved: OrderedDict[str, dict[str, Any]], sessions: int, max_b
             _note_gone(sid, why)
 
 
-def _recall(sid: str, browser: str | None) -> dict[str, Any] | None:
-    """The data kept for ``sid``, taken (once) by the browser that kept them; None for any other browser, which
-    leaves them where they are (a link shared while its owner works must not take the owner's data or jobs)."""
+def _recall(sid: str, browser: str | None, user: str | None = None) -> dict[str, Any] | None:
+    """The data kept for ``sid``, taken (once) by the browser and the signed-in user that kept them; None for any
+    other browser or user, which leaves them where they are (a link shared while its owner works must not take the
+    owner's data or jobs, nor may the next person who signs in on the same browser)."""
     with _SAVED_LOCK:
         entry = _SAVED.get(sid)
         if entry is not None and time.time() - entry["time"] > SAVED_HOURS * 3600:
             _SAVED.pop(sid)
             _note_gone(sid, f"The data were kept for {SAVED_HOURS} hours after the page was last used")
             return None
-        if entry is None or entry.get("browser") != browser:
+        if entry is None or entry.get("browser") != browser or entry.get("user") != user:
             return None
         return _SAVED.pop(sid)
 
@@ -187,7 +188,7 @@ def session_id() -> str:
     restart, or older than the retention) is told so."""
     if "sid" not in st.session_state:
         returning = st.query_params.get("sid")
-        saved = _recall(returning, browser_key()) if returning else None
+        saved = _recall(returning, browser_key(), st.session_state.get("user")) if returning else None
         st.session_state["sid"] = secrets.token_urlsafe(9)   # a restored session gets a new id of its own: a
         _KNOWN_SESSIONS.add(st.session_state["sid"])         # duplicated tab or a shared link never shares state
         if saved is not None:
