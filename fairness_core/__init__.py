@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__version__ = "0.1.0"   # before the imports: report stamps it on what it builds
+from ._version import __version__
 
 from . import (audit, bias, compare, entropy, imbalance, inference, io, match, metrics, mitigation, reading, realism,
                regulatory, report, sample_size, smoothing, stability, trend, verdicts, vocabulary)

@@ -23,18 +23,13 @@ from . import bias, inference, match, spread, text
 from . import verdicts as verdicts_
 from . import metrics as m
 from .confusion import CELLS, ConfusionMatrix
-from .reading import (  # noqa: F401  (the readings' former home: these names stay importable from here)
-    MAX_PAIRS_WITH_COUNTS,
-    findings_first,
-    three_questions,
-    verdict_explanations,
-    verdict_findings,
-    verdict_reading,
-)
 from .decisions import selection_explanations
+from .reading import verdict_explanations
+from .results import Verdicts
 from .row_counts import count_arrays
 from .stability import RowData
 from .validation import UNKNOWN_CATEGORY, UNKNOWN_VALUES
+from .verdicts import VerdictSettings
 from .vocabulary import (DEFAULT_ALPHA, POSITIVE_IS, Reference, ReferenceLike, adjust_from_bool, reference_or_mode,
                          resolve_positive_is)
 
@@ -54,7 +49,6 @@ NEEDS_OUTCOMES = ("needs outcomes: no outcome was observed (decisions only), so 
 DECISION_METRICS = ("PPR", "PNR")
 #: The comparisons of Table 3.2 that decisions alone define: the ratio and the differences of selection rates.
 DECISION_COMPARISONS = ("DI", "SP", "DPPL")
-level_text, interval_label = verdicts_.level_text, verdicts_.interval_label
 
 
 class NeedsOutcomes(ValueError):
@@ -530,9 +524,9 @@ class Audit:
         return match.audit_table(self, names, reference_or_mode(reference, Reference.REST, "Audit.match_table"),
                                  method, alpha, adjust_from_bool(adjust, "Audit.match_table"), reference_is)
 
-    def verdicts(self, tolerance: float = DEFAULT_OFI_TOLERANCE, alpha: float = DEFAULT_ALPHA,
+    def verdicts(self, tolerance: float | VerdictSettings = DEFAULT_OFI_TOLERANCE, alpha: float = DEFAULT_ALPHA,
                  adjust: str = "holm", ofi_method: str = "auto", di_method: str = "auto",
-                 reference: ReferenceLike | None = Reference.PAIRS) -> pd.DataFrame:
+                 reference: ReferenceLike | None = Reference.PAIRS) -> Verdicts:
         """A statistically qualified verdict for every unordered pair of groups (docs/methods.md, "Verdicts").
 
         Both groups are samples. Each pair's OFI is compared with the ``tolerance`` T, the size of a
@@ -563,6 +557,11 @@ class Audit:
         words (:func:`fairness_core.verdicts.selection_verdicts`: adverse impact, materiality unclear, no adverse
         impact detected, inconclusive); ``tolerance`` and ``ofi_method`` are not used.
 
+        The settings may be given as one :class:`~fairness_core.verdicts.VerdictSettings` in place of ``tolerance``
+        (then ``alpha``, ``adjust`` and the methods are its own). The result is a
+        :class:`~fairness_core.results.Verdicts`: a DataFrame subclass that carries its ``settings`` and ``levels``
+        and reads itself (``findings()``, ``three_questions()``, ``reading()``).
+
         Examples
         --------
         >>> from fairness_core import ConfusionMatrix as CM
@@ -572,6 +571,8 @@ class Audit:
         >>> bool(v.loc[0, "ofi_ci_low"] < v.loc[0, "ofi"] < v.loc[0, "ofi_ci_high"] < -0.05)
         True
         """
+        settings = (tolerance if isinstance(tolerance, VerdictSettings)
+                    else VerdictSettings(tolerance, alpha, adjust, ofi_method, di_method))
         reference = reference_or_mode(reference, Reference.PAIRS, "Audit.verdicts")
         if isinstance(reference, Reference):
             if reference is not Reference.PAIRS:
@@ -585,13 +586,12 @@ class Audit:
         groups = self.known_groups
         cells = np.array([self.cms[g].as_array() for g in groups], dtype=float)
         if not self.outcomes:
-            df = verdicts_.selection_verdicts(groups, cells[:, 0] + cells[:, 2], cells.sum(axis=1), alpha, adjust,
-                                              di_method, reference)
+            df = verdicts_.selection_verdicts(groups, cells[:, 0] + cells[:, 2], cells.sum(axis=1), settings.alpha,
+                                              settings.adjust, settings.di_method, reference)
             df.insert(list(df.columns).index("favours") + 1, "explanation", selection_explanations(df))
-            return df
-        df = verdicts_.pair_verdicts(groups, cells, tolerance, alpha, adjust, ofi_method, di_method, reference)
-        df.insert(list(df.columns).index("favours") + 1, "explanation", verdict_explanations(df))
-        return df
+        else:
+            df = verdicts_.pair_verdicts(groups, cells, settings.tolerance, settings.alpha, settings.adjust,
+                                         settings.ofi_method, settings.di_method, reference)
+            df.insert(list(df.columns).index("favours") + 1, "explanation", verdict_explanations(df))
+        return Verdicts.judged(df, self)
 
-
-_explanations = verdict_explanations   # the former private name

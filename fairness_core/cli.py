@@ -19,6 +19,7 @@ from typing import Sequence, TextIO
 from . import report as report_mod
 from .audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, Audit
 from .inference import ADJUSTMENTS
+from .verdicts import VerdictSettings
 from .warehouse import is_glob
 from .io import (DataValidationError, aggregate, audit_from_decisions, cms_from_predictions, cms_from_table,
                  find_count_columns, read_table)
@@ -261,8 +262,8 @@ def _rejected(exc: DataValidationError) -> int:
 def _report(args: argparse.Namespace, audit: Audit) -> int:
     """Build the report of ``audit``, print the summary, write ``--out`` and apply the fail thresholds."""
     try:
-        rep = report_mod.build(audit, reference=args.reference, tolerance=args.tolerance, alpha=args.alpha,
-                               adjust=args.adjust)
+        rep = report_mod.build(audit, reference=args.reference,
+                               settings=VerdictSettings(args.tolerance, args.alpha, args.adjust))
     except DataValidationError as exc:
         return _rejected(exc)
     except ValueError as exc:

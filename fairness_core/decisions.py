@@ -69,7 +69,7 @@ def selection_findings(verdicts: pd.DataFrame, max_items: int = 3) -> str:
     v = verdicts
     if v.empty:
         return "There are no group pairs to compare."
-    alpha, adjust = v.attrs.get("alpha", DEFAULT_ALPHA), v.attrs.get("adjust", "holm")
+    alpha, adjust = v.settings.alpha, v.settings.adjust
     counts = v["verdict"].value_counts()
     parts = [f"Of {len(v):,} group pair{'s' if len(v) != 1 else ''}: "
              + ", ".join(f"{counts.get(k, 0):,} {k}" for k in SELECTION_VERDICTS)

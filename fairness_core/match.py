@@ -28,6 +28,7 @@ from scipy import special, stats
 from . import inference, reading
 from . import metrics as m
 from .confusion import ConfusionMatrix
+from .vocabulary import check_alpha
 
 METHODS = ("exact", "normal", "peizer_pratt", "beta")
 
@@ -467,8 +468,7 @@ def audit_table(audit: Any, names: list[str], reference: Any, method: str, alpha
                 reference_is: str) -> pd.DataFrame:
     """The MATCH test of every group of ``audit`` against its reference (``audit.reference_for``), for every metric in
     ``names``, adjusted across the whole table: :meth:`fairness_core.audit.Audit.match_table` documents it."""
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    check_alpha(alpha)
     rows = []
     for g, cm in audit.cms.items():
         if isinstance(reference, str) and g == reference:

@@ -62,7 +62,7 @@ def verdict_reading(verdicts: pd.DataFrame, max_rows: int | None = None) -> pd.D
     first, then the numbers. The intervals are the adjusted ones that decided the verdict, labelled with
     their level. Sorted with findings first, at most ``max_rows`` rows (all when None). The page and the
     report show it. Four-fifths verdicts of decisions alone are read by :func:`selection_reading`."""
-    if verdicts.attrs.get("outcomes") is False:
+    if not verdicts.outcomes:
         return selection_reading(verdicts, max_rows)
     v = findings_first(verdicts)
     v = v if max_rows is None else v.head(max_rows)
@@ -146,12 +146,11 @@ def verdict_findings(verdicts: pd.DataFrame, max_items: int = 3, answers: Mappin
     True
     """
     v = verdicts
-    if v.attrs.get("outcomes") is False:
+    if not v.outcomes:
         return selection_findings(v, max_items)
     if v.empty:
         return "There are no group pairs to compare."
-    alpha, adjust = v.attrs.get("alpha", DEFAULT_ALPHA), v.attrs.get("adjust", "holm")
-    tol = v.attrs.get("tolerance", DEFAULT_OFI_TOLERANCE)
+    alpha, adjust, tol = v.settings.alpha, v.settings.adjust, v.settings.tolerance
     ofi_ci, di_ci = interval_label(v, "ofi"), interval_label(v, "di")
     counts = v["verdict"].value_counts()
     parts = [f"Of {len(v):,} group pairs: " + ", ".join(f"{counts.get(k, 0):,} {k}" for k in VERDICTS)
@@ -191,8 +190,8 @@ class _Pairs:
 
     def __init__(self, df: pd.DataFrame) -> None:
         self.df = df
-        self.adj = adjustment(df.attrs["adjust"]).prefix
-        self.tol = df.attrs["tolerance"]
+        self.adj = adjustment(df.settings.adjust).prefix
+        self.tol = df.settings.tolerance
         self.ofi_ci, self.di_ci = interval_label(df, "ofi"), interval_label(df, "di")
         groups = pd.Index(pd.unique(np.concatenate([df["group_i"].to_numpy(), df["group_j"].to_numpy()])))
         as_text = np.array(groups.tolist(), dtype=_STR)   # each name converted once, then gathered per pair
@@ -285,7 +284,7 @@ def verdict_explanations(df: pd.DataFrame) -> np.ndarray:
 def _ofi_answer(verdicts: pd.DataFrame, counts: pd.Series) -> str:
     """Is the algorithm at fault? The largest OFI shown beyond the tolerance, or what the pairs show instead."""
     bias = verdicts[verdicts["verdict"] == "algorithmic bias"]
-    tol = verdicts.attrs.get("tolerance", DEFAULT_OFI_TOLERANCE)
+    tol = verdicts.settings.tolerance
     if len(bias):
         top = bias.loc[bias["ofi"].abs().idxmax()]
         loser = top["group_j"] if top["favours"] == top["group_i"] else top["group_i"]
@@ -367,7 +366,7 @@ def three_questions(audit: _Groups, verdicts: pd.DataFrame) -> dict[str, Any]:
 
     Returns the answers as tables and one sentence per question (``"text"``).
     """
-    alpha = verdicts.attrs.get("alpha", DEFAULT_ALPHA)
+    alpha = verdicts.settings.alpha
     counts = verdicts["verdict"].value_counts()
     ff = four_fifths_pairs(verdicts)
     ff_text = _four_fifths_answer(verdicts, ff)

@@ -29,6 +29,7 @@ from .confusion import ConfusionMatrix
 from .stability import RowData
 from .validation import UNKNOWN_CATEGORY, UNKNOWN_VALUES, unknown_key
 from .verdicts import level_text
+from .vocabulary import check_alpha
 
 #: Category values read as "unknown" (compared by :func:`fairness_core.validation.unknown_key`: case, spaces,
 #: hyphens and trailing dots do not matter): blanks, "nan", "none" and every way of declining in
@@ -121,8 +122,7 @@ def ll144_summary(audit_or_rows: Audit | RowData, *, scores: npt.ArrayLike | Non
     """
     if not 0 <= exclude_below < 1:
         raise ValueError(f"exclude_below must be a share in [0, 1), got {exclude_below!r}")
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    check_alpha(alpha)
     if score_name is not None and scores is None:
         raise ValueError(f"score_name {score_name!r} names scores, but no scores were given")
     audit = _as_audit(audit_or_rows)

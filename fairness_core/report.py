@@ -27,10 +27,12 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from . import __version__, plots, regulatory, smoothing
-from .audit import (DECISION_METRICS, DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, NEEDS_OUTCOMES, SELECTION_VERDICTS, VERDICTS,
-                    Audit)
-from .reading import findings_first, three_questions, verdict_findings, verdict_reading
+from . import plots, regulatory, smoothing
+from ._version import __version__
+from .audit import DECISION_METRICS, NEEDS_OUTCOMES, SELECTION_VERDICTS, VERDICTS, Audit
+from .results import Verdicts
+from .verdicts import VerdictSettings
+from .reading import findings_first, verdict_reading
 from .verdicts import interval_label
 from .io import to_safe_csv
 from .scores_report import report_section
@@ -61,7 +63,7 @@ class Report:
                     "four-fifths violations (point estimate)": int((~v["four_fifths"].isin(["no bias", "undefined"])).sum()),
                     "four-fifths violations (significant)": int(v["di_beyond_band"].sum()),
                     "unknown categories": list(self.audit.unknown),
-                    "findings": verdict_findings(v), "three questions": self.questions[""]}
+                    "findings": v.findings(), "three questions": self.questions[""]}
         outside = np.maximum(v["ofi_ci_low"].to_numpy(float), -v["ofi_ci_high"].to_numpy(float))
         return {"pairs": int(len(v)), "has outcomes": True,
                 "verdicts": {k: int((v["verdict"] == k).sum()) for k in VERDICTS},
@@ -72,7 +74,7 @@ class Report:
                 "four-fifths violations (point estimate)": int((~v["four_fifths"].isin(["no bias", "undefined"])).sum()),
                 # DI's adjusted interval (the one printed) beyond the four-fifths band
                 "four-fifths violations (significant)": int(v["di_beyond_band"].sum()),
-                "findings": verdict_findings(v),
+                "findings": v.findings(),
                 "three questions": self.questions[""]}
 
     def to_json(self) -> str:
@@ -368,80 +370,97 @@ def _table(table: pd.DataFrame, index: bool, css: str = "") -> str:
     return f"<table class='{css}'><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
-def build(audit: Audit, reference: str | None = None, tolerance: float = DEFAULT_OFI_TOLERANCE,
-          match_metrics: tuple[str, ...] = ("PPR", "TPR", "FPR", "B"), alpha: float = DEFAULT_ALPHA,
-          cps_lambda: float = 10.0, extra_tables: dict[str, pd.DataFrame] | None = None,
-          notes: list[str] | None = None, adjust: str = "holm", model: str = "", period: str = "",
-          trend: Any = None, scores: Any = None, score_name: str = "", score_analysis: Any = None) -> Report:
-    """Compute everything the report shows for ``audit`` (reference: the largest group by default).
+@dataclass(frozen=True)
+class ReportOptions:
+    """What the report adds to an audit and its verdicts: the user's words (``model``, ``period``), the MATCH
+    metrics and Cross-Prior Smoothing's λ, a model's ``trend`` across saved periods, a score for the Local Law 144
+    scoring rate (``scores``, ``score_name``), a risk score's analysis (``score_analysis``), and extra tables and
+    notes."""
 
-    ``alpha`` and ``adjust`` govern the verdicts (and the MATCH table's Holm control). ``model`` (name and
-    version) and ``period`` (the time the data cover) are the user's words, printed in the report's header,
-    settings and JSON; the attribute(s) audited, the label and prediction columns, the threshold and what
-    positive means come from the audit. With several attributes the report has a verdict table per attribute
-    beside the intersections. ``trend`` (a :class:`fairness_core.trend.Trend` of this model's saved periods, two or
-    more) adds the trend section: each pair's OFI and DI across the periods and every change between consecutive periods.
+    model: str = ""
+    period: str = ""
+    match_metrics: tuple[str, ...] = ("PPR", "TPR", "FPR", "B")
+    cps_lambda: float = 10.0
+    trend: Any = None
+    scores: Any = None
+    score_name: str = ""
+    score_analysis: Any = None
+    extra_tables: dict[str, pd.DataFrame] | None = None
+    notes: tuple[str, ...] = ()
+
+
+def build(audit: Audit, verdicts: Verdicts | None = None, *, reference: str | None = None,
+          settings: VerdictSettings | None = None, **options: Any) -> Report:
+    """Compute everything the report shows for ``audit`` and its ``verdicts`` (:meth:`Audit.verdicts`' result, whose
+    settings — tolerance, α, adjustment — govern every verdict, interval and the MATCH table's Holm control).
+
+    Without ``verdicts`` they are computed at ``settings`` (default :class:`~fairness_core.verdicts.VerdictSettings`)
+    against ``reference`` (the largest group of known category by default). ``options`` are
+    :class:`ReportOptions`' fields: ``model`` (name and version) and ``period`` (the time the data cover) are the
+    user's words, printed in the report's header, settings and JSON; the attribute(s) audited, the label and
+    prediction columns, the threshold and what positive means come from the audit. With several attributes the
+    report has a verdict table per attribute beside the intersections. ``trend`` (a
+    :class:`fairness_core.trend.Trend` of this model's saved periods, two or more) adds the trend section.
     ``scores`` (one number per row of the audit's rows, higher = more likely the beneficial outcome) make the Local
-    Law 144 summary give the scoring rate (the share above the whole sample's median) instead of the selection rate,
-    :func:`fairness_core.regulatory.ll144_summary`; ``score_name`` (the score column's name) is printed beside it.
-    ``score_analysis`` (:func:`fairness_core.scores_report.score_analysis`: calibration, ROC and error rates of a risk
-    score by group) adds the Scores section, its tables to the CSV zip and its numbers to the JSON; an audit of
-    decisions alone has no such section (it needs outcomes)."""
-    reference = reference or max(audit.known_groups, key=lambda g: audit.cms[g].n)
-    if reference not in audit.cms:
-        raise ValueError(f"unknown reference group {reference!r}; groups are {', '.join(audit.groups)}")
+    Law 144 summary give the scoring rate instead of the selection rate; ``score_name`` is printed beside it.
+    ``score_analysis`` (:func:`fairness_core.scores_report.score_analysis`) adds the Scores section, its tables to
+    the CSV zip and its numbers to the JSON; an audit of decisions alone has no such section (it needs outcomes)."""
+    opts = ReportOptions(**{k: (tuple(v) if k in ("notes", "match_metrics") and v is not None else v)
+                            for k, v in options.items() if v is not None or k in ("trend", "scores")})
+    if verdicts is None:
+        reference = reference or max(audit.known_groups, key=lambda g: audit.cms[g].n)
+        if reference not in audit.cms:
+            raise ValueError(f"unknown reference group {reference!r}; groups are {', '.join(audit.groups)}")
+        verdicts = audit.verdicts(settings or VerdictSettings(), reference=reference)
+    reference = verdicts.reference or reference or max(audit.known_groups, key=lambda g: audit.cms[g].n)
     if not audit.has_outcomes:
-        return _build_decisions(audit, reference, alpha, adjust, model, period, scores, score_name, extra_tables,
-                                notes)
-    verdicts = audit.verdicts(tolerance, alpha=alpha, adjust=adjust, reference=reference)
-    tables, questions = _tables(audit, verdicts, reference, tolerance, match_metrics, alpha, cps_lambda, adjust,
-                                trend, scores, score_name)
-    tables.update(extra_tables or {})
+        return _build_decisions(audit, verdicts, reference, opts)
+    tables, questions = _tables(audit, verdicts, reference, opts)
+    tables.update(opts.extra_tables or {})
     figures = {"OFI against DI for every pair": plots.ofi_di_scatter(verdicts),
                f"OFI of each group against {reference}": plots.ofi_forest(verdicts, reference),
                "OFI for every pair": plots.pairwise_heatmap(audit, "OFI", verdicts),
                "Disparate impact and the four-fifths rule": plots.disparate_impact_heatmap(audit, verdicts),
                "Benefit vs expected benefit": plots.benefit_chart(audit),
-               "MATCH p-values": plots.match_overview(tables["match"], alpha)}
+               "MATCH p-values": plots.match_overview(tables["match"], verdicts.settings.alpha)}
     if TREND_CHANGES in tables:
-        figures["OFI of each pair across periods"] = plots.ofi_trend(trend)
-        figures["DI of each pair across periods"] = plots.di_trend(trend)
-    settings = _settings(audit, verdicts, tables, reference, tolerance, match_metrics, alpha, cps_lambda, adjust,
-                         model, period, trend)
+        figures["OFI of each pair across periods"] = plots.ofi_trend(opts.trend)
+        figures["DI of each pair across periods"] = plots.di_trend(opts.trend)
+    settings_ = _settings(audit, verdicts, tables, reference, opts)
     section = None
-    if score_analysis is not None:
-        section = report_section(score_analysis)
-        tables.update({f"scores: {name}": table for name, table in score_analysis.tables().items()})
-        settings["risk score section"] = (f"{score_analysis.score_name}, threshold {score_analysis.threshold:g}, "
-                                          f"calibration bins {score_analysis.calibration.attrs.get('strategy')}")
-    return Report(audit, settings, tables, figures, datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-                  list(notes or []), questions=questions, score_section=section)
+    if opts.score_analysis is not None:
+        analysis = opts.score_analysis
+        section = report_section(analysis)
+        tables.update({f"scores: {name}": table for name, table in analysis.tables().items()})
+        settings_["risk score section"] = (f"{analysis.score_name}, threshold {analysis.threshold:g}, "
+                                           f"calibration bins {analysis.calibration.attrs.get('strategy')}")
+    return Report(audit, settings_, tables, figures, datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                  list(opts.notes), questions=questions, score_section=section)
 
 
-def _tables(audit: Audit, verdicts: pd.DataFrame, reference: str, tolerance: float, match_metrics: tuple[str, ...],
-            alpha: float, cps_lambda: float, adjust: str, trend: Any, scores: Any = None,
-            score_name: str = "") -> tuple[dict[str, pd.DataFrame], dict]:
+def _tables(audit: Audit, verdicts: Verdicts, reference: str, opts: ReportOptions
+            ) -> tuple[dict[str, pd.DataFrame], dict]:
     """Every table of the report, and the three questions' answers (pooled, then per attribute alone)."""
+    s = verdicts.settings
     reasons = [{"group": g, "metric": k, "undefined because": r}
                for g, rs in audit.undefined_reasons().items() for k, r in rs.items()]
     tables = {"verdicts": verdicts, "cells": audit.cells(), "group metrics": audit.group_table(),
               "versus reference": audit.versus_reference(reference),
-              "match": audit.match_table(list(match_metrics), alpha=alpha),
-              "smoothing": smoothing.smooth_groups(audit.cms, smoothing.Smoother("cps", cps_lambda),
-                                                   list(match_metrics)),
+              "match": audit.match_table(list(opts.match_metrics), alpha=s.alpha),
+              "smoothing": smoothing.smooth_groups(audit.cms, smoothing.Smoother("cps", opts.cps_lambda),
+                                                   list(opts.match_metrics)),
               "undefined": pd.DataFrame(reasons, columns=["group", "metric", "undefined because"])}
-    answers = three_questions(audit, verdicts)
+    answers = verdicts.three_questions()
     questions = {"": answers["text"]}
     gaps = answers["equal_opportunity"]["gaps"]
     tables["equal opportunity"] = gaps.set_index(gaps["rate"] + ": " + gaps["group_i"].astype(str) + " vs "
                                                  + gaps["group_j"].astype(str)).rename_axis("rate: pair")
-    tables[LL144] = regulatory.ll144_summary(audit, alpha=alpha, tolerance=tolerance, adjust=adjust, scores=scores,
-                                             score_name=(score_name or None) if scores is not None else None)
+    tables[LL144] = _ll144(audit, s, opts)
     for attribute in audit.attributes:
-        alone = audit.marginal(attribute)
-        table = alone.verdicts(tolerance, alpha=alpha, adjust=adjust)
+        table = audit.marginal(attribute).verdicts(s)
         tables[f"verdicts by {attribute} alone"] = table
-        questions[attribute] = three_questions(alone, table)["text"]
+        questions[attribute] = table.three_questions()["text"]
+    trend = opts.trend
     if trend is not None and len(trend.periods) >= 2:
         c, v = trend.changes, trend.verdicts   # a pair and its periods as the index: each row printed by its name
         pair_c, pair_v = c["group_i"].astype(str) + " vs " + c["group_j"].astype(str), \
@@ -452,31 +471,32 @@ def _tables(audit: Audit, verdicts: pd.DataFrame, reference: str, tolerance: flo
     return tables, questions
 
 
-def _build_decisions(audit: Audit, reference: str, alpha: float, adjust: str, model: str, period: str, scores: Any,
-                     score_name: str, extra_tables: dict[str, pd.DataFrame] | None, notes: list[str] | None) -> Report:
+def _ll144(audit: Audit, s: VerdictSettings, opts: ReportOptions) -> pd.DataFrame:
+    return regulatory.ll144_summary(audit, alpha=s.alpha, tolerance=s.tolerance, adjust=s.adjust, scores=opts.scores,
+                                    score_name=(opts.score_name or None) if opts.scores is not None else None)
+
+
+def _build_decisions(audit: Audit, verdicts: Verdicts, reference: str, opts: ReportOptions) -> Report:
     """The report of an audit of decisions alone: selection rates, the four-fifths verdicts, the Local Law 144
     summary and each attribute alone; every measure that needs outcomes is named as such, never computed."""
-    verdicts = audit.verdicts(alpha=alpha, adjust=adjust, reference=reference)
-    tables = {"verdicts": verdicts, "cells": audit.group_table(DECISION_METRICS),
-              LL144: regulatory.ll144_summary(audit, alpha=alpha, adjust=adjust, scores=scores,
-                                              score_name=(score_name or None) if scores is not None else None),
+    s = verdicts.settings
+    tables = {"verdicts": verdicts, "cells": audit.group_table(DECISION_METRICS), LL144: _ll144(audit, s, opts),
               "needs outcomes": pd.DataFrame({"measure": ["OFI and the verdicts built on it", "error rates (FNR, FPR) "
                                                           "and equal opportunity", "calibration and ROC",
                                                           "MATCH tests and smoothing of label-dependent metrics"],
                                               "why not shown": NEEDS_OUTCOMES})}
-    questions = {"": three_questions(audit, verdicts)["text"]}
+    questions = {"": verdicts.three_questions()["text"]}
     for attribute in audit.attributes:
-        alone = audit.marginal(attribute)
-        table = alone.verdicts(alpha=alpha, adjust=adjust)
+        table = audit.marginal(attribute).verdicts(s)
         tables[f"verdicts by {attribute} alone"] = table
-        questions[attribute] = three_questions(alone, table)["text"]
-    tables.update(extra_tables or {})
-    figures = {"Selection rate per group": plots.selection_rates(audit, alpha)}
-    settings = {"model (name and version)": model.strip() or "not given",
-                "period the data cover": period.strip() or "not given",
+        questions[attribute] = table.three_questions()["text"]
+    tables.update(opts.extra_tables or {})
+    figures = {"Selection rate per group": plots.selection_rates(audit, s.alpha)}
+    settings = {"model (name and version)": opts.model.strip() or "not given",
+                "period the data cover": opts.period.strip() or "not given",
                 "what a positive prediction is": audit.direction, **dict(audit.provenance),
                 "outcomes": "none observed: decisions alone", "reference group": reference,
-                "α (significance level)": alpha, "multiplicity adjustment": adjustment(adjust).name,
+                "α (significance level)": s.alpha, "multiplicity adjustment": adjustment(s.adjust).name,
                 "DI interval": "auto: Miettinen–Nurminen score when both groups have >= 30 rows, else MOVER-R from "
                                "Clopper–Pearson limits with its dual test",
                 "verdict rule": "the impact ratio's adjusted interval against 1 and the four-fifths band [0.8, 1.25], "
@@ -485,7 +505,7 @@ def _build_decisions(audit: Audit, reference: str, alpha: float, adjust: str, mo
                 "Local Law 144 rate": _ll144_rate(tables[LL144]),
                 "Local Law 144 summary": regulatory.rules_text(tables[LL144])}
     return Report(audit, settings, tables, figures, datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-                  list(notes or []), questions=questions)
+                  list(opts.notes), questions=questions)
 
 
 def _ll144_rate(table: pd.DataFrame) -> str:
@@ -497,15 +517,15 @@ def _ll144_rate(table: pd.DataFrame) -> str:
             f"sample's median ({table.attrs['median']:.6g})")
 
 
-def _settings(audit: Audit, verdicts: pd.DataFrame, tables: dict[str, pd.DataFrame], reference: str,
-              tolerance: float, match_metrics: tuple[str, ...], alpha: float, cps_lambda: float, adjust: str,
-              model: str, period: str, trend: Any) -> dict[str, Any]:
+def _settings(audit: Audit, verdicts: Verdicts, tables: dict[str, pd.DataFrame], reference: str,
+              opts: ReportOptions) -> dict[str, Any]:
     """The settings and methods the report ends with."""
-    settings = {"model (name and version)": model.strip() or "not given",
-                "period the data cover": period.strip() or "not given",
+    s, trend = verdicts.settings, opts.trend
+    settings = {"model (name and version)": opts.model.strip() or "not given",
+                "period the data cover": opts.period.strip() or "not given",
                 "what a positive prediction is": audit.direction, **dict(audit.provenance),
-                "reference group": reference, "OFI tolerance": tolerance, "α (significance level)": alpha,
-                "multiplicity adjustment": adjustment(adjust).name,
+                "reference group": reference, "OFI tolerance": s.tolerance, "α (significance level)": s.alpha,
+                "multiplicity adjustment": adjustment(s.adjust).name,
                 "OFI interval": "score: MOVER-D from per-group Tango score limits (continuity correction ¼), judged "
                                 "by exact coverage; p-values dual to the interval",
                 "DI interval": "auto: Miettinen–Nurminen score when both groups have >= 30 rows, else MOVER-R from "
@@ -513,10 +533,11 @@ def _settings(audit: Audit, verdicts: pd.DataFrame, tables: dict[str, pd.DataFra
                 "verdict rule": "three-sided against the tolerance (beyond, within, ≠ 0), each kind of claim adjusted "
                                 "across pairs; every interval printed is the adjusted one that decided its verdict",
                 "OFI interval level": interval_label(verdicts, "ofi"), "DI interval level": interval_label(verdicts, "di"),
-                "MATCH metrics": ", ".join(match_metrics),
+                "MATCH metrics": ", ".join(opts.match_metrics),
                 "Local Law 144 rate": _ll144_rate(tables[LL144]),
                 "Local Law 144 summary": regulatory.rules_text(tables[LL144]),
-                "MATCH α (Holm-adjusted)": alpha, "Cross-Prior Smoothing λ (each group against the rest)": cps_lambda}
+                "MATCH α (Holm-adjusted)": s.alpha,
+                "Cross-Prior Smoothing λ (each group against the rest)": opts.cps_lambda}
     if TREND_CHANGES in tables:
         settings["trend"] = (f"periods {', '.join(trend.periods)}; each change of a pair's OFI between consecutive "
                              "periods: MOVER-D interval from the two periods' intervals (independent samples), p-value "

@@ -29,6 +29,7 @@ from scipy import stats
 
 from .inference.multiplicity import adjust_p_values
 from .validation import DataValidationError, show_value
+from .vocabulary import check_alpha
 
 __all__ = ["STRATEGIES", "AUCResult", "Sweep", "auc", "auc_score_interval", "calibration", "clopper_pearson",
            "threshold_sweep", "validate_score"]
@@ -198,8 +199,7 @@ def calibration(y_true: npt.ArrayLike, s: npt.ArrayLike, groups: npt.ArrayLike, 
         raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
     if not isinstance(bins, (int, np.integer)) or isinstance(bins, bool) or bins < 1:
         raise ValueError(f"bins must be a whole number >= 1, got {bins!r}")
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must lie strictly between 0 and 1, got {alpha!r}")
+    check_alpha(alpha)
     y, values, codes, names = _inputs(y_true, s, groups, score_name)
     distinct = np.unique(values)
     resolved = ("values" if distinct.size <= bins else "uniform") if strategy == "auto" else strategy
@@ -402,8 +402,7 @@ def auc(y_true: npt.ArrayLike, s: npt.ArrayLike, groups: npt.ArrayLike, alpha: f
     >>> r.pairs[["group_i", "group_j", "difference"]].round(3).values.tolist()
     [['a', 'b', 0.333]]
     """
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must lie strictly between 0 and 1, got {alpha!r}")
+    check_alpha(alpha)
     y, values, codes, names = _inputs(y_true, s, groups, score_name)
     k = len(names)
     area, s10, s01, m, n = _placements(y, values, codes, k)

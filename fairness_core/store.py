@@ -71,7 +71,7 @@ from .store_schema import metadata as _metadata, shares as _shares, versions as 
 from .store_schema import insert_groups as _insert_groups, link_row as _link, reach as _reach, saved as _saved
 from .store_schema import iso as _iso, label as _label, sqlite_settings as _sqlite_settings, token_hash as _hash
 from .store_schema import user_name as _user, user_names as _users, utc as _utc, visible as _visible
-from .vocabulary import ADJUSTMENT_KEYS
+from .vocabulary import ADJUSTMENT_KEYS, check_alpha
 
 __all__ = ["AuditNotFound", "AuditStore", "BUSY_TIMEOUT_S", "DATA_DIR_VARIABLE", "DEFAULT_LINK_LIFETIME",
            "LINK_NOT_FOUND", "LOCAL_USER", "MAX_LABEL", "MAX_LINK_LIFETIME", "MAX_USER", "MIGRATIONS", "NotOwner",
@@ -304,8 +304,7 @@ class AuditStore:
                   "period": _label(period, "period"), "model_version": _label(model_version, "model version")}
         if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not (0 < tolerance < 2):
             raise ValueError(f"tolerance must be a number in (0, 2), got {tolerance!r}")
-        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not (0 < alpha < 1):
-            raise ValueError(f"alpha must be a number in (0, 1), got {alpha!r}")
+        check_alpha(alpha)
         if adjust not in _ADJUSTMENTS:
             raise ValueError(f"adjust must be one of {', '.join(_ADJUSTMENTS)}, got {adjust!r}")
         try:
@@ -316,7 +315,7 @@ class AuditStore:
             raise ValueError(f"the audit's notes, group columns and provenance must be plain text or numbers: {e}") \
                 from None
         try:
-            from . import __version__ as tool_version
+            from ._version import __version__ as tool_version
         except ImportError:  # pragma: no cover - the package always has one
             tool_version = None
         audit_id = secrets.token_urlsafe(16)

@@ -27,6 +27,7 @@ from sqlalchemy import event
 from . import text
 from .audit import Audit
 from .confusion import ConfusionMatrix
+from .verdicts import VerdictSettings
 
 #: The schema this code writes. A store at an older version is migrated forward by :data:`MIGRATIONS`
 #: when opened; one at a newer version is refused (written by a newer workbench).
@@ -263,6 +264,11 @@ class SavedAudit:
     owner: str = LOCAL_USER
     #: How the user reached it: "owner", "shared" (read-only) or "link" (read-only, through a link).
     access: str = "owner"
+
+    @property
+    def settings(self) -> VerdictSettings:
+        """The verdict settings it was saved with."""
+        return VerdictSettings(self.tolerance, self.alpha, self.adjust)
 
     def verdicts(self, tolerance: float | None = None, *, alpha: float | None = None, adjust: str | None = None,
                  **options: Any) -> pd.DataFrame:

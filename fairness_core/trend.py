@@ -40,7 +40,7 @@ import pandas as pd
 from . import inference
 from .audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, NEEDS_OUTCOMES, Audit, NeedsOutcomes
 from .verdicts import critical_level, level_text
-from .vocabulary import adjustment, alpha_from_level
+from .vocabulary import adjustment, alpha_from_level, check_alpha
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -176,8 +176,7 @@ def series_changes(history: Iterable[Any], tolerance: float | None = None, alpha
     tolerance = tolerance if tolerance is not None else getattr(last, "tolerance", DEFAULT_OFI_TOLERANCE)
     alpha = alpha if alpha is not None else getattr(last, "alpha", DEFAULT_ALPHA)
     adjust = adjust if adjust is not None else getattr(last, "adjust", "holm")
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    check_alpha(alpha)
     verdicts, by_period = [], {}
     for period, audit, _ in entries:
         v = audit.verdicts(tolerance, alpha=alpha, adjust=adjust)

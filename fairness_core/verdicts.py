@@ -40,7 +40,7 @@ import pandas as pd
 from scipy import stats
 
 from . import bias, inference
-from .vocabulary import adjustment
+from .vocabulary import adjustment, check_alpha
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -60,6 +60,72 @@ MAX_ROWS_NEEDED = 1e9
 
 #: Power used for the detectable-difference column.
 POWER = 0.8
+
+
+@dataclass(frozen=True)
+class VerdictSettings:
+    """Everything that decides a verdict, in one frozen object (checked once, here).
+
+    tolerance : |OFI| at or below which two groups' marginal benefits count as equal, in [0, 2].
+    alpha : every claim's error rate, in (0, 1) (:func:`fairness_core.vocabulary.check_alpha`).
+    adjust : the multiplicity adjustment across pairs (a key of :data:`fairness_core.vocabulary.ADJUSTMENTS`).
+    ofi_method, di_method : the interval methods ("auto" picks by group size).
+
+    >>> VerdictSettings(tolerance=0.02, alpha=0.1)
+    VerdictSettings(tolerance=0.02, alpha=0.1, adjust='holm', ofi_method='auto', di_method='auto')
+    """
+
+    tolerance: float = 0.05
+    alpha: float = 0.05
+    adjust: str = "holm"
+    ofi_method: str = "auto"
+    di_method: str = "auto"
+
+    def __post_init__(self) -> None:
+        _check_settings(self.tolerance, self.alpha, self.adjust)
+        object.__setattr__(self, "tolerance", float(self.tolerance))
+        object.__setattr__(self, "alpha", float(self.alpha))
+
+
+@dataclass(frozen=True)
+class VerdictLevels:
+    """The levels a verdict table's intervals were read at: ``ofi`` and ``di`` (1 − the decision level of each, the
+    level of the adjusted intervals printed beside the verdicts; ``ofi`` None without outcomes), each kind of
+    claim's critical level (``ofi_families``, ``di_families``), the unadjusted level ``plain`` = 1 − α, and the
+    number of ``pairs``."""
+
+    ofi: float | None
+    di: float
+    ofi_families: dict[str, float]
+    di_families: dict[str, float]
+    plain: float
+    pairs: int
+
+
+class VerdictTable(pd.DataFrame):
+    """The verdict of every pair of groups: a DataFrame (one row per pair, the columns documented by
+    :meth:`fairness_core.audit.Audit.verdicts`) that also carries what the numbers mean — ``settings``
+    (:class:`VerdictSettings`), ``levels`` (:class:`VerdictLevels`), ``reference`` (the group every pair is oriented
+    against, or None) and ``outcomes`` (False: the four-fifths verdicts of decisions alone). Rows and columns taken
+    from it keep them; ``table`` is the plain DataFrame. Nothing of its meaning lives in ``attrs``."""
+
+    _metadata = ["settings", "levels", "reference", "outcomes"]
+
+    @property
+    def _constructor(self):  # type: ignore[no-untyped-def]
+        return VerdictTable
+
+    @classmethod
+    def of(cls, frame: pd.DataFrame, settings: VerdictSettings, levels: VerdictLevels, reference: str | None,
+           outcomes: bool) -> "VerdictTable":
+        table = cls(frame)
+        table.settings, table.levels, table.reference, table.outcomes = settings, levels, reference, outcomes
+        return table
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """The verdicts as a plain DataFrame."""
+        return pd.DataFrame(self)
 
 
 def critical_level(p_values: npt.ArrayLike, alpha: float, adjust: str) -> float:
@@ -143,8 +209,7 @@ class _DIClaims:
 def _check_settings(tolerance: float, alpha: float, adjust: str) -> None:
     if not (0 <= tolerance <= 2):
         raise ValueError(f"tolerance must be in [0, 2], got {tolerance}")
-    if not (0 < alpha < 0.5):
-        raise ValueError(f"alpha must be in (0, 0.5), got {alpha}")
+    check_alpha(alpha)
     adjustment(adjust)  # validates the name
 
 
@@ -218,11 +283,9 @@ def pair_verdicts(names: list[str], cells: npt.ArrayLike, tolerance: float, alph
         "rows_needed_i": rows_i, "rows_needed_j": rows_j, "rows_needed_note": reach,
         "B_i": b[i], "B_j": b[j], "ofi_method": o.method, "di_method": dc.pairs.method,
     })
-    df.attrs.update({"alpha": alpha, "adjust": adjust, "tolerance": t, "level": 1 - alpha,
-                     "ofi_level": 1 - a, "di_level": 1 - dc.critical, "ofi_families": ofi_fam, "di_families": dc.families,
-                     "ofi_method": ofi_method, "di_method": di_method, "reference": reference,
-                     "pairs": len(df)})
-    return df
+    settings = VerdictSettings(t, alpha, adjust, ofi_method, di_method)
+    levels = VerdictLevels(1 - a, 1 - dc.critical, ofi_fam, dc.families, 1 - alpha, len(df))
+    return VerdictTable.of(df, settings, levels, reference, outcomes=True)
 
 
 def selection_verdicts(names: list[str], selected: npt.ArrayLike, n: npt.ArrayLike, alpha: float, adjust: str,
@@ -241,7 +304,7 @@ def selection_verdicts(names: list[str], selected: npt.ArrayLike, n: npt.ArrayLi
     - **inconclusive** otherwise.
 
     Columns: group_i, group_j, n_i, n_j, selected_i, selected_j, rate_i, rate_j, di, di_ci_low,
-    di_ci_high (adjusted; level in ``attrs["di_level"]``), di_p, di_p_adjusted, verdict, favours,
+    di_ci_high (adjusted; level in ``levels.di``), di_p, di_p_adjusted, verdict, favours,
     di_ci_low_unadjusted, di_ci_high_unadjusted, di_within_band, di_beyond_band, four_fifths (the point
     estimate's reading), di_method.
 
@@ -272,10 +335,9 @@ def selection_verdicts(names: list[str], selected: npt.ArrayLike, n: npt.ArrayLi
         "di_within_band": dc.within & ~dc.nobody, "di_beyond_band": dc.beyond,
         "four_fifths": bias.four_fifths_verdicts(dc.di), "di_method": dc.pairs.method,
     })
-    df.attrs.update({"alpha": alpha, "adjust": adjust, "level": 1 - alpha, "di_level": 1 - dc.critical,
-                     "di_families": dc.families, "di_method": di_method, "reference": reference, "pairs": len(df),
-                     "outcomes": False})
-    return df
+    levels = VerdictLevels(None, 1 - dc.critical, {}, dc.families, 1 - alpha, len(df))
+    return VerdictTable.of(df, VerdictSettings(0.0, alpha, adjust, "auto", di_method), levels, reference,
+                           outcomes=False)
 
 
 def _adjusted(p: FloatArray, alpha: float, adjust: str, a: float) -> FloatArray:
@@ -402,8 +464,8 @@ def level_text(level: float) -> str:
 def interval_label(verdicts: pd.DataFrame, what: str = "ofi") -> str:
     """How the interval beside a verdict is labelled: its level and, when adjusted, the adjustment
     ("Holm-adjusted 99.7 % CI"; "95 % CI" without adjustment). ``what``: "ofi" or "di"."""
-    adjust = verdicts.attrs.get("adjust", "holm")
-    level = verdicts.attrs.get(f"{what}_level", 1 - verdicts.attrs.get("alpha", 0.05))
+    adjust = verdicts.settings.adjust
+    level = verdicts.levels.ofi if what == "ofi" else verdicts.levels.di
     return f"{adjustment(adjust).prefix}{level_text(level)} CI"
 
 

@@ -115,8 +115,7 @@ def reference_or_mode(reference: ReferenceLike | None, none_meant: Reference, wh
 def alpha_from_level(alpha: float | None, level: float | None, where: str, default: float = DEFAULT_ALPHA) -> float:
     """The error rate from ``alpha``, or from the former confidence ``level`` (1 − alpha) with a warning.
 
-    A positional value above 0.5 given where ``alpha`` now stands was a level (an error rate is at most 0.5;
-    at 0.5 both readings agree), and is read as one, with the same warning.
+    ``alpha`` is always an error rate, whatever its value (:func:`check_alpha`): it is never guessed to be a level.
     """
     if level is not None:
         if alpha is not None and alpha != default:
@@ -127,18 +126,22 @@ def alpha_from_level(alpha: float | None, level: float | None, where: str, defau
         return 1 - level
     if alpha is None:
         return default
-    if isinstance(alpha, (int, float)) and 0.5 < alpha < 1:
-        warnings.warn(f"{where}: a confidence level ({alpha:g}) where alpha, the error rate, stands is deprecated; "
-                      f"pass alpha={1 - alpha:g}", DeprecationWarning, stacklevel=3)
-        return 1 - alpha
     check_alpha(alpha)
     return float(alpha)
 
 
 def check_alpha(alpha: float) -> None:
-    """An interval's or a test's error rate: in (0, 0.5]."""
-    if not (isinstance(alpha, (int, float)) and 0 < alpha <= 0.5):
-        raise ValueError(f"alpha must be in (0, 0.5], got {alpha!r}")
+    """The one check of an error rate α (an interval is at level 1 − α): a number strictly between 0 and 1.
+
+    >>> check_alpha(0.05)
+    >>> check_alpha(0.95)   # an error rate of 95 %: allowed, never read as a confidence level
+    >>> check_alpha(1.0)
+    Traceback (most recent call last):
+    ValueError: alpha (an error rate; the interval's level is 1 − alpha) must be a number in (0, 1), got 1.0
+    """
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise ValueError(f"alpha (an error rate; the interval's level is 1 − alpha) must be a number in (0, 1), "
+                         f"got {alpha!r}")
 
 
 def _check_confidence(level: float) -> None:

@@ -6,6 +6,7 @@ import streamlit as st
 
 from fairness_core import bias, metrics, regulatory, report
 from fairness_core.audit import Audit
+from fairness_core.verdicts import VerdictSettings
 from ui import cached, saved
 from ui.audit_sections import inequality_section, stability_section
 from ui import scores as scores_view
@@ -50,7 +51,7 @@ def audit_report(_audit: Audit, fingerprint: str, reference: str, tolerance: flo
     cells, source, notes, what positive means, whether that was declared, and the provenance), every setting,
     the trend's identity (its saved audits' ids and periods; the trend is judged at the same settings) and the
     Local Law 144 score's name and content hash with the rows' labels and groups (:func:`ui.cached.score_digest`)."""
-    return report.build(_audit, reference=reference, tolerance=tolerance, alpha=alpha, adjust=adjust, model=model,
+    return report.build(_audit, reference=reference, settings=VerdictSettings(tolerance, alpha, adjust), model=model,
                         period=period, trend=_trend, scores=_scores, score_name=score_name or "",
                         score_analysis=_analysis)
 

@@ -104,8 +104,8 @@ def _trend(s: SavedAudit) -> None:
         with c2:
             model = " ".join(filter(None, (s.model, s.model_version)))
             st.download_button("Audit report with the trend (HTML)", key="trend-report", on_click="ignore",
-                               data=lambda: report.build(s.audit, tolerance=s.tolerance, alpha=s.alpha, adjust=s.adjust,
-                                                         model=model, period=s.period or "", trend=trend).html(),
+                               data=lambda: report.build(s.audit, settings=s.settings, model=model,
+                                                         period=s.period or "", trend=trend).html(),
                                file_name="fairness_audit_report_with_trend.html", mime="text/html",
                                icon=":material/download:")
 

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from fairness_core import ConfusionMatrix as CM
-from fairness_core.audit import Audit, three_questions
+from fairness_core.audit import Audit
+from fairness_core.reading import three_questions
 from fairness_core.cli import main as cli
 from fairness_core.io import cms_from_predictions, guess_columns, read_table
 
@@ -123,7 +124,7 @@ def test_the_four_fifths_question_reads_the_lower_rate_over_the_higher_whatever_
 
 
 def test_a_reference_that_selects_nobody_is_read_not_crashed_on():
-    from fairness_core.audit import verdict_findings
+    from fairness_core.reading import verdict_findings
 
     audit = Audit({"ref": CM(0, 10, 0, 990), "b": CM(30, 10, 0, 960)}, positive_is="benefit")
     v = audit.verdicts(reference="ref")

@@ -307,7 +307,7 @@ def test_verdicts_vectorized_equal_the_scalar_functions():
             (o.estimate, o.ci_low, o.ci_high, o.p_value))
         assert (row["di"], row["di_ci_low_unadjusted"], row["di_ci_high_unadjusted"], row["di_p"]) == pytest.approx(
             (d.estimate, d.ci_low, d.ci_high, d.p_value))
-        adjusted = inference.ofi_test(ci, cj, level=v.attrs["ofi_level"])
+        adjusted = inference.ofi_test(ci, cj, alpha=1 - v.levels.ofi)
         assert (row["ofi_ci_low"], row["ofi_ci_high"]) == pytest.approx((adjusted.ci_low, adjusted.ci_high))
 
 
@@ -319,7 +319,7 @@ def test_compas_by_race_reads_honestly():
     assert set(small["verdict"]) == {"inconclusive"}  # Native American (11) and Asian (31)
     row = v.set_index(["group_i", "group_j"]).loc[("African-American", "Caucasian")]
     assert row["verdict"] == "algorithmic bias" and row["favours"] == "Caucasian"
-    assert isinstance(v, pd.DataFrame) and v.attrs["adjust"] == "holm"
+    assert isinstance(v, pd.DataFrame) and v.settings.adjust == "holm" and not v.attrs
 
 
 def test_an_upload_with_groups_of_5_to_5000_rows_reads_honestly():

@@ -10,6 +10,7 @@ import zipfile
 
 import pytest
 
+from fairness_core.verdicts import VerdictSettings
 from fairness_core import bias, cli, datasets, report
 from fairness_core.audit import Audit
 from fairness_core.confusion import ConfusionMatrix as CM
@@ -37,7 +38,7 @@ def test_report_carries_the_numbers_and_escapes_group_names():
 def test_report_has_the_local_law_144_summary_with_its_rules():
     audit = Audit({"F": CM(30, 10, 10, 50), "M": CM(45, 5, 15, 35), "<b>X</b>": CM(1, 0, 0, 1)},
                   positive_is="benefit")
-    rep = report.build(audit, alpha=0.1)
+    rep = report.build(audit, settings=VerdictSettings(alpha=0.1))
     page = rep.html()
     assert "The regulator&#x27;s summary (NYC Local Law 144)" in page and "exactly 2 % is kept" in page
     assert "<b>X</b>" not in page and "excluded: under 2 % of the data" in page

@@ -107,7 +107,7 @@ def test_round_trip_keeps_every_field_exactly(store):
     assert (saved.tolerance, saved.alpha, saved.adjust) == (0.03, 0.01, "bh")
     assert saved.tool_version == __import__("fairness_core").__version__
     assert saved.created.tzinfo is not None
-    assert saved.verdicts().attrs["adjust"] == "bh"
+    assert saved.verdicts().settings.adjust == "bh"
 
 
 def test_audit_without_group_values_round_trips(store):

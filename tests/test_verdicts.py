@@ -261,7 +261,7 @@ def test_every_impact_ratio_interval_agrees_with_the_four_fifths_verdict_beside_
 @pytest.mark.parametrize("adjust", ["holm", "bh", "none"])
 def test_every_interval_on_screen_agrees_with_the_verdict_beside_it(key, adjust):
     v = datasets.load_demo(key).verdicts(0.05, alpha=ALPHA, adjust=adjust)
-    t = v.attrs["tolerance"]
+    t = v.settings.tolerance
     lo, hi = v["ofi_ci_low"], v["ofi_ci_high"]
     assert ((lo > 0) | (hi < 0)).equals(v["ofi_p_adjusted"] < ALPHA)      # never "excludes 0" beside "not significant"
     defined = v["di_p"].notna()

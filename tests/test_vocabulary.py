@@ -20,9 +20,8 @@ def test_level_is_deprecated_for_alpha_and_gives_the_same_interval():
     new = inference.ofi_test(A, B, alpha=0.1)
     with pytest.warns(DeprecationWarning, match="level"):
         old = inference.ofi_test(A, B, level=0.9)
-    with pytest.warns(DeprecationWarning, match="confidence level"):
-        positional = inference.ofi_test(A, B, 0.9)
-    assert old == positional and old.level == new.level == 0.9
+    assert old.level == new.level == 0.9
+    assert inference.ofi_test(A, B, 0.9).level == pytest.approx(0.1)   # alpha is an error rate, never a guessed level
     assert (old.ci_low, old.ci_high, old.p_value) == pytest.approx((new.ci_low, new.ci_high, new.p_value), abs=1e-12)
     d_new = inference.di_interval(A, B, alpha=0.1)
     with pytest.warns(DeprecationWarning, match="level"):

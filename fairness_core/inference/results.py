@@ -324,4 +324,4 @@ def _level(alpha: Any, level: float | None, a: float) -> float:
     """The confidence level a result reports: the former level as given, else 1 − alpha."""
     if level is not None:
         return float(level)
-    return float(alpha) if isinstance(alpha, (int, float)) and 0.5 < alpha < 1 else 1 - a
+    return 1 - a

@@ -149,9 +149,7 @@ def _largest(audit: Audit, verdicts: pd.DataFrame | None,
     keep = [g for g in audit.groups if g in set(keep)]
     sub = Audit({g: audit.cms[g] for g in keep}, source=audit.source)
     if verdicts is not None:
-        attrs = dict(verdicts.attrs)
-        verdicts = verdicts[verdicts["group_i"].isin(keep) & verdicts["group_j"].isin(keep)]
-        verdicts.attrs.update(attrs)
+        verdicts = verdicts[verdicts["group_i"].isin(keep) & verdicts["group_j"].isin(keep)]   # keeps its settings
     return sub, verdicts, f" · the {max_groups} largest of {len(audit.groups)} groups (all pairs: verdict table)"
 
 
@@ -206,8 +204,8 @@ def pairwise_heatmap(audit: Audit, name: str, verdicts: pd.DataFrame | None = No
     note, mats = "", None
     if verdicts is not None and name == "OFI":
         mats = _pair_matrices(verdicts, df.index.tolist(), "OFI")
-        hover, text = _with_inference(hover, text, mats, "OFI", verdicts.attrs.get("alpha", 0.05),
-                                      verdicts.attrs.get("adjust", "holm"), interval_label(verdicts, "ofi"))
+        hover, text = _with_inference(hover, text, mats, "OFI", verdicts.settings.alpha,
+                                      verdicts.settings.adjust, interval_label(verdicts, "ofi"))
         note = " · pale, in parentheses: not significant"
     fig = go.Figure(go.Heatmap(
         z=values, x=df.columns.tolist(), y=df.index.tolist(),
@@ -219,7 +217,7 @@ def pairwise_heatmap(audit: Audit, name: str, verdicts: pd.DataFrame | None = No
     hover_note = _cells(fig, text, labels)
     note = note.replace(", in parentheses", "") if hover_note else note
     if mats is not None:
-        _fade_not_significant(fig, df, values, mats["p"], verdicts.attrs.get("alpha", 0.05))
+        _fade_not_significant(fig, df, values, mats["p"], verdicts.settings.alpha)
     _add_undefined_labels(fig, df, values, annotate=not hover_note)
     notes = f"<br><sup>{order_note}{note}{hover_note}{shown_note}</sup>"
     title = (f"{name} = {notation(info.formula)}<br><sup>{info.long_name} · pivot {info.pivot:g} · "
@@ -267,8 +265,8 @@ def disparate_impact_heatmap(audit: Audit, verdicts: pd.DataFrame | None = None,
     note, mats = "", None
     if verdicts is not None:
         mats = _pair_matrices(verdicts, df.index.tolist(), "DI")
-        hover, text = _with_inference(hover, text, mats, "DI", verdicts.attrs.get("alpha", 0.05),
-                                      verdicts.attrs.get("adjust", "holm"), interval_label(verdicts, "di"))
+        hover, text = _with_inference(hover, text, mats, "DI", verdicts.settings.alpha,
+                                      verdicts.settings.adjust, interval_label(verdicts, "di"))
         note = " · pale, in parentheses: not significantly ≠ 1"
     band = np.full(values.shape, np.nan)
     ok = np.isfinite(values)
@@ -285,7 +283,7 @@ def disparate_impact_heatmap(audit: Audit, verdicts: pd.DataFrame | None = None,
     hover_note = _cells(fig, text, labels)
     note = note.replace(", in parentheses", "") if hover_note else note
     if mats is not None:
-        _fade_not_significant(fig, df, values, mats["p"], verdicts.attrs.get("alpha", 0.05))
+        _fade_not_significant(fig, df, values, mats["p"], verdicts.settings.alpha)
     _add_undefined_labels(fig, df, values, annotate=not hover_note)
     return _layout(fig, "DI = (P̂<sub>i</sub>/n<sub>i</sub>) / (P̂<sub>j</sub>/n<sub>j</sub>)<br><sup>four-fifths "
                    f"rule: blue > 5/4 bias for row group i · red < 4/5 bias for column group j</sup>"
@@ -364,7 +362,7 @@ def ofi_di_scatter(verdicts: pd.DataFrame, max_points: int = 3000) -> go.Figure:
     Pairs with undefined DI cannot sit on a log axis and are counted in the subtitle. Above
     ``max_points`` pairs, the most significant are drawn (the subtitle says how many).
     """
-    tol = verdicts.attrs.get("tolerance", 0.05)
+    tol = verdicts.settings.tolerance
     ok = np.isfinite(verdicts["di"].to_numpy(float)) & (verdicts["di"].to_numpy(float) > 0)
     shown = verdicts[ok]
     dropped = ""
@@ -418,7 +416,7 @@ def ofi_di_scatter(verdicts: pd.DataFrame, max_points: int = 3000) -> go.Figure:
 def ofi_forest(verdicts: pd.DataFrame, reference: str) -> go.Figure:
     """Forest plot: every group's OFI against ``reference`` with its (adjusted) interval, sorted by OFI,
     coloured by verdict; n beside each name."""
-    tol = verdicts.attrs.get("tolerance", 0.05)
+    tol = verdicts.settings.tolerance
     as_i = verdicts[verdicts["group_j"] == reference]
     as_j = verdicts[verdicts["group_i"] == reference]
     rows = pd.DataFrame({
