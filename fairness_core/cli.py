@@ -20,7 +20,7 @@ from . import report as report_mod
 from .audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, Audit
 from .inference import ADJUSTMENTS
 from .verdicts import VerdictSettings
-from .warehouse import is_glob
+from .io.warehouse import is_glob
 from .io import (DataValidationError, aggregate, audit_from_decisions, cms_from_predictions, cms_from_table,
                  find_count_columns, read_table)
 from .text import terminal_safe

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from . import inference, reading
+from . import inference
 from . import metrics as m
 from .confusion import ConfusionMatrix
 from .vocabulary import check_alpha
@@ -492,6 +492,3 @@ def audit_table(audit: Any, names: list[str], reference: Any, method: str, alpha
     return out
 
 
-#: The readings of a MATCH result and table live in :mod:`fairness_core.reading`; their former names here.
-explain = reading.match_explain
-findings = reading.match_findings

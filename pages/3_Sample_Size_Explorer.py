@@ -7,6 +7,7 @@ import streamlit as st
 
 from fairness_core import imbalance, match, metrics, plots, sample_size
 from fairness_core.vocabulary import ADJUSTMENTS, Reference
+from fairness_core.reading import match_explain, match_findings
 from ui.state import outcomes_or_stop, data_banner, page_setup
 from ui.widgets import (BuiltIn, P_FORMATS, chart, csv_download, md_escape, option_label, require,
                         styled)
@@ -119,7 +120,7 @@ if tab_match.open:
         m1.metric("Differ beyond small-sample noise", f"{int(differs.sum())} of {len(table)}")
         m2.metric("Indistinguishable from the reference", f"{int(same.sum())} of {len(table)}")
         m3.metric("Undefined", f"{int(table['verdict'].eq('undefined').sum())} of {len(table)}")
-        st.markdown(f"**What the numbers say.** {md_escape(match.findings(table))}")
+        st.markdown(f"**What the numbers say.** {md_escape(match_findings(table))}")
         chart(plots.match_overview(table, alpha), "match_overview.html", key="match-overview")
         st.dataframe(styled(table, 4, P_FORMATS), width="stretch", hide_index=True, key="match-table",
                      column_config={"percentile": st.column_config.NumberColumn(help="P(S ≤ observed) under the reference"),
@@ -138,7 +139,7 @@ if tab_match.open:
         result = match.test(metric, cm, ref_cm, reference_is=reference_is)
         one_sample = result if population else match.test(metric, cm, ref_cm, reference_is="population")
         ref_score = metrics.compute(metric, ref_cm)
-        st.info(md_escape(match.explain(result, group, ref_score, alpha)), icon=":material/lightbulb:")
+        st.info(md_escape(match_explain(result, group, ref_score, alpha)), icon=":material/lightbulb:")
         x, mass, exact = match.reference_distribution(metric, cm.n, ref_cm)
         ref_name = f"{Reference.REST.value} (n = {ref_cm.n:,})" if reference is Reference.REST else f"“{reference}”"
         tail = "lower" if one_sample.cdf <= one_sample.sf else "upper"

@@ -8,6 +8,7 @@ from scipy import stats
 
 from fairness_core import ConfusionMatrix, match, metrics
 from fairness_core.sample_size import enumerate_matrices
+from fairness_core.reading import match_explain
 
 CM = ConfusionMatrix
 
@@ -170,12 +171,12 @@ def test_binned_reference_distribution_has_the_exact_mass(metric):
 def test_explain_reads_the_p_value_in_words():
     group = CM(3, 3, 0, 5)
     r = one_sample("TPR", group, REF)
-    text = match.explain(r, "Native American", metrics.compute("TPR", REF))
+    text = match_explain(r, "Native American", metrics.compute("TPR", REF))
     assert "At n = 11" in text and f"p = {r.p_value:.3g}" in text and "does not show a difference" in text
     strong = one_sample("PPR", CM(40, 0, 40, 0), REF)
-    assert "unlikely to be a small-sample accident" in match.explain(strong, "A", 0.5)
+    assert "unlikely to be a small-sample accident" in match_explain(strong, "A", 0.5)
     undefined = one_sample("PPV", CM(0, 3, 0, 5), REF)
-    assert "undefined" in match.explain(undefined, "A", 0.5)
+    assert "undefined" in match_explain(undefined, "A", 0.5)
 
 
 def test_audit_match_table_with_holm_and_a_named_reference():
