@@ -12,16 +12,24 @@ Reported per round of N sessions:
 - **server CPU seconds per view** (a new session), **per second view** and **per change**: utime + stime of the server process from
   ``/proc/<pid>/stat`` before and after the round (the server idle at both reads), divided by N.
   This is the robust number; the browsers share the same cores, so wall times are noisy.
+- the same **net of the idle server's CPU** (``idle_cpu_s_per_s``, measured before the rounds: Streamlit polls
+  the secrets files five times a second) times each window's length, which on a loaded machine (views of
+  5-10 s wall) is otherwise counted as the view's.
 - **wall seconds** of each, the mean over the sessions.
 - **RSS growth per session** (server RSS with the N sessions open, minus before, over N) and the
   RSS after the sessions close and Streamlit drops them (``--ttl`` seconds after the last
   websocket closes; a probe session then makes Streamlit reap them), with the share returned.
 
+Each session count runs twice (``--assets``): in new browsers, which fetch Streamlit's frontend files from
+the server (about 130 files, 9.4 MB for this page, ~0.17 s of server CPU that a plain page pays too), and in
+browsers that have opened the app before and have them cached (content-hashed, sent "immutable" for a
+year), which is what a returning analyst's new session costs.
+
 A warm-up session first loads the demo (the cold view, reported), then a baseline session opens a
-plain page (Methods) in the same server, so every Bias Audit number can be read against it.
+plain page (Methods) in the same server, both ways, so every Bias Audit number can be read against it.
 Prints a table and a JSON last line.
 
-    python bench/server_load.py [--sessions 1,3,10] [--ttl 10]
+    python bench/server_load.py [--sessions 1,3,10] [--ttl 10] [--assets fresh,cached]
 """
 
 from __future__ import annotations
@@ -112,10 +120,27 @@ def start_server(port: int, ttl: int) -> tuple[subprocess.Popen, Path]:
 class Sessions:
     """N browser contexts against one server, opened, changed and closed together."""
 
-    def __init__(self, browser, base: str, timeout_s: float) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, browser, base: str, timeout_s: float, assets: dict[str, tuple] | None = None,  # type: ignore[no-untyped-def]
+                 fill_only: bool = False) -> None:
         self.browser, self.base, self.timeout = browser, base, timeout_s * 1000
         self.contexts: list = []
         self.failures: list[str] = []
+        self.assets, self.fill_only = assets, fill_only
+
+    async def _from_cache(self, route) -> None:  # type: ignore[no-untyped-def]
+        """Serve Streamlit's frontend files (``/static/``: content-hashed, sent "immutable, max-age=1 year") from
+        :attr:`assets`, filling it on a miss: a browser that has opened the app before asks the server for none."""
+        url = route.request.url
+        hit = None if self.fill_only else self.assets.get(url)  # type: ignore[union-attr]
+        try:
+            if hit is None:
+                response = await route.fetch()
+                hit = (response.status, dict(response.headers), await response.body())
+                if response.ok:
+                    self.assets[url] = hit  # type: ignore[index]
+            await route.fulfill(status=hit[0], headers=hit[1], body=hit[2])
+        except Exception:  # noqa: BLE001 - the page closed while a file was on its way
+            pass
 
     async def _rendered(self, page, ready: str, arg: object) -> None:  # type: ignore[no-untyped-def]
         got = await page.wait_for_function(ready, arg=arg, timeout=self.timeout, polling=100)
@@ -135,6 +160,8 @@ class Sessions:
     async def _open(self, path: str, ready: str, arg: object) -> tuple[object, float] | None:
         ctx = await self.browser.new_context(viewport={"width": 1400, "height": 1000})
         self.contexts.append(ctx)
+        if self.assets is not None:
+            await ctx.route("**/static/**", self._from_cache)
         page = await ctx.new_page()
 
         async def steps() -> None:
@@ -209,8 +236,10 @@ async def run(args: argparse.Namespace) -> dict:
             wait_idle(pid)
             rss_start = rss_mib(pid)
 
-            # warm-up: the first view ever loads the demo and fills the caches (reported as the cold view)
-            s = Sessions(browser, base, args.timeout)
+            # warm-up: the first view ever loads the demo and fills the caches (reported as the cold view); the
+            # frontend files it and the baseline fetch are kept for the rounds with the assets cached
+            assets: dict[str, tuple] = {}
+            s = Sessions(browser, base, args.timeout, assets, fill_only=True)
             c0 = cpu_seconds(pid)
             opened = await s.open(1, "Bias_Audit", RENDERED_JS, AUDIT_READY)
             wait_idle(pid)
@@ -218,58 +247,28 @@ async def run(args: argparse.Namespace) -> dict:
                                 "wall_s": mean([w for _, w in opened]), "failures": s.failures}
             await s.close()
 
-            # baseline: a plain page (Methods) in the same server
-            s = Sessions(browser, base, args.timeout)
-            wait_idle(pid)
-            c0 = cpu_seconds(pid)
-            opened = await s.open(1, "Methods", PLAIN_JS)
-            wait_idle(pid)
-            out["baseline_plain_view"] = {"page": "Methods", "cpu_s": round(cpu_seconds(pid) - c0, 3),
-                                          "wall_s": mean([w for _, w in opened]), "failures": s.failures}
-            await s.close()
+            # baseline: a plain page (Methods) in the same server, a new browser and one with the assets cached
+            for mode in ("fresh", "cached"):
+                s = Sessions(browser, base, args.timeout, assets, fill_only=mode == "fresh")
+                wait_idle(pid)
+                c0 = cpu_seconds(pid)
+                opened = await s.open(1, "Methods", PLAIN_JS)
+                wait_idle(pid)
+                out["baseline_plain_view" + ("" if mode == "fresh" else "_cached_assets")] = {
+                    "page": "Methods", "cpu_s": round(cpu_seconds(pid) - c0, 3),
+                    "wall_s": mean([w for _, w in opened]), "failures": s.failures}
+                await s.close()
             await asyncio.sleep(args.ttl + 2)
 
+            # what the server spends with nobody on it (Streamlit's secrets-file polling, five times a second, the
+            # event loop): counted in every window below for as long as it lasts, whatever the sessions do
+            wait_idle(pid)
+            c0, t0 = cpu_seconds(pid), time.monotonic()
+            await asyncio.sleep(args.idle)
+            out["idle_cpu_s_per_s"] = idle = round((cpu_seconds(pid) - c0) / (time.monotonic() - t0), 4)
             for n in args.sessions:
-                s = Sessions(browser, base, args.timeout)
-                wait_idle(pid)
-                rss0, c0 = rss_mib(pid), cpu_seconds(pid)
-                opened = await s.open(n, "Bias_Audit", RENDERED_JS, AUDIT_READY)
-                wait_idle(pid)
-                c1 = cpu_seconds(pid)
-                changed = await s.change([pg for pg, _ in opened])
-                wait_idle(pid)
-                c2 = cpu_seconds(pid)
-                pages = [pg for pg, _ in opened]
-                await s.navigate(pages, "Methods", PLAIN_JS)   # away and back: the second view of the page
-                wait_idle(pid)
-                c3 = cpu_seconds(pid)
-                again = await s.navigate(pages, "Bias Audit", RENDERED_JS, AUDIT_READY)
-                wait_idle(pid)
-                c4, rss_open = cpu_seconds(pid), rss_mib(pid)
-                await s.close()
-                await asyncio.sleep(args.ttl + 2)          # Streamlit keeps a closed session this long
-                probe = Sessions(browser, base, args.timeout)   # a write to the session store reaps expired ones
-                await probe.open(1, "Methods", PLAIN_JS)
-                await probe.close()
-                await asyncio.sleep(2)
-                wait_idle(pid)
-                rss_after = rss_mib(pid)
-                grown = rss_open - rss0
-                row = {"sessions": n, "failed": len(s.failures), "failures": s.failures[:5],
-                       "cpu_s_per_view": round((c1 - c0) / n, 3), "cpu_s_per_change": round((c2 - c1) / n, 3),
-                       "cpu_s_per_second_view": round((c4 - c3) / n, 3),
-                       "wall_s_per_view": mean([w for _, w in opened]), "wall_s_per_change": mean(changed),
-                       "wall_s_per_second_view": mean(again),
-                       "rss_mib_before": round(rss0, 1), "rss_mib_open": round(rss_open, 1),
-                       "rss_mib_per_session": round(grown / n, 1), "rss_mib_after_close": round(rss_after, 1),
-                       "rss_returned_share": round((rss_open - rss_after) / grown, 2) if grown > 1 else None}
-                out["rounds"].append(row)
-                print(f"N={n:>3}: CPU {row['cpu_s_per_view']:.3f} s/view (new session), "
-                      f"{row['cpu_s_per_second_view']:.3f} s/second view, {row['cpu_s_per_change']:.3f} s/change; "
-                      f"wall {row['wall_s_per_view']} s/view, {row['wall_s_per_second_view']} s/second view, "
-                      f"{row['wall_s_per_change']} s/change; RSS "
-                      f"{rss0:.0f} → {rss_open:.0f} MiB open ({row['rss_mib_per_session']:+.1f}/session) → "
-                      f"{rss_after:.0f} MiB closed; failed {row['failed']}", flush=True)
+                for mode in args.assets:
+                    out["rounds"].append(await one_round(browser, base, pid, n, mode, assets, args, idle))
             out["rss_mib_start"] = round(rss_start, 1)
             await browser.close()
     finally:
@@ -284,17 +283,81 @@ async def run(args: argparse.Namespace) -> dict:
     return out
 
 
+async def one_round(browser, base: str, pid: int, n: int, mode: str, assets: dict[str, tuple],  # type: ignore[no-untyped-def]
+                    args: argparse.Namespace, idle: float = 0.0) -> dict:
+    """N sessions at once: open the Bias Audit page, change the tolerance, away to Methods and back, close.
+    ``mode`` "fresh": each a new browser (every frontend file fetched from the server); "cached": each a browser
+    that has opened the app before (Streamlit's frontend files, content-hashed and cached for a year, not asked
+    for), which is what a returning analyst's new session costs the server. ``idle``: the server's CPU seconds
+    per second with nobody on it; the ``net`` figures subtract it for each window's length."""
+    s = Sessions(browser, base, args.timeout, assets if mode == "cached" else None)
+    wait_idle(pid)
+    rss0, c0, t0 = rss_mib(pid), cpu_seconds(pid), time.monotonic()
+    opened = await s.open(n, "Bias_Audit", RENDERED_JS, AUDIT_READY)
+    wait_idle(pid)
+    c1, t1 = cpu_seconds(pid), time.monotonic()
+    changed = await s.change([pg for pg, _ in opened])
+    wait_idle(pid)
+    c2, t2 = cpu_seconds(pid), time.monotonic()
+    pages = [pg for pg, _ in opened]
+    await s.navigate(pages, "Methods", PLAIN_JS)   # away and back: the second view of the page
+    wait_idle(pid)
+    c3, t3 = cpu_seconds(pid), time.monotonic()
+    again = await s.navigate(pages, "Bias Audit", RENDERED_JS, AUDIT_READY)
+    wait_idle(pid)
+    c4, t4, rss_open = cpu_seconds(pid), time.monotonic(), rss_mib(pid)
+    await s.close()
+    await asyncio.sleep(args.ttl + 2)          # Streamlit keeps a closed session this long
+    probe = Sessions(browser, base, args.timeout, assets)   # a write to the session store reaps expired ones
+    await probe.open(1, "Methods", PLAIN_JS)
+    await probe.close()
+    await asyncio.sleep(2)
+    wait_idle(pid)
+    rss_after = rss_mib(pid)
+    grown = rss_open - rss0
+    row = {"sessions": n, "assets": mode, "failed": len(s.failures), "failures": s.failures[:5],
+           "cpu_s_per_view": round((c1 - c0) / n, 3), "cpu_s_per_change": round((c2 - c1) / n, 3),
+           "cpu_s_per_second_view": round((c4 - c3) / n, 3),
+           "net_cpu_s_per_view": round((c1 - c0 - idle * (t1 - t0)) / n, 3),
+           "net_cpu_s_per_change": round((c2 - c1 - idle * (t2 - t1)) / n, 3),
+           "net_cpu_s_per_second_view": round((c4 - c3 - idle * (t4 - t3)) / n, 3),
+           "wall_s_per_view": mean([w for _, w in opened]), "wall_s_per_change": mean(changed),
+           "wall_s_per_second_view": mean(again),
+           "rss_mib_before": round(rss0, 1), "rss_mib_open": round(rss_open, 1),
+           "rss_mib_per_session": round(grown / n, 1), "rss_mib_after_close": round(rss_after, 1),
+           "rss_returned_share": round((rss_open - rss_after) / grown, 2) if grown > 1 else None}
+    print(f"N={n:>3}, {mode:>6} browser: CPU {row['cpu_s_per_view']:.3f} s/view (new session), "
+          f"{row['cpu_s_per_second_view']:.3f} s/second view, {row['cpu_s_per_change']:.3f} s/change "
+          f"(net of idle: {row['net_cpu_s_per_view']:.3f}, {row['net_cpu_s_per_second_view']:.3f}, "
+          f"{row['net_cpu_s_per_change']:.3f}); "
+          f"wall {row['wall_s_per_view']} s/view, {row['wall_s_per_second_view']} s/second view, "
+          f"{row['wall_s_per_change']} s/change; RSS "
+          f"{rss0:.0f} → {rss_open:.0f} MiB open ({row['rss_mib_per_session']:+.1f}/session) → "
+          f"{rss_after:.0f} MiB closed; failed {row['failed']}", flush=True)
+    return row
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sessions", default="1,3,10", help="comma-separated session counts, one round each")
     ap.add_argument("--ttl", type=int, default=10,
                     help="server.disconnectedSessionTTL in seconds (Streamlit's default is 120)")
     ap.add_argument("--timeout", type=float, default=240, help="seconds a session may take to render")
+    ap.add_argument("--idle", type=float, default=10,
+                    help="seconds the idle server's CPU is measured before the rounds (subtracted in the net figures)")
+    ap.add_argument("--assets", default="fresh,cached",
+                    help="comma-separated, one round each per session count: 'fresh' (a new browser fetches "
+                         "Streamlit's frontend files from the server) and/or 'cached' (a browser that has them)")
     args = ap.parse_args()
     args.sessions = [int(x) for x in args.sessions.split(",")]
+    args.assets = [a for a in args.assets.split(",") if a]
+    if not set(args.assets) <= {"fresh", "cached"}:
+        ap.error("--assets takes 'fresh' and/or 'cached'")
     out = asyncio.run(run(args))
     print(f"cold view (loads the demo): {out['cold_view']}")
     print(f"baseline, plain page: {out['baseline_plain_view']}")
+    print(f"baseline, plain page, assets cached: {out['baseline_plain_view_cached_assets']}")
+    print(f"idle server: {out['idle_cpu_s_per_s']} CPU s per s")
     print(json.dumps(out))
 
 

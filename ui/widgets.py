@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable, Mapping
@@ -31,32 +32,54 @@ def styled(df: pd.DataFrame, precision: int = 4,
     The styler comes rendered (pandas' ``_compute`` and ``_translate`` done once, their result kept on
     it) and, when every format is a format string, from a small cache shared by the sessions, keyed by the
     table's content: most of what ``st.dataframe`` costs for a styled table is pandas rendering the same
-    table again for every view.
+    table again for every view. A table styled before is found again by identity (a table the caches share,
+    never changed) with its shape, columns and dtypes checked, without hashing its cells.
     """
     formats = dict(formats or {})
     if not all(isinstance(f, str) for f in formats.values()):
         return _rendered(_style(df, precision, formats))
+    settings = (precision, tuple(sorted(formats.items())))
+    seen = (id(df), settings)
+    with _STYLED_LOCK:   # the same shared table again (a cached one): its key without hashing its cells
+        known = _SEEN.get(seen)
+        if known is not None and known[0] is df and known[1] == _shape_key(df):
+            _SEEN.move_to_end(seen)
+            hit = _STYLED.get(known[2])
+            if hit is not None:
+                _STYLED.move_to_end(known[2])
+                return hit
     try:
-        key = (_content_key(df), precision, tuple(sorted(formats.items())))
+        key = (_content_key(df), *settings)
     except TypeError:   # cells that cannot be hashed (lists): rendered for this view only
         return _rendered(_style(df, precision, formats))
     with _STYLED_LOCK:
         hit = _STYLED.get(key)
         if hit is not None:
             _STYLED.move_to_end(key)
-            return hit
-    style = _rendered(_style(df, precision, formats))
+    if hit is None:
+        hit = _rendered(_style(df, precision, formats))
     with _STYLED_LOCK:
-        _STYLED[key] = style
-        while len(_STYLED) > _STYLED_MAX:
-            _STYLED.popitem(last=False)
-    return style
+        _STYLED[key] = hit
+        _SEEN[seen] = (df, _shape_key(df), key)
+        for cache in (_STYLED, _SEEN):
+            while len(cache) > _STYLED_MAX:
+                cache.popitem(last=False)
+    return hit
 
 
 #: Rendered stylers kept for every session (a few hundred small tables: the verdicts, the group tables).
 _STYLED: "OrderedDict[tuple, pd.io.formats.style.Styler]" = OrderedDict()
+#: The tables last styled, by identity: ``(id, settings) -> (table, its shape key, its key in _STYLED)``. The tables
+#: the caches share (read-only, the same object for every session) find their styler without hashing their cells
+#: on every view; the table is held, so its id is not reused while it is here.
+_SEEN: "OrderedDict[tuple, tuple]" = OrderedDict()
 _STYLED_LOCK = threading.Lock()
 _STYLED_MAX = 256
+
+
+def _shape_key(df: pd.DataFrame) -> tuple:
+    """What a table's identity alone does not vouch for, checked on every identity hit: shape, columns, dtypes."""
+    return df.shape, tuple(map(str, df.columns)), tuple(map(str, df.dtypes))
 
 
 def _content_key(df: pd.DataFrame) -> tuple:
@@ -150,8 +173,46 @@ def chart(fig: go.Figure, file_name: str, key: str, label: str = "Download figur
           download_key: str | None = None) -> None:
     """A figure and, under it, its self-contained HTML download: the pair every chart on a page shows.
     ``key`` names the chart's widget; its download's key is ``download_key`` (default ``key + "-html"``)."""
-    st.plotly_chart(fig, width="stretch", key=key)
+    st.plotly_chart(_to_send(fig), width="stretch", key=key)
     html_download(fig, file_name, label=label, key=download_key or f"{key}-html")
+
+
+class _SentFigure(go.Figure):
+    """A figure for ``st.plotly_chart`` alone: its ``to_dict`` is ``fig.to_dict()`` (the deep copy and array
+    encoding that Streamlit turns into the chart's JSON on every view), computed once and then returned as it is.
+    It is all Streamlit reads of a figure; nothing else is ever given one."""
+
+    def __init__(self, fig: go.Figure) -> None:
+        super().__init__()
+        self._sent = fig.to_dict()
+
+    def to_dict(self) -> dict:
+        return self._sent
+
+
+#: Figures charted before, by identity: ``id -> (weak reference, its _SentFigure once charted twice)``.
+_SENT: dict[int, tuple[weakref.ref, _SentFigure | None]] = {}
+_SENT_LOCK = threading.Lock()
+
+
+def _to_send(fig: go.Figure) -> go.Figure:
+    """``fig`` as :func:`chart` gives it to ``st.plotly_chart``: a figure charted a second time (the same object: one
+    the caches share, read-only, with every session) gets a :class:`_SentFigure`, made once and kept while the
+    figure lives; a figure built for one view is sent as it is, with nothing copied."""
+    key = id(fig)
+    with _SENT_LOCK:
+        entry = _SENT.get(key)
+        if entry is None or entry[0]() is not fig:
+            # the callback runs where the figure is freed, perhaps under this lock: no lock there (dict ops are atomic)
+            _SENT[key] = (weakref.ref(fig, lambda _ref, k=key: _SENT.pop(k, None)), None)
+            return fig
+        if entry[1] is not None:
+            return entry[1]
+    sent = _SentFigure(fig)
+    with _SENT_LOCK:
+        if _SENT.get(key, (None,))[0] is entry[0]:
+            _SENT[key] = (entry[0], sent)
+    return sent
 
 
 def reasons_frame(reasons: Mapping[str, Mapping[str, str]]) -> pd.DataFrame:
@@ -276,7 +337,7 @@ def verdict_display(verdicts: pd.DataFrame, max_rows: int = MAX_VERDICT_ROWS) ->
 def figure_with_downloads(fig: go.Figure, key: str, table: pd.DataFrame, csv_name: str, csv_label: str,
                           index: bool = False) -> None:
     """A figure, then its HTML download and its table's CSV download side by side."""
-    st.plotly_chart(fig, width="stretch", key=key)
+    st.plotly_chart(_to_send(fig), width="stretch", key=key)
     left, right = st.columns(2)
     with left:
         html_download(fig, f"{key}.html", key=f"{key}-html")
