@@ -246,7 +246,7 @@ _SELECTION_HELP = {
 def verdict_summary(verdicts: pd.DataFrame) -> None:
     """One tile per verdict: how many group pairs get it (inconclusive included), and of how many."""
     counts = verdicts["verdict"].value_counts()
-    if verdicts.attrs.get("outcomes") is False:   # decisions alone: the four-fifths verdicts
+    if not verdicts.outcomes:   # decisions alone: the four-fifths verdicts
         names, helps = SELECTION_VERDICTS, _SELECTION_HELP
     else:
         names, helps = VERDICTS, _VERDICT_HELP
