@@ -19,10 +19,8 @@ from torch import nn
 
 from fairness_core import augmentation, realism
 from fairness_core.ensemble import make_design
-from fairness_core.jobs import Cancelled, Estimate
-from fairness_core.progress import Progress, ProgressCallback
-
 from . import hydragan as H
+from .jobs_interface import Cancelled, Estimate, Progress, ProgressCallback
 
 #: How the "after" classifier is trained: on synthetic rows only (the thesis's setting, the default)
 #: or on the real training rows plus the synthetic ones.

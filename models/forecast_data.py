@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy.integrate import solve_ivp
 
-from fairness_core.jobs import Cancelled
+from .jobs_interface import Cancelled
 
 HISTORY, HORIZON, N_FORECASTS = 16, 16, 10
 PARTS = ("darts_train", "darts_val", "ga_train", "ga_val", "test")

@@ -35,14 +35,12 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from fairness_core.jobs import Cancelled
-from fairness_core.progress import Progress, ProgressCallback, Stage, of_kind
-
 from . import hydragan_calibration as calibration
 from .hydragan_schema import (ALPHA_SPREAD, FIT_ROWS, MAX_CATEGORIES, MAX_CONDITIONS, MAX_MODES, MODE_WEIGHT,  # noqa: F401
                               SEP, SPIKE_SHARE, HydraConfig, Schema, _check, check_conditions, condition_labels,
                               decode_numeric, encode, encode_numeric, fit_modes, fit_schema, label_index,
                               shares_from_table)
+from .jobs_interface import Cancelled, Progress, ProgressCallback, Stage, of_kind
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,8 @@ import numpy as np
 import pandas as pd
 
 from fairness_core.io import DataValidationError, Problem
-from fairness_core.jobs import Cancelled
+
+from .jobs_interface import Cancelled
 
 SEP = " & "  # joint condition names, as the Upload page names intersections
 MAX_CONDITIONS = 64

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from fairness_core.jobs import Cancelled
+from .jobs_interface import Cancelled
 
 
 def nvar_features(states: np.ndarray, lags: int = 2) -> np.ndarray:

@@ -1,5 +1,8 @@
-"""The code's shape: no Streamlit inside fairness_core or models, no import cycles in fairness_core, models and ui
-(an import inside a function counts), and no file of theirs over 600 lines."""
+"""The code's shape: no Streamlit inside fairness_core or models, and no file of fairness_core, models or ui over
+600 lines. Their modules stand on floors: each imports only modules below it, so there is no import cycle (an
+import inside a function counts, and so does one under ``if TYPE_CHECKING:``), no module imports a name from its
+own package's ``__init__`` (the floor above it, which imports it), and models/ reaches the job runner only
+through the small interface it declares (models/jobs_interface.py)."""
 
 from __future__ import annotations
 
@@ -23,27 +26,22 @@ def _files(root: Path = ROOT, packages: tuple[str, ...] = PACKAGES) -> dict[str,
     return {_module_name(p, root): p for package in packages for p in sorted((root / package).rglob("*.py"))}
 
 
-def _type_checking_only(node: ast.AST) -> bool:
-    """``if TYPE_CHECKING:``: never run, so not an edge."""
-    test = getattr(node, "test", None)
-    return isinstance(node, ast.If) and (
-        (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
-        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"))
-
-
 def _import_nodes(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
     """Every import statement, at any depth: a late import inside a function runs too, and a cycle it closes
     is a cycle of design even when Python survives it (one of the two modules is seen half-initialized when
-    the import moves to the top, or when a new caller imports them in the other order)."""
-    found: list[ast.Import | ast.ImportFrom] = []
-    todo: list[ast.AST] = [tree]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            found.append(node)
-        elif not _type_checking_only(node):
-            todo.extend(ast.iter_child_nodes(node))
-    return found
+    the import moves to the top, or when a new caller imports them in the other order). An import under
+    ``if TYPE_CHECKING:`` counts as well: it never runs, but the two modules still cannot be read or changed
+    apart, and the annotation it serves is one refactoring away from a runtime import."""
+    return [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
+
+
+def _from_module(node: ast.ImportFrom, package: str) -> str:
+    """The absolute name of the module a ``from ... import`` reads, ``package`` being the importer's package."""
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
 
 
 def _ancestors(name: str) -> list[str]:
@@ -66,12 +64,7 @@ def _imports(path: Path, files: dict[str, Path], root: Path = ROOT) -> set[str]:
         if isinstance(node, ast.Import):
             targets.update(a.name for a in node.names)
             continue
-        if node.level:
-            base = package.split(".")
-            base = base[: len(base) - (node.level - 1)]
-            module = ".".join(base + ([node.module] if node.module else []))
-        else:
-            module = node.module or ""
+        module = _from_module(node, package)
         targets.add(module)
         targets.update(f"{module}.{a.name}" for a in node.names)   # "from . import metrics": a submodule
     edges: set[str] = set()
@@ -80,6 +73,25 @@ def _imports(path: Path, files: dict[str, Path], root: Path = ROOT) -> set[str]:
             if t in files and t != name and t not in own:
                 edges.add(t)
     return edges
+
+
+def _own_package_inits(path: Path, files: dict[str, Path], root: Path = ROOT) -> list[str]:
+    """The imports by which ``path`` reads a name from the ``__init__`` of a package it belongs to (``from .
+    import __version__``, ``import fairness_core`` inside fairness_core). That ``__init__`` imports the module,
+    so the name is there only if the ``__init__`` happened to define it before the import; importing one of
+    the package's submodules (``from . import metrics``) reads no name of the ``__init__``, and is allowed."""
+    name = _module_name(path, root)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    own = set(_ancestors(name)) | ({name} if path.name == "__init__.py" else set())
+    found: list[str] = []
+    for node in _import_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [f"{name}: import {a.name}" for a in node.names if a.name in own]
+            continue
+        module = _from_module(node, package)
+        if module in own:
+            found += [f"{name}: from {module} import {a.name}" for a in node.names if f"{module}.{a.name}" not in files]
+    return found
 
 
 def _graph(root: Path = ROOT, packages: tuple[str, ...] = PACKAGES) -> dict[str, set[str]]:
@@ -123,6 +135,61 @@ def test_no_import_cycles_in_fairness_core_models_and_ui() -> None:
     assert cycles == [], "import cycles (late imports included):\n" + "\n".join(" -> ".join(c) for c in cycles)
 
 
+def test_no_module_imports_its_own_package_init() -> None:
+    files = _files()
+    found = [line for path in files.values() for line in _own_package_inits(path, files)]
+    assert found == [], "imports from the module's own package __init__ (import from the module that defines the " \
+                        "name instead):\n" + "\n".join(found)
+
+
+def test_own_package_init_finder(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("VERSION = 1\nfrom . import a, sub\n")
+    (pkg / "a.py").write_text("from . import VERSION, b\nimport pkg\n")
+    (pkg / "b.py").write_text("from .sub import c\nimport pkg.sub.c\n")
+    (pkg / "sub" / "__init__.py").write_text("from .c import g\nfrom .. import VERSION\n")
+    (pkg / "sub" / "c.py").write_text("from pkg.sub import g\nfrom .. import b\ng = 1\n")
+    files = _files(tmp_path, ("pkg",))
+    found = {m: _own_package_inits(p, files, tmp_path) for m, p in files.items()}
+    assert found == {"pkg": [], "pkg.a": ["pkg.a: from pkg import VERSION", "pkg.a: import pkg"], "pkg.b": [],
+                     "pkg.sub": ["pkg.sub: from pkg import VERSION"], "pkg.sub.c": ["pkg.sub.c: from pkg.sub import g"]}
+
+
+def test_the_models_reach_jobs_only_through_their_interface() -> None:
+    """models/ runs under the app's job runner without importing it: its modules import the few names a job
+    needs (progress records, Cancelled, Estimate) from models/jobs_interface.py, and only that module imports
+    the library's progress vocabulary."""
+    graph = {m: edges for m, edges in _graph(packages=("fairness_core", "models")).items() if m.startswith("models")}
+    runner = sorted(m for m, edges in graph.items() if "fairness_core.jobs" in edges)
+    progress = sorted(m for m, edges in graph.items()
+                      if "fairness_core.progress" in edges and m != "models.jobs_interface")
+    assert (runner, progress) == ([], []), f"import the runner: {runner}; the progress records directly: {progress}"
+    assert sum("models.jobs_interface" in edges for edges in graph.values()) >= 5
+
+
+def test_the_models_job_estimate_is_the_runners() -> None:
+    """The runner reads a model's Estimate by its fields; the interface declares the same ones, with the same
+    defaults, and the runner admits and refuses it as its own."""
+    import dataclasses
+
+    from fairness_core import jobs
+    from models import jobs_interface
+
+    def shape(cls: type) -> list[tuple[str, object]]:
+        return [(f.name, f.default) for f in dataclasses.fields(cls)]
+
+    assert shape(jobs_interface.Estimate) == shape(jobs.Estimate)
+    runner = jobs.JobRunner(limits=jobs.ServerLimits(max_job_memory_mb=100))
+    with pytest.raises(jobs.OverBudget, match="a big run needs about 200 MB"):
+        runner.submit("big", lambda on_progress, should_stop: None,
+                      estimate=jobs_interface.Estimate(200, what="a big run"))
+    job = runner.submit("small", lambda on_progress, should_stop: "ok", estimate=jobs_interface.Estimate(50))
+    assert job.wait(5) and job.snapshot().result == "ok"
+    with pytest.raises(ValueError, match="finite number"):
+        jobs_interface.Estimate(float("nan"))
+
+
 def test_cycle_finder_finds_a_cycle() -> None:
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
@@ -134,15 +201,28 @@ def test_late_imports_and_package_inits_are_edges(tmp_path: Path) -> None:
     (pkg / "sub").mkdir(parents=True)
     (pkg / "__init__.py").write_text("from . import a\n")
     (pkg / "a.py").write_text("def f():\n    from .sub.c import g\n")
-    (pkg / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import f\n")
+    (pkg / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .d import T\n")
+    (pkg / "d.py").write_text("T = int\n")
     (pkg / "sub" / "__init__.py").write_text("from .c import g\nfrom .. import b\n")
     (pkg / "sub" / "c.py").write_text("import pkg.a\ng = 1\n")
     graph = _graph(tmp_path, ("pkg",))
     assert graph["pkg.a"] == {"pkg.sub", "pkg.sub.c"}      # late, and the package __init__ it runs
-    assert graph["pkg.b"] == set()                          # type-checking only
+    assert graph["pkg.b"] == {"pkg.d"}                      # type-checking only, an edge all the same
     assert graph["pkg.sub"] == {"pkg.sub.c", "pkg.b"}
     assert graph["pkg"] == {"pkg.a"}
     assert _cycle(graph) == ["pkg.a", "pkg.sub", "pkg.sub.c", "pkg.a"]
+
+
+def test_a_type_only_import_closes_a_cycle(tmp_path: Path) -> None:
+    """The PTN run's old knot: run imports search, which imported run's config back for its annotations."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "run.py").write_text("from .search import search\nclass Config: ...\n")
+    (pkg / "search.py").write_text("from __future__ import annotations\nimport typing\n"
+                                   "if typing.TYPE_CHECKING:\n    from .run import Config\n"
+                                   "def search(config: Config) -> None: ...\n")
+    assert _cycles(_graph(tmp_path, ("pkg",))) == [["pkg.run", "pkg.search", "pkg.run"]]
 
 
 @pytest.mark.parametrize("package", ["fairness_core", "models"])

@@ -12,7 +12,8 @@ algorithm, trained on the ordered CRPS, judged against two baselines by skill sc
 ``ptn.final``       the derived architecture retrained and the baseline trained, per seed
 ``ptn.scoring``     the normal baseline, skill scores, the verdict, test forecasts to browse
 ``ptn.progress``    the typed progress records and the run's one progress counter
-``ptn.run``         :class:`PTNConfig`, :class:`PTNResult` and :func:`train`, the whole run
+``ptn.config``      :class:`PTNConfig`, the run's settings, and its presets ``DEMO`` and ``PAPER``
+``ptn.run``         :class:`PTNResult` and :func:`train`, the whole run
 ==================  ===========================================================================
 
 Every public name stays importable from ``models.ptn`` itself.
@@ -25,8 +26,9 @@ from .layers import (COST_ORDER, MIXED_OPS, Attention, BiGRU, CausalConv, Collap
 from .loss import OMEGA, crps, crps_numpy, loss, ordering_penalty
 from .progress import (AgentFitness, BaselineEpoch, Counter, DataStage, Done, FinalEpoch, SearchEpoch,
                        agent_frame, latest_architecture, latest_fan, loss_frame, probe)
-from .run import (BASE_MB, BYTES_PER_INPUT, BYTES_PER_QUANTILE, DEMO, LORENZ_WINDOWS, PAPER, WEATHER_WINDOWS,
-                  PTNConfig, PTNResult, chosen_words, estimate, memory_mb, start_words, train)
+from .config import DEMO, PAPER, PTNConfig
+from .run import (BASE_MB, BYTES_PER_INPUT, BYTES_PER_QUANTILE, LORENZ_WINDOWS, WEATHER_WINDOWS, PTNResult,
+                  chosen_words, estimate, memory_mb, start_words, train)
 from .scoring import SEED_TABLE_5_2, examples, normal_quantiles, skill_table, verdict, verdict_text
 from .search import (BASELINE_KEEP, BASELINE_POINT, BENCH_FIDELITY, CLEARLY_BETTER_ALPHA, Agent, SearchOutcome,
                      batch_means, choose, clearly_better, fidelity_correlation, fidelity_words, genetic_search)

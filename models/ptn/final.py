@@ -5,20 +5,18 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 import numpy as np
 import torch
 
 from .. import forecast_data as FD
+from .config import PTNConfig
 from .fit import WARM_LR, build, fan, inherit, predict, train_darts, train_plain
 from .layers import PTN, TiDE
 from .loss import crps_numpy
 from .progress import BaselineEpoch, Counter, FinalEpoch
 from .search import SearchOutcome
-
-if TYPE_CHECKING:
-    from .run import PTNConfig
 
 
 #: Share of the warm-start windows (the latest) that checks the warm start instead of training it (warm_start).
@@ -43,7 +41,7 @@ class Trained:
     warm_seconds: float = 0.0
 
 
-def hypermodel_of(config: "PTNConfig", ds: FD.Dataset, search: SearchOutcome, device: torch.device) -> PTN:
+def hypermodel_of(config: PTNConfig, ds: FD.Dataset, search: SearchOutcome, device: torch.device) -> PTN:
     """The best agent's hypermodel as the search left it."""
     model = build(search.best.hparams, ds, config.quantiles, config.forecast_skip, device)
     if search.best_state:
@@ -51,7 +49,7 @@ def hypermodel_of(config: "PTNConfig", ds: FD.Dataset, search: SearchOutcome, de
     return model
 
 
-def train_final(config: "PTNConfig", ds: FD.Dataset, search: SearchOutcome, keep: dict[str, str] | None, seed: int,
+def train_final(config: PTNConfig, ds: FD.Dataset, search: SearchOutcome, keep: dict[str, str] | None, seed: int,
                 run: int, warm: FD.Samples, counter: Counter, device: torch.device, probe: FD.Samples,
                 should_stop: Callable[[], bool] | None = None) -> Trained:
     """The derived architecture (``keep``; None: the whole hypermodel) trained for ``final_epochs`` epochs,
@@ -95,7 +93,7 @@ def train_final(config: "PTNConfig", ds: FD.Dataset, search: SearchOutcome, keep
     return Trained(model, final_seconds + warm_seconds, steps, warm_seconds)
 
 
-def train_baseline(config: "PTNConfig", ds: FD.Dataset, seed: int, run: int, budget: float, warm_budget: float,
+def train_baseline(config: PTNConfig, ds: FD.Dataset, seed: int, run: int, budget: float, warm_budget: float,
                    warm: FD.Samples, counter: Counter, device: torch.device,
                    should_stop: Callable[[], bool] | None = None) -> Trained:
     """The TiDE-style baseline on the same inputs and loss for ``budget`` seconds, then warm-started on ``warm``

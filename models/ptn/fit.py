@@ -11,9 +11,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from fairness_core.jobs import Cancelled
-
 from .. import forecast_data as FD
+from ..jobs_interface import Cancelled
 from .layers import PTN, MixedOp
 from .loss import loss
 

@@ -12,7 +12,7 @@ from typing import Any, Iterable, Mapping, TypeVar
 import numpy as np
 import pandas as pd
 
-from fairness_core.progress import Progress, ProgressCallback, ignore, of_kind
+from ..jobs_interface import Progress, ProgressCallback, ignore, of_kind
 
 R = TypeVar("R", bound=Progress)
 

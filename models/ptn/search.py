@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -26,14 +26,12 @@ from scipy.stats import spearmanr
 from scipy.stats import t as student_t
 
 from .. import forecast_data as FD
+from .config import PTNConfig
 from .fit import build, fan, inherit, predict, subsample, train_darts
 from .layers import PTN, derive
 from .loss import crps_numpy
 from .progress import AgentFitness, Counter, SearchEpoch
 from .space import crossover, mutate, mutation_rate, random_hparams, space
-
-if TYPE_CHECKING:
-    from .run import PTNConfig
 
 
 #: The low-fidelity fitness's Spearman ρ measured by ``bench/ptn.py`` (demo budget), in words for the page.
@@ -114,7 +112,7 @@ class _Scoring:
     probe: FD.Samples
 
 
-def _train_rung(config: "PTNConfig", ds: FD.Dataset, model: PTN, agent: Agent, k: int, epochs: int, first: int,
+def _train_rung(config: PTNConfig, ds: FD.Dataset, model: PTN, agent: Agent, k: int, epochs: int, first: int,
                 scoring: _Scoring, counter: Counter, should_stop: Callable[[], bool] | None) -> int:
     """Train agent k's hypermodel for ``epochs`` more epochs (numbered from ``first``), then score it."""
     generation = agent.generation
@@ -144,7 +142,7 @@ def _train_rung(config: "PTNConfig", ds: FD.Dataset, model: PTN, agent: Agent, k
     return steps
 
 
-def derived_of(config: "PTNConfig", ds: FD.Dataset, model: PTN, agent: Agent) -> PTN:
+def derived_of(config: PTNConfig, ds: FD.Dataset, model: PTN, agent: Agent) -> PTN:
     """The architecture ``agent`` would derive now, with the weights its hypermodel trained: what the final
     training would start from, so its fitness is what the search ranks (not the mixture of every candidate,
     whose untrained paths dilute what the kept one learned)."""
@@ -154,7 +152,7 @@ def derived_of(config: "PTNConfig", ds: FD.Dataset, model: PTN, agent: Agent) ->
     return derived
 
 
-def _breed(population: list[Agent], everyone: list[Agent], generation: int, config: "PTNConfig",
+def _breed(population: list[Agent], everyone: list[Agent], generation: int, config: PTNConfig,
            params: list, rng: np.random.Generator) -> list[Agent]:
     """The next generation: elites back every ``elite_every`` generations, tournament parents,
     proportional crossover and fitness-scaled mutation."""
@@ -174,7 +172,7 @@ def _breed(population: list[Agent], everyone: list[Agent], generation: int, conf
     return children
 
 
-def genetic_search(config: "PTNConfig", ds: FD.Dataset, counter: Counter, device: torch.device,
+def genetic_search(config: PTNConfig, ds: FD.Dataset, counter: Counter, device: torch.device,
                    should_stop: Callable[[], bool] | None = None) -> SearchOutcome:
     """Algorithm 2 with successive halving; see the module's docstring."""
     rng = np.random.default_rng(config.seed)
