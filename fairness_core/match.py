@@ -17,6 +17,8 @@ p-value 2·min(both), capped at 1.
 
 from __future__ import annotations
 
+from ._compat import FairnessDeprecationWarning
+
 import warnings
 from typing import Any
 from dataclasses import dataclass
@@ -295,7 +297,7 @@ def test(metric: str, cm_group: ConfusionMatrix, cm_reference: ConfusionMatrix, 
         raise ValueError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
     if reference is not None:
         warnings.warn("match.test: reference='sample' / 'population' is deprecated; pass reference_is=",
-                      DeprecationWarning, stacklevel=2)
+                      FairnessDeprecationWarning, stacklevel=2)
         reference_is = reference
     if reference_is not in REFERENCES:
         raise ValueError(f"reference_is must be one of {', '.join(REFERENCES)}; got {reference_is!r}")

@@ -23,6 +23,8 @@ a model breaks the page's test instead of silently emptying a chart.
 
 from __future__ import annotations
 
+from ._compat import FairnessDeprecationWarning
+
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -86,5 +88,5 @@ def legacy_callback(old: Callable[..., Any] | None, on_progress: ProgressCallbac
     if on_progress is not None:
         raise TypeError(f"{name}: give on_progress=, not both it and the deprecated progress=")
     warnings.warn(f"{name}(progress=...) is deprecated: pass on_progress=, which receives one "
-                  "fairness_core.progress.Progress record per step", DeprecationWarning, stacklevel=3)
+                  "fairness_core.progress.Progress record per step", FairnessDeprecationWarning, stacklevel=3)
     return lambda record: convert(old, record)

@@ -45,6 +45,8 @@ processes on one machine can save at once without losing anything; the schema ca
 
 from __future__ import annotations
 
+from ._compat import FairnessDeprecationWarning
+
 import json
 import os
 import re
@@ -299,7 +301,7 @@ class AuditStore:
         user = _user(user)
         if _label(saved_by, "saved by") not in (None, user):
             warnings.warn(f"saved_by is deprecated and ignored: the audit is saved by and belongs to {user!r}",
-                          DeprecationWarning, stacklevel=2)
+                          FairnessDeprecationWarning, stacklevel=2)
         labels = {"name": _label(name, "name", required=True), "model": _label(model, "model"),
                   "period": _label(period, "period"), "model_version": _label(model_version, "model version")}
         if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not (0 < tolerance < 2):

@@ -27,6 +27,8 @@ ValueError: unknown p-value adjustment method 'Holm'; expected one of holm, bh, 
 
 from __future__ import annotations
 
+from ._compat import FairnessDeprecationWarning
+
 import enum
 import warnings
 from dataclasses import dataclass
@@ -76,7 +78,7 @@ def adjust_from_bool(adjust: bool | str, where: str) -> str:
     if isinstance(adjust, bool):
         warnings.warn(f"{where}: adjust={adjust} is deprecated; pass adjust="
                       f"{'holm' if adjust else 'none'!r} (a key of fairness_core.vocabulary.ADJUSTMENTS)",
-                      DeprecationWarning, stacklevel=3)
+                      FairnessDeprecationWarning, stacklevel=3)
         return "holm" if adjust else "none"
     return adjustment(adjust).key
 
@@ -105,7 +107,7 @@ def reference_or_mode(reference: ReferenceLike | None, none_meant: Reference, wh
     """``reference`` with the former ``None`` replaced, with a warning, by the mode it meant in ``where``."""
     if reference is None:
         warnings.warn(f"{where}: reference=None is deprecated; pass reference=Reference.{none_meant.name} "
-                      "(fairness_core.vocabulary.Reference), or a group's name", DeprecationWarning, stacklevel=3)
+                      "(fairness_core.vocabulary.Reference), or a group's name", FairnessDeprecationWarning, stacklevel=3)
         return none_meant
     if not isinstance(reference, (str, Reference)):
         raise ValueError(f"reference must be a group's name or a Reference mode, got {reference!r}")
@@ -121,7 +123,7 @@ def alpha_from_level(alpha: float | None, level: float | None, where: str, defau
         if alpha is not None and alpha != default:
             raise ValueError(f"{where}: give alpha (the error rate) or the deprecated level, not both")
         warnings.warn(f"{where}: level= is deprecated; pass alpha = 1 − level (here alpha={1 - level:g})",
-                      DeprecationWarning, stacklevel=3)
+                      FairnessDeprecationWarning, stacklevel=3)
         _check_confidence(level)
         return 1 - level
     if alpha is None:
@@ -164,7 +166,7 @@ def resolve_positive_is(positive_is: str | None, flip: bool | None, what: str) -
     Returns "benefit", "harm", or None (undeclared: a benefit is assumed and a :class:`UserWarning` says so).
     """
     if flip is not None:
-        warnings.warn("flip= is deprecated; say positive_is='harm' (or 'benefit')", DeprecationWarning, stacklevel=3)
+        warnings.warn("flip= is deprecated; say positive_is='harm' (or 'benefit')", FairnessDeprecationWarning, stacklevel=3)
         from_flip = "harm" if flip else "benefit"
         if positive_is is not None and positive_is != from_flip:
             raise ValueError(f"positive_is={positive_is!r} contradicts flip={flip!r}")

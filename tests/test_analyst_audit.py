@@ -10,6 +10,7 @@ import pytest
 
 from fairness_core import ConfusionMatrix as CM
 from fairness_core.audit import Audit
+from fairness_core.vocabulary import Reference
 from fairness_core.reading import three_questions
 from fairness_core.cli import main as cli
 from fairness_core.io import cms_from_predictions, guess_columns, read_table
@@ -117,7 +118,7 @@ def test_equal_ofi_and_selection_rates_with_qualified_members_rejected_twice_as_
 
 def test_the_four_fifths_question_reads_the_lower_rate_over_the_higher_whatever_the_reference():
     audit = Audit({"ref": CM(200, 200, 100, 500), "b": CM(400, 100, 200, 300)}, positive_is="benefit")
-    for reference in (None, "ref", "b"):
+    for reference in (Reference.PAIRS, "ref", "b"):
         pairs = three_questions(audit, audit.verdicts(reference=reference))["four_fifths"]["pairs"]
         assert len(pairs) == 1 and pairs.loc[0, "lower-rate group"] == "ref"
         assert pairs.loc[0, "impact ratio"] == pytest.approx(0.5) and pairs.loc[0, "data say"] == "shown below 0.8"

@@ -281,28 +281,36 @@ def test_report_downloads_and_holds_the_numbers(open_page, tmp_path):
                                               "Native American", "Other"])
 
 
-def save_audit(pg, name: str, model: str, period: str) -> str:  # type: ignore[no-untyped-def]
-    """Fill the Bias Audit page's "Save this audit" form, submit it and return the link it shows."""
+def save_audit(pg, name: str, model: str, period: str) -> None:  # type: ignore[no-untyped-def]
+    """Fill the Bias Audit page's "Save this audit" form and submit it; wait until it says it is saved."""
     form = pg.get_by_test_id("stForm")
     for label, value in (("Name", name), ("Model", model), ("Period", period)):
         form.get_by_label(label, exact=True).fill(value)
     form.get_by_role("button", name="Save this audit").click()
-    code = pg.get_by_test_id("stCode").filter(has_text="/Saved_Audits?audit=")
-    code.wait_for(timeout=30000)
-    link = re.search(r"/Saved_Audits\?audit=[\w-]{22}", code.inner_text()).group(0)
-    return link
+    pg.get_by_role("link", name="Open the saved audit").wait_for(timeout=30000)
 
 
 def test_save_share_by_link_trend_and_the_ll144_csv(open_page, tmp_path):
     pg = open_page("Bias_Audit")
     pg.get_by_role("heading", name="Bias audit").wait_for(timeout=60000)
     pg.locator("summary").filter(has_text="Save this audit").click()
-    first = save_audit(pg, "COMPAS Q1", "recidivism score", "2026-Q1")
+    save_audit(pg, "COMPAS Q1", "recidivism score", "2026-Q1")
+    pg.get_by_role("link", name="Open the saved audit").click()      # the owner makes a link to it
+    pg.get_by_role("heading", name="COMPAS Q1").wait_for(timeout=60000)
+    pg.locator("summary").filter(has_text="Links").click()
+    pg.get_by_role("button", name="Make a link").click()
+    box = pg.get_by_test_id("stCode").filter(has_text="/Saved_Audits?link=")
+    box.wait_for(timeout=30000)
+    address = box.inner_text().strip()
+    assert address.startswith("http://") and "link=" in address          # the full address, copied as it is
     colleague = pg.context.browser.new_context(accept_downloads=True).new_page()   # another browser, no session
-    colleague.goto(pg.url.split("/Bias_Audit")[0] + first)
+    colleague.goto(address)
     colleague.get_by_role("heading", name="COMPAS Q1").wait_for(timeout=60000)
     colleague.get_by_role("heading", name="Local Law 144 summary").wait_for(timeout=30000)
     assert colleague.get_by_text("Save this model's audit of another period").count() == 1
+    pg.get_by_test_id("stSidebar").get_by_role("link", name="Bias Audit").click()
+    pg.get_by_role("heading", name="Bias audit").wait_for(timeout=60000)
+    pg.locator("summary").filter(has_text="Save this audit").click()
     save_audit(pg, "COMPAS Q2", "recidivism score", "2026-Q2")
     colleague.reload()
     colleague.get_by_text("has 2 saved periods").wait_for(timeout=60000)

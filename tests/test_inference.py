@@ -45,10 +45,10 @@ def _configs() -> list[tuple[tuple[float, float, float], tuple[float, float, flo
 
 def _ofi_cover(method: str, ni: int, nj: int, ri, rj, draws: int, rng) -> tuple[float, float]:
     ci, cj = _draw(rng, ni, ri, draws), _draw(rng, nj, rj, draws)
-    r = inference.ofi_arrays(ci[:, 2], ci[:, 1], ni, cj[:, 2], cj[:, 1], nj, (0.95,), method)
+    r = inference.ofi_arrays(ci[:, 2], ci[:, 1], ni, cj[:, 2], cj[:, 1], nj, alpha=0.05, method=method)
     delta = (ri[2] - ri[1]) - (rj[2] - rj[1])
-    covered = (r["ci_low_0.95"] <= delta + 1e-12) & (r["ci_high_0.95"] >= delta - 1e-12)
-    return covered.mean(), (r["p_value"] < 0.05).mean()
+    covered = (r.ci_low <= delta + 1e-12) & (r.ci_high >= delta - 1e-12)
+    return covered.mean(), (r.p_value < 0.05).mean()
 
 
 @pytest.mark.parametrize("ni,nj", SIZES)
@@ -110,9 +110,9 @@ def test_p_value_is_the_dual_of_the_interval():
     cells = rng.integers(0, 40, size=(400, 2, 4)) + np.array([1, 0, 0, 1])
     for level in (0.9, 0.95):
         r = inference.ofi_arrays(cells[:, 0, 2], cells[:, 0, 1], cells[:, 0].sum(1),
-                                 cells[:, 1, 2], cells[:, 1, 1], cells[:, 1].sum(1), (level,), "auto")
-        excludes = (r[f"ci_low_{level:g}"] > 0) | (r[f"ci_high_{level:g}"] < 0)
-        assert np.array_equal(excludes, r["p_value"] < 1 - level)
+                                 cells[:, 1, 2], cells[:, 1, 1], cells[:, 1].sum(1), alpha=1 - level, method="auto")
+        excludes = (r.ci_low > 0) | (r.ci_high < 0)
+        assert np.array_equal(excludes, r.p_value < 1 - level)
 
 
 def test_auto_says_which_method_it_chose():
@@ -150,9 +150,9 @@ def _di_exact_coverage(ni: int, pi: float, nj: int, pj: float) -> float:
     wi, wj = stats.binom.pmf(xi, ni, pi), stats.binom.pmf(xj, nj, pj)
     ki, kj = wi > 1e-12, wj > 1e-12
     xi, wi, xj, wj = xi[ki], wi[ki], xj[kj], wj[kj]
-    r = inference.di_arrays(xi[:, None], ni, xj[None], nj, (0.95,), "auto")
+    r = inference.di_arrays(xi[:, None], ni, xj[None], nj, alpha=0.05, method="auto")
     theta = pi / pj
-    lo, hi = r["ci_low_0.95"], r["ci_high_0.95"]
+    lo, hi = r.ci_low, r.ci_high
     covered = np.where(np.isnan(lo), True, (lo <= theta * (1 + 1e-9)) & (hi >= theta * (1 - 1e-9)))
     return float((wi[:, None] * wj[None] * covered).sum() / (wi.sum() * wj.sum()))
 
@@ -169,12 +169,12 @@ def test_di_score_interval_and_test_match_statsmodels():
     sm = pytest.importorskip("statsmodels.stats.proportion")
     for x1, n1, x2, n2 in [(14, 35, 34, 106), (3, 40, 20, 50), (40, 40, 30, 60), (100, 1000, 130, 1200),
                            (0, 40, 5, 60)]:
-        r = inference.di_arrays(x1, n1, x2, n2, (0.95,), "score")
+        r = inference.di_arrays(x1, n1, x2, n2, alpha=0.05, method="score")
         low, high = sm.confint_proportions_2indep(x1, n1, x2, n2, method="score", compare="ratio")
-        assert float(r["ci_low_0.95"]) == pytest.approx(max(low, 0.0), abs=1e-9)
-        assert float(r["ci_high_0.95"]) == pytest.approx(high, rel=1e-9)
+        assert float(r.ci_low) == pytest.approx(max(low, 0.0), abs=1e-9)
+        assert float(r.ci_high) == pytest.approx(high, rel=1e-9)
         p = sm.test_proportions_2indep(x1, n1, x2, n2, method="score", compare="ratio").pvalue
-        assert float(r["p_value"]) == pytest.approx(p, rel=1e-9)
+        assert float(r.p_value) == pytest.approx(p, rel=1e-9)
 
 
 @pytest.mark.parametrize("method", ["exact", "auto"])

@@ -15,7 +15,7 @@ CM = ConfusionMatrix
 
 def one_sample(*args, **kwargs):  # type: ignore[no-untyped-def]
     """The seed's one-sample MATCH test: the reference taken as a known population."""
-    return match.test(*args, reference="population", **kwargs)
+    return match.test(*args, reference_is="population", **kwargs)
 REF = CM(30, 10, 20, 40)
 
 
@@ -194,7 +194,7 @@ def test_audit_match_table_with_holm_and_a_named_reference():
     assert row["verdict"] == "indistinguishable from the reference"
     undefined = t[(t.group == "nopos") & (t.metric == "TPR")].iloc[0]
     assert undefined["verdict"] == "undefined" and "no actual positives" in undefined["note"]
-    named = audit.match_table(["PPR"], reference="big", adjust=False, reference_is="population")
+    named = audit.match_table(["PPR"], reference="big", adjust="none", reference_is="population")
     assert "big" not in set(named.group) and named["adjusted p-value"].isna().all()
     odd = named[named.group == "odd"].iloc[0]
     assert odd["p-value"] == one_sample("PPR", audit.cms["odd"], audit.cms["big"]).p_value
@@ -262,7 +262,7 @@ def test_two_sample_p_equals_the_verdict_tables_for_the_same_pair():
 
     audit = datasets.load_demo("compas_race")
     v = audit.verdicts()
-    t = audit.match_table(["PPR", "B"], reference="Caucasian", adjust=False)
+    t = audit.match_table(["PPR", "B"], reference="Caucasian", adjust="none")
     for _, row in v[(v.group_i == "Caucasian") | (v.group_j == "Caucasian")].iterrows():
         other = row["group_i"] if row["group_j"] == "Caucasian" else row["group_j"]
         mine = t[t.group == other].set_index("metric")["p-value"]

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from .._compat import FairnessDeprecationWarning
+
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Mapping
@@ -72,7 +74,7 @@ class DIResult(_Interval):
 def _legacy_key(key: str, alpha: float, legacy: Mapping[str, Any], fields: Mapping[str, Any]) -> Any:
     """A value by the former dict key, with a warning: a field's name, or ``ci_low_{level:g}``."""
     warnings.warn(f"indexing the result with {key!r} is deprecated: read its fields (.ci_low, .ci_high, .estimate, "
-                  "...; other levels from ofi_pairs / di_pairs .bounds(alpha / 2))", DeprecationWarning, stacklevel=3)
+                  "...; other levels from ofi_pairs / di_pairs .bounds(alpha / 2))", FairnessDeprecationWarning, stacklevel=3)
     if key in legacy:
         return legacy[key]
     if key in fields:
@@ -161,7 +163,7 @@ def _alphas(alpha: Any, levels: tuple[float, ...] | None, where: str) -> tuple[l
         levels = tuple(alpha)
     if levels is not None:
         warnings.warn(f"{where}: levels= is deprecated; pass alpha (the error rate, 1 − level) and read .ci_low, "
-                      ".ci_high", DeprecationWarning, stacklevel=3)
+                      ".ci_high", FairnessDeprecationWarning, stacklevel=3)
         for level in levels:
             _check_level(level)
         return [1 - level for level in levels], tuple(levels)
