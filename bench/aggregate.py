@@ -17,10 +17,12 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench._common import stopwatch  # noqa: E402
 
 CHILD_AGGREGATE = """
 import json, resource, sys, time
@@ -89,10 +91,10 @@ def main() -> None:
     args = ap.parse_args()
     rows, files = int(args.rows), max(1, int(args.rows // args.pandas_rows))
     with tempfile.TemporaryDirectory() as tmp:
-        t = time.perf_counter()
-        paths = _write(Path(tmp), rows, files)
+        with stopwatch() as took:
+            paths = _write(Path(tmp), rows, files)
         size = sum(p.stat().st_size for p in paths)
-        print(f"wrote {rows:,} rows in {files} Parquet files ({size / 2**20:,.0f} MiB) in {time.perf_counter() - t:.1f} s")
+        print(f"wrote {rows:,} rows in {files} Parquet files ({size / 2**20:,.0f} MiB) in {took.seconds:.1f} s")
         glob = str(Path(tmp) / "part-*.parquet")
         ours = _child(CHILD_AGGREGATE.format(root=str(ROOT), glob=glob), args.threads)
         assert ours["rows"] == rows, ours["rows"]

@@ -14,13 +14,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench._common import timed  # noqa: E402
 from fairness_core import datasets, smoothing  # noqa: E402
 
 
@@ -36,17 +36,13 @@ def main() -> None:
     group, ref = audit.cms[args.group], audit.rest_of(args.group)
     ns = list(range(5, 151))
 
-    t0 = time.perf_counter()
-    exact = smoothing.error_curves(group, ref, ns, mode="exact")
-    exact_s = time.perf_counter() - t0
+    exact_s, exact = timed(smoothing.error_curves, group, ref, ns, mode="exact", repeat=1)
     print(f"exact: {exact.metric.nunique()} metrics x {exact.smoother.nunique()} smoothers x {len(ns)} n "
           f"for {args.group} (n = {group.n}) in {exact_s:.1f} s")
 
     probe = [5, 20, 50, 100, 150]
-    t0 = time.perf_counter()
-    mc = smoothing.error_curves(group, ref, probe, names=[args.mc_metric], mode="monte_carlo",
-                                draws=args.draws, seed=0)
-    mc_s = time.perf_counter() - t0
+    mc_s, mc = timed(smoothing.error_curves, group, ref, probe, names=[args.mc_metric], mode="monte_carlo",
+                     draws=args.draws, seed=0, repeat=1)
     per_n = mc_s / len(probe)
     mc_all_n = per_n * len(ns)
     merged = mc.merge(exact, on=["metric", "smoother", "n"], suffixes=("_mc", "_exact"))

@@ -27,7 +27,6 @@ import argparse
 import json
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import torch
@@ -36,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pandas as pd  # noqa: E402
 
+from bench._common import stopwatch, timed  # noqa: E402
 from fairness_core import datasets, realism  # noqa: E402
 from models import experiment as E  # noqa: E402
 from models import hydragan as H  # noqa: E402
@@ -53,9 +53,7 @@ def ctgan_pace(train_df: pd.DataFrame, discrete: list[str]) -> tuple[float, floa
     CTGAN(epochs=1).fit(train_df, discrete)  # warm up (imports, first-call costs)
     took = {}
     for epochs in (1, 4):
-        start = time.perf_counter()
-        CTGAN(epochs=epochs).fit(train_df, discrete)
-        took[epochs] = time.perf_counter() - start
+        took[epochs], _ = timed(lambda: CTGAN(epochs=epochs).fit(train_df, discrete), repeat=1)
     per_epoch = (took[4] - took[1]) / 3
     if per_epoch <= 0:
         raise RuntimeError(f"CTGAN's pace could not be measured (1 epoch {took[1]:.2f} s, 4 epochs {took[4]:.2f} s)")
@@ -75,11 +73,11 @@ def ctgan_auc(train_df: pd.DataFrame, test_df: pd.DataFrame, label: str, groups:
     for attempt in range(2):  # a fit off the time by more than 15 % is redone once at the pace it showed
         print(f"CTGAN: {epochs} epochs for {seconds:.0f} s (set-up {setup:.1f} s, {per_epoch:.2f} s per epoch)",
               flush=True)
-        start = time.perf_counter()
-        model = CTGAN(epochs=epochs)
-        model.set_random_state(seed)
-        model.fit(train_df, discrete)
-        took = time.perf_counter() - start
+        with stopwatch() as fit:
+            model = CTGAN(epochs=epochs)
+            model.set_random_state(seed)
+            model.fit(train_df, discrete)
+        took = fit.seconds
         if attempt or abs(took - seconds) <= 0.15 * seconds:
             break
         per_epoch = max(took - setup, 1e-3) / epochs
@@ -115,9 +113,7 @@ def realism_run(name: str, seeds: list[int], steps: int | None = None) -> dict[s
                             quality_every=0, seed=seed)
         if steps is not None:
             cfg.steps = steps
-        start = time.perf_counter()
-        model = H.train(cfg, train_df)
-        seconds = time.perf_counter() - start
+        seconds, model = timed(H.train, cfg, train_df, repeat=1)
         table, marginals, _ = E.assess_realism(model, train_df, test_df, seed)
         row = {"seed": seed, "train_s": seconds, "hydragan": float(table["AUC"].iloc[0]),
                "real": float(table["AUC"].iloc[1]), "independent": float(table["AUC"].iloc[2])}
@@ -152,9 +148,8 @@ def steps_per_second(data, steps: int, threads: int) -> float:  # type: ignore[n
     torch.set_num_threads(threads)
     cfg = H.HydraConfig(condition_columns=["race", "sex"], diversity_column="income_over_50k", steps=steps,
                         quality_every=0)
-    start = time.perf_counter()
-    H.train(cfg, data)
-    return steps / (time.perf_counter() - start)
+    seconds, _ = timed(H.train, cfg, data, repeat=1)
+    return steps / seconds
 
 
 def main() -> None:
@@ -187,12 +182,10 @@ def speed(steps: int, rows_n: int, cores: int) -> dict[str, object]:
     model = H.train(H.HydraConfig(condition_columns=["race", "sex"], diversity_column="income_over_50k", steps=20,
                                   quality_every=0), data)
     model.sample(1000)  # warm up
-    start = time.perf_counter()
-    rows = model.sample(rows_n, seed=1)
-    fast = rows_n / (time.perf_counter() - start)
-    start = time.perf_counter()
-    model.sample(rows_n, seed=1, batch=256)
-    slow = rows_n / (time.perf_counter() - start)
+    seconds, rows = timed(model.sample, rows_n, seed=1, repeat=1)
+    fast = rows_n / seconds
+    seconds, _ = timed(model.sample, rows_n, seed=1, batch=256, repeat=1)
+    slow = rows_n / seconds
     print(f"Adult rows: {len(data):,}, {len(model.schema.conditions)} conditions, data dim {model.schema.data_dim}")
     print(f"training   {one:8.1f} steps/s on 1 thread, {many:8.1f} on {cores} threads")
     print(f"sampling   {fast:12,.0f} rows/s (batch 8,192)   baseline {slow:12,.0f} rows/s (batch 256)   "

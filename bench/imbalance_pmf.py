@@ -18,13 +18,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench._common import stopwatch, timed  # noqa: E402
 from fairness_core import imbalance  # noqa: E402
 
 
@@ -55,22 +55,22 @@ def brute_force(n: int) -> tuple[int, float, dict]:
     Returns (tuples, seconds spent materializing and counting, {(measure, positives, protected):
     (values, counts, undefined)}); building the dictionary for the cross-check is not timed.
     """
-    t0 = time.perf_counter()
-    t = compositions(n, 8)
-    p, u = t[:, :4], t[:, 4:]
-    key = (p[:, 0] + p[:, 1] + u[:, 0] + u[:, 1]) * (n + 1) + p.sum(axis=1)
-    counted = {}
-    for measure, (num, den) in SCORE.items():
-        a, b = p[:, num].sum(axis=1), p[:, den].sum(axis=1)
-        c, d = u[:, num].sum(axis=1), u[:, den].sum(axis=1)
-        ok = (b > 0) & (d > 0)
-        value = np.full(len(t), np.inf)  # inf marks undefined and sorts last
-        value[ok] = (a[ok] * d[ok] - c[ok] * b[ok]) / (b[ok] * d[ok])  # one exact-integer division
-        order = np.lexsort((value, key))
-        k, v = key[order], value[order]
-        start = np.flatnonzero(np.concatenate([[True], (k[1:] != k[:-1]) | (v[1:] != v[:-1])]))
-        counted[measure] = (k[start], v[start], np.diff(np.append(start, len(k))))
-    seconds = time.perf_counter() - t0
+    with stopwatch() as took:
+        t = compositions(n, 8)
+        p, u = t[:, :4], t[:, 4:]
+        key = (p[:, 0] + p[:, 1] + u[:, 0] + u[:, 1]) * (n + 1) + p.sum(axis=1)
+        counted = {}
+        for measure, (num, den) in SCORE.items():
+            a, b = p[:, num].sum(axis=1), p[:, den].sum(axis=1)
+            c, d = u[:, num].sum(axis=1), u[:, den].sum(axis=1)
+            ok = (b > 0) & (d > 0)
+            value = np.full(len(t), np.inf)  # inf marks undefined and sorts last
+            value[ok] = (a[ok] * d[ok] - c[ok] * b[ok]) / (b[ok] * d[ok])  # one exact-integer division
+            order = np.lexsort((value, key))
+            k, v = key[order], value[order]
+            start = np.flatnonzero(np.concatenate([[True], (k[1:] != k[:-1]) | (v[1:] != v[:-1])]))
+            counted[measure] = (k[start], v[start], np.diff(np.append(start, len(k))))
+    seconds = took.seconds
     out: dict = {}
     for measure, (k, v, cnt) in counted.items():
         for kk in np.unique(k):
@@ -108,9 +108,7 @@ def main() -> None:
     print(f"baseline (materialize + count) at n = {args.baseline_n}: {base_tuples:,} tuples in {base_s:.2f} s "
           f"({rate:,.0f} tuples/s); factored counts agree: {agree}")
 
-    t0 = time.perf_counter()
-    tuples, _ = factored(args.n)
-    seconds = time.perf_counter() - t0
+    seconds, (tuples, _) = timed(factored, args.n, repeat=1)
     extrapolated = tuples / rate
     print(f"factored at n = {args.n}: six measures x {(args.n + 1) ** 2:,} (IR, GR) PMFs over {tuples:,} tuples "
           f"in {seconds:.2f} s")

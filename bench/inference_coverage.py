@@ -23,7 +23,6 @@ import argparse
 import itertools
 import json
 import sys
-import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -32,6 +31,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from bench._common import stopwatch  # noqa: E402
 from fairness_core import inference  # noqa: E402
 from test_inference import _di_exact_coverage  # noqa: E402
 from test_verdicts import exact_ofi_coverage, exact_ofi_summary, support  # noqa: E402
@@ -56,12 +56,12 @@ def mean_width(ni: int, ri, nj: int, rj, method: str) -> float:  # type: ignore[
 
 def run(config):  # type: ignore[no-untyped-def]
     ni, ri, nj, rj = config
-    t = time.perf_counter()
-    cov, above, below = exact_ofi_coverage(ni, ri, nj, rj, "auto")
-    old = exact_ofi_coverage(ni, ri, nj, rj, _old_auto(ni, nj))
+    with stopwatch() as took:
+        cov, above, below = exact_ofi_coverage(ni, ri, nj, rj, "auto")
+        old = exact_ofi_coverage(ni, ri, nj, rj, _old_auto(ni, nj))
     return {"n_i": ni, "rates_i": ri, "n_j": nj, "rates_j": rj, "coverage": cov, "miss_low": above,
             "miss_high": below, "old_coverage": old[0], "old_max_miss": max(old[1], old[2]),
-            "seconds": time.perf_counter() - t}
+            "seconds": took.seconds}
 
 
 def main() -> None:
@@ -78,12 +78,11 @@ def main() -> None:
                     skipped += 1
                 else:
                     configs.append((a, ra, b, rb))
-    t0 = time.perf_counter()
-    with ProcessPoolExecutor(args.workers) as pool:
+    with stopwatch() as took, ProcessPoolExecutor(args.workers) as pool:
         rows = list(pool.map(run, configs, chunksize=4))
     worst = sorted(rows, key=lambda r: r["coverage"])[:8]
     print(f"{len(rows)} configurations enumerated exactly, {skipped} skipped (joint support > {args.max_support:g}), "
-          f"{time.perf_counter() - t0:.0f} s")
+          f"{took.seconds:.0f} s")
     print(f"{'n_i':>5} {'rates_i':>13} {'n_j':>5} {'rates_j':>13} | {'coverage':>8} {'miss lo':>7} {'miss hi':>7} | "
           f"{'previous':>8} {'prev max miss':>13}")
     for r in worst:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +24,7 @@ from scipy.special import gammaln
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench._common import timed  # noqa: E402
 from fairness_core import ConfusionMatrix, match  # noqa: E402
 
 REFERENCE = ConfusionMatrix(3000, 1000, 2000, 4000)  # p = 0.3, 0.1, 0.2, 0.4 (Briscoe 2024, §4.5.4)
@@ -68,15 +68,6 @@ def seed_jrm_cdf(cm: ConfusionMatrix, chunk: int = 2000) -> float:
     return total / (1 - (1 - p) ** n)
 
 
-def timed(fn, *args, repeat: int = 3):
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn(*args)
-        best = min(best, time.perf_counter() - t0)
-    return best, out
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--max-baseline", type=int, default=10_000)
@@ -89,7 +80,7 @@ def main() -> None:
         n = 100
         while n <= args.max_exact:
             cm = group_of(n)
-            t_exact, r = timed(lambda: match.test(metric, cm, REFERENCE, method="exact"))
+            t_exact, r = timed(match.test, metric, cm, REFERENCE, method="exact")
             row = {"metric": metric, "n": n, "exact_s": t_exact, "cdf": r.cdf}
             if n <= args.max_baseline:
                 t_seed, cdf_seed = timed(seed, cm, repeat=1 if n >= 10_000 else 3)

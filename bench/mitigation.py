@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import sys
-import time
 import warnings
 from pathlib import Path
 
@@ -29,6 +28,7 @@ from sklearn.base import BaseEstimator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench._common import timed  # noqa: E402
 from fairness_core import mitigation  # noqa: E402
 
 
@@ -56,15 +56,6 @@ class ScoreEstimator(BaseEstimator):
         return np.asarray(X)[:, 0]
 
 
-def timed(fn, repeat: int = 3):  # type: ignore[no-untyped-def]
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1_000_000)
@@ -76,11 +67,11 @@ def main() -> None:
 
     scores, y, g = make_data(args.rows, args.groups)
     tolerances = np.round(np.linspace(0.01, 0.01 * args.tolerances, args.tolerances), 4)
-    t_frontier, front = timed(lambda: mitigation.frontier(scores, y, g, target="ofi", tolerances=tolerances),
-                              args.repeat)
+    t_frontier, front = timed(mitigation.frontier, scores, y, g, target="ofi", tolerances=tolerances,
+                              repeat=args.repeat)
     fits = {}
     for target in ("ofi", "demographic_parity", "four_fifths", "equal_opportunity", "equalized_odds", "none"):
-        fits[target] = timed(lambda: mitigation.fit_thresholds(scores, y, g, target=target, tolerance=0.02), 1)
+        fits[target] = timed(mitigation.fit_thresholds, scores, y, g, target=target, tolerance=0.02, repeat=1)
 
     fl_rows = min(args.fairlearn_rows or args.rows, args.rows)
     pick = np.random.default_rng(1).permutation(args.rows)[:fl_rows] if fl_rows < args.rows else slice(None)
@@ -91,7 +82,7 @@ def main() -> None:
                             objective="accuracy_score", prefit=True, predict_method="auto", tol=0.02)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        t_fl, _ = timed(lambda: fl.fit(X, y[pick], sensitive_features=g[pick]), 1)
+        t_fl, _ = timed(fl.fit, X, y[pick], sensitive_features=g[pick], repeat=1)
     t_fl_full = t_fl * args.rows / fl_rows  # Fairlearn's work grows at least linearly in rows
     t_dp = fits["demographic_parity"][0]
 

@@ -22,7 +22,6 @@ import argparse
 import dataclasses
 import json
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +29,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench._common import stopwatch, timed  # noqa: E402
 from models import ptn  # noqa: E402
 from models import forecast_data as FD  # noqa: E402
 
@@ -40,14 +40,14 @@ def step_ms(model: torch.nn.Module, batch: tuple[torch.Tensor, ...], repeats: in
     model.train()
     times = []
     for r in range(repeats + 1):
-        start = time.perf_counter()
-        for _ in range(steps):
-            ell = ptn.loss(model(*batch[:3]), batch[3])
-            opt.zero_grad(set_to_none=True)
-            ell.backward()
-            opt.step()
+        with stopwatch() as took:
+            for _ in range(steps):
+                ell = ptn.loss(model(*batch[:3]), batch[3])
+                opt.zero_grad(set_to_none=True)
+                ell.backward()
+                opt.step()
         if r:  # the first round warms up
-            times.append((time.perf_counter() - start) / steps * 1000)
+            times.append(took.seconds / steps * 1000)
     return float(np.median(times))
 
 
@@ -74,9 +74,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0, help="the search's seed")
     args = ap.parse_args()
     config = dataclasses.replace(ptn.DEMO, dataset=args.dataset, seeds=args.seeds, seed=args.seed)  # the page's demo
-    start = time.perf_counter()
-    result = ptn.train(config)
-    wall = time.perf_counter() - start
+    wall, result = timed(ptn.train, config, repeat=1)
     skill = result.skill
     final = (f"final {config.final_seconds:.0f} s (at most {config.final_epochs} x {config.final_weight_steps} steps)"
              if config.final_seconds else f"final {config.final_epochs} x {config.final_weight_steps} steps")

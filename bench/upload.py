@@ -14,7 +14,6 @@ import argparse
 import io
 import json
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +21,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench._common import timed  # noqa: E402
 from fairness_core.io import cms_from_predictions, read_table  # noqa: E402
 
 
@@ -46,23 +46,14 @@ def baseline(data: bytes) -> pd.DataFrame:
     return df.groupby(["race", "sex", "age_cat", "label", "prediction"]).size().unstack([-2, -1], fill_value=0)
 
 
-def best_of(fn, data: bytes, repeat: int) -> tuple[float, object]:
-    times, result = [], None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        result = fn(data)
-        times.append(time.perf_counter() - t0)
-    return min(times), result
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     data = make_csv(args.rows)
-    t_ours, audit = best_of(ours, data, args.repeat)
-    t_base, table = best_of(baseline, data, args.repeat)
+    t_ours, audit = timed(ours, data, repeat=args.repeat)
+    t_base, table = timed(baseline, data, repeat=args.repeat)
     # same answer both ways
     assert audit.total().n == args.rows == int(table.to_numpy().sum())
     goal = 2.0

@@ -38,10 +38,12 @@ import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench._common import Stopwatch  # noqa: E402
 
 
 def make_files(rows: int, folder: Path) -> dict[str, Path]:
@@ -157,7 +159,7 @@ def child(case: str, path: str) -> None:
 
     base = _peak_mib()
     data = None if case == "duckdb" else Path(path).read_bytes()   # an upload arrives as bytes
-    start = time.perf_counter()
+    clock = Stopwatch()
     try:
         if case == "duckdb":
             con = duckdb.connect()
@@ -187,7 +189,7 @@ def child(case: str, path: str) -> None:
             outcome = "accepted (should have been refused)"
     except DataValidationError as exc:
         outcome = f"refused: {str(exc)[:150]}"
-    seconds = time.perf_counter() - start
+    seconds = clock.elapsed()
     peak = _peak_mib()
     print(json.dumps({"seconds": seconds, "peak_mib": peak, "base_mib": base, "outcome": outcome}))
 

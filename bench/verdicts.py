@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from itertools import combinations
 from pathlib import Path
 
@@ -24,6 +23,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench._common import timed  # noqa: E402
 from fairness_core import ConfusionMatrix, bias, match  # noqa: E402
 from fairness_core.audit import Audit  # noqa: E402
 
@@ -47,15 +47,6 @@ def per_pair_loop(audit: Audit) -> list[tuple]:
         small, large = (ci, cj) if ci.n <= cj.n else (cj, ci)
         rows.append((gi, gj, ofi, di, bias.four_fifths_verdict(di), match.test("B", small, large, reference_is="population").p_value))
     return rows
-
-
-def timed(fn, *args, repeat: int = 3):  # type: ignore[no-untyped-def]
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn(*args)
-        best = min(best, time.perf_counter() - t)
-    return best, out
 
 
 def main() -> None:

@@ -1,0 +1,67 @@
+"""What the bench scripts share: wall-clock timing.
+
+Every script that times something imports it from here (``from bench._common import stopwatch, timed`` after
+putting the checkout on ``sys.path``), so that "seconds" means one thing in every benchmark: the
+``time.perf_counter`` wall time of the call, the best of ``repeat`` runs where a script repeats. The code
+strings that aggregate.py runs in fresh processes keep their own two perf_counter lines (a child's import
+path and peak memory stay its own); job_memory.py measures memory only; bench/server_load.py times browser
+steps asynchronously, with its own helper.
+
+>>> seconds, total = timed(sum, range(1000), repeat=2)
+>>> total, seconds >= 0
+(499500, True)
+>>> with stopwatch() as took:
+...     _ = sorted(range(1000), reverse=True)
+>>> took.seconds >= 0
+True
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, TypeVar
+
+__all__ = ["Stopwatch", "stopwatch", "timed"]
+
+T = TypeVar("T")
+
+
+def timed(fn: Callable[..., T], *args: Any, repeat: int = 3, **kwargs: Any) -> tuple[float, T]:
+    """The best wall time in seconds of ``repeat`` calls of ``fn(*args, **kwargs)``, and the last call's result.
+
+    The best, not the mean: the other work of a shared machine only ever adds time."""
+    if repeat < 1:
+        raise ValueError(f"repeat must be at least 1, got {repeat!r}")
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        out = fn(*args, **kwargs)
+        best = min(best, time.perf_counter() - start)
+    return best, out  # type: ignore[return-value]
+
+
+class Stopwatch:
+    """The wall time of a ``with`` block (:func:`stopwatch`): :attr:`seconds` once it ends, :meth:`elapsed`
+    while it runs."""
+
+    def __init__(self) -> None:
+        self.start = time.perf_counter()
+        #: Wall seconds the block took; NaN until it ends.
+        self.seconds = float("nan")
+
+    def elapsed(self) -> float:
+        """Seconds since the block began."""
+        return time.perf_counter() - self.start
+
+    def __enter__(self) -> Stopwatch:
+        self.start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.seconds = self.elapsed()
+
+
+def stopwatch() -> Stopwatch:
+    """``with stopwatch() as took: ...`` then ``took.seconds``: for a span that is not one call (a loop, a fit
+    with set-up around it), or one that must run once."""
+    return Stopwatch()
