@@ -47,7 +47,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable
 
-from .progress import Cancelled, Progress
+from .progress import Cancelled, Estimate, Progress
 
 PENDING, RUNNING, DONE, CANCELLED, FAILED = "pending", "running", "done", "cancelled", "failed"
 ENDED = (DONE, CANCELLED, FAILED)
@@ -72,23 +72,6 @@ class OverBudget(JobRefused):
 
 class LimitsError(ValueError):
     """An environment variable of :class:`ServerLimits` holds a value the server cannot use."""
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """What a job will cost, declared when it is submitted (see each model's ``estimate``).
-
-    ``memory_mb``: its peak memory beyond the server's own, in MB; ``heavy``: a training run that
-    takes a core for minutes (a session has at most ``ServerLimits.heavy_per_session`` of those at
-    a time); ``what``: how the refusal names it ("this run", "a HydraGAN run on 5,000,000 rows")."""
-
-    memory_mb: float
-    heavy: bool = True
-    what: str = "this run"
-
-    def __post_init__(self) -> None:
-        if not (isinstance(self.memory_mb, (int, float)) and self.memory_mb >= 0 and self.memory_mb < float("inf")):
-            raise ValueError(f"a memory estimate must be a finite number of MB >= 0, got {self.memory_mb!r}")
 
 
 def _cores() -> int:

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-__all__ = ["Cancelled", "Progress", "ProgressCallback", "ignore", "of_kind", "Stage"]
+__all__ = ["Cancelled", "Estimate", "Progress", "ProgressCallback", "ignore", "of_kind", "Stage"]
 
 
 class Cancelled(Exception):
@@ -90,3 +90,21 @@ def legacy_callback(old: Callable[..., Any] | None, on_progress: ProgressCallbac
     warnings.warn(f"{name}(progress=...) is deprecated: pass on_progress=, which receives one "
                   "fairness_core.progress.Progress record per step", FairnessDeprecationWarning, stacklevel=3)
     return lambda record: convert(old, record)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What a job will cost, declared before it starts (each model's ``estimate(config)``): the job runner
+    (:mod:`fairness_core.jobs`) admits or refuses it by these fields.
+
+    ``memory_mb``: its peak memory beyond the server's own, in MB; ``heavy``: a training run that
+    takes a core for minutes (a session has at most ``ServerLimits.heavy_per_session`` of those at
+    a time); ``what``: how the refusal names it ("this run", "a HydraGAN run on 5,000,000 rows")."""
+
+    memory_mb: float
+    heavy: bool = True
+    what: str = "this run"
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.memory_mb, (int, float)) and self.memory_mb >= 0 and self.memory_mb < float("inf")):
+            raise ValueError(f"a memory estimate must be a finite number of MB >= 0, got {self.memory_mb!r}")

@@ -150,20 +150,24 @@ def _add_owners(conn: sa.Connection) -> None:
 MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {1: _add_outcomes_columns, 2: _add_owners}
 
 
-def label(value: Any, what: str, required: bool = False) -> str | None:
-    """A name, model, version or period: text of 1 to :data:`MAX_LABEL` characters without hidden characters."""
-    if value is None and not required:
-        return None
+def _text(value: Any, what: str, limit: int, hidden: str) -> str:
+    """``value`` as checked text: a string, not blank, at most ``limit`` characters, no hidden character."""
     if not isinstance(value, str):
         raise ValueError(f"{what} must be text, got {type(value).__name__}")
     if not value.strip():
         raise ValueError(f"{what} must not be blank")
-    if len(value) > MAX_LABEL:
-        raise ValueError(f"{what} is {len(value):,} characters long; at most {MAX_LABEL} are kept")
+    if len(value) > limit:
+        raise ValueError(f"{what} is {len(value):,} characters long; at most {limit} are kept")
     if (shown := text.hidden_characters(value)) is not None:
-        raise ValueError(f"{what} {shown!r} holds a hidden character (shown as ⟨U+…⟩): it would print like "
-                         "another name or reorder the text around it")
+        raise ValueError(f"{what} {shown!r} holds a hidden character (shown as ⟨U+…⟩): it would print like {hidden}")
     return value
+
+
+def label(value: Any, what: str, required: bool = False) -> str | None:
+    """A name, model, version or period: text of 1 to :data:`MAX_LABEL` characters without hidden characters."""
+    if value is None and not required:
+        return None
+    return _text(value, what, MAX_LABEL, "another name or reorder the text around it")
 
 
 def user_name(value: Any, what: str = "user") -> str:
@@ -172,15 +176,7 @@ def user_name(value: Any, what: str = "user") -> str:
     if not isinstance(value, str):
         raise ValueError(f"{what} must be text (the signed-in user, or {LOCAL_USER!r} without sign-in), "
                          f"got {type(value).__name__}")
-    value = value.strip()
-    if not value:
-        raise ValueError(f"{what} must not be blank")
-    if len(value) > MAX_USER:
-        raise ValueError(f"{what} is {len(value):,} characters long; at most {MAX_USER} are allowed")
-    if (shown := text.hidden_characters(value)) is not None:
-        raise ValueError(f"{what} {shown!r} holds a hidden character (shown as ⟨U+…⟩): it would print like another "
-                         "user's name")
-    return value
+    return _text(value.strip(), what, MAX_USER, "another user's name")
 
 
 def user_names(values: Any) -> list[str]:

@@ -7,10 +7,9 @@ an :class:`Estimate`. Those few names are all ``models/`` imports about jobs, an
 models run the same under the app's job runner (:mod:`fairness_core.jobs`), in a notebook or in a bench
 script, and never import the runner's threads, registry and server limits.
 
-The records and the exception come from :mod:`fairness_core.progress`, the library's vocabulary of progress,
-which imports nothing; the runner catches that same :class:`Cancelled`. :class:`Estimate` is declared here:
-the runner reads its three fields by name (``memory_mb``, ``heavy``, ``what``), and
-``tests/test_architecture.py`` keeps them the same as those of the runner's own ``Estimate``.
+The records, the exception and :class:`Estimate` come from :mod:`fairness_core.progress`, the library's
+vocabulary of progress, which imports nothing of the runner; the runner catches that same :class:`Cancelled`
+and reads that same :class:`Estimate`.
 
 >>> stop = iter([False, True])
 >>> def train(on_progress: ProgressCallback, should_stop: ShouldStop) -> None:
@@ -30,27 +29,10 @@ fairness_core.progress.Cancelled: stopped before epoch 2
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
-from fairness_core.progress import Cancelled, Progress, ProgressCallback, Stage, ignore, of_kind
+from fairness_core.progress import Cancelled, Estimate, Progress, ProgressCallback, Stage, ignore, of_kind
 
 __all__ = ["Cancelled", "Estimate", "Progress", "ProgressCallback", "ShouldStop", "Stage", "ignore", "of_kind"]
 
 #: What a long job calls to learn whether someone cancelled it (True: stop, raising :class:`Cancelled`).
 ShouldStop = Callable[[], bool]
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """What a model's run will cost, declared before it starts (each model's ``estimate(config)``).
-
-    ``memory_mb``: its peak memory beyond the caller's own, in MB; ``heavy``: a training run that takes a core
-    for minutes; ``what``: how a refusal names it ("a PTN run on 40 Lorenz trajectories")."""
-
-    memory_mb: float
-    heavy: bool = True
-    what: str = "this run"
-
-    def __post_init__(self) -> None:
-        if not (isinstance(self.memory_mb, (int, float)) and self.memory_mb >= 0 and self.memory_mb < float("inf")):
-            raise ValueError(f"a memory estimate must be a finite number of MB >= 0, got {self.memory_mb!r}")

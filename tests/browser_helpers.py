@@ -1,4 +1,56 @@
-"""Checks on figures drawn in a real browser, shared by the app and report tests."""
+"""Checks on figures drawn in a real browser, shared by the app and report tests, and the app's server started for
+them."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def app_server(log_path: Path, env: dict[str, str], port: int | None = None, args: tuple[str, ...] = (),
+               forbidden: tuple[str, ...] = ("Traceback", "Warning")):
+    """``streamlit run app.py`` on 127.0.0.1 (a free port unless given) with ``env`` added to the environment and
+    ``args`` after the server's own; yields its address once it answers its health check (else the test fails),
+    stops it after, and fails if its log (``log_path``) holds any of ``forbidden``."""
+    import pytest
+
+    port = port or free_port()
+    url = f"http://127.0.0.1:{port}"
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
+             "--server.address", "127.0.0.1", "--server.headless", "true", *args],
+            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **env})
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).status == 200:
+                    break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            proc.terminate()
+            pytest.fail("streamlit did not start within 60 s")
+        try:
+            yield url
+        finally:
+            proc.terminate()
+            proc.wait(timeout=20)
+    text = Path(log_path).read_text()
+    assert not any(word in text for word in forbidden), text
 
 #: Every tick label of every figure on the page: its figure's title, its axis, its text and boxes.
 TICKS_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(plot => {

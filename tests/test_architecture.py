@@ -169,17 +169,12 @@ def test_the_models_reach_jobs_only_through_their_interface() -> None:
 
 
 def test_the_models_job_estimate_is_the_runners() -> None:
-    """The runner reads a model's Estimate by its fields; the interface declares the same ones, with the same
-    defaults, and the runner admits and refuses it as its own."""
-    import dataclasses
-
-    from fairness_core import jobs
+    """A model's Estimate is the runner's own (one class, in fairness_core.progress), and the runner admits and
+    refuses it."""
+    from fairness_core import jobs, progress
     from models import jobs_interface
 
-    def shape(cls: type) -> list[tuple[str, object]]:
-        return [(f.name, f.default) for f in dataclasses.fields(cls)]
-
-    assert shape(jobs_interface.Estimate) == shape(jobs.Estimate)
+    assert jobs_interface.Estimate is jobs.Estimate is progress.Estimate
     runner = jobs.JobRunner(limits=jobs.ServerLimits(max_job_memory_mb=100))
     with pytest.raises(jobs.OverBudget, match="a big run needs about 200 MB"):
         runner.submit("big", lambda on_progress, should_stop: None,

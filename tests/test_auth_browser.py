@@ -10,18 +10,15 @@ Skipped only outside CI when Chromium is absent.
 
 import os
 import shutil
-import socket
-import subprocess
-import sys
 import threading
-import time
-import urllib.request
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+
+from browser_helpers import app_server, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium")
@@ -34,12 +31,6 @@ pytestmark = pytest.mark.filterwarnings("ignore:get_jwt_config.* is deprecated")
 
 if CHROMIUM is None and not os.environ.get("CI"):
     pytest.skip("Debian chromium not installed (apt-get install chromium)", allow_module_level=True)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +61,7 @@ STORE: dict[str, str] = {}
 
 @pytest.fixture(scope="module")
 def server(provider, tmp_path_factory):
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     data = tmp_path_factory.mktemp("auth")
     secrets = data / "secrets.toml"
@@ -82,29 +73,10 @@ client_secret = "any-secret-the-mock-accepts"
 server_metadata_url = "{provider}/.well-known/openid-configuration"
 """)
     STORE["url"] = f"sqlite:///{data / 'audits.db'}"
-    env = {**os.environ, "FAIRNESS_DATA_DIR": str(data), "FAIRNESS_AUDIT_STORE": STORE["url"],
-           "FAIRNESS_REQUIRE_LOGIN": "1"}
-    log = open(data / "streamlit.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true", "--secrets.files", str(secrets)],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).status == 200:
-                break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        proc.terminate()
-        pytest.fail("streamlit did not start within 60 s")
-    yield url
-    proc.terminate()
-    proc.wait(timeout=20)
-    log.close()
-    text = (data / "streamlit.log").read_text()
-    assert "Traceback" not in text and "Error" not in text and "Warning" not in text, text
+    env = {"FAIRNESS_DATA_DIR": str(data), "FAIRNESS_AUDIT_STORE": STORE["url"], "FAIRNESS_REQUIRE_LOGIN": "1"}
+    with app_server(data / "streamlit.log", env, port, ("--secrets.files", str(secrets)),
+                    forbidden=("Traceback", "Error", "Warning")) as served:
+        yield served
 
 
 @pytest.fixture(scope="module")

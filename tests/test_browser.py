@@ -8,17 +8,12 @@ import csv
 import os
 import re
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from browser_helpers import assert_group_labels_visible
+from browser_helpers import app_server, assert_group_labels_visible
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium")
@@ -28,39 +23,12 @@ if CHROMIUM is None and not os.environ.get("CI"):
     pytest.skip("Debian chromium not installed (apt-get install chromium)", allow_module_level=True)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    port = _free_port()
-    log = open(ROOT / "tests" / ".streamlit-test.log", "w")
     data = tmp_path_factory.mktemp("data")   # saved audits of this server only, never the developer's ./data
-    env = {**os.environ, "FAIRNESS_DATA_DIR": str(data), "FAIRNESS_AUDIT_STORE": f"sqlite:///{data / 'audits.db'}"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).status == 200:
-                break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        proc.terminate()
-        pytest.fail("streamlit did not start within 60 s")
-    yield url
-    proc.terminate()
-    proc.wait(timeout=20)
-    log.close()
-    text = (ROOT / "tests" / ".streamlit-test.log").read_text()
-    assert "Traceback" not in text and "Warning" not in text, text
+    with app_server(ROOT / "tests" / ".streamlit-test.log",
+                    {"FAIRNESS_DATA_DIR": str(data), "FAIRNESS_AUDIT_STORE": f"sqlite:///{data / 'audits.db'}"}) as url:
+        yield url
 
 
 @contextmanager
@@ -287,7 +255,7 @@ def save_audit(pg, name: str, model: str, period: str) -> None:  # type: ignore[
     for label, value in (("Name", name), ("Model", model), ("Period", period)):
         form.get_by_label(label, exact=True).fill(value)
     form.get_by_role("button", name="Save this audit").click()
-    pg.get_by_role("link", name="Open the saved audit").wait_for(timeout=30000)
+    pg.get_by_role("link", name="Open the saved audit").wait_for(timeout=90000)
 
 
 def test_save_share_by_link_trend_and_the_ll144_csv(open_page, tmp_path):
@@ -300,7 +268,7 @@ def test_save_share_by_link_trend_and_the_ll144_csv(open_page, tmp_path):
     pg.locator("summary").filter(has_text="Links").click()
     pg.get_by_role("button", name="Make a link").click()
     box = pg.get_by_test_id("stCode").filter(has_text="/Saved_Audits?link=")
-    box.wait_for(timeout=30000)
+    box.wait_for(timeout=90000)
     address = box.inner_text().strip()
     assert address.startswith("http://") and "link=" in address          # the full address, copied as it is
     colleague = pg.context.browser.new_context(accept_downloads=True).new_page()   # another browser, no session
