@@ -140,7 +140,7 @@ def test_the_reload_store_releases_the_oldest_uploads_beyond_its_memory_budget()
     from collections import OrderedDict
 
     from fairness_core import datasets
-    from ui.state import held_bytes, release_oldest
+    from ui.session import held_bytes, release_oldest
 
     compas = datasets.load_demo("compas_race")
     assert held_bytes(None) == 0 and held_bytes(Audit({"a": CM(1, 1, 1, 1), "b": CM(2, 1, 1, 1)})) == 0

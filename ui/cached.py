@@ -10,9 +10,10 @@ the downloads copy).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -25,15 +26,34 @@ from fairness_core.reading import three_questions, verdict_findings
 from fairness_core.vocabulary import Reference
 from ui.widgets import reasons_frame, verdict_display
 
+T = TypeVar("T")
+
 #: Seconds an entry is kept after it was made; the entries per cache are bounded below as well.
 TTL_S = 3600
 
 
-@st.cache_resource(max_entries=16, ttl=TTL_S, show_spinner="Testing every pair of groups…")
-def _verdicts(_audit: Audit, fingerprint: str, tolerance: float, alpha: float, adjust: str,
-              reference: str | None) -> pd.DataFrame:
-    return _audit.verdicts(tolerance, alpha=alpha, adjust=adjust,
-                           reference=Reference.PAIRS if reference is None else reference)
+def per_audit(**cache: Any) -> Callable[[Callable[..., T]], Callable[..., T]]:
+    """Share ``fn(audit, *settings)`` across sessions: one ``st.cache_resource`` entry (``cache`` its options) per
+    :attr:`Audit.fingerprint` and settings, the audit itself never hashed. The one decorator for every cache here
+    (each had a private twin taking the fingerprint by hand)."""
+    def decorate(fn: Callable[..., T]) -> Callable[..., T]:
+        def compute(_audit: Audit, fingerprint: str, *args: Any) -> T:
+            return fn(_audit, *args)
+        # Streamlit keys a cache by its function's module, qualified name and source: the name makes it fn's own
+        compute.__module__, compute.__qualname__ = fn.__module__, f"{fn.__qualname__}.shared"
+        shared = st.cache_resource(**cache)(compute)
+
+        @functools.wraps(fn)
+        def call(audit: Audit, *args: Any) -> T:
+            return shared(audit, audit.fingerprint, *args)
+        return call
+    return decorate
+
+
+@per_audit(max_entries=16, ttl=TTL_S, show_spinner="Testing every pair of groups…")
+def _verdicts(audit: Audit, tolerance: float, alpha: float, adjust: str, reference: str | None) -> pd.DataFrame:
+    return audit.verdicts(tolerance, alpha=alpha, adjust=adjust,
+                          reference=Reference.PAIRS if reference is None else reference)
 
 
 def verdicts_for(audit: Audit, tolerance: float, alpha: float, adjust: str,
@@ -41,7 +61,7 @@ def verdicts_for(audit: Audit, tolerance: float, alpha: float, adjust: str,
     """The audit's verdict table, computed once per data and settings and shared by Home and Bias Audit
     (read-only: callers copy before changing it). With a ``reference`` group, every pair with it has it as
     group j (DI = the other group's rate over the reference's)."""
-    return _verdicts(audit, audit.fingerprint, tolerance, alpha, adjust, reference if reference in audit.cms else None)
+    return _verdicts(audit, tolerance, alpha, adjust, reference if reference in audit.cms else None)
 
 
 @dataclass(frozen=True)
@@ -55,32 +75,26 @@ class Verdicts:
     shown: pd.DataFrame
 
 
-@st.cache_resource(max_entries=16, ttl=TTL_S, show_spinner=False)
-def _read(_audit: Audit, fingerprint: str, tolerance: float, alpha: float, adjust: str,
-          reference: str | None) -> Verdicts:
-    table = verdicts_for(_audit, tolerance, alpha, adjust, reference)
-    answers = three_questions(_audit, table)
+@per_audit(max_entries=16, ttl=TTL_S, show_spinner=False)
+def _read(audit: Audit, tolerance: float, alpha: float, adjust: str, reference: str | None) -> Verdicts:
+    table = verdicts_for(audit, tolerance, alpha, adjust, reference)
+    answers = three_questions(audit, table)
     return Verdicts(table, answers, verdict_findings(table, answers=answers), verdict_display(table))
 
 
 def verdicts_read(audit: Audit, tolerance: float, alpha: float, adjust: str, reference: str | None = None) -> Verdicts:
     """:func:`verdicts_for` with the three questions, the findings and the displayed table, once per data and
     settings."""
-    return _read(audit, audit.fingerprint, tolerance, alpha, adjust, reference if reference in audit.cms else None)
+    return _read(audit, tolerance, alpha, adjust, reference if reference in audit.cms else None)
 
 
-@st.cache_resource(max_entries=16, ttl=TTL_S, show_spinner="Drawing the verdicts…")
-def _pair_figures(_audit: Audit, fingerprint: str, tolerance: float, alpha: float, adjust: str,
-                  reference: str) -> dict[str, go.Figure]:
-    v = verdicts_for(_audit, tolerance, alpha, adjust, reference)
-    return {"scatter": plots.ofi_di_scatter(v), "forest": plots.ofi_forest(v, reference),
-            "ofi": plots.pairwise_heatmap(_audit, "OFI", v), "di": plots.disparate_impact_heatmap(_audit, v)}
-
-
+@per_audit(max_entries=16, ttl=TTL_S, show_spinner="Drawing the verdicts…")
 def pair_figures(audit: Audit, tolerance: float, alpha: float, adjust: str, reference: str) -> dict[str, go.Figure]:
     """The figures drawn from the verdicts (OFI against DI, the forest against ``reference``, the OFI and DI
     heatmaps), built once per data and settings."""
-    return _pair_figures(audit, audit.fingerprint, tolerance, alpha, adjust, reference)
+    v = verdicts_for(audit, tolerance, alpha, adjust, reference)
+    return {"scatter": plots.ofi_di_scatter(v), "forest": plots.ofi_forest(v, reference),
+            "ofi": plots.pairwise_heatmap(audit, "OFI", v), "di": plots.disparate_impact_heatmap(audit, v)}
 
 
 @dataclass(frozen=True)
@@ -92,43 +106,28 @@ class Groups:
     benefit: go.Figure
 
 
-@st.cache_resource(max_entries=16, ttl=TTL_S, show_spinner=False)
-def _groups(_audit: Audit, fingerprint: str) -> Groups:
-    return Groups(_audit.group_table(), reasons_frame(_audit.undefined_reasons()), plots.benefit_chart(_audit))
-
-
+@per_audit(max_entries=16, ttl=TTL_S, show_spinner=False)
 def groups(audit: Audit) -> Groups:
-    return _groups(audit, audit.fingerprint)
+    """The single-group metrics, why some are undefined, the benefit chart."""
+    return Groups(audit.group_table(), reasons_frame(audit.undefined_reasons()), plots.benefit_chart(audit))
 
 
-@st.cache_resource(max_entries=64, ttl=TTL_S, show_spinner=False)
-def _metric_chart(_audit: Audit, fingerprint: str, name: str) -> go.Figure:
-    return plots.group_metric_chart(_audit, name)
-
-
+@per_audit(max_entries=64, ttl=TTL_S, show_spinner=False)
 def metric_chart(audit: Audit, name: str) -> go.Figure:
     """Single-group metric ``name`` across the groups."""
-    return _metric_chart(audit, audit.fingerprint, name)
+    return plots.group_metric_chart(audit, name)
 
 
-@st.cache_resource(max_entries=64, ttl=TTL_S, show_spinner=False)
-def _comparison(_audit: Audit, fingerprint: str, name: str) -> tuple[go.Figure, pd.DataFrame]:
-    return plots.pairwise_heatmap(_audit, name), _audit.pairwise(name)
-
-
+@per_audit(max_entries=64, ttl=TTL_S, show_spinner=False)
 def comparison(audit: Audit, name: str) -> tuple[go.Figure, pd.DataFrame]:
     """Comparison ``name`` of Table 3.2 for every pair: its heatmap and its matrix."""
-    return _comparison(audit, audit.fingerprint, name)
+    return plots.pairwise_heatmap(audit, name), audit.pairwise(name)
 
 
-@st.cache_resource(max_entries=32, ttl=TTL_S, show_spinner=False)
-def _versus_reference(_audit: Audit, fingerprint: str, reference: str) -> pd.DataFrame:
-    return _audit.versus_reference(reference)
-
-
+@per_audit(max_entries=32, ttl=TTL_S, show_spinner=False)
 def versus_reference(audit: Audit, reference: str) -> pd.DataFrame:
     """Each group against ``reference``, for every comparison."""
-    return _versus_reference(audit, audit.fingerprint, reference)
+    return audit.versus_reference(reference)
 
 
 @st.cache_resource(max_entries=16, ttl=TTL_S, show_spinner=False)

@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-import gc
-import sys
-import threading
-import time
-
 import streamlit as st
 
 from fairness_core import datasets, vocabulary
@@ -15,7 +10,7 @@ from ui import jobs, saved
 from ui.pages import NAVIGATION
 from ui.session import (AUDIT_KEY, CANDIDATES_KEY, DEMO_KEY, GONE_KEY, SAVED_HOURS, SAVED_MODEL_KEY, SAVED_SESSIONS,
                         cached_demo, remember, session_id)
-from ui.session import candidate_bytes, held_bytes, release_oldest  # noqa: F401 - kept importable from here
+from ui.server import freeze_imports, return_freed_memory
 from ui.widgets import BuiltIn, md_escape
 
 
@@ -138,56 +133,6 @@ def data_banner(audit: Audit) -> None:
 
 #: The sidebar's navigation, (script, label, icon) in order: :data:`ui.pages.NAVIGATION`, the one list of pages.
 PAGES = NAVIGATION
-
-
-_FROZEN = {"modules": 0}
-_FREEZE_LOCK = threading.Lock()
-
-
-def freeze_imports() -> None:
-    """Move what the imported libraries made to the garbage collector's permanent generation.
-
-    Streamlit runs a full collection after every script run (``runner.postScriptGC``), which walks every
-    tracked object: the ~160,000 objects of pandas, plotly, SciPy and Streamlit itself cost ~0.08 s of CPU
-    per run, about a third of the server's work for a view. They live as long as the process; frozen
-    (:func:`gc.freeze`) once their modules are imported, a collection walks only what the sessions made.
-    Done again only when more modules have been imported since (a page importing a library of its own)."""
-    if len(sys.modules) == _FROZEN["modules"]:
-        return
-    with _FREEZE_LOCK:
-        if len(sys.modules) != _FROZEN["modules"]:
-            gc.collect()    # garbage is collected first, never frozen
-            gc.freeze()
-            _FROZEN["modules"] = len(sys.modules)
-
-
-#: How often the server hands freed memory back to the operating system (seconds).
-TRIM_EVERY_S = 30.0
-_TRIMMER: dict[str, threading.Thread] = {}
-
-
-def _trim_forever() -> None:
-    import ctypes
-
-    try:
-        trim = ctypes.CDLL("libc.so.6").malloc_trim
-    except (OSError, AttributeError):   # not glibc: the allocator keeps freed memory for reuse
-        return
-    while True:
-        time.sleep(TRIM_EVERY_S)
-        trim(0)
-
-
-def return_freed_memory() -> None:
-    """Start, once per server process, a thread that every :data:`TRIM_EVERY_S` seconds returns the memory
-    that ended sessions freed to the operating system (glibc's ``malloc_trim``). Without it the process keeps
-    its peak: reused by later sessions, but never given back."""
-    if "thread" in _TRIMMER:
-        return
-    with _FREEZE_LOCK:
-        if "thread" not in _TRIMMER:
-            _TRIMMER["thread"] = threading.Thread(target=_trim_forever, name="fairness-malloc-trim", daemon=True)
-            _TRIMMER["thread"].start()
 
 
 def page_setup(title: str) -> Audit:
