@@ -171,16 +171,6 @@ def before_after(_rows: Rows, key: str, s: Settings, tolerance: float, alpha: fl
                                                           performance=s.objective)
 
 
-def performance(y: np.ndarray, pred: np.ndarray, objective: str, cost_fp: float, cost_fn: float) -> float:
-    tp, fp = float((y & pred).sum()), float((~y & pred).sum())
-    pos, neg = float(y.sum()), float((~y).sum())
-    if objective == "accuracy":
-        return (tp + neg - fp) / len(y)
-    if objective == "balanced_accuracy":
-        return 0.5 * (tp / pos + (neg - fp) / neg) if pos and neg else math.nan
-    return (cost_fp * fp + cost_fn * (pos - tp)) / len(y)
-
-
 @st.cache_data(max_entries=16, ttl=TTL_S, show_spinner="Fitting thresholds for every tolerance…")
 def frontier(_rows: Rows, key: str, s: Settings, added: tuple[Settings, ...]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The frontier (thresholds fitted on the fitting rows for each tolerance; ``four_fifths`` has none to
@@ -192,7 +182,7 @@ def frontier(_rows: Rows, key: str, s: Settings, added: tuple[Settings, ...]) ->
     y, g, score = _rows.y[h], _rows.groups[h], _rows.scores[s.score][h]
 
     def measured(pred: np.ndarray) -> tuple[float, float]:
-        return (performance(y, pred, s.objective, s.cost_fp, s.cost_fn), mitigation.disparity(y, pred, g, "ofi"))
+        return (mitigation.objective_value(y, pred, s.objective, s.cost_fp, s.cost_fn), mitigation.disparity(y, pred, g, "ofi"))
 
     line = []
     for row in front[front["feasible"]].itertuples():

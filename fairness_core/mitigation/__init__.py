@@ -95,7 +95,7 @@ from .rule import (  # noqa: F401
 from .search import (  # noqa: F401
     _admissible, _Band, _bands, _choose, _Curves, _curves, _feasible_positions, _objective_values,
     _randomized_roc_gain, _randomized_total, _roc_hull, _search, _smallest_tolerance, _sparse_table, _totals,
-    _upper_hull,
+    _upper_hull, objective_value,
 )
 
 #: Most (band positions × groups) evaluated at once; beyond, the search is strided, then refined.
@@ -260,4 +260,4 @@ def frontier(scores: Any, y_true: Any, groups: Any, target: str = "ofi",
 
 __all__ = ["TARGETS", "LINEAR_TARGETS", "OBJECTIVES", "MAX_GROUPS", "FOUR_FIFTHS", "DEFAULT_TOLERANCE",
            "DEFAULT_TOLERANCES", "ROUNDING", "SEARCH_BUDGET", "InfeasibleTarget", "ThresholdRule", "fit_thresholds",
-           "frontier", "disparity", "split_rows"]
+           "frontier", "disparity", "objective_value", "split_rows"]

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy import sparse
 from scipy.optimize import linprog
 from scipy.spatial import ConvexHull, QhullError
@@ -86,6 +87,25 @@ class _Curves:
     def gain(self, better: float, worse: float) -> float:
         """How much ``better`` (a total) improves on ``worse``, in the objective's units (> 0 = better)."""
         return float(abs(self.report(1.0) - self.report(0.0)) * (better - worse))
+
+
+def objective_value(y: npt.ArrayLike, pred: npt.ArrayLike, objective: str, cost_fp: float = 1.0,
+                    cost_fn: float = 1.0) -> float:
+    """What decisions ``pred`` score on labels ``y`` (both boolean, positive = the favourable outcome) by the
+    objective a rule is fitted for: accuracy (TP + TN)/n; balanced accuracy ½(TP/P + TN/N) (NaN without both
+    classes); cost (cost_fp·FP + cost_fn·FN)/n, the mean cost per row (lower is better).
+
+    >>> objective_value([1, 1, 0, 0], [1, 0, 1, 0], "accuracy"), objective_value([1, 1, 0, 0], [1, 0, 0, 0], "cost", 2, 5)
+    (0.5, 1.25)
+    """
+    y, pred = np.asarray(y, dtype=bool), np.asarray(pred, dtype=bool)
+    tp, fp = float((y & pred).sum()), float((~y & pred).sum())
+    pos, neg = float(y.sum()), float((~y).sum())
+    if objective == "accuracy":
+        return (tp + neg - fp) / len(y)
+    if objective == "balanced_accuracy":
+        return 0.5 * (tp / pos + (neg - fp) / neg) if pos and neg else math.nan
+    return (cost_fp * fp + cost_fn * (pos - tp)) / len(y)
 
 
 def _objective_values(tp: FloatArray, fp: FloatArray, pos: FloatArray, neg: FloatArray, objective: str,
