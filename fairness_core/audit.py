@@ -12,14 +12,13 @@ import dataclasses
 import functools
 import hashlib
 import re
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
 
-from . import bias, inference, match, spread, text
+from . import bias, match, spread, text
 from . import verdicts as verdicts_
 from . import metrics as m
 from .confusion import CELLS, ConfusionMatrix
@@ -29,19 +28,10 @@ from .results import Verdicts
 from .row_counts import count_arrays
 from .stability import RowData
 from .validation import UNKNOWN_CATEGORY, UNKNOWN_VALUES
-from .verdicts import VerdictSettings
+from .verdicts import DEFAULT_OFI_TOLERANCE, VerdictSettings
 from .vocabulary import (DEFAULT_ALPHA, POSITIVE_IS, Reference, ReferenceLike, adjust_from_bool, reference_or_mode,
                          resolve_positive_is)
 
-#: Default |OFI| below which the two groups' marginal benefits count as equal (defined with the verdicts);
-#: ``DEFAULT_ALPHA``, the verdicts' default error rate, comes from :mod:`fairness_core.vocabulary`.
-DEFAULT_OFI_TOLERANCE = verdicts_.DEFAULT_OFI_TOLERANCE
-
-
-#: What the verdict columns can say, in the order the app counts them.
-VERDICTS = verdicts_.VERDICTS
-#: What the four-fifths verdicts of an audit of decisions alone can say.
-SELECTION_VERDICTS = verdicts_.SELECTION_VERDICTS
 #: Why a measure is not given for an audit of decisions alone (:attr:`Audit.has_outcomes` False).
 NEEDS_OUTCOMES = ("needs outcomes: no outcome was observed (decisions only), so a measure that compares the "
                   "decision with the actual outcome cannot be computed")

@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Sequence, TextIO
 
 from . import report as report_mod
-from .audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, Audit
+from .audit import Audit
+from .verdicts import DEFAULT_OFI_TOLERANCE
+from .vocabulary import DEFAULT_ALPHA
 from .inference import ADJUSTMENTS
 from .verdicts import VerdictSettings
 from .io.warehouse import is_glob

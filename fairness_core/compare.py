@@ -35,7 +35,9 @@ import pandas as pd
 from scipy import stats
 
 from . import inference
-from .audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, Audit
+from .audit import Audit
+from .verdicts import DEFAULT_OFI_TOLERANCE
+from .vocabulary import DEFAULT_ALPHA
 from .row_counts import count_arrays
 from .verdicts import critical_level, level_text
 from .vocabulary import alpha_from_level

@@ -11,7 +11,7 @@ import pandas as pd
 
 from . import text
 from .verdicts import SELECTION_VERDICTS, interval_label
-from .vocabulary import DEFAULT_ALPHA, adjustment
+from .vocabulary import adjustment
 
 
 

@@ -23,7 +23,7 @@ from . import text
 from . import verdicts as verdicts_
 from .confusion import ConfusionMatrix
 from .decisions import selection_findings, selection_reading
-from .verdicts import DEFAULT_OFI_TOLERANCE, VERDICTS, interval_label, level_text
+from .verdicts import VERDICTS, interval_label, level_text
 from .vocabulary import DEFAULT_ALPHA, adjustment
 
 _STR = text.STR

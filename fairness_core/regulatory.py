@@ -24,7 +24,9 @@ import numpy.typing as npt
 import pandas as pd
 
 from . import inference
-from .audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, Audit
+from .audit import Audit
+from .verdicts import DEFAULT_OFI_TOLERANCE
+from .vocabulary import DEFAULT_ALPHA
 from .confusion import ConfusionMatrix
 from .stability import RowData
 from .validation import UNKNOWN_CATEGORY, UNKNOWN_VALUES, unknown_key

@@ -29,7 +29,8 @@ import plotly.graph_objects as go
 
 from . import plots, regulatory, smoothing
 from ._version import __version__
-from .audit import DECISION_METRICS, NEEDS_OUTCOMES, SELECTION_VERDICTS, VERDICTS, Audit
+from .audit import DECISION_METRICS, NEEDS_OUTCOMES, Audit
+from .verdicts import SELECTION_VERDICTS, VERDICTS
 from .results import Verdicts
 from .verdicts import VerdictSettings
 from .reading import findings_first, verdict_reading

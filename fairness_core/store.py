@@ -64,7 +64,9 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
 from . import text
-from .audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, Audit
+from .audit import Audit
+from .verdicts import DEFAULT_OFI_TOLERANCE
+from .vocabulary import DEFAULT_ALPHA
 # The schema, re-exported where callers have always found it (store.SCHEMA_VERSION, store.SavedAudit, ...).
 from .store_schema import BUSY_TIMEOUT_S, LOCAL_USER, MAX_LABEL, MAX_USER, MIGRATIONS, SCHEMA_VERSION, SavedAudit
 from .store_schema import ID_PATTERN as _ID

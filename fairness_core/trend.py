@@ -38,7 +38,9 @@ import numpy.typing as npt
 import pandas as pd
 
 from . import inference
-from .audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, NEEDS_OUTCOMES, Audit, NeedsOutcomes
+from .audit import NEEDS_OUTCOMES, Audit, NeedsOutcomes
+from .verdicts import DEFAULT_OFI_TOLERANCE
+from .vocabulary import DEFAULT_ALPHA
 from .verdicts import critical_level, level_text
 from .vocabulary import adjustment, alpha_from_level, check_alpha
 

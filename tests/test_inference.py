@@ -8,7 +8,8 @@ import pytest
 from scipy import stats
 
 from fairness_core import ConfusionMatrix, datasets, inference
-from fairness_core.audit import VERDICTS, Audit
+from fairness_core.audit import Audit
+from fairness_core.verdicts import VERDICTS
 from verdict_helpers import pair
 
 CM = ConfusionMatrix

@@ -6,7 +6,8 @@ import pytest
 
 from fairness_core import ConfusionMatrix as CM
 from fairness_core import regulatory
-from fairness_core.audit import VERDICTS, Audit
+from fairness_core.audit import Audit
+from fairness_core.verdicts import VERDICTS
 from fairness_core.stability import RowData
 
 

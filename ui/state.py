@@ -5,7 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from fairness_core import datasets, vocabulary
-from fairness_core.audit import DEFAULT_ALPHA, DEFAULT_OFI_TOLERANCE, Audit
+from fairness_core.audit import Audit
+from fairness_core.verdicts import DEFAULT_OFI_TOLERANCE
+from fairness_core.vocabulary import DEFAULT_ALPHA
 from ui import jobs, saved
 from ui.pages import NAVIGATION
 from ui.session import (AUDIT_KEY, CANDIDATES_KEY, DEMO_KEY, GONE_KEY, SAVED_HOURS, SAVED_MODEL_KEY, SAVED_SESSIONS,
