@@ -345,8 +345,10 @@ class Audit:
                                           order="tp fn fp tn")
 
     def rest_of(self, group: str) -> ConfusionMatrix:
-        """The pooled CM of every group except ``group`` (the default reference)."""
-        return self.total() - self.cms[self._check(group)]
+        """The pooled CM of every group of known category except ``group`` (the default reference)."""
+        self._check(group)
+        rest = [self.cms[g].as_array() for g in self.known_groups if g != group]
+        return ConfusionMatrix.from_array(np.sum(rest, axis=0), order="tp fn fp tn")
 
     def require_outcomes(self, what: str) -> None:
         """Raise :class:`NeedsOutcomes` (a ValueError) when ``what`` needs outcomes and this audit has none."""
@@ -443,7 +445,7 @@ class Audit:
             if isinstance(reference, Reference):
                 raise ValueError(f"difference and ratio take a group or Reference.RANGE, not {reference!r}")
             self._check(reference)
-        return spread.largest(self.group_table(names), self.cms, names,
+        return spread.largest(self.group_table(names).loc[self.known_groups], self.cms, names,
                               None if reference is Reference.RANGE else reference, alpha, ratio)
 
     def undefined_reasons(self, names: Iterable[str] = m.NAMES) -> dict[str, dict[str, str]]:
@@ -461,16 +463,18 @@ class Audit:
         :data:`DECISION_COMPARISONS`)."""
         if name not in DECISION_COMPARISONS:
             self.require_outcomes(name)
-        return bias.pairwise(name, self.cms)
+        return bias.pairwise(name, {g: self.cms[g] for g in self.known_groups})   # unknowns are never compared
 
     def versus_reference(self, reference: str, names: Iterable[str] = bias.NAMES) -> pd.DataFrame:
         """Each group i compared with the reference group j, for every comparison in ``names``."""
         ref = self.cms[self._check(reference)]
+        if reference in self.unknown:
+            raise ValueError(f"{reference!r} is an unknown category: it is counted and reported, never the reference")
         names = list(names)
         if not self.outcomes and (needing := [n for n in names if n not in DECISION_COMPARISONS]):
             self.require_outcomes(", ".join(needing))
         rows = {g: {name: bias.compare(name, cm, ref) for name in names}
-                for g, cm in self.cms.items() if g != reference}
+                for g, cm in self.cms.items() if g != reference and g not in self.unknown}
         df = pd.DataFrame.from_dict(rows, orient="index")
         df.index.name = f"group i (vs {reference})"
         return df

@@ -473,6 +473,8 @@ def audit_table(audit: Any, names: list[str], reference: Any, method: str, alpha
     check_alpha(alpha)
     rows = []
     for g, cm in audit.cms.items():
+        if g in getattr(audit, "unknown", ()):
+            continue   # an unknown category is counted, never tested against the others
         if isinstance(reference, str) and g == reference:
             continue
         ref = audit.reference_for(g, reference)

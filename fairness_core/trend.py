@@ -222,7 +222,7 @@ def series_changes(history: Iterable[Any], tolerance: float | None = None, alpha
                                   & (changes["verdict_before"] != "algorithmic bias"))
     else:
         changes = pd.DataFrame(columns=columns)
-    verdict_table = (pd.concat(verdicts, ignore_index=True) if verdicts
+    verdict_table = (pd.concat([pd.DataFrame(v) for v in verdicts], ignore_index=True) if verdicts
                      else pd.DataFrame(columns=["period", *VERDICT_COLUMNS]))
     return Trend(periods=[p for p, _, _ in entries], verdicts=verdict_table, changes=changes,
                  tolerance=float(tolerance), alpha=float(alpha), adjust=adjust,

@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from fairness_core import datasets
+from fairness_core.audit import DECISION_METRICS
 from fairness_core.compare import MAX_MODELS
 from fairness_core.io import (MAX_ROWS, DataValidationError, cms_from_table, cms_to_table,
                               distinct_values, find_count_columns, guess_columns, read_table)
@@ -203,7 +204,10 @@ with rows_tab:
 
 with type_tab:
     st.write("Edit the table (add rows at the bottom), or paste CSV text below it.")
-    edited = st.data_editor(cms_to_table(audit), num_rows="dynamic", width="stretch", key="cm-editor",
+    # decisions alone have no confusion matrices to edit: their selected rows are not true positives
+    starting = cms_to_table(audit) if audit.has_outcomes else pd.DataFrame(
+        {"group": ["A", "B"], "TP": [0, 0], "FN": [0, 0], "FP": [0, 0], "TN": [0, 0]})
+    edited = st.data_editor(starting, num_rows="dynamic", width="stretch", key="cm-editor",
                             column_config={c: st.column_config.NumberColumn(c, min_value=0, step=1)
                                            for c in ("TP", "FN", "FP", "TN")})
     pasted = st.text_area("…or paste CSV (header: group,TP,FN,FP,TN)", height=120, key="cm-paste")
@@ -227,6 +231,11 @@ st.subheader("Current data")
 data_banner(audit)
 if current_demo():
     st.markdown(f"**What the numbers say.** {datasets.DEMOS[current_demo()].explain(audit)}")
-st.dataframe(audit.cells(), width="stretch")
-csv_download(audit.cells(), "confusion_matrices.csv", "Download confusion matrices (CSV)")
+if audit.has_outcomes:
+    st.dataframe(audit.cells(), width="stretch")
+    csv_download(audit.cells(), "confusion_matrices.csv", "Download confusion matrices (CSV)")
+else:   # decisions alone: who was selected, never as confusion matrices (no outcome was observed)
+    selection = audit.group_table(DECISION_METRICS).rename(columns={"PPR": "selection rate", "PNR": "not selected"})
+    st.dataframe(selection, width="stretch")
+    csv_download(selection, "selection_rates.csv", "Download selection per group (CSV)")
 st.page_link("pages/2_Bias_Audit.py", label="Go to the bias audit →", icon=":material/balance:")

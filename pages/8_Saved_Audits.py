@@ -3,6 +3,8 @@ typing the audit's name, share, make and revoke links), and a read-only view of 
 owner and readers (``?audit=<id>``), or from a link anyone holding it may open until it expires or is revoked
 (``?link=<token>``) — with its model's trend across saved periods and "Open in the workbench"."""
 
+import time
+
 import streamlit as st
 
 from fairness_core import plots, regulatory, report
@@ -50,9 +52,16 @@ def show(s: SavedAudit) -> None:
         st.success("Loaded: every page now audits this saved audit.", icon=":material/check_circle:")
         st.page_link("pages/2_Bias_Audit.py", label="Go to the Bias Audit →", icon=":material/balance:")
     if s.access == "owner":
-        saved.owner_tools(s)
+        try:
+            saved.owner_tools(s)
+        except (AuditNotFound, NotOwner, StoreError) as e:
+            st.error(md_escape(saved.failure(e)), icon=":material/error:")
     _verdicts(s)
-    _trend(s)
+    if s.audit.has_outcomes and s.access != "link":   # a trend of OFI needs outcomes, and is the owner's series
+        try:
+            _trend(s)
+        except StoreError as e:
+            st.error(f"**The model's trend is unavailable.** {md_escape(saved.failure(e))}", icon=":material/error:")
 
 
 def _verdicts(s: SavedAudit) -> None:
@@ -110,14 +119,23 @@ def _trend(s: SavedAudit) -> None:
                                icon=":material/download:")
 
 
+#: Seconds an opened audit is shown before its access is checked again (each check is recorded in the store's
+#: events): a revoked link, a share taken back or a deletion closes an open view within this time.
+RECHECK_S = 60
+
+
 def _opened(kind: str, key: str) -> SavedAudit:
-    """The saved audit an id or a link's token opens for this user, read once per session (each opening is
-    recorded in the store's events)."""
+    """The saved audit an id or a link's token opens for this user, checked again every :data:`RECHECK_S` seconds;
+    a refusal forgets it."""
     kept = st.session_state.setdefault("opened-audits", {})
-    if (kind, key) not in kept:
-        kept[(kind, key)] = (store.open_link(key, user=saved.user()) if kind == saved.LINK_PARAM
-                             else store.load(key, user=saved.user()))
-    return kept[(kind, key)]
+    ident = (saved.user(), kind, key)
+    when, found = kept.get(ident, (0.0, None))
+    if found is None or time.time() - when > RECHECK_S:
+        kept.pop(ident, None)
+        found = (store.open_link(key, user=saved.user()) if kind == saved.LINK_PARAM
+                 else store.load(key, user=saved.user()))
+        kept[ident] = (time.time(), found)
+    return found
 
 
 def _link_view(kind: str, key: str) -> None:

@@ -167,3 +167,32 @@ def test_the_command_line_audits_decisions_alone(tmp_path, capsys):
     assert "selects every row" in capsys.readouterr().err
     assert main(["audit", data, "--group", "sex", "--prediction", "advanced_to_interview", "--positive", "Yes",
                  "--decisions-only", "--fail-ofi", "0.1"]) == 2
+
+
+def test_an_unknown_category_is_never_compared_nor_in_any_rest():
+    """With outcomes and blanks counted as unknown: pairwise comparisons, each group against a reference, the
+    MATCH table, the rest of the data and the heatmaps leave the unknown category out."""
+    from fairness_core import plots
+    from fairness_core.validation import UNKNOWN_VALUES
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"y": rng.integers(0, 2, 300), "p": rng.integers(0, 2, 300),
+                       "g": rng.choice(["a", "b", "Decline to state"], 300)})
+    a = cms_from_predictions(df, "y", "p", ["g"], positive_label=1, unknown=UNKNOWN_VALUES, positive_is="benefit")
+    assert a.unknown == ("unknown",)
+    assert list(a.pairwise("OFI").index) == ["a", "b"] and list(a.versus_reference("a").index) == ["b"]
+    assert set(a.match_table(["PPR"])["group"]) == {"a", "b"}
+    assert a.rest_of("a") == a.cms["b"]
+    assert "over 1 pair" in a.ratio("PPR")["interval"].iloc[0]
+    assert set(plots.pairwise_heatmap(a, "OFI", a.verdicts()).data[0].x) == {"a", "b"}
+
+
+def test_the_upload_page_never_offers_decisions_as_confusion_matrices():
+    """Decisions alone on the Upload page: the current data are selection counts, and the typed table starts
+    empty, so they can never be re-loaded as an audit with outcomes."""
+    from app_helpers import page_with_audit
+    from fairness_core import datasets
+    at = page_with_audit(datasets.load_demo("hr_screening"), "pages/1_Upload.py")
+    assert not at.exception
+    shown = [d.value for d in at.dataframe]
+    assert any("selection rate" in t.columns for t in shown)
+    assert not any({"TP", "FN"} <= set(t.columns) and t["TP"].sum() > 0 for t in shown)

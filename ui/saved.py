@@ -143,14 +143,16 @@ def _trend(_history: tuple[SavedAudit, ...], ids: tuple[str, ...], tolerance: fl
     return series_changes(_history, tolerance, alpha, adjust)
 
 
-def model_trend(model: str | None, tolerance: float, alpha: float, adjust: str) -> tuple[Trend | None, tuple]:
+def model_trend(model: str | None, tolerance: float, alpha: float, adjust: str,
+                owner: str | None = None) -> tuple[Trend | None, tuple]:
     """The trend of ``model`` across its saved periods at these settings, and its identity (the saved audits' ids
     and periods, () without a trend) for keying anything built from it; no trend when the model has fewer than two
-    periods (or none). Shared by sessions: keyed by the ids (saved audits never change) and the settings."""
+    periods (or none); with ``owner``, that owner's audits alone (one series). Shared by sessions: keyed by the ids (saved
+    audits never change) and the settings."""
     if not model:
         return None, ()
     history = tuple(h for h in store().history(model, user=user())   # what this user may see
-                    if h.audit.has_outcomes)   # OFI's trend needs outcomes
+                    if h.audit.has_outcomes and h.owner == (owner or h.owner))   # OFI needs outcomes; one series
     if len({h.period for h in history}) < 2:
         return None, ()
     ids = tuple(h.id for h in history)
@@ -160,7 +162,7 @@ def model_trend(model: str | None, tolerance: float, alpha: float, adjust: str) 
 def trend_of(saved: SavedAudit) -> Trend | None:
     """The trend of ``saved``'s model across its saved periods, judged at ``saved``'s settings; None when the model
     has fewer than two periods (or no model)."""
-    return model_trend(saved.model, saved.tolerance, saved.alpha, saved.adjust)[0]
+    return model_trend(saved.model, saved.tolerance, saved.alpha, saved.adjust, saved.owner)[0]
 
 
 def opened_trend(tolerance: float, alpha: float, adjust: str) -> tuple[Trend | None, tuple]:

@@ -142,12 +142,16 @@ MAX_HEATMAP_GROUPS = 60
 
 def _largest(audit: Audit, verdicts: pd.DataFrame | None,
              max_groups: int) -> tuple[Audit, pd.DataFrame | None, str]:
-    """The ``max_groups`` largest groups (and their pairs' verdicts), with a note when groups were left out."""
-    if len(audit.groups) <= max_groups:
+    """The ``max_groups`` largest groups of known category (and their pairs' verdicts), with a note when groups
+    were left out; unknown categories are never drawn against the others."""
+    known = audit.known_groups
+    if len(known) <= max_groups and not audit.unknown:
         return audit, verdicts, ""
-    keep = sorted(audit.groups, key=lambda g: -audit.cms[g].n)[:max_groups]
-    keep = [g for g in audit.groups if g in set(keep)]
-    sub = Audit({g: audit.cms[g] for g in keep}, source=audit.source)
+    keep = sorted(known, key=lambda g: -audit.cms[g].n)[:max_groups]
+    keep = [g for g in known if g in set(keep)]
+    sub = Audit({g: audit.cms[g] for g in keep}, source=audit.source, outcomes=audit.outcomes)
+    if len(known) <= max_groups:
+        return sub, verdicts, ""
     if verdicts is not None:
         verdicts = verdicts[verdicts["group_i"].isin(keep) & verdicts["group_j"].isin(keep)]   # keeps its settings
     return sub, verdicts, f" · the {max_groups} largest of {len(audit.groups)} groups (all pairs: verdict table)"
@@ -156,10 +160,11 @@ def _largest(audit: Audit, verdicts: pd.DataFrame | None,
 def _ordered(audit: Audit, key: str) -> Audit:
     """The same groups ordered for reading: by the group metric ``key`` (highest first, undefined
     last), ties by size. Ordered by B the OFI matrix runs from blue to red; by PPR, DI's."""
-    size = np.array([audit.cms[g].n for g in audit.groups])
-    value = size.astype(float) if key == "n" else audit.group_table([key])[key].to_numpy(float)
+    groups = audit.known_groups
+    size = np.array([audit.cms[g].n for g in groups])
+    value = size.astype(float) if key == "n" else audit.group_table([key]).loc[groups, key].to_numpy(float)
     order = np.lexsort((-size, np.where(np.isfinite(value), -value, np.inf)))
-    return Audit({audit.groups[k]: audit.cms[audit.groups[k]] for k in order}, source=audit.source)
+    return Audit({groups[k]: audit.cms[groups[k]] for k in order}, source=audit.source, outcomes=audit.outcomes)
 
 
 #: The group metric that orders each heatmap's rows and columns, and how the subtitle says it.
