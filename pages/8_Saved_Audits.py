@@ -57,7 +57,7 @@ def show(s: SavedAudit) -> None:
         except (AuditNotFound, NotOwner, StoreError) as e:
             st.error(md_escape(saved.failure(e)), icon=":material/error:")
     _verdicts(s)
-    if s.audit.has_outcomes and s.access != "link":   # a trend of OFI needs outcomes, and is the owner's series
+    if s.audit.has_outcomes:   # a trend of OFI needs outcomes; it is the owner's series, as far as this user may see it
         try:
             _trend(s)
         except StoreError as e:
