@@ -457,10 +457,7 @@ def _tables(audit: Audit, verdicts: Verdicts, reference: str, opts: ReportOption
     tables["equal opportunity"] = gaps.set_index(gaps["rate"] + ": " + gaps["group_i"].astype(str) + " vs "
                                                  + gaps["group_j"].astype(str)).rename_axis("rate: pair")
     tables[LL144] = _ll144(audit, s, opts)
-    for attribute in audit.attributes:
-        table = audit.marginal(attribute).verdicts(s)
-        tables[f"verdicts by {attribute} alone"] = table
-        questions[attribute] = table.three_questions()["text"]
+    _each_attribute(audit, s, tables, questions)
     trend = opts.trend
     if trend is not None and len(trend.periods) >= 2:
         c, v = trend.changes, trend.verdicts   # a pair and its periods as the index: each row printed by its name
@@ -470,6 +467,15 @@ def _tables(audit: Audit, verdicts: Verdicts, reference: str, opts: ReportOption
                                             + ": " + pair_c).rename_axis("periods: pair")
         tables[TREND_VERDICTS] = v.set_index(v["period"].astype(str) + ": " + pair_v).rename_axis("period: pair")
     return tables, questions
+
+
+def _each_attribute(audit: Audit, s: VerdictSettings, tables: dict[str, pd.DataFrame],
+                    questions: dict[str, dict[str, str]]) -> None:
+    """Each attribute alone, beside the groups as loaded: its verdicts (a table) and its answers (``questions``)."""
+    for attribute in audit.attributes:
+        table = audit.marginal(attribute).verdicts(s)
+        tables[f"verdicts by {attribute} alone"] = table
+        questions[attribute] = table.three_questions()["text"]
 
 
 def _ll144(audit: Audit, s: VerdictSettings, opts: ReportOptions) -> pd.DataFrame:
@@ -487,10 +493,7 @@ def _build_decisions(audit: Audit, verdicts: Verdicts, reference: str, opts: Rep
                                                           "MATCH tests and smoothing of label-dependent metrics"],
                                               "why not shown": NEEDS_OUTCOMES})}
     questions = {"": verdicts.three_questions()["text"]}
-    for attribute in audit.attributes:
-        table = audit.marginal(attribute).verdicts(s)
-        tables[f"verdicts by {attribute} alone"] = table
-        questions[attribute] = table.three_questions()["text"]
+    _each_attribute(audit, s, tables, questions)
     tables.update(opts.extra_tables or {})
     figures = {"Selection rate per group": plots.selection_rates(audit, s.alpha)}
     settings = {"model (name and version)": opts.model.strip() or "not given",
