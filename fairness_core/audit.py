@@ -18,19 +18,20 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from . import bias, match, spread, text
-from . import verdicts as verdicts_
-from . import metrics as m
-from .confusion import CELLS, ConfusionMatrix
-from .decisions import selection_explanations
-from .reading import verdict_explanations
+from .statistics import bias, match, spread
+from .common import text
+from .statistics import verdicts as verdicts_
+from .statistics import metrics as m
+from .statistics.confusion import CELLS, ConfusionMatrix
+from .wording.decisions import selection_explanations
+from .wording.reading import verdict_explanations
 from .results import Verdicts
-from .row_counts import count_arrays
-from .stability import RowData
-from .validation import UNKNOWN_CATEGORY, UNKNOWN_VALUES
-from .verdicts import DEFAULT_OFI_TOLERANCE, VerdictSettings
-from .vocabulary import (DEFAULT_ALPHA, POSITIVE_IS, Reference, ReferenceLike, adjust_from_bool, reference_or_mode,
-                         resolve_positive_is)
+from .statistics.row_counts import count_arrays
+from .statistics.stability import RowData
+from .common.validation import UNKNOWN_CATEGORY, UNKNOWN_VALUES
+from .statistics.verdicts import DEFAULT_OFI_TOLERANCE, VerdictSettings
+from .common.vocabulary import (DEFAULT_ALPHA, POSITIVE_IS, Reference, ReferenceLike, adjust_from_bool, reference_or_mode,
+                                resolve_positive_is)
 
 #: Why a measure is not given for an audit of decisions alone (:attr:`Audit.has_outcomes` False).
 NEEDS_OUTCOMES = ("needs outcomes: no outcome was observed (decisions only), so a measure that compares the "

@@ -16,16 +16,16 @@ import threading
 from pathlib import Path
 from typing import Sequence, TextIO
 
-from . import report as report_mod
+from .presentation import report as report_mod
 from .audit import Audit
-from .verdicts import DEFAULT_OFI_TOLERANCE
-from .vocabulary import DEFAULT_ALPHA
-from .inference import ADJUSTMENTS
-from .verdicts import VerdictSettings
-from .io.warehouse import is_glob
-from .io import (DataValidationError, aggregate, audit_from_decisions, cms_from_predictions, cms_from_table,
-                 find_count_columns, read_table)
-from .text import terminal_safe
+from .statistics.verdicts import DEFAULT_OFI_TOLERANCE
+from .common.vocabulary import DEFAULT_ALPHA
+from .statistics.inference import ADJUSTMENTS
+from .statistics.verdicts import VerdictSettings
+from .services.io.warehouse import is_glob
+from .services.io import (DataValidationError, aggregate, audit_from_decisions, cms_from_predictions, cms_from_table,
+                          find_count_columns, read_table)
+from .common.text import terminal_safe
 
 EXIT_OK, EXIT_THRESHOLD, EXIT_BAD_INPUT = 0, 1, 2
 #: Exit code after SIGTERM (128 + 15), with nothing half-written.
@@ -47,7 +47,7 @@ def _finite(low: float, high: float, what: str):  # type: ignore[no-untyped-def]
 
 def _print(text: object, file: TextIO | None = None) -> None:
     """Print one line of output as text: group and column names, sources and values from the data reach the
-    terminal through :func:`fairness_core.text.terminal_safe`, so an escape sequence in a name cannot clear the
+    terminal through :func:`fairness_core.common.text.terminal_safe`, so an escape sequence in a name cannot clear the
     screen or colour the output and a newline in a name cannot start a line of its own (a forged ``::error``
     annotation in CI)."""
     print(terminal_safe(text), file=file)
@@ -239,7 +239,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _save(args: argparse.Namespace, audit: Audit) -> int:
     """Save ``audit`` in the store (--save NAME, --model, --period …) and print its id, or say why not."""
-    from .store import LOCAL_USER, AuditStore, StoreError   # late: only a saving run needs SQLAlchemy
+    from .services.store import LOCAL_USER, AuditStore, StoreError   # late: only a saving run needs SQLAlchemy
 
     try:
         store = AuditStore(args.store)

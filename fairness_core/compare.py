@@ -34,13 +34,13 @@ import numpy.typing as npt
 import pandas as pd
 from scipy import stats
 
-from . import inference
+from .statistics import inference
 from .audit import Audit
-from .verdicts import DEFAULT_OFI_TOLERANCE
-from .vocabulary import DEFAULT_ALPHA
-from .row_counts import count_arrays
-from .verdicts import critical_level, level_text
-from .vocabulary import alpha_from_level
+from .statistics.verdicts import DEFAULT_OFI_TOLERANCE
+from .common.vocabulary import DEFAULT_ALPHA
+from .statistics.row_counts import count_arrays
+from .statistics.verdicts import critical_level, level_text
+from .common.vocabulary import alpha_from_level
 
 FloatArray = npt.NDArray[np.float64]
 

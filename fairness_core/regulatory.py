@@ -23,15 +23,15 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from . import inference
+from .statistics import inference
 from .audit import Audit
-from .verdicts import DEFAULT_OFI_TOLERANCE
-from .vocabulary import DEFAULT_ALPHA
-from .confusion import ConfusionMatrix
-from .stability import RowData
-from .validation import UNKNOWN_CATEGORY, UNKNOWN_VALUES, unknown_key
-from .verdicts import level_text
-from .vocabulary import check_alpha
+from .statistics.verdicts import DEFAULT_OFI_TOLERANCE
+from .common.vocabulary import DEFAULT_ALPHA
+from .statistics.confusion import ConfusionMatrix
+from .statistics.stability import RowData
+from .common.validation import UNKNOWN_CATEGORY, UNKNOWN_VALUES, unknown_key
+from .statistics.verdicts import level_text
+from .common.vocabulary import check_alpha
 
 #: Category values read as "unknown" (compared by :func:`fairness_core.validation.unknown_key`: case, spaces,
 #: hyphens and trailing dots do not matter): blanks, "nan", "none" and every way of declining in

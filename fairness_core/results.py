@@ -8,8 +8,8 @@ from typing import Any
 
 import pandas as pd
 
-from .reading import three_questions, verdict_findings, verdict_reading
-from .verdicts import VerdictLevels, VerdictSettings, VerdictTable
+from .wording.reading import three_questions, verdict_findings, verdict_reading
+from .statistics.verdicts import VerdictLevels, VerdictSettings, VerdictTable
 
 
 class Verdicts(VerdictTable):

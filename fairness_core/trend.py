@@ -37,12 +37,12 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from . import inference
+from .statistics import inference
 from .audit import NEEDS_OUTCOMES, Audit, NeedsOutcomes
-from .verdicts import DEFAULT_OFI_TOLERANCE
-from .vocabulary import DEFAULT_ALPHA
-from .verdicts import critical_level, level_text
-from .vocabulary import adjustment, alpha_from_level, check_alpha
+from .statistics.verdicts import DEFAULT_OFI_TOLERANCE
+from .common.vocabulary import DEFAULT_ALPHA
+from .statistics.verdicts import critical_level, level_text
+from .common.vocabulary import adjustment, alpha_from_level, check_alpha
 
 FloatArray = npt.NDArray[np.float64]
 

@@ -17,8 +17,9 @@ import pandas as pd
 import torch
 from torch import nn
 
-from fairness_core import augmentation, realism
-from fairness_core.ensemble import make_design
+from fairness_core import realism
+from fairness_core.statistics import augmentation
+from fairness_core.statistics.ensemble import make_design
 from . import hydragan as H
 from .jobs_interface import Cancelled, Estimate, Progress, ProgressCallback
 

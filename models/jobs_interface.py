@@ -4,7 +4,7 @@ A model's ``train(config, on_progress, should_stop)`` is a plain function (docs/
 reports typed :class:`Progress` records through ``on_progress``, looks at ``should_stop()`` at least once per
 epoch and raises :class:`Cancelled` when it says so, and its ``estimate(config)`` declares the run's cost as
 an :class:`Estimate`. Those few names are all ``models/`` imports about jobs, and from here only, so that the
-models run the same under the app's job runner (:mod:`fairness_core.jobs`), in a notebook or in a bench
+models run the same under the app's job runner (:mod:`fairness_core.services.jobs`), in a notebook or in a bench
 script, and never import the runner's threads, registry and server limits.
 
 The records, the exception and :class:`Estimate` come from :mod:`fairness_core.progress`, the library's

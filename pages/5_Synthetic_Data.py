@@ -5,7 +5,8 @@ import io
 import pandas as pd
 import streamlit as st
 
-from fairness_core import augmentation, datasets, plots
+from fairness_core import datasets, plots
+from fairness_core.statistics import augmentation
 from fairness_core.io import DataValidationError
 from fairness_core.progress import of_kind
 from models import experiment, hydragan

@@ -298,7 +298,7 @@ def printed(name: str) -> str:
 
 def check_names_printable(outcome: Audit | DataValidationError) -> None:
     """An accepted audit holds no hidden character and no two groups that print the same."""
-    from fairness_core.text import hidden_characters
+    from fairness_core.common.text import hidden_characters
 
     if isinstance(outcome, Audit):
         assert all(hidden_characters(g) is None for g in outcome.groups), outcome.groups

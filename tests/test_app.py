@@ -200,7 +200,7 @@ AUDIT_PAGE = "pages/2_Bias_Audit.py"
 def train_and_finish(at: AppTest, key: str, timeout: float) -> None:
     """Press the page's train button, wait for its background job (as the page would watch it),
     then rerun the page so it shows the result."""
-    from fairness_core.jobs import RUNNER
+    from fairness_core.services.jobs import RUNNER
 
     at.button(key=f"{key}-train").click().run()
     assert not at.exception, at.exception
@@ -265,7 +265,8 @@ def test_inequality_tab_with_004_design_and_custom_benefits():
 
 
 def test_stability_tab_trains_an_ensemble_for_the_demo():
-    from fairness_core import datasets, ensemble, stability
+    from fairness_core import datasets, stability
+    from fairness_core.statistics import ensemble
 
     at = on_view("Stability and uncertainty", demo="ricci_a")
     assert not at.error
@@ -416,7 +417,7 @@ def test_pages_render_with_counts_at_the_accepted_limit(page):
 def _parked_job(runner_owner: str = "someone"):  # type: ignore[no-untyped-def]
     import threading
 
-    from fairness_core.jobs import RUNNER
+    from fairness_core.services.jobs import RUNNER
 
     gate = threading.Event()
     job = RUNNER.submit("parked test job", lambda on_progress, should_stop: gate.wait(30), owner=runner_owner)
@@ -439,7 +440,7 @@ def test_any_page_of_the_session_keeps_its_job_alive():
 
 @pytest.mark.parametrize("tag,attached", [("err", True), ("gan", False)])
 def test_a_job_link_of_this_session_attaches_on_its_own_page_only(tag, attached):
-    from fairness_core.jobs import RUNNER
+    from fairness_core.services.jobs import RUNNER
 
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()

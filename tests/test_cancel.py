@@ -19,8 +19,9 @@ import pandas as pd
 import pytest
 import torch
 
-from fairness_core import ensemble, realism
-from fairness_core.jobs import Cancelled
+from fairness_core import realism
+from fairness_core.statistics import ensemble
+from fairness_core.services.jobs import Cancelled
 from models import experiment as E
 from models import forecast_data as FD
 from models import hydragan as H

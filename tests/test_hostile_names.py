@@ -17,10 +17,9 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from fairness_core import ConfusionMatrix as CM
-from fairness_core import cli, plots, report
+from fairness_core import ConfusionMatrix as CM, cli, plots, report
 from fairness_core.audit import Audit
-from fairness_core.text import plotly_text, terminal_safe
+from fairness_core.common.text import plotly_text, terminal_safe
 from app_helpers import page_with_audit
 from ui.widgets import WORD_JOINER, BuiltIn, md_escape, option_label
 
@@ -249,7 +248,7 @@ NO_USER_TEXT = {"gei_decomposition": "α values", "metric_cdfs": "metrics and si
 
 def test_every_figure_builder_shows_hostile_names_as_text():
     builders = {name for name, fn in vars(plots).items()
-                if callable(fn) and hasattr(fn, "__wrapped__") and fn.__module__.startswith("fairness_core.plots")}
+                if callable(fn) and hasattr(fn, "__wrapped__") and fn.__module__.startswith(plots.__name__)}
     cases = _figure_cases()
     assert builders == set(cases) | set(NO_USER_TEXT), "a new figure builder: add it to one of the two lists"
     for name, make in cases.items():
@@ -501,7 +500,7 @@ def test_the_folded_spaces_are_every_unicode_space_separator():
     import sys
     import unicodedata
 
-    from fairness_core.text import fold_spaces, folded_spaces
+    from fairness_core.common.text import fold_spaces, folded_spaces
 
     zs = [chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Zs"]
     assert len(zs) == 17

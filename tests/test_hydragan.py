@@ -9,7 +9,9 @@ import pytest
 import torch
 from scipy.stats import wasserstein_distance
 
-from fairness_core import augmentation, bias, jobs
+from fairness_core import bias
+from fairness_core.statistics import augmentation
+from fairness_core.services import jobs
 from fairness_core.confusion import ConfusionMatrix
 from fairness_core.progress import of_kind
 from models import experiment as E

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from fairness_core.jobs import RUNNER, Cancelled
+from fairness_core.services.jobs import RUNNER, Cancelled
 from fairness_core.progress import Stage
 from models import ptn
 from ui import jobs as ui_jobs
@@ -97,7 +97,7 @@ def test_a_run_over_the_memory_budget_is_refused_on_the_page(parked_training, mo
 
 def test_the_paper_budget_is_refused_by_default_and_the_demos_fit():
     from fairness_core import datasets
-    from fairness_core.jobs import JobRunner, OverBudget, ServerLimits
+    from fairness_core.services.jobs import JobRunner, OverBudget, ServerLimits
     from models import experiment, hydragan
 
     allowed = ServerLimits().max_job_memory_mb

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fairness_core import jobs
+from fairness_core.services import jobs
 from fairness_core.progress import Progress
 
 
@@ -263,7 +263,8 @@ def test_every_kind_of_job_declares_its_memory_and_a_large_one_is_refused():
     import numpy as np
     import pandas as pd
 
-    from fairness_core import ensemble, smoothing
+    from fairness_core import smoothing
+    from fairness_core.statistics import ensemble
 
     runner = jobs.JobRunner(limits=jobs.ServerLimits(max_job_memory_mb=2048, total_job_memory_mb=4096))
     small = pd.DataFrame({"age": np.arange(7_214.0), "sex": np.array(["F", "M"])[np.arange(7_214) % 2]})

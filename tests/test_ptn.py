@@ -15,7 +15,7 @@ import pytest
 import torch
 from scipy.integrate import solve_ivp
 
-from fairness_core.jobs import Cancelled
+from fairness_core.services.jobs import Cancelled
 from fairness_core.progress import Progress, of_kind
 from models import forecast_data as FD
 from models import ptn
@@ -351,7 +351,7 @@ def test_the_forecasting_page_draws_a_real_runs_records(tiny_run, monkeypatch):
     """The page's live charts and results, drawn from a real tiny run's typed records (replayed)."""
     from streamlit.testing.v1 import AppTest
 
-    from fairness_core.jobs import RUNNER
+    from fairness_core.services.jobs import RUNNER
 
     records, result, _ = tiny_run
 

@@ -180,7 +180,7 @@ def test_error_curves_stop_when_asked():
     import pytest
 
     from fairness_core import ConfusionMatrix, smoothing
-    from fairness_core.jobs import Cancelled
+    from fairness_core.services.jobs import Cancelled
 
     calls = []
     with pytest.raises(Cancelled, match="after 2 of 10"):

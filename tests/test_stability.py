@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 from scipy.optimize import minimize
 
-from fairness_core import ensemble, stability
+from fairness_core import stability
+from fairness_core.statistics import ensemble
 
 # Three individuals, four models.
 H = np.array([

@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fairness_core import entropy, ensemble, plots, reading, stability
+from fairness_core import entropy, plots, reading, stability
+from fairness_core.statistics import ensemble
 from fairness_core.audit import Audit
 from fairness_core.confusion import CELLS
 from ui import jobs

@@ -9,7 +9,7 @@ import streamlit as st
 
 from fairness_core import plots
 from fairness_core.audit import DECISION_METRICS, NEEDS_OUTCOMES, Audit
-from fairness_core.decisions import selection_findings, selection_reading
+from fairness_core.wording.decisions import selection_findings, selection_reading
 from fairness_core.reading import three_questions
 from ui import cached
 from ui.widgets import P_FORMATS, chart, csv_download, md_escape, styled, verdict_summary

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from fairness_core.jobs import DONE, ENDED, RUNNER, Estimate, Job, JobRefused, Snapshot
+from fairness_core.services.jobs import DONE, ENDED, RUNNER, Estimate, Job, JobRefused, Snapshot
 from ui.session import session_id
 from ui.widgets import md_escape
 

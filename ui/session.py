@@ -19,7 +19,7 @@ import streamlit as st
 
 from fairness_core import datasets
 from fairness_core.audit import Audit
-from fairness_core.jobs import RUNNER
+from fairness_core.services.jobs import RUNNER
 from fairness_core.validation import operator_limit
 
 AUDIT_KEY = "audit"

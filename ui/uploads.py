@@ -16,7 +16,7 @@ from fairness_core.compare import MAX_MODELS, Candidates
 from fairness_core.io import (LARGE_UPLOAD_BYTES, MAX_CELLS, MAX_COLUMNS, ColumnGuess, DataValidationError,
                               aggregate_upload, audit_from_decisions, candidates_from_predictions, cms_from_predictions,
                               distinct_values, parquet_shape, read_sample, read_table, sheet_names, to_numbers)
-from fairness_core.row_counts import as_numbers
+from fairness_core.statistics.row_counts import as_numbers
 from fairness_core.validation import UNKNOWN_VALUES, unknown_values_in
 
 #: Uploads that can be counted in place when large (io.aggregate_upload).

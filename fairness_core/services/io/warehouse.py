@@ -1,0 +1,217 @@
+"""Audits of data bigger than memory, or than one machine: one GROUP BY inside the engine.
+
+:func:`aggregate` counts TP, FN, FP, TN per group where the data live and brings back only the
+counts. A path or glob of Parquet or CSV files is read out of core by DuckDB, embedded (the
+default); an Ibis table runs on its own backend (Spark, Postgres, BigQuery, Snowflake, Trino …),
+so the same call audits a warehouse table or a Spark cluster's data. Checks and messages are
+those of an upload: a label with a third value, a positive value that never occurs, missing
+values, too many groups.
+
+>>> import pandas as pd, tempfile, pathlib
+>>> folder = pathlib.Path(tempfile.mkdtemp())
+>>> pd.DataFrame({"y": [1, 0, 1, 1], "score": [0.9, 0.6, 0.2, 0.7], "g": ["a", "a", "b", "b"]}).to_parquet(
+...     folder / "log.parquet")
+>>> audit = aggregate(str(folder / "*.parquet"), label="y", prediction="score", groups=["g"], threshold=0.5)
+>>> audit.cms["a"], audit.cms["b"]
+(ConfusionMatrix(tp=1, fn=0, fp=1, tn=0), ConfusionMatrix(tp=1, fn=1, fp=0, tn=0))
+"""
+
+from __future__ import annotations
+
+import glob as globbing
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ...audit import Audit
+from ...statistics.confusion import ConfusionMatrix
+from ...common.validation import (MAX_GROUPS, MAX_NAME_LENGTH, DataValidationError, Problem, clean_name, cleaning_notice,
+                                  direction, group_values, hidden_name_problem, intersection_names, row_notes, show_value)
+
+#: File kinds a path or glob may name.
+FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "csv", ".txt": "csv"}
+
+
+def _is_ibis_table(source: Any) -> bool:
+    return type(source).__module__.startswith("ibis.") and hasattr(source, "group_by") and hasattr(source, "schema")
+
+
+def is_glob(path: str) -> bool:
+    """Whether a path names several files by a pattern (``*``, ``?``, ``[…]``)."""
+    return any(ch in path for ch in "*?[")
+
+
+def open_files(source: str | Path | Sequence[str | Path]) -> Any:
+    """A path, glob or list of Parquet or CSV files as an Ibis table on an embedded DuckDB (out of core:
+    DuckDB streams the files and spills to disk, so they may be larger than memory)."""
+    import ibis
+
+    paths = [str(source)] if isinstance(source, (str, Path)) else [str(p) for p in source]
+    if not paths:
+        raise DataValidationError("no files given")
+    kinds = set()
+    for p in paths:
+        matched = globbing.glob(p) if is_glob(p) else ([p] if Path(p).exists() else [])
+        if not matched:
+            raise DataValidationError(f"no file matches {p!r}")
+        for m in matched:
+            kind = FORMATS.get(Path(m).suffix.lower())
+            if kind is None:
+                raise DataValidationError(f"{Path(m).name}: expected Parquet (.parquet) or CSV (.csv, .tsv, .txt) files")
+            kinds.add(kind)
+    if len(kinds) > 1:
+        raise DataValidationError("mix of Parquet and CSV files; aggregate one kind at a time")
+    con = ibis.duckdb.connect()
+    try:
+        if kinds == {"parquet"}:
+            return con.read_parquet(paths)
+        return con.read_csv(paths, all_varchar=True)  # text first, as uploads: "007" stays "007"
+    except Exception as exc:  # noqa: BLE001 - DuckDB's reader errors become one clear message
+        raise DataValidationError(f"could not read {', '.join(paths)}: {str(exc).splitlines()[0]}") from None
+
+
+def _literal_like(column: Any, value: Any, what: str, name: str) -> Any:
+    """``value`` in the column's own type, so that 1, "1" and True all find a label stored as 1 / "1" / true."""
+    dtype = column.type()
+    try:
+        if dtype.is_boolean():
+            text = str(value).strip().lower()
+            if text not in ("1", "0", "true", "false"):
+                raise ValueError
+            return text in ("1", "true")
+        if dtype.is_integer():
+            number = float(value)
+            if not number.is_integer():
+                raise ValueError
+            return int(number)
+        if dtype.is_floating() or dtype.is_decimal():
+            return float(value)
+        return str(value)
+    except (TypeError, ValueError):
+        raise DataValidationError(Problem(f"the {what} value {show_value(value)} cannot be compared with this column of "
+                                          f"type {dtype}", column=name)) from None
+
+
+def aggregate(source: Any, *, label: str, prediction: str, groups: Sequence[str], positive: Any = 1,
+              positive_prediction: Any = None, threshold: float | None = None, flip: bool = False,
+              positive_is: str | None = None,
+              name: str | None = None) -> Audit:
+    """Count one confusion matrix per group inside the engine that holds the data.
+
+    Parameters
+    ----------
+    source : path, glob, list of paths, or an Ibis table
+        Parquet or CSV files (read out of core by an embedded DuckDB), or a table on any Ibis
+        backend, where the query runs; only the per-group counts come back.
+    label, prediction : str
+        Columns: the actual outcome, and the prediction (binary, or a score with ``threshold``).
+    groups : sequence of str
+        One or more group columns; several give intersections named as in the app ("A & B").
+    positive, positive_prediction : value
+        The positive value of the label (and of the prediction; by default the same).
+    threshold : float, optional
+        The prediction is a score; positive means ``score >= threshold``.
+    flip : bool
+        The positive value is harmful: labels and predictions are negated so positive = beneficial.
+    name : str, optional
+        Where the data came from, in words (default: the path, or "Ibis table").
+
+    Raises
+    ------
+    DataValidationError
+        A missing column, a label or prediction with a third value, a positive value that never
+        occurs, missing values (with their count), fewer than 2 or more than 500 groups.
+    """
+    positive_is, flip = direction(positive_is, flip)
+    groups = [str(g) for g in groups]
+    if not groups:
+        raise DataValidationError("choose at least one group column")
+    table = source if _is_ibis_table(source) else open_files(source)
+    columns = list(table.columns)
+    for col in (label, prediction, *groups):
+        if col not in columns:
+            raise DataValidationError(Problem(f"no such column; columns are {', '.join(map(repr, columns))}",
+                                              column=col))
+    if len({label, prediction, *groups}) != 2 + len(groups):
+        raise DataValidationError("the label, prediction and group columns must all be different")
+
+    pos = _literal_like(table[label], positive, "positive label", label)
+    y = table[label] == pos
+    checks = {"rows": table.count(), "label_missing": table[label].isnull().sum(),
+              "label_values": table[label].nunique(), "label_positive": y.sum(),
+              "prediction_missing": table[prediction].isnull().sum(),
+              **{f"group_missing_{k}": table[g].isnull().sum() for k, g in enumerate(groups)}}
+    if threshold is None:
+        pred_pos = _literal_like(table[prediction], positive if positive_prediction is None else positive_prediction,
+                                 "positive prediction", prediction)
+        yhat = table[prediction] == pred_pos
+        checks["prediction_values"] = table[prediction].nunique()
+    else:
+        score = table[prediction] if table[prediction].type().is_numeric() else table[prediction].try_cast("float64")
+        yhat = score >= float(threshold)
+        checks["prediction_not_number"] = (score.isnull() & table[prediction].notnull()).sum()
+    found = table.aggregate(**checks).to_pandas().iloc[0]
+    problems = _check(found, label, prediction, groups, positive, threshold)
+    if problems:
+        raise DataValidationError(problems)
+    if flip:
+        y, yhat = ~y, ~yhat
+    counts = (table.group_by(groups)
+              .aggregate(tp=(y & yhat).cast("int64").sum(), fn=(y & ~yhat).cast("int64").sum(),
+                         fp=(~y & yhat).cast("int64").sum(), tn=(~y & ~yhat).cast("int64").sum())
+              .limit(MAX_GROUPS + 1).to_pandas())
+    if len(counts) > MAX_GROUPS:
+        raise DataValidationError(f"more than {MAX_GROUPS} groups from {', '.join(groups)}; the limit is {MAX_GROUPS}")
+    if len(counts) < 2:
+        raise DataValidationError(f"all {int(found['rows']):,} rows fall in one group ({', '.join(groups)}); an "
+                                  "audit compares at least two groups")
+    counts = counts.sort_values(groups, kind="stable")
+    parts = [[clean_name(v) for v in counts[g]] for g in groups]
+    for g, values in zip(groups, parts):  # the upload's limits, per value
+        for value in values:
+            if (why := hidden_name_problem(value)) is not None:
+                raise DataValidationError(Problem(why, column=g))
+        longest = max(values, key=len)
+        if len(longest) > MAX_NAME_LENGTH:
+            raise DataValidationError(Problem(f"group value of {len(longest):,} characters; the limit is "
+                                              f"{MAX_NAME_LENGTH}", column=g))
+    names = intersection_names(parts)
+    cms = {n: ConfusionMatrix(int(r.tp), int(r.fn), int(r.fp), int(r.tn))
+           for n, r in zip(names, counts.itertuples(index=False))}
+    notes = [notice for g, values in zip(groups, parts)    # the upload's notes on cleaned names, rows unknown here
+             if (notice := cleaning_notice(f"Group values in {g!r}", [raw for raw, clean in zip(counts[g], values)
+                                                                      if str(raw).strip() != clean])) is not None]
+    notes += row_notes(label, positive, prediction, flip, threshold)
+    where = name or (f"{source}" if isinstance(source, (str, Path)) else "Ibis table" if _is_ibis_table(source)
+                     else "files")
+    return Audit(cms, source=f"{where} ({int(found['rows']):,} rows, aggregated in place)", notes=tuple(notes),
+                 group_columns=tuple(groups), positive_outcome=f"not {positive}" if flip else str(positive),
+                 positive_is=positive_is,
+                 group_values=group_values(names, parts))
+
+
+def _check(found: Any, label: str, prediction: str, groups: list[str], positive: Any,
+           threshold: float | None) -> list[Problem]:
+    problems = []
+    if int(found["rows"]) == 0:
+        return [Problem("no rows")]
+    if found["label_missing"]:
+        problems.append(Problem(f"missing label in {int(found['label_missing']):,} row(s)", column=label))
+    if found["label_values"] > 2:
+        problems.append(Problem(f"{int(found['label_values'])} distinct values; the label must be binary",
+                                column=label))
+    elif found["label_positive"] == 0 and found["label_values"] == 2:
+        problems.append(Problem(f"the chosen positive value {show_value(positive)} does not occur", column=label))
+    if found["prediction_missing"]:
+        problems.append(Problem(f"missing prediction in {int(found['prediction_missing']):,} row(s)",
+                                column=prediction))
+    if threshold is None and found["prediction_values"] > 2:
+        problems.append(Problem(f"{int(found['prediction_values'])} distinct values; the prediction must be binary "
+                                "— or give a threshold for a score", column=prediction))
+    if threshold is not None and found["prediction_not_number"]:
+        problems.append(Problem(f"{int(found['prediction_not_number']):,} value(s) are not numbers, so they cannot "
+                                "be thresholded", column=prediction))
+    for k, g in enumerate(groups):
+        if found[f"group_missing_{k}"]:
+            problems.append(Problem(f"missing group value in {int(found[f'group_missing_{k}']):,} row(s)", column=g))
+    return problems

@@ -1,0 +1,338 @@
+"""The audit store's database side: its tables, the migrations that bring an older store to them, the SQLite
+settings, the checks on what goes in, the queries of who may reach what, and rows to and from a SavedAudit.
+
+:mod:`fairness_core.store` is the interface (``AuditStore``); this module is its schema, version
+:data:`SCHEMA_VERSION`: ``audits`` (one row per saved audit, with its ``owner``), ``audit_groups`` (each group's
+confusion matrix), ``audit_shares`` (who else may read an audit), ``audit_links`` (the SHA-256 of each link's
+token, its expiry and revocation) and ``audit_events`` (every attempt to reach an audit, allowed or refused;
+append-only).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from hashlib import sha256
+from typing import Any, Callable
+
+import pandas as pd
+import sqlalchemy as sa
+from sqlalchemy import event
+
+from ..common import text
+from ..audit import Audit
+from ..statistics.confusion import ConfusionMatrix
+from ..statistics.verdicts import VerdictSettings
+
+#: The schema this code writes. A store at an older version is migrated forward by :data:`MIGRATIONS`
+#: when opened; one at a newer version is refused (written by a newer workbench).
+SCHEMA_VERSION = 3
+
+#: Longest name, model name, model version, period or "saved by", in characters.
+MAX_LABEL = 200
+
+#: The one analyst of a workbench without sign-in: every call's default ``user``, and the owner the migration to
+#: schema version 3 gives every audit saved before. A server with sign-in passes the signed-in user instead.
+LOCAL_USER = "local"
+#: Longest user name, in characters (an e-mail address).
+MAX_USER = 254
+
+#: How long a write waits for another process's write to finish (SQLite's busy timeout), in seconds.
+BUSY_TIMEOUT_S = 30.0
+
+#: An audit's id: ``secrets.token_urlsafe(16)``.
+ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{22}$")
+
+
+metadata = sa.MetaData()
+
+versions = sa.Table("store_schema", metadata, sa.Column("version", sa.Integer, nullable=False))
+
+audits = sa.Table(
+    "audits", metadata,
+    sa.Column("seq", sa.Integer, primary_key=True, autoincrement=True),   # save order, for ties in time
+    sa.Column("id", sa.String(32), nullable=False, unique=True),
+    sa.Column("name", sa.String(MAX_LABEL), nullable=False),
+    sa.Column("model", sa.String(MAX_LABEL), index=True),
+    sa.Column("model_version", sa.String(MAX_LABEL)),
+    sa.Column("period", sa.String(MAX_LABEL)),
+    sa.Column("saved_by", sa.String(MAX_LABEL)),
+    sa.Column("tool_version", sa.String(64)),
+    sa.Column("created", sa.String(32), nullable=False),      # ISO 8601 UTC with microseconds: sorts as text
+    sa.Column("source", sa.Text, nullable=False),
+    sa.Column("notes", sa.Text, nullable=False),              # JSON list of text
+    sa.Column("positive_outcome", sa.Text, nullable=False),
+    sa.Column("positive_is", sa.String(16)),
+    sa.Column("group_columns", sa.Text, nullable=False),      # JSON list
+    sa.Column("provenance", sa.Text, nullable=False),         # JSON object, order kept
+    sa.Column("has_group_values", sa.Boolean, nullable=False),
+    sa.Column("tolerance", sa.Float, nullable=False),
+    sa.Column("alpha", sa.Float, nullable=False),
+    sa.Column("adjust", sa.String(8), nullable=False),
+    sa.Column("n_groups", sa.Integer, nullable=False),
+    sa.Column("n", sa.BigInteger, nullable=False),
+    # version 2: False for an audit of decisions alone (no outcomes); the groups of unknown category (JSON list)
+    sa.Column("has_outcomes", sa.Boolean, nullable=False, server_default=sa.true()),
+    sa.Column("unknown_groups", sa.Text, nullable=False, server_default="[]"),
+    # version 3: the user who saved it, and alone may delete, share or link it; audits saved before: LOCAL_USER
+    sa.Column("owner", sa.String(MAX_USER), nullable=False, server_default=LOCAL_USER, index=True),
+)
+
+groups = sa.Table(
+    "audit_groups", metadata,
+    sa.Column("audit_seq", sa.Integer, sa.ForeignKey("audits.seq", ondelete="CASCADE"), primary_key=True),
+    sa.Column("position", sa.Integer, primary_key=True),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("tp", sa.BigInteger, nullable=False),
+    sa.Column("fn", sa.BigInteger, nullable=False),
+    sa.Column("fp", sa.BigInteger, nullable=False),
+    sa.Column("tn", sa.BigInteger, nullable=False),
+    sa.Column("group_values", sa.Text),                       # JSON list, or NULL without group values
+)
+
+# Version 3. ("user" is a reserved word in SQL, hence "username".) Times are ISO 8601 UTC text, as "created".
+shares = sa.Table(
+    "audit_shares", metadata,
+    sa.Column("audit_seq", sa.Integer, sa.ForeignKey("audits.seq", ondelete="CASCADE"), primary_key=True),
+    sa.Column("username", sa.String(MAX_USER), primary_key=True),
+    sa.Column("created", sa.String(32), nullable=False),
+)
+
+links = sa.Table(
+    "audit_links", metadata,
+    sa.Column("token_hash", sa.String(64), primary_key=True),           # SHA-256 of the token, hex; never the token
+    sa.Column("audit_seq", sa.Integer, sa.ForeignKey("audits.seq", ondelete="CASCADE"), nullable=False, index=True),
+    sa.Column("created_by", sa.String(MAX_USER), nullable=False),
+    sa.Column("created", sa.String(32), nullable=False),
+    sa.Column("expires", sa.String(32), nullable=False),
+    sa.Column("revoked", sa.String(32)),                                 # when; NULL while not revoked
+)
+
+events = sa.Table(   # append-only: the store has no call that updates or deletes a row
+    "audit_events", metadata,
+    sa.Column("seq", sa.BigInteger().with_variant(sa.Integer, "sqlite"), primary_key=True, autoincrement=True),
+    sa.Column("time", sa.String(32), nullable=False),
+    sa.Column("username", sa.String(MAX_USER)),                          # NULL: a link opened without sign-in
+    sa.Column("action", sa.String(16), nullable=False),
+    sa.Column("audit_id", sa.String(32), index=True),                    # NULL: no audit (a malformed id, a forged link)
+    sa.Column("allowed", sa.Boolean, nullable=False),
+    sa.Column("detail", sa.Text, nullable=False),
+)
+
+
+def _add_outcomes_columns(conn: sa.Connection) -> None:
+    """Version 1 → 2: audits of decisions alone and unknown categories. Every audit saved before had outcomes
+    and no unknown category."""
+    true = "TRUE" if conn.dialect.name == "postgresql" else "1"
+    conn.execute(sa.text(f"ALTER TABLE audits ADD COLUMN has_outcomes BOOLEAN NOT NULL DEFAULT {true}"))
+    conn.execute(sa.text("ALTER TABLE audits ADD COLUMN unknown_groups TEXT NOT NULL DEFAULT '[]'"))
+
+
+def _add_owners(conn: sa.Connection) -> None:
+    """Version 2 → 3: owners, shares, links and events. Every audit saved before goes to :data:`LOCAL_USER`
+    (the one analyst of a workbench without sign-in); the migration is the first event."""
+    conn.execute(sa.text(f"ALTER TABLE audits ADD COLUMN owner VARCHAR({MAX_USER}) NOT NULL DEFAULT '{LOCAL_USER}'"))
+    conn.execute(sa.text("CREATE INDEX ix_audits_owner ON audits (owner)"))
+    for table in (shares, links, events):   # opening created them already; a migration says what it needs
+        table.create(conn, checkfirst=True)
+    n = conn.execute(sa.select(sa.func.count()).select_from(audits)).scalar_one()
+    conn.execute(events.insert().values(time=iso(datetime.now(timezone.utc)), username=LOCAL_USER, action="migrate",
+                                         allowed=True, detail=f"schema 2 to 3: {n} saved audits given to {LOCAL_USER!r}"))
+
+
+#: ``{version: step}``: ``step(connection)`` brings a store at ``version`` to ``version + 1``, inside the
+#: opening transaction.
+MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {1: _add_outcomes_columns, 2: _add_owners}
+
+
+def _text(value: Any, what: str, limit: int, hidden: str) -> str:
+    """``value`` as checked text: a string, not blank, at most ``limit`` characters, no hidden character."""
+    if not isinstance(value, str):
+        raise ValueError(f"{what} must be text, got {type(value).__name__}")
+    if not value.strip():
+        raise ValueError(f"{what} must not be blank")
+    if len(value) > limit:
+        raise ValueError(f"{what} is {len(value):,} characters long; at most {limit} are kept")
+    if (shown := text.hidden_characters(value)) is not None:
+        raise ValueError(f"{what} {shown!r} holds a hidden character (shown as ⟨U+…⟩): it would print like {hidden}")
+    return value
+
+
+def label(value: Any, what: str, required: bool = False) -> str | None:
+    """A name, model, version or period: text of 1 to :data:`MAX_LABEL` characters without hidden characters."""
+    if value is None and not required:
+        return None
+    return _text(value, what, MAX_LABEL, "another name or reorder the text around it")
+
+
+def user_name(value: Any, what: str = "user") -> str:
+    """A user's name, stripped: text of 1 to :data:`MAX_USER` characters without hidden characters. None is refused,
+    never read as :data:`LOCAL_USER` (a page that lost its signed-in user must not act as the local analyst)."""
+    if not isinstance(value, str):
+        raise ValueError(f"{what} must be text (the signed-in user, or {LOCAL_USER!r} without sign-in), "
+                         f"got {type(value).__name__}")
+    return _text(value.strip(), what, MAX_USER, "another user's name")
+
+
+def user_names(values: Any) -> list[str]:
+    """The users named in ``with_users`` (a list, not one string), each checked, once each, in order."""
+    if isinstance(values, str) or not isinstance(values, Iterable):
+        raise ValueError(f"with_users must be a list of users, got {type(values).__name__}")
+    users = list(dict.fromkeys(user_name(v, "each of with_users") for v in values))
+    if not users:
+        raise ValueError("with_users names no user")
+    return users
+
+
+def utc(created: str) -> datetime:
+    return datetime.fromisoformat(created).astimezone(timezone.utc)
+
+
+def iso(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).isoformat(timespec="microseconds")
+
+# --------------------------------------------------------------------------- SQLite
+
+
+def _switch_to_wal(cursor: Any) -> None:
+    """Put a SQLite database in WAL mode. Switching takes an exclusive lock and SQLite answers "database is
+    locked" at once, without its busy handler, while another connection switches or writes; so this waits
+    and tries again (up to :data:`BUSY_TIMEOUT_S`), and does nothing when the database is in WAL mode already."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    pause = 0.002
+    while True:
+        try:
+            if str(cursor.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal":
+                return
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) and "busy" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.1)
+
+
+def sqlite_settings(engine: sa.Engine) -> None:
+    """WAL, a busy timeout, foreign keys; transactions begun by the store (writes take the lock at once)."""
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None   # the store emits BEGIN itself
+        cur = dbapi_connection.cursor()
+        cur.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+        _switch_to_wal(cur)
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn: sa.Connection) -> None:
+        # A write starts with the write lock (BEGIN IMMEDIATE), so two writers queue on the busy timeout
+        # instead of one failing when it upgrades a read lock.
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("store_write") else "BEGIN")
+
+
+# --------------------------------------------------------------------------- who may reach what, and rows
+
+
+@dataclass(frozen=True)
+class SavedAudit:
+    """A saved audit with what was stored beside it. It reads as the :class:`Audit` it holds (every attribute and
+    method not its own is the audit's; ``.audit`` is the Audit itself). ``rows`` is None: rows are not stored."""
+
+    id: str
+    audit: Audit
+    name: str
+    model: str | None
+    model_version: str | None
+    period: str | None
+    saved_by: str | None
+    tool_version: str | None
+    created: datetime
+    tolerance: float
+    alpha: float
+    adjust: str
+    owner: str = LOCAL_USER
+    #: How the user reached it: "owner", "shared" (read-only) or "link" (read-only, through a link).
+    access: str = "owner"
+
+    @property
+    def settings(self) -> VerdictSettings:
+        """The verdict settings it was saved with."""
+        return VerdictSettings(self.tolerance, self.alpha, self.adjust)
+
+    def verdicts(self, tolerance: float | None = None, *, alpha: float | None = None, adjust: str | None = None,
+                 **options: Any) -> pd.DataFrame:
+        """The audit's verdicts, at the settings it was saved with unless others are given."""
+        return self.audit.verdicts(self.tolerance if tolerance is None else tolerance,
+                                   alpha=self.alpha if alpha is None else alpha,
+                                   adjust=self.adjust if adjust is None else adjust, **options)
+
+    def __getattr__(self, attribute: str) -> Any:
+        """Everything else is the audit's: what :meth:`AuditStore.load` returns reads as the Audit it holds
+        (``s.load(id).cms``, ``.groups``, ``.pairwise("OFI")`` …), with the stored metadata beside it."""
+        if attribute.startswith("__") or attribute == "audit":
+            raise AttributeError(attribute)
+        return getattr(self.audit, attribute)
+
+
+def reach(conn: sa.Connection, audit_id: Any, user: str, lock: bool = False) \
+        -> tuple[sa.Row | None, str | None, str]:
+    """The audit row, how ``user`` may reach it ("owner", "shared" or None) and why, for the event."""
+    if not isinstance(audit_id, str) or not ID_PATTERN.fullmatch(audit_id):
+        return None, None, "not an audit id"
+    query = sa.select(audits).where(audits.c.id == audit_id)
+    row = conn.execute(query.with_for_update() if lock else query).first()   # FOR UPDATE: PostgreSQL only
+    if row is None:
+        return None, None, "no such audit"
+    if row.owner == user:
+        return row, "owner", "owner"
+    shared = conn.execute(sa.select(shares.c.username).where(shares.c.audit_seq == row.seq,
+                                                              shares.c.username == user)).first()
+    return (row, "shared", "shared with this user") if shared else (None, None, "private to another user")
+
+
+def visible(user: str) -> Any:
+    """The audits ``user`` may see: theirs and those shared with them."""
+    shared = sa.exists().where(shares.c.audit_seq == audits.c.seq, shares.c.username == user)
+    return sa.or_(audits.c.owner == user, shared)
+
+
+def link_row(conn: sa.Connection, token_hash: str, lock: bool = False) -> tuple[sa.Row | None, sa.Row | None]:
+    """The link with this token hash and its audit's row (None, None for no such link)."""
+    query = sa.select(links).where(links.c.token_hash == token_hash)
+    link = conn.execute(query.with_for_update() if lock else query).first()
+    if link is None:
+        return None, None
+    return link, conn.execute(sa.select(audits).where(audits.c.seq == link.audit_seq)).first()
+
+
+def token_hash(token: str) -> str:
+    """What the store keeps of a link's token: its SHA-256, hex (the token itself is never stored)."""
+    return sha256(token.encode("ascii")).hexdigest()
+
+
+def insert_groups(conn: sa.Connection, seq: int, audit: Audit) -> None:
+    values = audit.group_values
+    conn.execute(groups.insert(), [
+        {"audit_seq": seq, "position": k, "name": g, "tp": cm.tp, "fn": cm.fn, "fp": cm.fp, "tn": cm.tn,
+         "group_values": None if values is None else json.dumps(list(values[g]), ensure_ascii=False)}
+        for k, (g, cm) in enumerate(audit.cms.items())])
+
+
+def saved(row: sa.Row, groups: list[sa.Row], access: str) -> SavedAudit:
+    cms = {g.name: ConfusionMatrix(int(g.tp), int(g.fn), int(g.fp), int(g.tn)) for g in groups}
+    values = {g.name: tuple(json.loads(g.group_values)) for g in groups} if row.has_group_values else None
+    audit = Audit(cms, source=row.source, notes=tuple(json.loads(row.notes)), positive_outcome=row.positive_outcome,
+                  group_columns=tuple(json.loads(row.group_columns)), positive_is=row.positive_is,
+                  group_values=values, provenance=json.loads(row.provenance), outcomes=bool(row.has_outcomes),
+                  unknown=tuple(json.loads(row.unknown_groups)))
+    return SavedAudit(id=row.id, audit=audit, name=row.name, model=row.model, model_version=row.model_version,
+                      period=row.period, saved_by=row.saved_by, tool_version=row.tool_version,
+                      created=utc(row.created), tolerance=float(row.tolerance), alpha=float(row.alpha),
+                      adjust=row.adjust, owner=row.owner, access=access)

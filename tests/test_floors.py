@@ -1,0 +1,151 @@
+"""The library's floors, read from the folder list and enforced here.
+
+Bottom up: ``common`` (vocabulary, validation, text, progress records) → ``statistics`` (every formula and
+test) → ``wording`` (every sentence about a result) → the audit objects at the package's top (``audit``,
+``compare``, ``results``, ``trend``, ``regulatory``: what a user holds) → ``services`` (files, the store, the
+job runner, the demo data) → ``presentation`` (figures and the report) → the command line. A module imports
+only modules on its own floor or below, an import inside a function or under ``if TYPE_CHECKING:`` included,
+and the library imports its own modules where they live (the short public names of docs/api.md, such as
+``fairness_core.metrics``, are for users)."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+
+from fairness_core import _names
+from test_architecture import ROOT, _files, _from_module, _graph, _import_nodes
+
+#: The floors, bottom first. A top-level module is placed by name, so that a new one is placed on purpose.
+FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("common", ("fairness_core._compat", "fairness_core._version", "fairness_core._names", "fairness_core.common")),
+    ("statistics", ("fairness_core.statistics",)),
+    ("wording", ("fairness_core.wording",)),
+    ("audit objects", ("fairness_core.audit", "fairness_core.compare", "fairness_core.results", "fairness_core.trend",
+                       "fairness_core.regulatory")),
+    ("services", ("fairness_core.services",)),
+    ("presentation", ("fairness_core.presentation",)),
+    ("entry points", ("fairness_core.cli", "fairness_core.__main__", "fairness_core")),
+)
+RANK = {floor: k for k, (floor, _) in enumerate(FLOORS)}
+
+
+def floor_of(module: str) -> str:
+    """The floor of a library module: the floor whose prefix names it most closely."""
+    best, length = "", -1
+    for floor, prefixes in FLOORS:
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > length:
+                best, length = floor, len(prefix)
+    return best
+
+
+def test_every_library_module_stands_on_a_floor() -> None:
+    modules = _files(packages=("fairness_core",))
+    homeless = sorted(m for m in modules if not floor_of(m) or (floor_of(m) == "entry points" and m not in
+                                                               ("fairness_core", "fairness_core.cli",
+                                                                "fairness_core.__main__")))
+    assert homeless == [], f"place these modules on a floor (a subpackage, or FLOORS for the top level): {homeless}"
+    assert {floor_of(m) for m in modules} == set(RANK), "every floor holds modules"
+
+
+def _upward(graph: dict[str, set[str]]) -> list[str]:
+    return [f"{m} ({floor_of(m)}) imports {t} ({floor_of(t)})" for m, targets in sorted(graph.items())
+            for t in sorted(targets) if RANK[floor_of(t)] > RANK[floor_of(m)]]
+
+
+def test_each_floor_imports_only_its_own_floor_and_those_below() -> None:
+    upward = _upward(_graph(packages=("fairness_core",)))
+    assert upward == [], "imports up a floor:\n" + "\n".join(upward)
+
+
+def test_the_floor_checker_sees_an_upward_import() -> None:
+    assert floor_of("fairness_core.statistics.inference.pairs") == "statistics"
+    assert floor_of("fairness_core.audit") == "audit objects"
+    assert floor_of("fairness_core") == "entry points"
+    assert _upward({"fairness_core.statistics.smoothing": {"fairness_core.services.jobs", "fairness_core.common.text"},
+                    "fairness_core.presentation.report": {"fairness_core.audit"}}) == [
+        "fairness_core.statistics.smoothing (statistics) imports fairness_core.services.jobs (services)"]
+
+
+def test_the_library_imports_its_modules_where_they_live() -> None:
+    """Inside the library every import names the module's own path: ``from ..statistics import metrics``, never
+    the short public ``fairness_core.metrics`` (which the floor check would have to translate)."""
+    files = _files(packages=("fairness_core",))
+    short = [f"{name}: {target}" for name, path in files.items()
+             for target in _library_targets(name, path) if _names.real_name(target) != target]
+    assert short == [], "short public names used inside the library:\n" + "\n".join(short)
+
+
+def _library_targets(name: str, path: Path) -> list[str]:
+    """The absolute names a library module imports (``from X import a`` gives X and X.a, as a may be a module)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out: list[str] = []
+    for node in _import_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out += [a.name for a in node.names]
+        else:
+            module = _from_module(node, package)
+            out += [module] + [f"{module}.{a.name}" for a in node.names]
+    return [t for t in out if t.startswith("fairness_core")]
+
+
+@pytest.mark.parametrize("short", sorted(_names.SHORT_NAMES))
+def test_a_short_name_is_its_floors_module_itself(short: str) -> None:
+    real = f"fairness_core.{_names.SHORT_NAMES[short]}.{short}"
+    module = importlib.import_module(f"fairness_core.{short}")
+    assert module is importlib.import_module(real)
+    assert module.__name__ == module.__spec__.name == real           # the module keeps its own name and spec
+    assert (ROOT / (real.replace(".", "/") + ".py")).exists() or (ROOT / real.replace(".", "/") / "__init__.py").exists()
+
+
+def test_a_short_name_reaches_a_subpackages_modules_without_copies() -> None:
+    import fairness_core.inference.pairs as short
+    import fairness_core.statistics.inference.pairs as real
+
+    assert short is real
+    from fairness_core.io import read_table
+    from fairness_core.services.io.read import read_table as real_read_table
+
+    assert read_table is real_read_table
+
+
+def _api_imports() -> list[tuple[str, str]]:
+    """Every ``from fairness_core... import name`` of docs/api.md, as (module, name)."""
+    text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    found = []
+    for module, names in re.findall(r"^(?:>>> )?from (fairness_core[\w.]*) import ([\w, ]+(?: as \w+)?)", text, flags=re.M):
+        found += [(module, n.split(" as ")[0].strip()) for n in names.split(",") if n.strip()]
+    modules = {name for module, name in found if module == "fairness_core" and name in _names.SHORT_NAMES}
+    for module, attr in re.findall(r"\b(" + "|".join(sorted(modules)) + r")\.([A-Za-z]\w*)\(", text):
+        found.append((f"fairness_core.{module}", attr))                  # bias.pairwise(...), inference.ofi_test(...)
+    return found
+
+
+def test_every_name_of_the_api_doc_has_one_home() -> None:
+    """docs/api.md's names import, and each class or function is the one its defining file holds: its
+    ``__module__`` is a library file that defines it at its top (a re-export in a package's ``__init__`` is an
+    import of that very object, never a wrapper or a copy). Two modules may define the same spelling for
+    parallel ideas (``metrics.undefined_reason`` of one matrix, ``bias.undefined_reason`` of a pair)."""
+    imports = _api_imports()
+    assert len(imports) >= 60, imports
+    files = _files(packages=("fairness_core",))
+    defined: dict[str, set[str]] = {}
+    for module, path in files.items():
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                defined.setdefault(node.name, set()).add(module)
+    problems, checked = [], 0
+    for module, name in imports:
+        obj = getattr(importlib.import_module(module), name)
+        if isinstance(obj, type) or (callable(obj) and hasattr(obj, "__qualname__")):
+            checked += 1
+            home = obj.__module__
+            if home not in defined.get(name, set()) or getattr(importlib.import_module(home), name) is not obj:
+                problems.append(f"{module}.{name}: __module__ {home}, defined in {sorted(defined.get(name, []))}")
+    assert problems == [], "\n".join(problems)
+    assert checked >= 40
