@@ -26,9 +26,9 @@ st.markdown(
     "printed beside it; when the data cannot tell, the verdict says *inconclusive*."
 )
 with st.sidebar:
-    tolerance, alpha, adjust = verdict_settings(outcomes=audit.has_outcomes)
+    settings = verdict_settings(outcomes=audit.has_outcomes)
 data_banner(audit)
-read = verdicts_read(audit, tolerance, alpha, adjust)
+read = verdicts_read(audit, settings)
 verdict_summary(read.table)
 questions_panel(audit, read.table, read.answers)
 st.markdown(f"**What the numbers say.** {md_escape(read.findings)}")

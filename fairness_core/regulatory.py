@@ -25,7 +25,7 @@ import pandas as pd
 
 from .statistics import inference
 from .audit import Audit
-from .statistics.verdicts import DEFAULT_OFI_TOLERANCE
+from .statistics.verdicts import DEFAULT_OFI_TOLERANCE, VerdictSettings
 from .common.vocabulary import DEFAULT_ALPHA
 from .statistics.confusion import ConfusionMatrix
 from .statistics.stability import RowData
@@ -56,7 +56,7 @@ UNKNOWN_NAME = "unknown"
 def ll144_summary(audit_or_rows: Audit | RowData, *, scores: npt.ArrayLike | None = None,
                   score_name: str | None = None, categories: Sequence[str] | None = None, exclude_below: float = EXCLUDE_BELOW,
                   alpha: float = DEFAULT_ALPHA, unknown: Iterable[str] = UNKNOWN,
-                  tolerance: float = DEFAULT_OFI_TOLERANCE, adjust: str = "holm") -> pd.DataFrame:
+                  tolerance: float | VerdictSettings = DEFAULT_OFI_TOLERANCE, adjust: str = "holm") -> pd.DataFrame:
     """The Local Law 144 bias-audit summary, with each impact ratio's interval and OFI verdict beside it.
 
     Parameters
@@ -91,7 +91,8 @@ def ll144_summary(audit_or_rows: Audit | RowData, *, scores: npt.ArrayLike | Non
         Category values that mean "unknown", compared after stripping spaces and ignoring case. In an
         intersection, a category is unknown when any of its parts is. Every unknown category of an
         attribute is pooled into one row named "unknown", counted and reported, never in the ratios.
-    tolerance, adjust : as :meth:`Audit.verdicts`.
+    tolerance, adjust : as :meth:`Audit.verdicts`. A :class:`~fairness_core.verdicts.VerdictSettings` may stand in
+        place of ``tolerance``: its tolerance, alpha and adjustment are then the ones used.
 
     Returns
     -------
@@ -122,6 +123,8 @@ def ll144_summary(audit_or_rows: Audit | RowData, *, scores: npt.ArrayLike | Non
     >>> s["status"].tolist()[2]
     'excluded: under 2 % of the data'
     """
+    if isinstance(tolerance, VerdictSettings):
+        tolerance, alpha, adjust = tolerance.tolerance, tolerance.alpha, tolerance.adjust
     if not 0 <= exclude_below < 1:
         raise ValueError(f"exclude_below must be a share in [0, 1), got {exclude_below!r}")
     check_alpha(alpha)

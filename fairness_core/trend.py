@@ -39,7 +39,7 @@ import pandas as pd
 
 from .statistics import inference
 from .audit import NEEDS_OUTCOMES, Audit, NeedsOutcomes
-from .statistics.verdicts import DEFAULT_OFI_TOLERANCE
+from .statistics.verdicts import DEFAULT_OFI_TOLERANCE, VerdictSettings
 from .common.vocabulary import DEFAULT_ALPHA
 from .statistics.verdicts import critical_level, level_text
 from .common.vocabulary import adjustment, alpha_from_level, check_alpha
@@ -161,19 +161,22 @@ def _entries(history: Iterable[Any]) -> list[tuple[str, Audit, Any]]:
     return [(p, a, s) for p, (a, s) in out.items()]
 
 
-def series_changes(history: Iterable[Any], tolerance: float | None = None, alpha: float | None = None,
+def series_changes(history: Iterable[Any], tolerance: float | VerdictSettings | None = None, alpha: float | None = None,
                    adjust: str | None = None) -> Trend:
     """Each period's verdicts and each pair's change of OFI between consecutive periods.
 
     ``history``: saved audits oldest first (:meth:`AuditStore.history`), or ``(period, Audit)`` pairs in
     order; a period given twice counts once, with its later audit. ``tolerance``, ``alpha`` and ``adjust``
-    default to the settings the latest saved audit was saved with (else the verdicts' defaults). Pairs are
+    default to the settings the latest saved audit was saved with (else the verdicts' defaults); a
+    :class:`~fairness_core.verdicts.VerdictSettings` may stand in place of ``tolerance``. Pairs are
     named in the earlier period's group order; a pair missing from either period has no change. Audits of
     decisions alone have no OFI: a series holding one raises :class:`~fairness_core.audit.NeedsOutcomes`.
     """
     entries = _entries(history)
     if blind := [p for p, a, _ in entries if not a.has_outcomes]:
         raise NeedsOutcomes(f"the trend of OFI {NEEDS_OUTCOMES} (period(s) {', '.join(blind)} hold decisions alone)")
+    if isinstance(tolerance, VerdictSettings):
+        tolerance, alpha, adjust = tolerance.tolerance, tolerance.alpha, tolerance.adjust
     last = entries[-1][2] if entries else None
     tolerance = tolerance if tolerance is not None else getattr(last, "tolerance", DEFAULT_OFI_TOLERANCE)
     alpha = alpha if alpha is not None else getattr(last, "alpha", DEFAULT_ALPHA)

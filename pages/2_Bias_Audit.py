@@ -20,7 +20,7 @@ audit = page_setup("Bias Audit")
 
 with st.sidebar:
     st.header("Audit settings")
-    tolerance, alpha, adjust = verdict_settings(outcomes=audit.has_outcomes)
+    settings = verdict_settings(outcomes=audit.has_outcomes)
     known = audit.known_groups   # unknown categories are never the reference
     reference = st.selectbox("Reference group (every pair with it reads DI = group / reference)", known,
                              index=max(range(len(known)), key=lambda k: audit.cms[known[k]].n), key="reference")
@@ -43,21 +43,21 @@ else:
                 "adjusted for the number of pairs. Whether the decisions were right for each person needs outcomes.")
 
 @st.cache_data(show_spinner="Building the report…", max_entries=4, ttl=cached.TTL_S)
-def audit_report(_audit: Audit, fingerprint: str, reference: str, tolerance: float, alpha: float,  # type: ignore[no-untyped-def]
-                 adjust: str, model: str, period: str, _trend=None, trend_key: tuple = (),
+def audit_report(_audit: Audit, fingerprint: str, reference: str, settings: VerdictSettings,  # type: ignore[no-untyped-def]
+                 model: str, period: str, _trend=None, trend_key: tuple = (),
                  score_name: str | None = None, score_digest: str | None = None, _scores=None,
                  _analysis=None, analysis_key: tuple = ()):
     """Shared by the sessions: keyed by everything the report prints (the audit's content hash covers its groups,
     cells, source, notes, what positive means, whether that was declared, and the provenance), every setting,
     the trend's identity (its saved audits' ids and periods; the trend is judged at the same settings) and the
     Local Law 144 score's name and content hash with the rows' labels and groups (:func:`ui.cached.score_digest`)."""
-    return report.build(_audit, reference=reference, settings=VerdictSettings(tolerance, alpha, adjust), model=model,
+    return report.build(_audit, reference=reference, settings=settings, model=model,
                         period=period, trend=_trend, scores=_scores, score_name=score_name or "",
                         score_analysis=_analysis)
 
 
 @st.fragment
-def report_downloads(audit: Audit, reference: str, tolerance: float, alpha: float, adjust: str,
+def report_downloads(audit: Audit, reference: str, settings: VerdictSettings,
                      score: tuple[str, np.ndarray, str] | None = None) -> None:
     """The report's downloads; typing a model name or period reruns this part alone. ``score``: the Local Law 144
     summary's scoring rate of that score (name, values, content hash), as chosen in its expander."""
@@ -71,7 +71,7 @@ def report_downloads(audit: Audit, reference: str, tolerance: float, alpha: floa
     period = m2.text_input("Period the data cover", max_chars=120, key="report-period",
                            placeholder="e.g. 2025-01-01 to 2025-06-30")
 
-    trend, trend_key = saved.opened_trend(tolerance, alpha, adjust)   # opened from the store: its model's trend
+    trend, trend_key = saved.opened_trend(settings)   # opened from the store: its model's trend
     if trend is not None:
         st.caption(f"Opened from the saved audits: the report carries the model's trend across its "
                    f"{len(trend.periods)} saved periods (" + ", ".join(md_escape(p) for p in trend.periods) + ").")
@@ -89,7 +89,7 @@ def report_downloads(audit: Audit, reference: str, tolerance: float, alpha: floa
                                        str(analysis.calibration.attrs.get("strategy")))
 
     def built():  # type: ignore[no-untyped-def]
-        return audit_report(audit, audit.fingerprint, reference, tolerance, alpha, adjust, model, period,
+        return audit_report(audit, audit.fingerprint, reference, settings, model, period,
                             trend, trend_key, name, digest, values, analysis, key)  # cached
 
     def or_failure(make, what: str):  # type: ignore[no-untyped-def]
@@ -145,10 +145,10 @@ SCORE_ANALYSIS = "score-analysis"
 ll144_score = chosen_score(audit, ll144_scores) if ll144_scores else None
 
 with st.expander("Download the audit report", icon=":material/description:"):
-    report_downloads(audit, reference, tolerance, alpha, adjust, ll144_score)
+    report_downloads(audit, reference, settings, ll144_score)
 
 with st.expander("Save this audit", icon=":material/save:"):
-    saved.save_form(audit, tolerance, alpha, adjust)
+    saved.save_form(audit, settings)
 
 with st.expander("Local Law 144 summary", icon=":material/gavel:"):
     if ll144_scores:
@@ -158,7 +158,7 @@ with st.expander("Local Law 144 summary", icon=":material/gavel:"):
                       "rate: the share of a category scoring above the whole sample's median. The downloaded "
                       "report follows this choice.")
     score_name, score_values, score_hash = ll144_score if ll144_score is not None else (None, None, None)
-    ll144 = cached.ll144(audit, tolerance, alpha, adjust, scores=score_values, score_name=score_name, digest=score_hash)
+    ll144 = cached.ll144(audit, settings, scores=score_values, score_name=score_name, digest=score_hash)
     st.caption(md_escape(regulatory.rules_text(ll144)))
     st.dataframe(styled(ll144, 3), width="stretch", hide_index=True, key="ll144")
     if score_name is None:
@@ -169,7 +169,7 @@ with st.expander("Local Law 144 summary", icon=":material/gavel:"):
                      key="ll144-scoring-csv", index=False)
 
 if not audit.has_outcomes:
-    decisions_view(audit, base_audit(), alpha, adjust, reference)
+    decisions_view(audit, base_audit(), settings, reference)
     st.stop()
 
 #: Tab labels double as the ``?view=`` query parameter, so a link can open any tab; "Scores" when the rows carry a
@@ -180,12 +180,12 @@ tab_groups, tab_gei, tab_virny, *tab_scores = st.tabs(TABS if ll144_scores else 
 
 if tab_groups.open:
     with tab_groups:
-        read = cached.verdicts_read(audit, tolerance, alpha, adjust, reference)
-        verdicts, figures = read.table, cached.pair_figures(audit, tolerance, alpha, adjust, reference)
+        read = cached.verdicts_read(audit, settings, reference)
+        verdicts, figures = read.table, cached.pair_figures(audit, settings, reference)
         if audit.attributes:   # each attribute's own answer first: Holm over every intersection can drown it
             st.subheader("Each attribute alone")
             for attribute in audit.attributes:
-                alone = cached.verdicts_read(audit.marginal(attribute), tolerance, alpha, adjust)
+                alone = cached.verdicts_read(audit.marginal(attribute), settings)
                 with st.container(border=True):
                     st.markdown(f"**By {md_escape(attribute)} alone**\n\n" + "\n".join(
                         f"- *{md_escape(q)}* {md_escape(a)}" for q, a in alone.answers["text"].items()))
@@ -246,4 +246,4 @@ if tab_virny.open:
 
 if tab_scores and tab_scores[0].open:
     with tab_scores[0]:
-        st.session_state[SCORE_ANALYSIS] = (audit.fingerprint, scores_view.render(audit, ll144_scores, alpha=alpha))
+        st.session_state[SCORE_ANALYSIS] = (audit.fingerprint, scores_view.render(audit, ll144_scores, alpha=settings.alpha))

@@ -13,7 +13,8 @@ from ui.widgets import BuiltIn, chart, csv_download, md_escape, styled
 
 audit = page_setup("Compare and Mitigate")
 with st.sidebar:
-    tolerance, alpha, adjust = verdict_settings()
+    judged = verdict_settings()   # the verdict settings (one object); the comparison takes them apart below
+    tolerance, alpha, adjust = judged.tolerance, judged.alpha, judged.adjust
 ADDED = "cmp-added"   # {rows key: [Settings, ...]}: mitigated models added to the comparison
 LOADED = BuiltIn("the loaded data")
 

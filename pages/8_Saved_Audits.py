@@ -66,7 +66,7 @@ def show(s: SavedAudit) -> None:
 
 def _verdicts(s: SavedAudit) -> None:
     """The saved audit's verdicts and its Local Law 144 summary, at the settings it was saved with."""
-    read = cached.verdicts_read(s.audit, s.tolerance, s.alpha, s.adjust)
+    read = cached.verdicts_read(s.audit, s.settings)
     st.subheader("Verdict per pair", anchor=False)
     verdict_summary(read.table)
     st.markdown(f"**What the numbers say.** {md_escape(read.findings)}")
@@ -75,7 +75,7 @@ def _verdicts(s: SavedAudit) -> None:
     csv_download(read.table, "saved_pair_verdicts.csv", "Download verdicts (CSV)", key="saved-verdicts-csv",
                  index=False)
     st.subheader("Local Law 144 summary", anchor=False)
-    ll144 = cached.ll144(s.audit, s.tolerance, s.alpha, s.adjust)
+    ll144 = cached.ll144(s.audit, s.settings)
     st.caption(md_escape(regulatory.rules_text(ll144)))
     st.dataframe(styled(ll144, 3), width="stretch", hide_index=True, key="saved-ll144")
     csv_download(ll144, "ll144_summary.csv", "Download the Local Law 144 summary (CSV)", key="saved-ll144-csv",

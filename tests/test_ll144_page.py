@@ -18,6 +18,7 @@ from streamlit.testing.v1 import AppTest
 from fairness_core import datasets, io, regulatory
 from fairness_core.audit import Audit
 from fairness_core.stability import RowData
+from fairness_core.verdicts import VerdictSettings
 from ui.widgets import BuiltIn
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -181,13 +182,13 @@ def test_the_shared_cache_keys_the_scores_and_the_rows_they_belong_to():
     one = Audit.from_predictions(y, pred, groups, positive_is="benefit")
     other = Audit.from_predictions(y, pred, swapped, positive_is="benefit")
     assert one.fingerprint == other.fingerprint and one.rows is not None and other.rows is not None
-    first = cached.ll144(one, 0.05, 0.05, "holm", scores=scores, score_name="s")
-    second = cached.ll144(other, 0.05, 0.05, "holm", scores=scores, score_name="s")
+    first = cached.ll144(one, VerdictSettings(0.05, 0.05, "holm"), scores=scores, score_name="s")
+    second = cached.ll144(other, VerdictSettings(0.05, 0.05, "holm"), scores=scores, score_name="s")
     assert first["scoring rate"].tolist() == regulatory.ll144_summary(one, scores=scores)["scoring rate"].tolist()
     assert second["scoring rate"].tolist() == regulatory.ll144_summary(other, scores=scores)["scoring rate"].tolist()
     assert first["scoring rate"].tolist() != second["scoring rate"].tolist()
-    assert cached.ll144(one, 0.05, 0.05, "holm", scores=scores, score_name="t").attrs["score"] == "t"
-    flipped = cached.ll144(one, 0.05, 0.05, "holm", scores=-scores, score_name="s")
+    assert cached.ll144(one, VerdictSettings(0.05, 0.05, "holm"), scores=scores, score_name="t").attrs["score"] == "t"
+    flipped = cached.ll144(one, VerdictSettings(0.05, 0.05, "holm"), scores=-scores, score_name="s")
     assert flipped["scoring rate"].tolist() == regulatory.ll144_summary(one, scores=-scores)["scoring rate"].tolist()
-    assert "selection rate" in cached.ll144(one, 0.05, 0.05, "holm")
+    assert "selection rate" in cached.ll144(one, VerdictSettings(0.05, 0.05, "holm"))
     assert isinstance(one.rows, RowData)

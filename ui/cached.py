@@ -23,6 +23,7 @@ import streamlit as st
 from fairness_core import bias, plots, regulatory
 from fairness_core.audit import Audit
 from fairness_core.reading import three_questions, verdict_findings
+from fairness_core.verdicts import VerdictSettings
 from fairness_core.vocabulary import Reference
 from ui.widgets import reasons_frame, verdict_display
 
@@ -51,17 +52,15 @@ def per_audit(**cache: Any) -> Callable[[Callable[..., T]], Callable[..., T]]:
 
 
 @per_audit(max_entries=16, ttl=TTL_S, show_spinner="Testing every pair of groups…")
-def _verdicts(audit: Audit, tolerance: float, alpha: float, adjust: str, reference: str | None) -> pd.DataFrame:
-    return audit.verdicts(tolerance, alpha=alpha, adjust=adjust,
-                          reference=Reference.PAIRS if reference is None else reference)
+def _verdicts(audit: Audit, settings: VerdictSettings, reference: str | None) -> pd.DataFrame:
+    return audit.verdicts(settings, reference=Reference.PAIRS if reference is None else reference)
 
 
-def verdicts_for(audit: Audit, tolerance: float, alpha: float, adjust: str,
-                 reference: str | None = None) -> pd.DataFrame:
+def verdicts_for(audit: Audit, settings: VerdictSettings, reference: str | None = None) -> pd.DataFrame:
     """The audit's verdict table, computed once per data and settings and shared by Home and Bias Audit
     (read-only: callers copy before changing it). With a ``reference`` group, every pair with it has it as
     group j (DI = the other group's rate over the reference's)."""
-    return _verdicts(audit, tolerance, alpha, adjust, reference if reference in audit.cms else None)
+    return _verdicts(audit, settings, reference if reference in audit.cms else None)
 
 
 @dataclass(frozen=True)
@@ -76,23 +75,23 @@ class Verdicts:
 
 
 @per_audit(max_entries=16, ttl=TTL_S, show_spinner=False)
-def _read(audit: Audit, tolerance: float, alpha: float, adjust: str, reference: str | None) -> Verdicts:
-    table = verdicts_for(audit, tolerance, alpha, adjust, reference)
+def _read(audit: Audit, settings: VerdictSettings, reference: str | None) -> Verdicts:
+    table = verdicts_for(audit, settings, reference)
     answers = three_questions(audit, table)
     return Verdicts(table, answers, verdict_findings(table, answers=answers), verdict_display(table))
 
 
-def verdicts_read(audit: Audit, tolerance: float, alpha: float, adjust: str, reference: str | None = None) -> Verdicts:
+def verdicts_read(audit: Audit, settings: VerdictSettings, reference: str | None = None) -> Verdicts:
     """:func:`verdicts_for` with the three questions, the findings and the displayed table, once per data and
     settings."""
-    return _read(audit, tolerance, alpha, adjust, reference if reference in audit.cms else None)
+    return _read(audit, settings, reference if reference in audit.cms else None)
 
 
 @per_audit(max_entries=16, ttl=TTL_S, show_spinner="Drawing the verdicts…")
-def pair_figures(audit: Audit, tolerance: float, alpha: float, adjust: str, reference: str) -> dict[str, go.Figure]:
+def pair_figures(audit: Audit, settings: VerdictSettings, reference: str) -> dict[str, go.Figure]:
     """The figures drawn from the verdicts (OFI against DI, the forest against ``reference``, the OFI and DI
     heatmaps), built once per data and settings."""
-    v = verdicts_for(audit, tolerance, alpha, adjust, reference)
+    v = verdicts_for(audit, settings, reference)
     return {"scatter": plots.ofi_di_scatter(v), "forest": plots.ofi_forest(v, reference),
             "ofi": plots.pairwise_heatmap(audit, "OFI", v), "di": plots.disparate_impact_heatmap(audit, v)}
 
@@ -131,9 +130,9 @@ def versus_reference(audit: Audit, reference: str) -> pd.DataFrame:
 
 
 @st.cache_resource(max_entries=16, ttl=TTL_S, show_spinner=False)
-def _ll144(_audit: Audit, fingerprint: str, tolerance: float, alpha: float, adjust: str,
-           score_name: str | None = None, score_digest: str | None = None, _scores: Any = None) -> pd.DataFrame:
-    return regulatory.ll144_summary(_audit, alpha=alpha, tolerance=tolerance, adjust=adjust, scores=_scores,
+def _ll144(_audit: Audit, fingerprint: str, settings: VerdictSettings, score_name: str | None = None,
+           score_digest: str | None = None, _scores: Any = None) -> pd.DataFrame:
+    return regulatory.ll144_summary(_audit, tolerance=settings, scores=_scores,
                                     score_name=score_name if _scores is not None else None)
 
 
@@ -154,17 +153,16 @@ def score_digest(audit: Audit, scores: Any) -> str:
     return h.hexdigest()
 
 
-def ll144(audit: Audit, tolerance: float, alpha: float, adjust: str, scores: Any = None,
-          score_name: str | None = None, digest: str | None = None) -> pd.DataFrame:
+def ll144(audit: Audit, settings: VerdictSettings, scores: Any = None, score_name: str | None = None,
+          digest: str | None = None) -> pd.DataFrame:
     """The Local Law 144 summary with its intervals and OFI verdicts (one verdict table per attribute and
     intersection), once per data and settings. With ``scores`` (one per row of the audit's rows) it gives the
     scoring rate of the score ``score_name``; the entry is then keyed as well by that name and by
     :func:`score_digest` of the scores with the rows (``digest``, when the caller has it already), so two
     sessions share it only when its output is the same."""
     if scores is None:
-        return _ll144(audit, audit.fingerprint, tolerance, alpha, adjust)
-    return _ll144(audit, audit.fingerprint, tolerance, alpha, adjust, score_name,
-                  digest or score_digest(audit, scores), scores)
+        return _ll144(audit, audit.fingerprint, settings)
+    return _ll144(audit, audit.fingerprint, settings, score_name, digest or score_digest(audit, scores), scores)
 
 
 @st.cache_resource(show_spinner=False)

@@ -11,27 +11,27 @@ from fairness_core import plots
 from fairness_core.audit import DECISION_METRICS, NEEDS_OUTCOMES, Audit
 from fairness_core.wording.decisions import selection_findings, selection_reading
 from fairness_core.reading import three_questions
+from fairness_core.verdicts import VerdictSettings
 from ui import cached
 from ui.widgets import P_FORMATS, chart, csv_download, md_escape, styled, verdict_summary
 
-@st.cache_resource(max_entries=16, ttl=cached.TTL_S, show_spinner="Testing every pair of groups…")
-def _read(_audit: Audit, fingerprint: str, alpha: float, adjust: str, reference: str | None
-          ) -> tuple[pd.DataFrame, str, str, pd.DataFrame]:
+@cached.per_audit(max_entries=16, ttl=cached.TTL_S, show_spinner="Testing every pair of groups…")
+def _read(audit: Audit, settings: VerdictSettings, reference: str | None) -> tuple[pd.DataFrame, str, str, pd.DataFrame]:
     """The four-fifths verdicts, their findings, the four-fifths answer and the table as people read it."""
-    v = _audit.verdicts(alpha=alpha, adjust=adjust, **({"reference": reference} if reference else {}))
-    answers = three_questions(_audit, v)
+    v = audit.verdicts(settings, **({"reference": reference} if reference else {}))
+    answers = three_questions(audit, v)
     return v, selection_findings(v), answers["four_fifths"]["text"], selection_reading(v)
 
 
-def _answer(audit: Audit, alpha: float, adjust: str, title: str, reference: str | None = None) -> pd.DataFrame:
-    v, findings, ff, _ = _read(audit, audit.fingerprint, alpha, adjust, reference)
+def _answer(audit: Audit, settings: VerdictSettings, title: str, reference: str | None = None) -> pd.DataFrame:
+    v, findings, ff, _ = _read(audit, settings, reference)
     with st.container(border=True):
         st.markdown(f"**{md_escape(title)}** — {md_escape(findings)}")
         st.caption(md_escape(ff))
     return v
 
 
-def decisions_view(audit: Audit, base: Audit, alpha: float, adjust: str, reference: str) -> None:
+def decisions_view(audit: Audit, base: Audit, settings: VerdictSettings, reference: str) -> None:
     """The answer for decisions alone: each attribute of ``base`` (the audit as loaded) alone first, then the groups
     chosen in the sidebar (``audit``: the intersections or one attribute)."""
     st.info("**Decisions alone.** No outcome was observed, so this audit answers what decisions can: selection rates, "
@@ -41,12 +41,12 @@ def decisions_view(audit: Audit, base: Audit, alpha: float, adjust: str, referen
     if base.attributes:
         st.subheader("Each attribute alone")
         for attribute in base.attributes:
-            _answer(base.marginal(attribute), alpha, adjust, f"By {attribute} alone")
+            _answer(base.marginal(attribute), settings, f"By {attribute} alone")
         st.subheader("Groups chosen in the sidebar" if audit is not base else "Intersections")
-    v, _, _, shown = _read(audit, audit.fingerprint, alpha, adjust, reference)
+    v, _, _, shown = _read(audit, settings, reference)
     verdict_summary(v)
-    _answer(audit, alpha, adjust, "What the decisions say", reference)
-    chart(plots.selection_rates(audit, alpha), "selection_rates.html", key="selection-rates")
+    _answer(audit, settings, "What the decisions say", reference)
+    chart(plots.selection_rates(audit, settings.alpha), "selection_rates.html", key="selection-rates")
     st.dataframe(styled(shown, 3, P_FORMATS), width="stretch", hide_index=True, key="selection-verdicts",
                  column_config={"reading": st.column_config.TextColumn(width="large"),
                                 "pair": st.column_config.TextColumn(pinned=True)})

@@ -21,6 +21,7 @@ from fairness_core import store as audit_store
 from fairness_core.audit import Audit
 from fairness_core.store import AuditStore, SavedAudit, StoreError
 from fairness_core.trend import Trend, series_changes
+from fairness_core.verdicts import VerdictSettings
 from ui import auth
 from ui.cached import TTL_S
 from ui.session import SAVED_MODEL_KEY
@@ -97,7 +98,7 @@ def _text(value: str) -> str | None:
 
 
 @st.fragment
-def save_form(audit: Audit, tolerance: float, alpha: float, adjust: str) -> None:
+def save_form(audit: Audit, settings: VerdictSettings) -> None:
     """A form that saves ``audit`` (not its rows) with its verdict settings, then shows the link that opens it."""
     st.caption("Kept: each group's confusion matrix, the source, notes, what a positive prediction means, the group "
                "columns, the verdict settings (OFI tolerance, α, adjustment), the names below, who saved it and the "
@@ -126,7 +127,7 @@ def save_form(audit: Audit, tolerance: float, alpha: float, adjust: str) -> None
             try:
                 st.session_state["saved-audit-id"] = store().save(
                     audit, name, _text(model), _text(period), model_version=_text(version), user=user(),
-                    tolerance=tolerance, alpha=alpha, adjust=adjust)
+                    tolerance=settings)
                 st.session_state["saved-audit-name"] = name
             except (ValueError, StoreError) as e:
                 st.error(f"**Not saved.** {md_escape(failure(e))}", icon=":material/error:")
@@ -138,13 +139,11 @@ def save_form(audit: Audit, tolerance: float, alpha: float, adjust: str) -> None
 
 
 @st.cache_resource(max_entries=16, ttl=TTL_S, show_spinner="Comparing the periods…")
-def _trend(_history: tuple[SavedAudit, ...], ids: tuple[str, ...], tolerance: float, alpha: float,
-           adjust: str) -> Trend:
-    return series_changes(_history, tolerance, alpha, adjust)
+def _trend(_history: tuple[SavedAudit, ...], ids: tuple[str, ...], settings: VerdictSettings) -> Trend:
+    return series_changes(_history, settings)
 
 
-def model_trend(model: str | None, tolerance: float, alpha: float, adjust: str,
-                owner: str | None = None) -> tuple[Trend | None, tuple]:
+def model_trend(model: str | None, settings: VerdictSettings, owner: str | None = None) -> tuple[Trend | None, tuple]:
     """The trend of ``model`` across its saved periods at these settings, and its identity (the saved audits' ids
     and periods, () without a trend) for keying anything built from it; no trend when the model has fewer than two
     periods (or none); with ``owner``, that owner's audits alone (one series). Shared by sessions: keyed by the ids (saved
@@ -156,21 +155,21 @@ def model_trend(model: str | None, tolerance: float, alpha: float, adjust: str,
     if len({h.period for h in history}) < 2:
         return None, ()
     ids = tuple(h.id for h in history)
-    return _trend(history, ids, tolerance, alpha, adjust), tuple((h.id, h.period) for h in history)
+    return _trend(history, ids, settings), tuple((h.id, h.period) for h in history)
 
 
 def trend_of(saved: SavedAudit) -> Trend | None:
     """The trend of ``saved``'s model across its saved periods, judged at ``saved``'s settings; None when the model
     has fewer than two periods (or no model)."""
-    return model_trend(saved.model, saved.tolerance, saved.alpha, saved.adjust, saved.owner)[0]
+    return model_trend(saved.model, saved.settings, saved.owner)[0]
 
 
-def opened_trend(tolerance: float, alpha: float, adjust: str) -> tuple[Trend | None, tuple]:
+def opened_trend(settings: VerdictSettings) -> tuple[Trend | None, tuple]:
     """The trend (and its identity, as :func:`model_trend`) of the saved audit's model when this session's data was
     opened from the store ("Open in the workbench"), at the given settings; (None, ()) for any other data or when
     the store fails (the report is then built without it)."""
     try:
-        return model_trend(st.session_state.get(SAVED_MODEL_KEY), tolerance, alpha, adjust)
+        return model_trend(st.session_state.get(SAVED_MODEL_KEY), settings)
     except StoreError:
         return None, ()
 

@@ -6,7 +6,7 @@ import streamlit as st
 
 from fairness_core import datasets, vocabulary
 from fairness_core.audit import Audit
-from fairness_core.verdicts import DEFAULT_OFI_TOLERANCE
+from fairness_core.verdicts import DEFAULT_OFI_TOLERANCE, VerdictSettings
 from fairness_core.vocabulary import DEFAULT_ALPHA
 from ui import jobs, saved
 from ui.pages import NAVIGATION
@@ -96,8 +96,8 @@ def _kept(key: str, default: object) -> dict:
     return {"key": key, "on_change": remember}
 
 
-def verdict_settings(outcomes: bool = True) -> tuple[float, float, str]:
-    """OFI tolerance, significance level and multiplicity adjustment: sidebar widgets shared by Home and
+def verdict_settings(outcomes: bool = True) -> VerdictSettings:
+    """OFI tolerance, significance level and multiplicity adjustment, as one settings object: sidebar widgets shared by Home and
     Bias Audit, kept when moving between pages. Without ``outcomes`` (decisions alone) OFI has no tolerance to
     set: its kept value is returned unused."""
     if not outcomes:
@@ -117,7 +117,7 @@ def verdict_settings(outcomes: bool = True) -> tuple[float, float, str]:
                           **_kept("adjust", "holm"),
                           help="With many pairs some look significant by chance. Holm keeps the chance of any false "
                                "call below α; Benjamini–Hochberg keeps the share of false calls below α.")
-    return float(tolerance), float(alpha), str(adjust)
+    return VerdictSettings(float(tolerance), float(alpha), str(adjust))
 
 
 def data_banner(audit: Audit) -> None:

@@ -65,7 +65,7 @@ from sqlalchemy.pool import StaticPool
 
 from ..common import text
 from ..audit import Audit
-from ..statistics.verdicts import DEFAULT_OFI_TOLERANCE
+from ..statistics.verdicts import DEFAULT_OFI_TOLERANCE, VerdictSettings
 from ..common.vocabulary import DEFAULT_ALPHA
 # The schema, re-exported where callers have always found it (store.SCHEMA_VERSION, store.SavedAudit, ...).
 from .store_schema import BUSY_TIMEOUT_S, LOCAL_USER, MAX_LABEL, MAX_USER, MIGRATIONS, SCHEMA_VERSION, SavedAudit
@@ -288,13 +288,14 @@ class AuditStore:
 
     def save(self, audit: Audit, name: str, model: str | None = None, period: str | None = None, *,
              model_version: str | None = None, saved_by: str | None = None, user: str = LOCAL_USER,
-             tolerance: float = DEFAULT_OFI_TOLERANCE, alpha: float = DEFAULT_ALPHA, adjust: str = "holm") -> str:
+             tolerance: float | VerdictSettings = DEFAULT_OFI_TOLERANCE, alpha: float = DEFAULT_ALPHA,
+             adjust: str = "holm") -> str:
         """Save ``audit`` (not its rows) in one transaction; returns its new, unguessable id. ``user`` owns it and
         is recorded as ``saved_by``; it is private to them until shared.
 
         ``name`` is required; ``model`` and ``period`` place it in a series (:meth:`history`). Each label is
         text of at most :data:`MAX_LABEL` characters without hidden characters. ``tolerance``, ``alpha`` and
-        ``adjust`` are the verdict settings it was judged at. ``saved_by`` is kept for the old call form only: who
+        ``adjust`` are the verdict settings it was judged at (or one :class:`~fairness_core.verdicts.VerdictSettings` in place of ``tolerance``). ``saved_by`` is kept for the old call form only: who
         saved an audit is ``user``, and a ``saved_by`` that differs is ignored with a DeprecationWarning (a
         typed name cannot claim to be another user).
         """
@@ -306,6 +307,8 @@ class AuditStore:
                           FairnessDeprecationWarning, stacklevel=2)
         labels = {"name": _label(name, "name", required=True), "model": _label(model, "model"),
                   "period": _label(period, "period"), "model_version": _label(model_version, "model version")}
+        if isinstance(tolerance, VerdictSettings):   # the settings in one object, as Audit.verdicts takes them
+            tolerance, alpha, adjust = tolerance.tolerance, tolerance.alpha, tolerance.adjust
         if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not (0 < tolerance < 2):
             raise ValueError(f"tolerance must be a number in (0, 2), got {tolerance!r}")
         check_alpha(alpha)
