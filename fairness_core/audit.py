@@ -541,11 +541,11 @@ class Audit:
           (``rows_needed_i``, ``rows_needed_j``; NaN with ``rows_needed_note`` when not reachable).
 
         ``ofi_ci_low``/``ofi_ci_high`` and ``di_ci_low``/``di_ci_high`` are the multiplicity-adjusted
-        intervals that decided the verdict (level in ``attrs["ofi_level"]``, ``attrs["di_level"]``); the
+        intervals that decided the verdict (their levels in the result's ``levels.ofi`` and ``levels.di``); the
         ``*_unadjusted`` columns hold the plain 1 − α intervals. Pairs are oriented so that ``group_j`` is
         the ``reference`` group (when one is named) or, with ``Reference.PAIRS`` (the default; ``None``, its
         former spelling, is deprecated), the group selected more often: DI = P̂_i / P̂_j is the impact
-        ratio of the four-fifths rule. Settings are kept in ``DataFrame.attrs``. Groups of unknown category
+        ratio of the four-fifths rule. The settings are the result's ``settings``. Groups of unknown category
         (:attr:`unknown`) are left out.
 
         Without outcomes (:meth:`from_decisions`) the table holds the four-fifths verdicts alone, in their own
@@ -572,7 +572,7 @@ class Audit:
         if isinstance(reference, Reference):
             if reference is not Reference.PAIRS:
                 raise ValueError(f"verdicts take a group or Reference.PAIRS as reference, not {reference!r}")
-            reference = None   # the table's attrs keep None: no reference group
+            reference = None   # the result's reference is None: no reference group
         else:
             self._check(reference)
             if reference in self.unknown:
