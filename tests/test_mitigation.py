@@ -4,6 +4,7 @@ ThresholdOptimizer on held-out rows."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -14,7 +15,7 @@ import pytest
 from scipy.optimize import linprog
 
 from fairness_core import mitigation
-from fairness_core.mitigation import InfeasibleTarget, fit_thresholds
+from fairness_core.mitigation import InfeasibleTarget, ThresholdRule, fit_thresholds
 
 BAND_TARGETS = ("ofi", "demographic_parity", "four_fifths", "equal_opportunity", "equalized_odds")
 SLACK = 1e-9  # ratios of counts below 10: any real violation is far larger
@@ -229,7 +230,7 @@ def test_strided_search_keeps_the_constraint_and_comes_close(monkeypatch):
     s = rng.normal(y + (g == "b") * 0.5, 1.0)
     for target in BAND_TARGETS:
         exact = fit_thresholds(s, y, g, target, 0.03)
-        monkeypatch.setattr(mitigation, "SEARCH_BUDGET", 200)
+        monkeypatch.setattr(mitigation.fitting, "SEARCH_BUDGET", 200)
         coarse = fit_thresholds(s, y, g, target, 0.03)
         monkeypatch.undo()
         assert not coarse.exhaustive and exact.exhaustive
@@ -250,9 +251,12 @@ def test_group_table_counts_match_the_predictions_and_json_round_trips():
         assert t.loc[name, "FP"] == (pred[rows] & (1 - y[rows])).sum()
         assert t.loc[name, "B"] == pytest.approx((pred[rows].sum() - y[rows].sum()) / rows.sum())
     payload = json.loads(rule.to_json())
-    assert payload["target"] == "ofi" and set(payload["thresholds"]) == {"a", "b", "c"}
-    nobody = fit_thresholds(s, y, g, "equalized_odds", 0.0)   # only "nobody selected" meets it exactly here
-    assert all(v is None or isinstance(v, float) for v in json.loads(nobody.to_json())["thresholds"].values())
+    assert payload["target"] == "ofi" and [e["group"] for e in payload["groups"]] == ["a", "b", "c"]
+    assert ThresholdRule.from_json(rule.to_json()).thresholds == rule.thresholds
+    nobody = dataclasses.replace(rule, thresholds={**rule.thresholds, "b": math.inf})   # nobody in b selected
+    cuts = [e["threshold"] for e in json.loads(nobody.to_json())["groups"]]
+    assert None in cuts and all(v is None or isinstance(v, float) for v in cuts)
+    assert ThresholdRule.from_json(nobody.to_json()).thresholds == nobody.thresholds
 
 
 def test_ties_move_together_and_an_impossible_ofi_names_the_smallest_tolerance():

@@ -57,8 +57,16 @@ a small linear program over mixing weights of each group's hull vertices and the
 deterministic thresholds (>= 0), in the objective's units, on the fitting rows; NaN with a reason only if
 the solver fails.
 
+**Deploying a rule.** ``fit_thresholds(..., randomize=True)`` returns the randomized rule itself where it does
+better (``rule.mixtures``; ``rule.predict(scores, groups, random_state=seed)`` draws from them). A rule travels as
+versioned JSON (``rule.to_json()``, ``ThresholdRule.from_json(text)``), is applied to a file by ``python -m
+fairness_core apply RULE.json DATA.csv --score COL --group COL --out OUT.csv``, and fits in a scikit-learn
+pipeline as :class:`FairThresholds` (:mod:`.estimator`, imported on first use: scikit-learn loads only then).
+
 The parts, by job: :mod:`.inputs` (checks, the split, the shared names), :mod:`.search` (curves, bands, the
-search, randomized rules), :mod:`.rule` (the fitted rule and its disparities); the fitting itself is here.
+search, randomized rules), :mod:`.rule` (the fitted rule, its JSON, its disparities), :mod:`.held_out`
+(cross-fitting's folds, the held-out measures with intervals), :mod:`.fitting` (:func:`fit_thresholds`,
+:func:`cross_fit`, :func:`frontier`), :mod:`.estimator` (the scikit-learn wrapper).
 
 >>> import numpy as np
 >>> from fairness_core import mitigation
@@ -77,187 +85,36 @@ search, randomized rules), :mod:`.rule` (the fitted rule and its disparities); t
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
+from .fitting import (RANDOMIZE_MIN_GAIN, SEARCH_BUDGET, _fingerprint, _mixtures, _shared_threshold,  # noqa: F401
+                      _solve, cross_fit, fit_thresholds, frontier)
+from .held_out import MAX_FOLDS, MEASURES, MIN_FOLDS, REPLICATES, CrossFit, fold_rows, target_measures
 from .inputs import (  # noqa: F401  (the private names stay importable from here)
                      DEFAULT_TOLERANCE, DEFAULT_TOLERANCES, FOUR_FIFTHS, LINEAR_TARGETS, MAX_GROUPS, OBJECTIVES,
                      ROUNDING, TARGETS, BoolArray, FloatArray, InfeasibleTarget, IntArray, _check_options, _groups,
                      _labels, _Rows, _rows, _scores, _vector, split_rows,
                      )
 from .rule import (  # noqa: F401
-                   ThresholdRule, _disparities, _group_counts, _measure, _measure_counts, _min_di, _table_counts,
-                   disparity,
+                   RULE_FORMAT, RULE_VERSION, RuleFileError, ThresholdRule, _disparities, _group_counts, _measure,
+                   _measure_counts, _min_di, _table_counts, disparity,
                    )
 from .search import (  # noqa: F401
-                     _admissible, _Band, _bands, _choose, _Curves, _curves, _feasible_positions, _objective_values,
-                     _randomized_roc_gain, _randomized_total, _roc_hull, _search, _smallest_tolerance, _sparse_table, _totals,
-                     _upper_hull, objective_value,
+                     _admissible, _Band, _bands, _choose, _Curves, _curves, _feasible_positions, _Mixed,
+                     _objective_values, _randomized_lp, _randomized_roc_gain, _randomized_total, _roc_hull, _search,
+                     _smallest_tolerance, _sparse_table, _totals, _upper_hull, objective_value,
                      )
 
-#: Most (band positions × groups) evaluated at once; beyond, the search is strided, then refined.
-SEARCH_BUDGET = 250_000
-
-
-# ------------------------------------------------------------------------------------------- fitting
-
-def _shared_threshold(rows: _Rows, cv: _Curves) -> float:
-    """The one threshold for everyone that maximizes the objective (the highest among equals)."""
-    s, y = rows.scores[cv.by_score], rows.y[cv.by_score]
-    last = np.ones(len(s), bool)
-    last[:-1] = s[1:] != s[:-1]
-    ends = np.flatnonzero(last)
-    tp = np.concatenate([[0.0], np.cumsum(y)[ends]])
-    fp = np.concatenate([[0.0], ends + 1.0]) - tp
-    pos, neg = cv.pos.sum(), cv.neg.sum()
-    value = _objective_values(tp, fp, pos, neg, cv.objective, cv.cost_fp, cv.cost_fn, pos, neg)
-    best = int(np.argmax(value))
-    return math.inf if best == 0 else float(s[ends[best - 1]])
-
-
-def _solve(cv: _Curves, target: str, tolerance: float) -> ThresholdRule:
-    rows = cv.rows
-    exhaustive = True
-    if target == "none":
-        t = _shared_threshold(rows, cv)
-        cut = np.full(cv.groups, t)
-        randomized, note = 0.0, "unconstrained: one shared threshold is optimal, randomizing cannot help"
-    else:
-        bands = _bands(target, tolerance)
-        for band in bands:
-            need = cv.pos if band.quantity == "TPR" else cv.neg if band.quantity == "FPR" else None
-            if need is not None and (need == 0).any():
-                which = [rows.names[g] for g in np.flatnonzero(need == 0)[:5]]
-                kind = "actual positives" if band.quantity == "TPR" else "actual negatives"
-                raise ValueError(f"target {target!r} compares each group's {band.quantity}, undefined in groups "
-                                 f"without {kind}: {which!r} have none in these rows")
-        candidates = [_feasible_positions(cv, band) for band in bands]
-        if any(c.size == 0 for c in candidates):
-            smallest = _smallest_tolerance(cv, bands[0])
-            raise InfeasibleTarget(
-                f"no thresholds keep every pair's |OFI| within {tolerance:g} on these rows (tied scores make "
-                f"some counts unreachable); the smallest tolerance they allow is {smallest:.6f}", smallest)
-        best_total, at, exhaustive = _search(cv, bands, candidates, SEARCH_BUDGET)
-        chosen = _choose(cv, bands, at)
-        cut = cv.threshold[chosen]
-        if target != "equalized_odds":
-            randomized = cv.gain(_randomized_total(cv, target, tolerance), float(cv.value[chosen].sum()))
-            note = ("the best rule mixing two thresholds at random within groups (the constraint holding in "
-                    "expectation) would do this much better")
-        else:
-            randomized = _randomized_roc_gain(cv, target, tolerance, chosen)
-            note = ("the best rule mixing thresholds at random within groups (over each group's ROC hull, the "
-                    "constraint holding in expectation; a linear program, Hardt et al., 2016) would do this much "
-                    "better")
-            if math.isnan(randomized):
-                note = f"not computed for {target!r}: the linear program over each group's ROC hull failed"
-        if not exhaustive and not math.isnan(randomized):
-            note += "; measured against a strided search"
-    if target == "none":
-        tp, fp, n, pos = _group_counts(rows.y, rows.scores >= cut[rows.codes], rows.codes, cv.groups)
-    else:  # the chosen candidates' counts are the fitting rows' counts under these thresholds
-        tp, fp, n, pos = cv.tp[chosen], cv.fp[chosen], cv.n, cv.pos
-    m = _measure_counts(tp, fp, n, pos, target, cv.objective, cv.cost_fp, cv.cost_fn)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        table = pd.DataFrame({
-            "group": rows.names, "threshold": cut, "n": n.astype(np.int64), "positives": pos.astype(np.int64),
-            "selected": (tp + fp).astype(np.int64), "TP": tp.astype(np.int64), "FP": fp.astype(np.int64),
-            "FN": (pos - tp).astype(np.int64), "TN": (n - pos - fp).astype(np.int64),
-            "selection_rate": (tp + fp) / n, "TPR": np.where(pos > 0, tp / pos, np.nan),
-            "FPR": np.where(n > pos, fp / (n - pos), np.nan), "B": (tp + fp - pos) / n})
-    return ThresholdRule(
-        thresholds=dict(zip(rows.names, map(float, cut))), target=target, tolerance=tolerance,
-        objective=cv.objective, cost_fp=cv.cost_fp, cost_fn=cv.cost_fn, objective_value=m["objective"],
-        disparity=m["disparity"], max_abs_ofi=m["max_abs_ofi"], groups_table=table, exhaustive=exhaustive,
-        randomized_gain=max(randomized, 0.0) if not math.isnan(randomized) else randomized,
-        randomized_note=note, fitted_rows=len(rows.scores))
-
-
-def fit_thresholds(scores: Any, y_true: Any, groups: Any, target: str = "ofi",
-                   tolerance: float = DEFAULT_TOLERANCE, objective: str = "accuracy", *,
-                   cost_fp: float = 1.0, cost_fn: float = 1.0) -> ThresholdRule:
-    """Per-group thresholds on ``scores`` that maximize ``objective`` subject to ``target`` on these rows.
-
-    Parameters
-    ----------
-    scores : array-like of finite numbers
-        Higher = the beneficial positive outcome more likely (negate a harm's score first).
-    y_true : array-like of 0/1 or bool
-        1 = the beneficial outcome happened.
-    groups : array-like
-        Each row's group (2 to :data:`MAX_GROUPS` groups; join several attributes into one name first).
-    target : str
-        One of :data:`TARGETS` (the module's table gives each constraint).
-    tolerance : float
-        The band width T: the largest |OFI| over pairs, or the largest difference in selection rate / TPR /
-        FPR. Unused by "four_fifths" (impact ratio >= 0.8) and "none".
-    objective : str
-        "accuracy", "balanced_accuracy" (½(TPR + TNR) over all rows) or "cost" (cost_fp·FP + cost_fn·FN per
-        row, minimized).
-
-    Returns
-    -------
-    ThresholdRule
-        ``.thresholds`` ({group: threshold}), ``.predict(scores, groups)`` and the fitting rows' numbers.
-
-    Raises
-    ------
-    InfeasibleTarget
-        "ofi" only: no achievable thresholds meet the tolerance (ties); the message gives the smallest that can.
-    ValueError
-        Bad inputs, named; "equal_opportunity" / "equalized_odds" with a group without actual positives
-        (negatives), whose TPR (FPR) is undefined.
-    """
-    tolerance = _check_options(target, tolerance, objective, cost_fp, cost_fn)
-    rows = _rows(scores, y_true, groups)
-    return _solve(_curves(rows, objective, cost_fp, cost_fn), target, tolerance)
-
-
-def frontier(scores: Any, y_true: Any, groups: Any, target: str = "ofi",
-             tolerances: Any = DEFAULT_TOLERANCES, objective: str = "accuracy", *,
-             cost_fp: float = 1.0, cost_fn: float = 1.0) -> pd.DataFrame:
-    """The trade-off as the tolerance varies, on the fitting rows: one row per tolerance with the best
-    ``objective``, the target's ``disparity``, ``max_abs_ofi`` (the largest |OFI| over pairs), ``min_di``,
-    ``exhaustive``, ``randomized_gain``, ``feasible`` and a ``note`` (why a tolerance is infeasible), and
-    ``thresholds``. The groups are sorted and the objective precomputed once for all tolerances.
-    ``attrs["unconstrained"]`` holds the shared threshold's numbers (target "none"), the reference point.
-    "four_fifths" has no tolerance to vary: use "demographic_parity" for its frontier.
-    """
-    if target in ("four_fifths", "none"):
-        raise ValueError(f"target {target!r} has no tolerance to vary; frontier takes "
-                         + ", ".join(repr(t) for t in TARGETS if t not in ("four_fifths", "none")))
-    tols = np.atleast_1d(np.asarray(tolerances, dtype=float))
-    if tols.size == 0:
-        raise ValueError("tolerances is empty; give at least one")
-    for t in tols:
-        _check_options(target, t, objective, cost_fp, cost_fn)
-    rows = _rows(scores, y_true, groups)
-    cv = _curves(rows, objective, cost_fp, cost_fn)
-    out = []
-    for t in tols:
-        try:
-            r = _solve(cv, target, float(t))
-        except InfeasibleTarget as exc:
-            out.append({"tolerance": float(t), "objective": math.nan, "disparity": math.nan,
-                        "max_abs_ofi": math.nan, "min_di": math.nan, "exhaustive": True,
-                        "randomized_gain": math.nan, "feasible": False, "note": str(exc), "thresholds": None})
-            continue
-        out.append({"tolerance": float(t), "objective": r.objective_value, "disparity": r.disparity,
-                    "max_abs_ofi": r.max_abs_ofi, "min_di": _min_di(r.groups_table), "exhaustive": r.exhaustive,
-                    "randomized_gain": r.randomized_gain, "feasible": True, "note": "",
-                    "thresholds": r.thresholds})
-    df = pd.DataFrame(out)
-    ref = _solve(cv, "none", 0.0)
-    df.attrs.update({"target": target, "objective": objective, "rows": len(rows.scores),
-                     "unconstrained": {"objective": ref.objective_value, "max_abs_ofi": ref.max_abs_ofi,
-                                       "disparity": _disparities(*_table_counts(ref.groups_table))[target],
-                                       "min_di": _min_di(ref.groups_table), "threshold": ref.thresholds}})
-    return df
-
-
-__all__ = ["TARGETS", "LINEAR_TARGETS", "OBJECTIVES", "MAX_GROUPS", "FOUR_FIFTHS", "DEFAULT_TOLERANCE",
+__all__ = ["RULE_FORMAT", "RULE_VERSION", "RuleFileError", "RANDOMIZE_MIN_GAIN", "MIN_FOLDS", "MAX_FOLDS",
+           "REPLICATES", "MEASURES", "CrossFit", "cross_fit", "fold_rows", "target_measures", "FairThresholds",
+           "TARGETS", "LINEAR_TARGETS", "OBJECTIVES", "MAX_GROUPS", "FOUR_FIFTHS", "DEFAULT_TOLERANCE",
            "DEFAULT_TOLERANCES", "ROUNDING", "SEARCH_BUDGET", "InfeasibleTarget", "ThresholdRule", "fit_thresholds",
            "frontier", "disparity", "objective_value", "split_rows"]
+
+
+def __getattr__(name: str) -> Any:
+    """:class:`FairThresholds` on first use, so that importing the library does not import scikit-learn."""
+    if name == "FairThresholds":
+        from .estimator import FairThresholds
+        return FairThresholds
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

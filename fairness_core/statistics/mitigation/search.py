@@ -406,36 +406,62 @@ def _roc_hull(cv: _Curves) -> IntArray:
     return np.union1d(*chains)
 
 
-def _randomized_roc_gain(cv: _Curves, target: str, width: float, chosen: IntArray) -> float:
-    """How much the best rule randomizing between thresholds within each group beats the deterministic
-    candidates ``chosen``, for equalized odds (or equal opportunity: the tests check it equals the envelope
-    method of :func:`_randomized_total`), in the objective's units (NaN if the solver fails).
+@dataclass(frozen=True)
+class _Mixed:
+    """The best randomized rule: its gain over the deterministic candidates (objective units; NaN if the solver
+    failed), the mixing weight of each hull vertex (flat candidate indices ``vertices``) and the band positions."""
 
-    Mixing a group's thresholds reaches exactly the convex hull of its ROC points, and the objective is
-    linear in (FP, TP), so the optimum is a linear program over mixing weights λ of each group's hull
-    vertices (Σ λ = 1 per group) and the free band positions c: c <= E[TPR_g] <= c + T for every group
-    (and the same for FPR with its own position under equalized odds; Hardt et al., 2016). The objective
-    is measured from the chosen candidates, which are feasible, so the optimum is the gain itself (>= 0)."""
+    gain: float
+    vertices: IntArray
+    weights: FloatArray
+    positions: dict[str, float]
+
+
+#: Each target's band quantities for the linear program: (quantity, ratio of the upper edge to the position).
+_LP_BANDS = {"ofi": (("B", None),), "demographic_parity": (("rate", None),), "four_fifths": (("rate", FOUR_FIFTHS),),
+             "equal_opportunity": (("TPR", None),), "equalized_odds": (("TPR", None), ("FPR", None))}
+
+
+def _randomized_lp(cv: _Curves, target: str, width: float, chosen: IntArray) -> _Mixed:
+    """The best rule randomizing between thresholds within each group, for any target, as a linear program.
+
+    Mixing a group's thresholds reaches exactly the convex hull of its ROC points (FP, TP), and the objective and
+    every target's quantity (B, selection rate, TPR, FPR) are linear in (FP, TP) within a group, so the optimum is
+    a linear program over mixing weights λ of each group's hull vertices (Σ λ = 1 per group) and the free band
+    positions c: c <= E q_g <= c + T for every group (E q_g <= c / 0.8 for four-fifths; TPR and FPR with a
+    position each under equalized odds; Hardt et al., 2016), solved by HiGHS, whose basic solution mixes at most
+    one vertex more per group than there are band constraints on it (two thresholds, three for equalized odds).
+    The objective is measured from the candidates ``chosen``, which are feasible, so the optimum is the gain
+    itself (>= 0). For the targets linear in k the tests check it against :func:`_randomized_total`."""
     if cv._roc is None:
         cv._roc = _roc_hull(cv)
     v = cv._roc
     g = cv.group[v]
     m, groups = len(v), cv.groups
-    quantities = ["TPR"] if target == "equal_opportunity" else ["TPR", "FPR"]
+    bands = _LP_BANDS[target]
     unit = abs(cv.report(1.0) - cv.report(0.0))
-    cost = np.concatenate([-unit * (cv.value[v] - cv.value[chosen][g]), np.zeros(len(quantities))])
+    cost = np.concatenate([-unit * (cv.value[v] - cv.value[chosen][g]), np.zeros(len(bands))])
     rows, cols, vals, bound = [], [], [], []
-    for i, name in enumerate(quantities):  # rows 2·(i·G + g): c − E q <= 0; 2·(i·G + g) + 1: E q − c <= T
+    for i, (name, ratio) in enumerate(bands):  # rows 2·(i·G + g): c − E q <= 0; 2·(i·G + g) + 1: E q − c·r <= T
         q = cv.quantity(name)[v]
         low = 2 * (i * groups + g)
         rows += [low, low + 1, 2 * (i * groups + np.arange(groups)), 2 * (i * groups + np.arange(groups)) + 1]
         cols += [np.arange(m), np.arange(m), np.full(groups, m + i), np.full(groups, m + i)]
-        vals += [-q, q, np.ones(groups), -np.ones(groups)]
-        bound += [np.tile([0.0, width], groups)]
-    shape = (2 * groups * len(quantities), m + len(quantities))
+        vals += [-q, q, np.ones(groups), np.full(groups, -1.0 / ratio if ratio else -1.0)]
+        bound += [np.tile([0.0, 0.0 if ratio else width], groups)]
+    shape = (2 * groups * len(bands), m + len(bands))
     a_ub = sparse.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=shape)
-    a_eq = sparse.csr_matrix((np.ones(m), (g, np.arange(m))), shape=(groups, m + len(quantities)))
-    bounds = [(0.0, None)] * m + [(-width, 1.0)] * len(quantities)
+    a_eq = sparse.csr_matrix((np.ones(m), (g, np.arange(m))), shape=(groups, m + len(bands)))
+    c_low = -1.0 - width if target == "ofi" else 0.0 if target == "four_fifths" else -width
+    bounds = [(0.0, None)] * m + [(c_low, 1.0)] * len(bands)
     lp = linprog(cost, A_ub=a_ub, b_ub=np.concatenate(bound), A_eq=a_eq, b_eq=np.ones(groups), bounds=bounds,
                  method="highs")
-    return max(0.0, float(-lp.fun)) if lp.status == 0 else math.nan
+    if lp.status != 0:
+        return _Mixed(math.nan, v, np.zeros(m), {})
+    return _Mixed(max(0.0, float(-lp.fun)), v, np.clip(lp.x[:m], 0.0, None),
+                  {name: float(c) for (name, _), c in zip(bands, lp.x[m:])})
+
+
+def _randomized_roc_gain(cv: _Curves, target: str, width: float, chosen: IntArray) -> float:
+    """The best randomized rule's gain over the deterministic candidates ``chosen`` (:func:`_randomized_lp`)."""
+    return _randomized_lp(cv, target, width, chosen).gain
