@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import NotFittedError
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils import get_tags
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ...common.validation import INTERSECTION_SEP
 from .fitting import fit_thresholds
@@ -117,9 +118,10 @@ class FairThresholds(ClassifierMixin, BaseEstimator):
         if self.estimator is None:
             raise ValueError("FairThresholds needs an estimator: FairThresholds(LogisticRegression(), ...)")
         _check_options(self.target, self.tolerance, self.objective, self.cost_fp, self.cost_fn)
-        y_arr = np.asarray(y)
-        if y_arr.ndim != 1:
-            raise ValueError(f"y must be one label per row; got shape {y_arr.shape}")
+        if y is None:
+            raise ValueError("FairThresholds requires y to be passed, but the target y is None: thresholds are fitted "
+                             "on actual outcomes")
+        y_arr = column_or_1d(y, warn=True)
         groups = _sensitive(sensitive_features, len(y_arr))
         if self.prefit:
             try:
@@ -133,8 +135,8 @@ class FairThresholds(ClassifierMixin, BaseEstimator):
         classes = getattr(self.estimator_, "classes_", None)
         self.classes_ = np.asarray(classes) if classes is not None else np.unique(y_arr)
         if len(self.classes_) != 2:
-            raise ValueError(f"FairThresholds needs two classes (a binary decision); y has {len(self.classes_)}: "
-                             f"{self.classes_[:5].tolist()!r}")
+            raise ValueError(f"Only binary classification is supported. FairThresholds needs two classes (a binary "
+                             f"decision); y has {len(self.classes_)}: {self.classes_[:5].tolist()!r}")
         for attr in ("n_features_in_", "feature_names_in_"):
             if hasattr(self.estimator_, attr):
                 setattr(self, attr, getattr(self.estimator_, attr))
@@ -161,5 +163,9 @@ class FairThresholds(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
+        if self.estimator is not None:   # the inputs X may be are the estimator's
+            inner = get_tags(self.estimator)
+            tags.input_tags.sparse = inner.input_tags.sparse
+            tags.input_tags.allow_nan = inner.input_tags.allow_nan
         tags.non_deterministic = bool(self.randomize)
         return tags
