@@ -49,23 +49,34 @@ def real_name(name: str) -> str:
 
 
 class _ShortNameFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds ``fairness_core.<short>...`` and loads it as the module of the real name (the same object)."""
+    """Finds ``fairness_core.<short>...`` and loads it as the module of the real name (the same object).
+
+    It keeps no state of its own, so two threads importing two short names at once cannot mix them up: each
+    import's short spec carries the real name, then the real module's own spec, which ``exec_module`` puts back
+    (the import system sets the short spec on the module it is given)."""
 
     def find_spec(self, fullname: str, path: object = None,
                   target: object = None) -> importlib.machinery.ModuleSpec | None:
         real = real_name(fullname)
         if real == fullname:
             return None
-        module = importlib.import_module(real)
-        return importlib.util.spec_from_loader(fullname, self, is_package=hasattr(module, "__path__"))
+        found = importlib.util.find_spec(real)   # imports the real module's packages, not the module itself
+        if found is None:
+            return None
+        spec = importlib.util.spec_from_loader(fullname, self, is_package=found.submodule_search_locations is not None)
+        if spec is not None:
+            spec.loader_state = {"name": real}
+        return spec
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        module = importlib.import_module(real_name(spec.name))
-        self._spec = module.__spec__   # the import system sets __spec__ on what we return; exec_module puts it back
+        module = importlib.import_module(spec.loader_state["name"])
+        spec.loader_state["spec"] = module.__spec__
         return module
 
     def exec_module(self, module: ModuleType) -> None:
-        module.__spec__ = self._spec
+        state = getattr(module.__spec__, "loader_state", None)
+        if isinstance(state, dict) and "spec" in state:
+            module.__spec__ = state["spec"]
 
 
 def install() -> None:

@@ -18,10 +18,8 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from .statistics import bias, match, spread
+from .statistics import bias, match, metrics as m, spread, verdicts as verdicts_
 from .common import text
-from .statistics import verdicts as verdicts_
-from .statistics import metrics as m
 from .statistics.confusion import CELLS, ConfusionMatrix
 from .wording.decisions import selection_explanations
 from .wording.reading import verdict_explanations

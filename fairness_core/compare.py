@@ -36,11 +36,9 @@ from scipy import stats
 
 from .statistics import inference
 from .audit import Audit
-from .statistics.verdicts import DEFAULT_OFI_TOLERANCE
-from .common.vocabulary import DEFAULT_ALPHA
+from .statistics.verdicts import DEFAULT_OFI_TOLERANCE, critical_level, level_text
+from .common.vocabulary import DEFAULT_ALPHA, alpha_from_level
 from .statistics.row_counts import count_arrays
-from .statistics.verdicts import critical_level, level_text
-from .common.vocabulary import alpha_from_level
 
 FloatArray = npt.NDArray[np.float64]
 

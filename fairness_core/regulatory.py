@@ -25,13 +25,11 @@ import pandas as pd
 
 from .statistics import inference
 from .audit import Audit
-from .statistics.verdicts import DEFAULT_OFI_TOLERANCE, VerdictSettings
-from .common.vocabulary import DEFAULT_ALPHA
+from .statistics.verdicts import DEFAULT_OFI_TOLERANCE, VerdictSettings, level_text
+from .common.vocabulary import DEFAULT_ALPHA, check_alpha
 from .statistics.confusion import ConfusionMatrix
 from .statistics.stability import RowData
 from .common.validation import UNKNOWN_CATEGORY, UNKNOWN_VALUES, unknown_key
-from .statistics.verdicts import level_text
-from .common.vocabulary import check_alpha
 
 #: Category values read as "unknown" (compared by :func:`fairness_core.validation.unknown_key`: case, spaces,
 #: hyphens and trailing dots do not matter): blanks, "nan", "none" and every way of declining in

@@ -38,11 +38,9 @@ import numpy.typing as npt
 import pandas as pd
 
 from .statistics import inference
-from .audit import NEEDS_OUTCOMES, Audit, NeedsOutcomes
-from .statistics.verdicts import DEFAULT_OFI_TOLERANCE, VerdictSettings
-from .common.vocabulary import DEFAULT_ALPHA
-from .statistics.verdicts import critical_level, level_text
-from .common.vocabulary import adjustment, alpha_from_level, check_alpha
+from .audit import Audit, NEEDS_OUTCOMES, NeedsOutcomes
+from .statistics.verdicts import DEFAULT_OFI_TOLERANCE, VerdictSettings, critical_level, level_text
+from .common.vocabulary import DEFAULT_ALPHA, adjustment, alpha_from_level, check_alpha
 
 FloatArray = npt.NDArray[np.float64]
 

@@ -1,6 +1,7 @@
 """The code's shape: no Streamlit inside fairness_core or models, and no file of fairness_core, models or ui over
-600 lines. Their modules stand on floors: each imports only modules below it, so there is no import cycle (an
-import inside a function counts, and so does one under ``if TYPE_CHECKING:``), no module imports a name from its
+600 lines. There is no import cycle among their modules (an import inside a function counts, and so does one
+under ``if TYPE_CHECKING:``; the library's floors, which allow imports on one's own floor and below, are checked
+by tests/test_floors.py with this file's import graph), no module imports a name from its
 own package's ``__init__`` (the floor above it, which imports it), and models/ reaches the job runner only
 through the small interface it declares (models/jobs_interface.py)."""
 

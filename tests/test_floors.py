@@ -149,3 +149,37 @@ def test_every_name_of_the_api_doc_has_one_home() -> None:
                 problems.append(f"{module}.{name}: __module__ {home}, defined in {sorted(defined.get(name, []))}")
     assert problems == [], "\n".join(problems)
     assert checked >= 40
+
+
+def test_every_short_name_is_an_attribute_of_the_package_on_first_use() -> None:
+    import fairness_core
+
+    for short in _names.SHORT_NAMES:
+        assert short in dir(fairness_core) and short in fairness_core.__all__
+        assert getattr(fairness_core, short) is importlib.import_module(f"fairness_core.{_names.SHORT_NAMES[short]}.{short}")
+
+
+def test_short_names_imported_by_many_threads_at_once_keep_their_own_specs() -> None:
+    """In a fresh interpreter (nothing imported yet), eight threads import the lazily loaded short names at once;
+    each module keeps its own name and spec (the finder holds no state that two imports could share)."""
+    import subprocess
+    import sys
+
+    code = """
+import threading, importlib, fairness_core
+from fairness_core import _names
+names = [n for n in _names.SHORT_NAMES if n in fairness_core._ON_FIRST_USE] + ["inference.pairs", "io.read"]
+barrier = threading.Barrier(len(names))
+def load(n):
+    barrier.wait()
+    importlib.import_module("fairness_core." + n)
+threads = [threading.Thread(target=load, args=(n,)) for n in names]
+[t.start() for t in threads]; [t.join() for t in threads]
+for n in names:
+    m = importlib.import_module("fairness_core." + n)
+    assert m.__name__ == m.__spec__.name == _names.real_name("fairness_core." + n), (n, m.__name__, m.__spec__.name)
+print(len(names))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout) >= 8

@@ -23,12 +23,12 @@ a model breaks the page's test instead of silently emptying a chart.
 
 from __future__ import annotations
 
-from .._compat import FairnessDeprecationWarning
-
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
+
+from .._compat import FairnessDeprecationWarning
 
 __all__ = ["Cancelled", "Estimate", "Progress", "ProgressCallback", "ignore", "of_kind", "Stage"]
 

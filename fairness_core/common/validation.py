@@ -78,11 +78,6 @@ class DataValidationError(ValueError):
         super().__init__(shown + more)
 
 
-# Documented, raised and caught as fairness_core.io's since before it was split: tracebacks, doctests and
-# pickles name it there (fairness_core.io re-exports both).
-Problem.__module__ = DataValidationError.__module__ = "fairness_core.io"
-
-
 def lines_for(problems: list[Problem], df: pd.DataFrame) -> list[Problem]:
     """Attach file lines to row problems when quoted line breaks make them differ from row + 1."""
     lines = df.attrs.get("file_lines")

@@ -16,7 +16,7 @@ One word, one meaning, everywhere a test, an interval or a verdict takes it:
     ``Audit.match_table`` but "largest against smallest" in ``Audit.difference``; it still works (with a
     :class:`DeprecationWarning`) and means what it meant there.
 
-This module imports nothing else of the package.
+This module imports nothing else of the package but ``_compat`` (the deprecations it still accepts).
 
 >>> ADJUSTMENTS["bh"].name, ADJUSTMENTS["holm"].prefix + "p"
 ('Benjamini–Hochberg', 'Holm-adjusted p')

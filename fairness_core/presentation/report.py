@@ -31,12 +31,10 @@ from . import plots
 from .. import regulatory
 from ..statistics import smoothing
 from .._version import __version__
-from ..audit import DECISION_METRICS, NEEDS_OUTCOMES, Audit
-from ..statistics.verdicts import SELECTION_VERDICTS, VERDICTS
+from ..audit import Audit, DECISION_METRICS, NEEDS_OUTCOMES
+from ..statistics.verdicts import SELECTION_VERDICTS, VERDICTS, VerdictSettings, interval_label
 from ..results import Verdicts
-from ..statistics.verdicts import VerdictSettings
 from ..wording.reading import findings_first, verdict_reading
-from ..statistics.verdicts import interval_label
 from ..services.io import to_safe_csv
 from ..wording.scores_report import report_section
 from ..common.vocabulary import adjustment

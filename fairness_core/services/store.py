@@ -66,7 +66,7 @@ from sqlalchemy.pool import StaticPool
 from ..common import text
 from ..audit import Audit
 from ..statistics.verdicts import DEFAULT_OFI_TOLERANCE, VerdictSettings
-from ..common.vocabulary import DEFAULT_ALPHA
+from ..common.vocabulary import ADJUSTMENT_KEYS, DEFAULT_ALPHA, check_alpha
 # The schema, re-exported where callers have always found it (store.SCHEMA_VERSION, store.SavedAudit, ...).
 from .store_schema import BUSY_TIMEOUT_S, LOCAL_USER, MAX_LABEL, MAX_USER, MIGRATIONS, SCHEMA_VERSION, SavedAudit
 from .store_schema import ID_PATTERN as _ID
@@ -75,7 +75,6 @@ from .store_schema import metadata as _metadata, shares as _shares, versions as 
 from .store_schema import insert_groups as _insert_groups, link_row as _link, reach as _reach, saved as _saved
 from .store_schema import iso as _iso, label as _label, sqlite_settings as _sqlite_settings, token_hash as _hash
 from .store_schema import user_name as _user, user_names as _users, utc as _utc, visible as _visible
-from ..common.vocabulary import ADJUSTMENT_KEYS, check_alpha
 
 __all__ = ["AuditNotFound", "AuditStore", "BUSY_TIMEOUT_S", "DATA_DIR_VARIABLE", "DEFAULT_LINK_LIFETIME",
            "LINK_NOT_FOUND", "LOCAL_USER", "MAX_LABEL", "MAX_LINK_LIFETIME", "MAX_USER", "MIGRATIONS", "NotOwner",

@@ -27,8 +27,7 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from . import inference
-from . import metrics as m
+from . import inference, metrics as m
 from .confusion import ConfusionMatrix
 from ..common.vocabulary import check_alpha
 

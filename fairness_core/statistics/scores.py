@@ -56,7 +56,7 @@ def validate_score(s: npt.ArrayLike, score_name: str = "score", n: int | None = 
     >>> validate_score([0.2, "abc", 0.4], "tool_score")
     Traceback (most recent call last):
     ...
-    fairness_core.io.DataValidationError: score column 'tool_score': row 2 holds 'abc', not a number
+    fairness_core.common.validation.DataValidationError: score column 'tool_score': row 2 holds 'abc', not a number
     """
     arr = np.asarray(s)
     if arr.ndim != 1:

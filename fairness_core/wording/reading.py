@@ -18,9 +18,8 @@ from typing import Any, Mapping, Protocol, Sequence
 import numpy as np
 import pandas as pd
 
-from ..statistics import bias as bias_mod
+from ..statistics import bias as bias_mod, verdicts as verdicts_
 from ..common import text
-from ..statistics import verdicts as verdicts_
 from ..statistics.confusion import ConfusionMatrix
 from .decisions import selection_findings, selection_reading
 from ..statistics.verdicts import VERDICTS, interval_label, level_text

@@ -6,9 +6,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ...statistics import bias, inference
+from ...statistics import bias, inference, metrics as m
 from ...common import text
-from ...statistics import metrics as m
 from ...audit import Audit
 from ...statistics.verdicts import interval_label
 from ._base import (
