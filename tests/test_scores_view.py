@@ -11,7 +11,8 @@ import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 from fairness_core import datasets
-from fairness_core.scores_report import matching_threshold, report_section, score_analysis
+from fairness_core.presentation.scores_section import report_section
+from fairness_core.scores_report import matching_threshold, score_analysis
 
 SCRIPT = """
 import numpy as np, streamlit as st

@@ -36,7 +36,7 @@ from ..statistics.verdicts import SELECTION_VERDICTS, VERDICTS, VerdictSettings,
 from ..results import Verdicts
 from ..wording.reading import findings_first, verdict_reading
 from ..services.io import to_safe_csv
-from ..wording.scores_report import report_section
+from .scores_section import report_section
 from ..common.vocabulary import adjustment
 
 
@@ -52,7 +52,7 @@ class Report:
     extra_notes: list[str] = field(default_factory=list)
     #: The three questions answered in words: "" for the groups as loaded, then each attribute alone.
     questions: dict[str, dict[str, str]] = field(default_factory=dict)
-    #: A risk score's section (:func:`fairness_core.scores_report.report_section`): its HTML and its JSON.
+    #: A risk score's section (:func:`fairness_core.presentation.scores_section.report_section`): its HTML and its JSON.
     score_section: tuple[str, dict[str, Any]] | None = None
 
     def summary(self) -> dict[str, Any]:
