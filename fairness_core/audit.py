@@ -25,7 +25,7 @@ from .wording.decisions import selection_explanations
 from .wording.reading import verdict_explanations
 from .results import Verdicts
 from .statistics.row_counts import count_arrays
-from .statistics.stability import RowData
+from .statistics.rows import RowData
 from .common.validation import UNKNOWN_CATEGORY, UNKNOWN_VALUES
 from .statistics.verdicts import DEFAULT_OFI_TOLERANCE, VerdictSettings
 from .common.vocabulary import (DEFAULT_ALPHA, POSITIVE_IS, Reference, ReferenceLike, adjust_from_bool, reference_or_mode,

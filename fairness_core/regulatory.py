@@ -28,7 +28,7 @@ from .audit import Audit
 from .statistics.verdicts import DEFAULT_OFI_TOLERANCE, VerdictSettings, level_text
 from .common.vocabulary import DEFAULT_ALPHA, check_alpha
 from .statistics.confusion import ConfusionMatrix
-from .statistics.stability import RowData
+from .statistics.rows import RowData
 from .common.validation import UNKNOWN_CATEGORY, UNKNOWN_VALUES, unknown_key
 
 #: Category values read as "unknown" (compared by :func:`fairness_core.validation.unknown_key`: case, spaces,

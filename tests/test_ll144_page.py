@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from fairness_core import datasets, io, regulatory
 from fairness_core.audit import Audit
-from fairness_core.stability import RowData
+from fairness_core.statistics.rows import RowData
 from fairness_core.verdicts import VerdictSettings
 from ui.widgets import BuiltIn
 

@@ -8,7 +8,7 @@ from fairness_core import ConfusionMatrix as CM
 from fairness_core import regulatory
 from fairness_core.audit import Audit
 from fairness_core.verdicts import VERDICTS
-from fairness_core.stability import RowData
+from fairness_core.statistics.rows import RowData
 
 
 def by_category(summary: pd.DataFrame, block: str | None = None) -> pd.DataFrame:

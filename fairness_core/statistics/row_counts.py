@@ -17,7 +17,7 @@ import pandas as pd
 
 from .confusion import ConfusionMatrix
 from .ensemble import make_design
-from .stability import RowData
+from .rows import RowData
 from ..common.validation import (MAX_GROUPS, MAX_NAME_LENGTH, MAX_ROWS, UNKNOWN_CATEGORY, UNKNOWN_VALUES, DataValidationError,
                                  Problem, clean_name, cleaning_notice, direction, group_values, hidden_name_problem,
                                  intersection_names, row_notes, show_value, unknown_key)

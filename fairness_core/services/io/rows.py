@@ -188,7 +188,7 @@ def cms_from_predictions(df: pd.DataFrame, label_column: str, prediction_column:
         Accept a label equal to the prediction in every row (refused by default: it is a decision filed as
         its own outcome; :func:`audit_from_decisions` audits decisions alone).
 
-    The returned audit carries the rows (:class:`~fairness_core.stability.RowData`).
+    The returned audit carries the rows (:class:`~fairness_core.statistics.rows.RowData`).
     """
     return Audit(**count_rows(df, label_column, prediction_column, group_columns, positive_label, positive_prediction,
                               flip=flip, threshold=threshold, source=source, positive_outcome=positive_outcome,
