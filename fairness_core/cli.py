@@ -1,4 +1,6 @@
-"""Command line: ``python -m fairness_core audit DATA.csv --group COL [...]``.
+"""Command line: ``python -m fairness_core audit DATA.csv --group COL [...]``, and ``python -m fairness_core apply
+RULE.json DATA.csv --score COL --group COL --out OUT.csv`` (a saved threshold rule's decisions; exit 0, or 2 when
+the rule or the data are refused, nothing written: :mod:`fairness_core.services.apply`).
 
 Writes the same report the Bias Audit page downloads (HTML, or JSON with ``--json``) and
 exits non-zero when a chosen threshold is crossed, so a scheduled job or CI pipeline can gate
@@ -111,7 +113,34 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--store", metavar="URL",
                    help="with --save: the store's SQLAlchemy URL (default: FAIRNESS_AUDIT_STORE, else a SQLite file "
                         "in FAIRNESS_DATA_DIR or ./data)")
+    ap = sub.add_parser("apply", help="apply a threshold rule saved from the Compare and Mitigate page (or "
+                                      "ThresholdRule.to_json) to a CSV/TSV/XLSX/Parquet file")
+    ap.add_argument("rule", type=Path, help="the rule file (JSON)")
+    ap.add_argument("data", type=Path, help="the rows to decide: one row per individual, with the score and groups")
+    ap.add_argument("--score", required=True, metavar="COL", help="the score column the rule thresholds")
+    ap.add_argument("--group", action="append", required=True, metavar="COL",
+                    help="group column (repeat for intersections, in the order the rule was fitted with)")
+    ap.add_argument("--out", type=Path, required=True, help="write the input's columns and the decisions here (CSV, "
+                                                             "or Parquet when it ends in .parquet)")
+    ap.add_argument("--column", default="decision", help="name of the decisions' column (default: decision)")
+    ap.add_argument("--seed", type=int, help="a randomized rule's draws (default: a random seed, printed)")
     return p
+
+
+def _apply(args: argparse.Namespace) -> int:
+    """The apply command: decisions written, or the reason printed and nothing written (exit 2)."""
+    from .services.apply import ApplyError, apply_file   # late: the audit command does not need it
+
+    try:
+        lines = apply_file(args.rule, args.data, args.score, args.group, args.out, args.column, args.seed)
+    except DataValidationError as exc:
+        return _rejected(exc)
+    except ApplyError as exc:
+        _print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    for line in lines:
+        _print(line)
+    return EXIT_OK
 
 
 def _coerce(value: str):  # type: ignore[no-untyped-def]
@@ -137,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise _Terminated()
         previous = signal.signal(signal.SIGTERM, on_term)
     try:
-        return _run(args)
+        return _apply(args) if args.command == "apply" else _run(args)
     except _Terminated:
         _print("stopped by SIGTERM; no report was written", file=sys.stderr)
         return EXIT_TERMINATED

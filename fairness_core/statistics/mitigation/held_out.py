@@ -60,7 +60,7 @@ def fold_rows(groups: Any, y_true: Any, folds: int = 5, seed: int = 0) -> IntArr
                          "for every row")
     sizes = np.bincount(codes, minlength=len(names))
     if (small := np.flatnonzero(sizes < 2)).size:
-        raise ValueError(f"cross-fitting needs at least 2 rows in every group; {[names[i] for i in small[:5]]!r} "
+        raise ValueError(f"cross-fitting needs at least 2 rows in every group; {pd.Index(names)[small[:5]].tolist()!r} "
                          "have 1: leave them out or join them to another group")
     order = np.lexsort((np.random.default_rng(seed).random(len(g)), y, codes))
     first = np.concatenate([[0], np.cumsum(sizes)[:-1]])

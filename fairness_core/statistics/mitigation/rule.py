@@ -261,7 +261,8 @@ def _rule_from_json(text: str | bytes) -> ThresholdRule:
         mixtures[e["group"]] = parts
     per = fit["per_group"]
     try:
-        table = pd.DataFrame(per["data"], columns=per["columns"]).fillna(np.nan)
+        table = pd.DataFrame([[np.nan if v is None else v for v in row] for row in per["data"]],
+                             columns=per["columns"])
     except (TypeError, KeyError, ValueError) as exc:
         raise RuleFileError(f"rule file: fitting_rows.per_group is not a table ({exc})") from None
 
