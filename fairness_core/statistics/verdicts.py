@@ -142,11 +142,17 @@ def critical_level(p_values: npt.ArrayLike, alpha: float, adjust: str) -> float:
     0.016666666666666666
     """
     p = np.asarray(p_values, dtype=float)
-    p = p[~np.isnan(p)]
+    return _critical_level(p, None, alpha, adjust)
+
+
+def _critical_level(p: FloatArray, adjusted: FloatArray | None, alpha: float, adjust: str) -> float:
+    """:func:`critical_level` of ``p``, given its adjusted p-values when they are at hand (NaN where p is)."""
+    tested = ~np.isnan(p)
+    p = p[tested]
     m = p.size
     if m == 0 or adjust == "none":
         return float(alpha)
-    rejected = inference.adjust_p_values(p, adjust) < alpha
+    rejected = _rejected(p, alpha, adjust) if adjusted is None else adjusted[tested] < alpha
     r = int(rejected.sum())
     if adjust == "holm":
         a = alpha / (m - r) if r < m else alpha
@@ -159,6 +165,22 @@ def critical_level(p_values: npt.ArrayLike, alpha: float, adjust: str) -> float:
     return float(a)
 
 
+def _rejected(p: FloatArray, alpha: float, adjust: str) -> npt.NDArray[np.bool_]:
+    """``adjust_p_values(p, adjust) < alpha`` (p without NaN), sorting only the p-values below ``alpha``: a larger
+    one is never rejected (Holm's and BH's factors are at least 1), and the smaller ones hold the first ranks, so
+    their adjusted values are those of the full sort."""
+    candidates = np.flatnonzero(p < alpha)
+    order = candidates[np.argsort(p[candidates], kind="stable")]
+    m, ranks = p.size, np.arange(1, order.size + 1)
+    if adjust == "holm":
+        adjusted = np.maximum.accumulate((m - ranks + 1) * p[order])
+    else:
+        adjusted = np.minimum.accumulate((m / ranks * p[order])[::-1])[::-1]
+    rejected = np.zeros(p.size, dtype=bool)
+    rejected[order] = np.minimum(adjusted, 1.0) < alpha
+    return rejected
+
+
 def _two_sided(p_above: FloatArray, p_below: FloatArray) -> FloatArray:
     return np.minimum(1.0, 2 * np.minimum(p_above, p_below))
 
@@ -168,13 +190,16 @@ def _three_families(pairs: inference.OFIPairs | inference.DIPairs, null: float, 
     """The three claims about each pair's value θ — differs from ``null``, beyond [low, high], within it — as
     families of tests with their critical levels; the decision level a = the smallest; and the bounds at a and
     at α (each one-sided at half the level). Returns ((p against null, beyond, within), {label: level}, a,
-    bounds at a, bounds at α)."""
+    bounds at a, bounds at α, the adjusted p against null)."""
     p_null = pairs.p_value(null)
     p_beyond = _two_sided(pairs.p_value(high, "above"), pairs.p_value(low, "below"))
     p_within = np.minimum(1.0, 2 * np.maximum(pairs.p_value(low, "above"), pairs.p_value(high, "below")))
-    levels = {label: critical_level(p, alpha, adjust) for label, p in zip(labels, (p_null, p_beyond, p_within))}
+    adjusted_null = inference.adjust_p_values(p_null, adjust)
+    levels = {label: _critical_level(p, adjusted, alpha, adjust)
+              for label, p, adjusted in zip(labels, (p_null, p_beyond, p_within), (adjusted_null, None, None))}
     a = min(levels.values())
-    return (p_null, p_beyond, p_within), levels, a, pairs.bounds(a / 2), pairs.bounds(alpha / 2)
+    low_a, high_a, low_alpha, high_alpha = pairs.bounds_at(a / 2, alpha / 2)
+    return (p_null, p_beyond, p_within), levels, a, (low_a, high_a), (low_alpha, high_alpha), adjusted_null
 
 
 def _orient(sel: FloatArray, n: FloatArray, i: np.ndarray, j: np.ndarray,
@@ -200,6 +225,7 @@ class _DIClaims:
     critical: float
     bounds: tuple[FloatArray, FloatArray]
     bounds_unadjusted: tuple[FloatArray, FloatArray]
+    p_adjusted: FloatArray
     nobody: npt.NDArray[np.bool_]
     beyond: npt.NDArray[np.bool_]
     within: npt.NDArray[np.bool_]
@@ -217,7 +243,7 @@ def _di_claims(sel_i: FloatArray, n_i: FloatArray, sel_j: FloatArray, n_j: Float
                di_method: str) -> _DIClaims:
     band_low, band_high = bias.FOUR_FIFTHS_LOW, bias.FOUR_FIFTHS_HIGH
     d = inference.di_pairs(sel_i, n_i, sel_j, n_j, method=di_method)
-    (q_zero, _, _), di_fam, a_di, (d_lo, d_hi), unadjusted = _three_families(
+    (q_zero, _, _), di_fam, a_di, (d_lo, d_hi), unadjusted, q_adjusted = _three_families(
         d, 1.0, band_low, band_high, alpha, adjust,
         ("differs from 1", "beyond the four-fifths band", "within the four-fifths band"))
     nobody = np.isnan(q_zero)
@@ -226,7 +252,8 @@ def _di_claims(sel_i: FloatArray, n_i: FloatArray, sel_j: FloatArray, n_j: Float
         di_within = ((d_lo > band_low) & (d_hi < band_high)) | nobody
     with np.errstate(divide="ignore", invalid="ignore"):
         di = np.where(sel_j > 0, (sel_i / n_i) / (sel_j / n_j), np.nan)
-    return _DIClaims(d, q_zero, di_fam, a_di, (d_lo, d_hi), unadjusted, nobody, di_beyond, di_within, di)
+    return _DIClaims(d, q_zero, di_fam, a_di, (d_lo, d_hi), unadjusted, _adjusted(q_zero, q_adjusted, alpha, a_di),
+                     nobody, di_beyond, di_within, di)
 
 
 def pair_verdicts(names: list[str], cells: npt.ArrayLike, tolerance: float, alpha: float, adjust: str,
@@ -249,17 +276,17 @@ def pair_verdicts(names: list[str], cells: npt.ArrayLike, tolerance: float, alph
     # OFI against 0 and ±T, DI against 1 and the four-fifths band: each with its three families' critical
     # levels and the one decision level, read from the interval printed beside the verdict.
     o = inference.ofi_pairs(*args, method=ofi_method)
-    (p_zero, p_beyond, p_within), ofi_fam, a, (lo, hi), (lo_u, hi_u) = _three_families(
+    (p_zero, p_beyond, p_within), ofi_fam, a, (lo, hi), (lo_u, hi_u), p_zero_adjusted = _three_families(
         o, 0.0, -t, t, alpha, adjust, ("differs from 0", "beyond the tolerance", "within the tolerance"))
     nonzero, beyond = (lo > 0) | (hi < 0), (lo > t) | (hi < -t)
     within = (lo > -t) & (hi < t)
     estimate = o.estimate
     dc = _di_claims(sel[i], n[i], sel[j], n[j], alpha, adjust, di_method)
 
-    verdict = np.select([beyond, nonzero & ~within, within & dc.beyond, within & dc.within],
-                        ["algorithmic bias", "materiality unclear", "systemic disparity", "no bias detected"],
-                        "inconclusive")
-    rows_i, rows_j, reach = _rows_needed(verdict, estimate, lo, hi, t, n[i], n[j], within, (dc.di, *dc.bounds))
+    code = np.select([beyond, nonzero & ~within, within & dc.beyond, within & dc.within], [0, 1, 2, 3], 4)
+    verdict = _VERDICT_OBJECTS[code]
+    rows_i, rows_j, reach = _rows_needed((code == 1) | (code == 4), estimate, lo, hi, t, n[i], n[j], within,
+                                         (dc.di, *dc.bounds))
     z_a = stats.norm.ppf(1 - a / 2)
     se = (hi - lo) / (2 * z_a)
     group_i, group_j = np.array(names, dtype=object)[i], np.array(names, dtype=object)[j]
@@ -268,9 +295,9 @@ def pair_verdicts(names: list[str], cells: npt.ArrayLike, tolerance: float, alph
         "group_i": group_i, "group_j": group_j,
         "n_i": n[i].astype(np.int64), "n_j": n[j].astype(np.int64),
         "ofi": estimate, "ofi_ci_low": lo, "ofi_ci_high": hi,
-        "ofi_p": p_zero, "ofi_p_adjusted": _adjusted(p_zero, alpha, adjust, a),
+        "ofi_p": p_zero, "ofi_p_adjusted": _adjusted(p_zero, p_zero_adjusted, alpha, a),
         "di": dc.di, "di_ci_low": dc.bounds[0], "di_ci_high": dc.bounds[1],
-        "di_p": dc.p_null, "di_p_adjusted": _adjusted(dc.p_null, alpha, adjust, dc.critical),
+        "di_p": dc.p_null, "di_p_adjusted": dc.p_adjusted,
         "verdict": verdict,
         "favours": np.where(beyond | (nonzero & ~within), np.where(estimate > 0, group_i, group_j), ""),
         "ofi_ci_low_unadjusted": lo_u, "ofi_ci_high_unadjusted": hi_u,
@@ -281,7 +308,7 @@ def pair_verdicts(names: list[str], cells: npt.ArrayLike, tolerance: float, alph
         "four_fifths": bias.four_fifths_verdicts(dc.di),
         "ofi_mde": t + (z_a + stats.norm.ppf(POWER)) * se,
         "rows_needed_i": rows_i, "rows_needed_j": rows_j, "rows_needed_note": reach,
-        "B_i": b[i], "B_j": b[j], "ofi_method": o.method, "di_method": dc.pairs.method,
+        "B_i": b[i], "B_j": b[j], "ofi_method": _as_objects(o.method), "di_method": _as_objects(dc.pairs.method),
     })
     settings = VerdictSettings(t, alpha, adjust, ofi_method, di_method)
     levels = VerdictLevels(1 - a, 1 - dc.critical, ofi_fam, dc.families, 1 - alpha, len(df))
@@ -319,7 +346,7 @@ def selection_verdicts(names: list[str], selected: npt.ArrayLike, n: npt.ArrayLi
     dc = _di_claims(sel[i], size[i], sel[j], size[j], alpha, adjust, di_method)
     with np.errstate(invalid="ignore"):
         differs = ((dc.bounds[1] < 1) | (dc.bounds[0] > 1)) & ~dc.nobody
-    verdict = np.select([dc.beyond, differs & ~dc.within, dc.within], list(SELECTION_VERDICTS[:3]), "inconclusive")
+    verdict = _SELECTION_OBJECTS[np.select([dc.beyond, differs & ~dc.within, dc.within], [0, 1, 2], 3)]
     group_i, group_j = np.array(names, dtype=object)[i], np.array(names, dtype=object)[j]
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = sel / size
@@ -328,32 +355,51 @@ def selection_verdicts(names: list[str], selected: npt.ArrayLike, n: npt.ArrayLi
         "selected_i": sel[i].astype(np.int64), "selected_j": sel[j].astype(np.int64),
         "rate_i": rate[i], "rate_j": rate[j],
         "di": dc.di, "di_ci_low": dc.bounds[0], "di_ci_high": dc.bounds[1],
-        "di_p": dc.p_null, "di_p_adjusted": _adjusted(dc.p_null, alpha, adjust, dc.critical),
+        "di_p": dc.p_null, "di_p_adjusted": dc.p_adjusted,
         "verdict": verdict,
         "favours": np.where(differs, np.where(rate[i] > rate[j], group_i, group_j), ""),
         "di_ci_low_unadjusted": dc.bounds_unadjusted[0], "di_ci_high_unadjusted": dc.bounds_unadjusted[1],
         "di_within_band": dc.within & ~dc.nobody, "di_beyond_band": dc.beyond,
-        "four_fifths": bias.four_fifths_verdicts(dc.di), "di_method": dc.pairs.method,
+        "four_fifths": bias.four_fifths_verdicts(dc.di), "di_method": _as_objects(dc.pairs.method),
     })
     levels = VerdictLevels(None, 1 - dc.critical, {}, dc.families, 1 - alpha, len(df))
     return VerdictTable.of(df, VerdictSettings(0.0, alpha, adjust, "auto", di_method), levels, reference,
                            outcomes=False)
 
 
-def _adjusted(p: FloatArray, alpha: float, adjust: str, a: float) -> FloatArray:
-    """The adjusted p printed beside a verdict: the family's adjusted p, and never below p·α/a, so that it is
+def _adjusted(p: FloatArray, adjusted: FloatArray, alpha: float, a: float) -> FloatArray:
+    """The adjusted p printed beside a verdict: the family's ``adjusted`` p, and never below p·α/a, so that it is
     below α exactly when the adjusted interval (level 1 − a) excludes the null value."""
     with np.errstate(invalid="ignore"):
-        return np.maximum(inference.adjust_p_values(p, adjust), np.minimum(1.0, p * alpha / a))
+        return np.maximum(adjusted, np.minimum(1.0, p * alpha / a))
 
 
-def _rows_needed(verdict: np.ndarray, estimate: FloatArray, lo: FloatArray, hi: FloatArray, t: float,
+#: The verdict words as one array of str objects: a table's column is gathered from it by code (no new string per
+#: pair, no conversion of fixed-width text when the frame is built).
+_VERDICT_OBJECTS = np.array(VERDICTS, dtype=object)
+_SELECTION_OBJECTS = np.array(SELECTION_VERDICTS, dtype=object)
+
+
+def _as_objects(words: npt.NDArray[np.str_]) -> npt.NDArray[np.object_]:
+    """A column of a few distinct words (the interval methods) as str objects, one object per distinct word."""
+    out = np.empty(words.shape, dtype=object)
+    todo = np.ones(words.shape, dtype=bool)
+    while todo.any():
+        word = words[np.argmax(todo)]
+        same = words == word
+        out[same] = str(word)
+        todo &= ~same
+    return out
+
+
+def _rows_needed(open_: npt.NDArray[np.bool_], estimate: FloatArray, lo: FloatArray, hi: FloatArray, t: float,
                  n_i: FloatArray, n_j: FloatArray, within: np.ndarray,
                  di_parts: tuple[FloatArray, FloatArray, FloatArray]) -> tuple[FloatArray, FloatArray, np.ndarray]:
     """More rows per group (both grown by one factor k at the same rates) that would settle an open pair at
     the current adjusted level: OFI's interval beyond or inside ±T, or, when OFI is settled inside ±T, DI's
     interval beyond or inside the four-fifths band. Each side of the interval shrinks towards the estimate as
-    1/√k (normal approximation). NaN with a note past :data:`MAX_ROWS_NEEDED` rows or when no growth can
+    1/√k (normal approximation); ``open_``: the pairs whose verdict is inconclusive or materiality unclear. NaN
+    with a note past :data:`MAX_ROWS_NEEDED` rows or when no growth can
     settle it (an estimate exactly on the edge: |OFI| = T)."""
     c = np.abs(estimate)
     near = np.where(estimate >= 0, estimate - lo, hi - estimate)    # the side facing 0
@@ -372,14 +418,16 @@ def _rows_needed(verdict: np.ndarray, estimate: FloatArray, lo: FloatArray, hi: 
                         np.maximum((down / (log_di - edge_lo)) ** 2, (up / (edge_hi - log_di)) ** 2), np.inf)
         k_di = np.minimum(k_out, k_in)
     k = np.where(within, np.where(np.isnan(k_di), np.inf, k_di), k)
-    open_ = np.isin(verdict, ("inconclusive", "materiality unclear"))
     k = np.where(np.isfinite(k), np.maximum(k, 1 + 1e-6), np.inf)
     with np.errstate(invalid="ignore", over="ignore"):
         more_i, more_j = np.ceil((k - 1) * n_i - 1e-9), np.ceil((k - 1) * n_j - 1e-9)
     reachable = np.isfinite(more_i) & np.isfinite(more_j) & (np.maximum(more_i, more_j) <= MAX_ROWS_NEEDED)
-    note = np.where(~open_, "", np.where(reachable, "", "not reachable at these rates"))
+    note = _NOTES[(open_ & ~reachable).astype(np.intp)]
     keep = open_ & reachable
-    return np.where(keep, more_i, np.nan), np.where(keep, more_j, np.nan), note.astype(object)
+    return np.where(keep, more_i, np.nan), np.where(keep, more_j, np.nan), note
+
+
+_NOTES = np.array(["", "not reachable at these rates"], dtype=object)
 
 
 #: The error rates of the equal-opportunity question: (name, errors, denominator) as cell indices TP, FN, FP, TN.

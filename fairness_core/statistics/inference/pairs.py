@@ -114,6 +114,10 @@ class OFIPairs:
             high[self._t] = np.clip(self._centre + q * self._se, -OFI_RANGE, OFI_RANGE)
         return low.reshape(self.shape), high.reshape(self.shape)
 
+    def bounds_at(self, *gammas: float) -> tuple[FloatArray, ...]:
+        """:meth:`bounds` at several ``gammas``: (low, high) of the first, then of the next, ... in one tuple."""
+        return tuple(b for gamma in gammas for b in self.bounds(gamma))
+
 
 def ofi_pairs(fp_i: npt.ArrayLike, fn_i: npt.ArrayLike, n_i: npt.ArrayLike, fp_j: npt.ArrayLike,
               fn_j: npt.ArrayLike, n_j: npt.ArrayLike, method: str = "auto") -> OFIPairs:
@@ -148,6 +152,7 @@ class DIPairs:
         with np.errstate(divide="ignore", invalid="ignore"):
             self.estimate = np.where(x2 > 0, (x1 / n1) / (x2 / n2), np.nan)
         self._counts = (x1, n1, x2, n2)
+        self._z_at: dict[float, FloatArray] = {}     # the score statistic at a null, kept for the other side
         self._score = np.flatnonzero(self.method == "score")
         self._exact = np.flatnonzero(self.method == "exact")
         if self._exact.size:
@@ -172,8 +177,10 @@ class DIPairs:
             return np.minimum(1.0, 2 * np.minimum(self.p_value(null, "above"), self.p_value(null, "below")))
         out = np.full(self.size, np.nan)
         if self._score.size:
-            x1, n1, x2, n2 = (a[self._score] for a in self._counts)
-            z = _mn_z(x1, n1, x2, n2, np.full(x1.shape, float(null)))
+            z = self._z_at.get(float(null))
+            if z is None:
+                x1, n1, x2, n2 = (a[self._score] for a in self._counts)
+                z = self._z_at[float(null)] = _mn_z(x1, n1, x2, n2, np.full(x1.shape, float(null)))
             out[self._score] = stats.norm.sf(z) if side == "above" else stats.norm.cdf(z)
         if self._exact.size:
             out[self._exact] = self._grid.p_value(null, side)
@@ -181,14 +188,29 @@ class DIPairs:
 
     def bounds(self, gamma: float) -> tuple[FloatArray, FloatArray]:
         """Lower and upper bounds, each one-sided at level 1 − ``gamma``."""
-        low, high = np.full(self.size, np.nan), np.full(self.size, np.nan)
+        low, high = self.bounds_at(gamma)
+        return low, high
+
+    def bounds_at(self, *gammas: float) -> tuple[FloatArray, ...]:
+        """:meth:`bounds` at several ``gammas``: (low, high) of the first, then of the next, ... in one tuple. The
+        score pairs' roots at every level are found together (each pair's search is its own, so the bounds are
+        those of one level at a time)."""
+        size, levels = self.size, len(gammas)
+        low, high = np.full((levels, size), np.nan), np.full((levels, size), np.nan)
         if self._score.size:
-            x1, n1, x2, n2 = (a[self._score] for a in self._counts)
-            low[self._score], high[self._score] = _score_bounds(x1, n1, x2, n2, float(stats.norm.isf(gamma)))
+            counts = (np.tile(a[self._score], levels) for a in self._counts)
+            q = np.repeat([float(stats.norm.isf(gamma)) for gamma in gammas], self._score.size)
+            score_low, score_high = _score_bounds(*counts, q)
+            low[:, self._score] = score_low.reshape(levels, -1)
+            high[:, self._score] = score_high.reshape(levels, -1)
         if self._exact.size:
-            low[self._exact], high[self._exact] = self._grid.bounds(gamma)
-        low, high = np.where(self.nobody, np.nan, low), np.where(self.nobody, np.nan, high)
-        return low.reshape(self.shape), high.reshape(self.shape)
+            for row, gamma in enumerate(gammas):
+                low[row, self._exact], high[row, self._exact] = self._grid.bounds(gamma)
+        out = []
+        for row in range(levels):
+            out += [np.where(self.nobody, np.nan, low[row]).reshape(self.shape),
+                    np.where(self.nobody, np.nan, high[row]).reshape(self.shape)]
+        return tuple(out)
 
 
 def di_pairs(sel_i: npt.ArrayLike, n_i: npt.ArrayLike, sel_j: npt.ArrayLike, n_j: npt.ArrayLike,
