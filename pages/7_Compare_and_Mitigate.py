@@ -114,9 +114,20 @@ tol = c3.slider("Tolerance", 0.0, 0.30, 0.05, 0.001, format="%.3f", key="mit-tol
                      "on the fitting rows.")
 objective = c4.selectbox("Objective (maximized; cost minimized)", list(PERFORMANCE), format_func=PERFORMANCE.get,
                          key="mit-objective", help="Expected cost uses the weights above.")
+c1, c2 = st.columns(2)
+estimate = c1.radio("Held-out estimate", list(cmp.ESTIMATES), format_func=cmp.ESTIMATES.get, key="mit-estimate",
+                    help="Cross-fitting uses every row for measuring once: better for small groups.")
+randomize = c2.radio("Rule", [False, True], key="mit-randomize", horizontal=True,
+                     format_func=lambda r: "randomized (mix thresholds)" if r else "deterministic (one threshold)",
+                     help="Which of the two rules below to download and add to the comparison.")
 settings = cmp.Settings(score, target, 0.0 if target == "four_fifths" else round(float(tol), 3), objective,
-                        cost_fp, cost_fn)
+                        cost_fp, cost_fn, randomize)
+det_s, rnd_s = settings._replace(randomize=False), settings._replace(randomize=True)
 fitted = cmp.fit(rows, rows.key, settings)
+try:
+    det, rnd = (cmp.measures(rows, rows.key, x, estimate, alpha) for x in (det_s, rnd_s))
+except mitigation.InfeasibleTarget as exc:
+    fitted = cmp.Fit(None, fitted.shared, str(exc), exc.smallest)
 if fitted.rule is None:
     offer = math.ceil(fitted.smallest * 1000) / 1000
     st.error(f"**No thresholds meet this target on the fitting rows.** {md_escape(fitted.infeasible)}.",
@@ -126,35 +137,56 @@ if fitted.rule is None:
                   on_click=lambda: st.session_state.__setitem__("mit-tol", offer))
     st.stop()
 
-rule = fitted.rule
-held = cmp.before_after(rows, rows.key, settings, tolerance, alpha, adjust)
+rule = fitted.rule if estimate == "split" else cmp.fit_all(rows, rows.key, settings)
+if rule is None:
+    st.error("The target can be met on each fold's rows but not on all rows together; use one split.",
+             icon=":material/block:")
+    st.stop()
+chosen = rnd if randomize else det
+held = cmp.before_after(rows, rows.key, settings, tolerance, alpha, adjust, estimate)
 before, after = held.iloc[0], held.iloc[1]
 label = PERFORMANCE[objective]
-m1, m2, m3 = st.columns(3)
-bias = [int(r.get("verdict: algorithmic bias", 0)) for r in (before, after)]
-for col, what, key, inverse in ((m1, "Largest |OFI|", "max_abs_ofi", True), (m2, label.capitalize(), objective,
-                                                                         objective == "cost")):
-    col.metric(f"{what}, held-out (before → after)", f"{before[key]:.3f} → {after[key]:.3f}",
-               f"{after[key] - before[key]:+.3f}", delta_color="inverse" if inverse else "normal")
-m3.metric("Pairs with algorithmic bias, held-out (before → after)", f"{bias[0]} → {bias[1]}",
-          f"{bias[1] - bias[0]:+d}", delta_color="inverse" if bias[0] != bias[1] else "off")
+where = "held-out" if estimate == "split" else "cross-fitted"
+cards = st.columns(len(cmp.TARGET_MEASURES[target]) + 2)
+for col, name in zip(cards, [*cmp.TARGET_MEASURES[target], objective.replace("_", " ")]):
+    r = chosen.loc[name]
+    higher_better = name in ("smallest impact ratio", "accuracy", "balanced accuracy")
+    col.metric(f"{name[0].upper() + name[1:]}, {where} (before → after)", f"{r['before estimate']:.3f} → {r['after estimate']:.3f}",
+               f"{r['after estimate'] - r['before estimate']:+.3f}", delta_color="normal" if higher_better else "inverse",
+               help=f"Before {cmp.interval_text(r, 'before')}; after {cmp.interval_text(r, 'after')}.")
+bias = [int(x.get("verdict: algorithmic bias", 0)) for x in (before, after)]
+cards[-1].metric(f"Pairs with algorithmic bias, {where}", f"{bias[0]} → {bias[1]}", f"{bias[1] - bias[0]:+d}",
+                 delta_color="inverse" if bias[0] != bias[1] else "off")
 st.markdown(reading.mitigation_held_out(before, after, objective, label, md_escape(held["interval_level"].iloc[0]),
                                         alpha))
-st.caption(reading.randomized_rule(rule.randomized_gain, md_escape(rule.randomized_note), label))
+st.markdown(f"**Deterministic or randomized, {where}.** Each estimate with its {md_escape(det.attrs['interval'])}.")
+st.dataframe(cmp.side_by_side(det, rnd, target, objective), hide_index=True, width="stretch")
+mixed = cmp.fit(rows, rows.key, rnd_s).rule
+st.info(cmp.RANDOMIZING + f" On the fitting rows it improves {label} by {mixed.randomized_gain:.4f}." if mixed.randomized
+        else "Randomizing cannot do better here: the deterministic thresholds are as good as any mixture on the fitting "
+             "rows, so both columns hold the same rule.", icon=":material/casino:")
+if estimate == "cross-fit":
+    st.caption(f"Cross-fitting: every number above is measured on all {len(rows.y):,} rows, each decided by thresholds "
+               f"fitted on the other {cmp.FOLDS - 1} folds. The rule below is fitted once on every row: the numbers "
+               "estimate how thresholds fitted on rows like these do on new rows.")
 thresholds = cmp.threshold_table(rows, settings, fitted)
-cut = {c: (lambda v: "nobody selected" if v == math.inf else f"{v:.4g}") for c in ("shared threshold", "group threshold")}
+cut = {c: (lambda v: v if isinstance(v, str) else "nobody selected" if v == math.inf else f"{v:.4g}")
+       for c in ("shared threshold", "group threshold")}
 st.dataframe(styled(thresholds, 3, cut), hide_index=True, width="stretch")
-st.caption(f"Predicted **{md_escape(rows.positive_outcome)}** when the score is at or above the group's threshold. "
-           "Scores run in the audit's direction: higher, more likely the positive outcome"
+st.caption(f"Predicted **{md_escape(rows.positive_outcome)}** when the score is at or above the group's threshold"
+           + (" (a randomized rule draws one of its group's thresholds, with the probability shown, for each row)"
+              if rule.randomized else "") + ". Scores run in the audit's direction: higher, more likely the positive outcome"
            + (" (COMPAS's is −decile, so −5 means decile ≤ 5)" if source == "compas" else "")
-           + ". Selection rates and B are the held-out rows'.")
+           + ". Selection rates and B are the held-out rows' (the split's, whichever estimate is shown above).")
 c1, c2 = st.columns(2)
-c1.download_button("Download the thresholds (JSON)", data=cmp.thresholds_json(rows, settings, rule, attribute, held),
+c1.download_button("Download the rule (JSON)", data=cmp.thresholds_json(rows, settings, rule, attribute, held, estimate),
                    file_name="thresholds.json", mime="application/json", key="mit-json", on_click="ignore",
                    icon=":material/download:")
 with c2:
-    csv_download(cmp.held_decisions(rows, settings, rule), "mitigated_predictions.csv",
+    csv_download(cmp.held_decisions(rows, settings, fitted.rule), "mitigated_predictions.csv",
                  "Download the mitigated decisions on the held-out rows (CSV)", key="mit-csv", index=False)
+st.markdown("Apply the downloaded rule to next month's file (the score and group columns named as in that file):")
+st.code(cmp.apply_command(settings, attribute), language="bash")
 
 
 def _add() -> None:

@@ -170,3 +170,42 @@ def test_paired_differences_escapes_an_intersection_name_once():
                                     positive_is="benefit")
     labels = plots.paired_differences(c.paired("A", "B")).data[0].y
     assert "B of Black &amp; Male" in labels and not any("&amp;amp;" in s for s in labels)
+
+
+def test_equalized_odds_shows_its_own_gaps_both_rules_side_by_side_and_the_apply_command():
+    """Issue 44: the target's own measures before → after (TPR and FPR gaps for equalized odds) with intervals, the
+    deterministic and randomized rules' numbers side by side with a sentence on what randomizing means, cross-fitting
+    measuring every row, and a downloadable rule that the apply command reads."""
+    import numpy as np
+
+    from fairness_core import mitigation
+    from ui import compare as cmp
+
+    at = opened()
+    at.selectbox(key="mit-target").set_value("equalized_odds").run()
+    at.slider(key="mit-tol").set_value(0.02).run()
+    assert not at.exception, at.exception
+    labels = [m.label for m in at.metric]
+    assert "TPR gap, held-out (before → after)" in labels and "FPR gap, held-out (before → after)" in labels
+    assert all("[" in (m.help or "") for m in at.metric if "gap" in m.label)   # each with its interval
+    table = next(d.value for d in at.dataframe if "after: randomized rule" in d.value.columns)
+    assert list(table["measure"]) == ["TPR gap", "FPR gap", "accuracy"]
+    page = texts(at)
+    assert "two applicants with the same score and group may get different decisions" in page
+    assert any("python -m fairness_core apply thresholds.json" in c.value for c in at.code)
+
+    at.radio(key="mit-randomize").set_value(True).run()
+    at.radio(key="mit-estimate").set_value("cross-fit").run()
+    assert not at.exception, at.exception
+    assert "TPR gap, cross-fitted (before → after)" in [m.label for m in at.metric]
+    rows = cmp.demo_rows("compas", "race")
+    assert f"measured on all {len(rows.y):,} rows" in texts(at)
+    settings = cmp.Settings("COMPAS decile score", "equalized_odds", 0.02, "accuracy", 1.0, 1.0, True)
+    rule = cmp.fit_all(rows, rows.key, settings)
+    held = cmp.before_after(rows, rows.key, settings, 0.05, 0.05, "holm", "cross-fit")
+    text = cmp.thresholds_json(rows, settings, rule, "race", held, "cross-fit")
+    back = mitigation.ThresholdRule.from_json(text)
+    assert back.randomized and back.mixtures == rule.mixtures
+    s = rows.scores["COMPAS decile score"]
+    assert (back.predict(s, rows.groups, random_state=1) == rule.predict(s, rows.groups, random_state=1)).all()
+    assert np.isfinite(held["accuracy"]).all()

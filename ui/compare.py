@@ -23,7 +23,19 @@ from fairness_core.audit import Audit
 from fairness_core.compare import MAX_MODELS, PERFORMANCE, Comparison
 from fairness_core.io import INTERSECTION_SEP
 
-FIT_SHARE, SEED, TTL_S = 0.5, 0, 3600
+FIT_SHARE, SEED, TTL_S, FOLDS = 0.5, 0, 3600, 5
+#: How the held-out numbers are estimated: one split, or cross-fitting (every row measured once).
+ESTIMATES = {"split": "one split: fit on half, measure on the other half",
+             "cross-fit": f"cross-fitting, {FOLDS} folds: every row measured once, by thresholds fitted without it"}
+#: Each target's own measures (:func:`fairness_core.mitigation.target_measures`), shown before → after.
+TARGET_MEASURES = {"ofi": ("largest |OFI|",), "demographic_parity": ("selection-rate gap",),
+                   "four_fifths": ("smallest impact ratio",), "equal_opportunity": ("TPR gap",),
+                   "equalized_odds": ("TPR gap", "FPR gap")}
+RANDOMIZING = ("**What randomizing means for the people decided on.** A randomized rule draws, for each person, "
+               "one of two thresholds of their group (three at most for equalized odds) with fixed probabilities: "
+               "two applicants with the same score and group may get different decisions, by chance alone. It meets "
+               "the target on average, and can be more accurate than any one threshold per group; where equal "
+               "treatment of equal scores matters more, keep the deterministic rule.")
 #: Group attributes of the demos: one alone, or their intersections.
 ATTRIBUTES = {"race": ("race",), "sex": ("sex",), "race & sex": ("race", "sex")}
 TARGETS = {"ofi": "OFI within ± tolerance (equal marginal benefit)",
@@ -101,11 +113,12 @@ class Settings(NamedTuple):
     objective: str
     cost_fp: float
     cost_fn: float
+    randomize: bool = False
 
     @property
     def name(self) -> str:
         what = "DI ≥ 0.8" if self.target == "four_fifths" else f"{self.target} ≤ {self.tolerance:g}"
-        return f"{self.score}, per-group thresholds ({what})"
+        return f"{self.score}, per-group thresholds ({what}{', randomized' if self.randomize else ''})"
 
 
 @dataclass(frozen=True)
@@ -123,9 +136,82 @@ def fit(_rows: Rows, key: str, s: Settings) -> Fit:
     kw = dict(objective=s.objective, cost_fp=s.cost_fp, cost_fn=s.cost_fn)
     shared = mitigation.fit_thresholds(*args, target="none", **kw)
     try:
-        return Fit(mitigation.fit_thresholds(*args, target=s.target, tolerance=s.tolerance, **kw), shared)
+        return Fit(mitigation.fit_thresholds(*args, target=s.target, tolerance=s.tolerance, randomize=s.randomize,
+                                             **kw), shared)
     except mitigation.InfeasibleTarget as exc:
         return Fit(None, shared, str(exc), exc.smallest)
+
+
+@st.cache_data(max_entries=16, ttl=TTL_S, show_spinner="Fitting thresholds on every row (the rule to deploy)…")
+def fit_all(_rows: Rows, key: str, s: Settings) -> mitigation.ThresholdRule | None:
+    """The rule to deploy under cross-fitting: fitted once on all rows (its honest numbers are the cross-fitted
+    ones); None where the target cannot be met."""
+    try:
+        return mitigation.fit_thresholds(_rows.scores[s.score], _rows.y, _rows.groups, target=s.target,
+                                         tolerance=s.tolerance, objective=s.objective, cost_fp=s.cost_fp,
+                                         cost_fn=s.cost_fn, randomize=s.randomize)
+    except mitigation.InfeasibleTarget:
+        return None
+
+
+@st.cache_data(max_entries=32, ttl=TTL_S, show_spinner="Measuring on rows no threshold saw…")
+def decisions(_rows: Rows, key: str, s: Settings, estimate: str) -> dict[str, np.ndarray]:
+    """The rows the numbers are measured on and their decisions: ``y``, ``groups``, ``before`` (one shared threshold)
+    and ``after`` (the per-group rule; a randomized rule's draws with :data:`SEED`). "split": the held-out rows;
+    "cross-fit": every row, each decided by thresholds fitted on the other folds. Raises InfeasibleTarget."""
+    if estimate == "cross-fit":
+        cf = mitigation.cross_fit(_rows.scores[s.score], _rows.y, _rows.groups, s.target, s.tolerance, s.objective,
+                                  folds=FOLDS, seed=SEED, randomize=s.randomize, random_state=SEED,
+                                  cost_fp=s.cost_fp, cost_fn=s.cost_fn)
+        return {"y": _rows.y, "groups": _rows.groups, "before": cf.shared_predictions.astype(bool),
+                "after": cf.predictions.astype(bool)}
+    f, h = fit(_rows, key, s), _rows.held
+    if f.rule is None:
+        raise mitigation.InfeasibleTarget(f.infeasible, f.smallest)
+    score, groups = _rows.scores[s.score][h], _rows.groups[h]
+    return {"y": _rows.y[h], "groups": groups, "before": f.shared.predict(score, groups).astype(bool),
+            "after": f.rule.predict(score, groups, random_state=SEED).astype(bool)}
+
+
+@st.cache_data(max_entries=32, ttl=TTL_S, show_spinner="Bootstrapping the target's measures…")
+def measures(_rows: Rows, key: str, s: Settings, estimate: str, alpha: float) -> pd.DataFrame:
+    """Each target measure and the objective before and after (:func:`fairness_core.mitigation.target_measures`):
+    one row per measure, columns before/after estimate, ci_low, ci_high and note."""
+    d = decisions(_rows, key, s, estimate)
+    kw = dict(alpha=alpha, seed=SEED, cost_fp=s.cost_fp, cost_fn=s.cost_fn)
+    before = mitigation.target_measures(d["y"], d["before"], d["groups"], s.objective, **kw).set_index("measure")
+    after = mitigation.target_measures(d["y"], d["after"], d["groups"], s.objective, **kw).set_index("measure")
+    out = before.add_prefix("before ").join(after.add_prefix("after "))
+    out.attrs.update(before.attrs)
+    return out
+
+
+def interval_text(row: pd.Series, side: str) -> str:
+    """An estimate and its interval as people read it ("undefined" with the reason where it is NaN)."""
+    est = row[f"{side} estimate"]
+    if math.isnan(est):
+        return f"undefined ({row[f'{side} note']})"
+    return f"{est:.3f} [{row[f'{side} ci_low']:.3f}, {row[f'{side} ci_high']:.3f}]"
+
+
+def side_by_side(det: pd.DataFrame, rnd: pd.DataFrame, target: str, objective: str) -> pd.DataFrame:
+    """The deterministic and the randomized rule's held-out numbers beside the shared threshold's: the target's
+    measures and the objective, each with its interval."""
+    names = [*TARGET_MEASURES[target], objective.replace("_", " ")]
+    return pd.DataFrame({"measure": names,
+                         "before: one shared threshold": [interval_text(det.loc[m], "before") for m in names],
+                         "after: deterministic thresholds": [interval_text(det.loc[m], "after") for m in names],
+                         "after: randomized rule": [interval_text(rnd.loc[m], "after") for m in names]})
+
+
+def apply_command(s: Settings, attribute: str, file_name: str = "thresholds.json") -> str:
+    """The command that applies the downloaded rule to a file of new rows (the score and group columns named as on
+    this page; rename them to the file's own)."""
+    columns = ATTRIBUTES.get(attribute, ("GROUP_COLUMN",))
+    quote = (lambda c: c if c.replace("_", "").isalnum() else "'" + c.replace("'", "'\\''") + "'")  # noqa: E731
+    groups = " ".join(f"--group {quote(c)}" for c in columns)
+    return (f"python -m fairness_core apply {file_name} NEW_ROWS.csv --score {quote(s.score)} {groups} "
+            "--out decisions.csv" + (" --seed 1" if s.randomize else ""))
 
 
 def held_predictions(rows: Rows, settings: list[Settings]) -> dict[str, np.ndarray]:
@@ -134,7 +220,8 @@ def held_predictions(rows: Rows, settings: list[Settings]) -> dict[str, np.ndarr
     for s in settings:
         rule = fit(rows, rows.key, s).rule
         if rule is not None and len(out) < MAX_MODELS:
-            out[s.name] = rule.predict(rows.scores[s.score][rows.held], rows.groups[rows.held]).astype(bool)
+            out[s.name] = rule.predict(rows.scores[s.score][rows.held], rows.groups[rows.held],
+                                       random_state=SEED).astype(bool)
     return out
 
 
@@ -160,15 +247,14 @@ def paired(_rows: Rows, key: str, added: tuple[Settings, ...], a: str, b: str, a
 
 
 @st.cache_data(max_entries=32, ttl=TTL_S, show_spinner="Measuring before and after on the held-out rows…")
-def before_after(_rows: Rows, key: str, s: Settings, tolerance: float, alpha: float, adjust: str) -> pd.DataFrame:
-    """Two rows (the shared threshold, the per-group thresholds) of :meth:`Comparison.summary` on the held-out rows."""
-    f = fit(_rows, key, s)
-    h = _rows.held
-    score, groups = _rows.scores[s.score][h], _rows.groups[h]
-    preds = {"before: one shared threshold": f.shared.predict(score, groups).astype(bool),
-             "after: per-group thresholds": f.rule.predict(score, groups).astype(bool)}
-    return _comparison(_rows.y[h], groups, preds).summary(tolerance, alpha, adjust, s.cost_fp, s.cost_fn,
-                                                          performance=s.objective)
+def before_after(_rows: Rows, key: str, s: Settings, tolerance: float, alpha: float, adjust: str,
+                 estimate: str = "split") -> pd.DataFrame:
+    """Two rows (the shared threshold, the per-group thresholds) of :meth:`Comparison.summary` on the rows
+    :func:`decisions` measures on."""
+    d = decisions(_rows, key, s, estimate)
+    preds = {"before: one shared threshold": d["before"], "after: per-group thresholds": d["after"]}
+    return _comparison(d["y"], d["groups"], preds).summary(tolerance, alpha, adjust, s.cost_fp, s.cost_fn,
+                                                           performance=s.objective)
 
 
 @st.cache_data(max_entries=16, ttl=TTL_S, show_spinner="Fitting thresholds for every tolerance…")
@@ -193,32 +279,38 @@ def frontier(_rows: Rows, key: str, s: Settings, added: tuple[Settings, ...]) ->
     points.append(("the score, one shared threshold", *measured(shared.predict(score, g).astype(bool)), "held-out rows"))
     mine = fit(_rows, key, s).rule
     if mine is not None and s not in added:
-        points.append(("the score, per-group thresholds", *measured(mine.predict(score, g).astype(bool)), "held-out rows"))
+        points.append(("the score, per-group thresholds", *measured(mine.predict(score, g, random_state=SEED).astype(bool)),
+                       "held-out rows"))
     return (pd.DataFrame(line, columns=["tolerance", "performance", "disparity"]),
             pd.DataFrame(points, columns=["model", "performance", "disparity", "where"]))
 
 
-def thresholds_json(rows: Rows, s: Settings, rule: mitigation.ThresholdRule, attribute: str, held: pd.DataFrame) -> str:
-    """The rule's JSON with the data, score, split and the held-out numbers that go with it."""
+def thresholds_json(rows: Rows, s: Settings, rule: mitigation.ThresholdRule, attribute: str, held: pd.DataFrame,
+                    estimate: str = "split") -> str:
+    """The rule file (:meth:`ThresholdRule.to_json`, which ``python -m fairness_core apply`` reads) with a
+    ``context``: the data, score, how the honest numbers were estimated and those numbers."""
     after = held.iloc[-1]
-    out = {**json.loads(rule.to_json()), "data": rows.title, "groups": attribute, "score": s.score,
-           "positive_outcome": rows.positive_outcome,
-           "split": {"fitting_share": FIT_SHARE, "seed": SEED, "stratified_by": "group and label",
-                     "held_out_rows": int(rows.held.sum())},
-           "held_out": {"accuracy": float(after["accuracy"]), "max_abs_ofi": float(after["max_abs_ofi"]),
-                        "max_abs_ofi_interval": [float(after["max_abs_ofi_ci_low"]), float(after["max_abs_ofi_ci_high"])],
-                        "interval_level": str(after["interval_level"])}}
+    how = ({"method": "split", "fitting_share": FIT_SHARE, "seed": SEED, "stratified_by": "group and label",
+            "held_out_rows": int(rows.held.sum()), "rule_fitted_on": "the fitting rows"} if estimate == "split" else
+           {"method": "cross-fitting", "folds": FOLDS, "seed": SEED, "rows_measured": len(rows.y),
+            "rule_fitted_on": "every row (the numbers are the cross-fitted estimate of fitting on rows like these)"})
+    out = {**json.loads(rule.to_json()), "context": {
+        "data": rows.title, "groups": attribute, "score": s.score, "positive_outcome": rows.positive_outcome,
+        "estimate": how,
+        "held_out": {s.objective: float(after[s.objective]), "max_abs_ofi": float(after["max_abs_ofi"]),
+                     "max_abs_ofi_interval": [float(after["max_abs_ofi_ci_low"]), float(after["max_abs_ofi_ci_high"])],
+                     "interval_level": str(after["interval_level"])}}}
     return json.dumps(out, indent=2, ensure_ascii=False)
 
 
 def held_decisions(rows: Rows, s: Settings, rule: mitigation.ThresholdRule) -> pd.DataFrame:
-    """The mitigated decisions on the held-out rows: row index (position in the data), group, score, threshold,
-    decision."""
+    """The mitigated decisions on the held-out rows: row index (position in the data), group, score, the chance of
+    the positive decision (0 or 1 unless the rule randomizes), decision (a randomized rule's draw with :data:`SEED`)."""
     h = np.flatnonzero(rows.held)
     g, score = rows.groups[h], rows.scores[s.score][h]
-    cut = np.array([rule.thresholds[x] for x in g], dtype=float)
-    return pd.DataFrame({"row": h, "group": g, "score": score, "threshold": cut,
-                         "decision": np.where(score >= cut, rows.positive_outcome, "not " + rows.positive_outcome)})
+    chosen = rule.predict(score, g, random_state=SEED).astype(bool)
+    return pd.DataFrame({"row": h, "group": g, "score": score, "chance": rule.selection_probability(score, g),
+                         "decision": np.where(chosen, rows.positive_outcome, "not " + rows.positive_outcome)})
 
 
 def threshold_table(rows: Rows, s: Settings, f: Fit) -> pd.DataFrame:
@@ -227,15 +319,23 @@ def threshold_table(rows: Rows, s: Settings, f: Fit) -> pd.DataFrame:
     assert f.rule is not None
     h = rows.held
     score, g, y = rows.scores[s.score][h], pd.Series(rows.groups[h]), rows.y[h]
+    chosen = f.rule.predict(score, g.to_numpy(), random_state=SEED).astype(bool)
     out = []
     for name, grp in g.groupby(g, sort=True).groups.items():
         i = np.asarray(grp)
-        before, after = score[i] >= f.shared.thresholds[name], score[i] >= f.rule.thresholds[name]
+        before, after = score[i] >= f.shared.thresholds[name], chosen[i]
         out.append({"group": name, "shared threshold": f.shared.thresholds[name],
                     "group threshold": f.rule.thresholds[name], "held-out n": len(i),
                     "selection rate before": before.mean(), "selection rate after": after.mean(),
                     "B before": (before.sum() - y[i].sum()) / len(i), "B after": (after.sum() - y[i].sum()) / len(i)})
+        if f.rule.randomized:
+            out[-1]["group threshold"] = mixture_text(f.rule.mixtures[name])
     return pd.DataFrame(out)
+
+
+def mixture_text(mix: tuple[tuple[float, float], ...]) -> str:
+    """A group's mixture as people read it: "0.62 (70%) or 0.55 (30%)"."""
+    return " or ".join(("nobody" if math.isinf(t) else f"{t:.4g}") + f" ({p:.0%})" for t, p in mix)
 
 
 def summary_display(table: pd.DataFrame, perf: str) -> pd.DataFrame:

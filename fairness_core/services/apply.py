@@ -69,7 +69,9 @@ def decide(rule: ThresholdRule, table: pd.DataFrame, score: str, groups: Sequenc
     if unknown:
         raise ApplyError(f"the rule was never fitted for {len(unknown):,} group{'s' if len(unknown) > 1 else ''} in the "
                          f"data: {unknown[:10]!r}; it knows {list(by_text)[:10]!r}. Nothing was written")
-    group_of = np.array([by_text[u] for u in uniques], dtype=object)[codes]
+    # The rule's own names as a categorical: predict reads its codes, no second pass over the text.
+    group_of = pd.Series(pd.Categorical.from_codes(codes, categories=pd.Index([by_text[u] for u in uniques],
+                                                                            dtype=object)))
     decisions = rule.predict(s, group_of, random_state=random_state)
     out = table.copy()
     out[column] = decisions
