@@ -1,6 +1,7 @@
-"""Benchmark: PTN's demo budget end to end on CPU, and the skill it reaches.
+"""Benchmark: PTN's demo budget (or the GPU one) end to end, and the skill it reaches.
 
-Runs models.ptn.train with the demo budget (data, NVAR-MLP forecaster, genetic search with
+Runs models.ptn.train with the demo budget (``--budget demo``, the page's) or ``--budget gpu`` (about eight
+minutes on one H100; ``--scale`` shrinks its seconds) (data, NVAR-MLP forecaster, genetic search with
 DARTS over a space that holds the TiDE-style baseline's architecture, the derived architecture
 retrained from the weights the search trained, both baselines trained in the same process) and
 prints the wall time and the skill-score table: the ratios 1 − CRPS_PTN / CRPS_baseline at the
@@ -13,7 +14,13 @@ search (Spearman's ρ), and, after the timed run, the cost of one training step 
 architecture and of TiDE (the same batch, interleaved). Goals (issue 29): end to end <= 5 min on 2
 cores; median skill > 0 against both baselines, pooled and in every seed. Prints a JSON last line.
 
-    python bench/ptn.py [--dataset lorenz|weather] [--seeds 2]
+Budgets are in seconds and run in steps: the run times a few steps on the device first and turns the seconds
+into steps (models.ptn.budget), printed with the result. ``--calibration FILE`` keeps those timings in FILE, so a
+second run on the same device gets the same steps and the same numbers whatever the load;
+``--calibrate-only`` times and stops.
+
+    python bench/ptn.py [--dataset lorenz|weather] [--budget demo|gpu] [--scale 1] [--seeds N]
+                        [--calibration FILE] [--calibrate-only]
 """
 
 from __future__ import annotations
@@ -32,6 +39,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench._common import stopwatch, timed  # noqa: E402
 from models import ptn  # noqa: E402
 from models import forecast_data as FD  # noqa: E402
+
+
+#: The bench's budgets: the page's demo, and about eight minutes on one H100.
+BUDGETS = {"demo": ptn.DEMO, "gpu": ptn.GPU}
+
+
+def plan_dict(planned: ptn.PTNConfig, budget: ptn.StepBudget | None) -> dict[str, object]:
+    """The budget in steps that the run counted, for the JSON line."""
+    return {"population": planned.population, "generations": planned.generations, "first_rung": planned.first_rung,
+            "epochs": planned.epochs, "final_epochs": planned.final_epochs, "tide_steps": planned.tide_steps,
+            "tide_warm_steps": planned.tide_warm_steps,
+            "search_steps": budget.search_steps if budget else None,
+            "search_estimate_s": round(budget.search_estimate, 1) if budget else None, "cached": bool(budget and budget.cached)}
 
 
 def step_ms(model: torch.nn.Module, batch: tuple[torch.Tensor, ...], repeats: int = 5, steps: int = 20) -> float:
@@ -53,34 +73,90 @@ def step_ms(model: torch.nn.Module, batch: tuple[torch.Tensor, ...], repeats: in
 
 def profile(result: ptn.PTNResult) -> dict[str, float]:
     """One step of the derived PTN, of the baseline's architecture as a point of PTN's space, and of TiDE,
-    on the same batch of 64 windows of the run's data."""
+    on the same batch of 64 windows of the run's data, on the run's device."""
     config = result.config
+    device = ptn.device_for(config.device)
     ds = ptn.run.load_data(config, ptn.Counter(0))
-    batch = ptn.tensors(ptn.subsample(ds.parts["darts_train"], 64, 0))
+    batch = ptn.tensors(ptn.subsample(ds.parts["darts_train"], 64, 0), device)
     n_in = batch[0].shape[1] + batch[1][0].numel() + batch[2][0].numel()
     point = result.best.hparams | {"dense_width": 256, "dropout": 0.1}
     torch.manual_seed(0)
-    return {"derived_ptn": step_ms(ptn.build(result.best.hparams, ds, config.quantiles, keep=result.derived or None),
-                                   batch),
-            "tide_point_of_ptn": step_ms(ptn.build(point, ds, config.quantiles, keep={"trunk": "dense encoder-decoder"}),
-                                         batch),
-            "tide": step_ms(ptn.TiDE(n_in, FD.HORIZON, config.quantiles), batch)}
+    return {"derived_ptn": step_ms(ptn.build(result.best.hparams, ds, config.quantiles, device=device,
+                                             keep=result.derived or None), batch),
+            "tide_point_of_ptn": step_ms(ptn.build(point, ds, config.quantiles, device=device,
+                                                   keep={"trunk": "dense encoder-decoder"}), batch),
+            "tide": step_ms(ptn.TiDE(n_in, FD.HORIZON, config.quantiles).to(device), batch)}
+
+
+def leave_curve(config: ptn.PTNConfig, agents: int, marks: tuple[int, ...]) -> list[dict[str, object]]:
+    """How many search steps agents need to leave their start (models.ptn.budget.LEAVE_STEPS): the validation
+    CRPS of the architecture each agent would derive (as the search scores it), after ``marks`` epochs of the
+    search's 10 weight + 5 architecture steps; the first agent is the incumbent. Prints one JSON line each."""
+    device = ptn.device_for(config.device)
+    ds = ptn.run.load_data(config, ptn.Counter(0))
+    P = ds.parts
+    val = ptn.subsample(P["ga_val"], config.fitness_samples, 2)
+    rng = np.random.default_rng(config.seed)
+    params = ptn.space(tuple(config.hidden_sizes))
+    out = []
+    for k in range(agents):
+        agent = ptn.Agent(ptn.random_hparams(params, rng), 1)
+        if k == 0:
+            agent.hparams |= ptn.BASELINE_POINT
+            agent.keep, agent.incumbent = dict(ptn.BASELINE_KEEP), True
+        torch.manual_seed(k)
+        model = ptn.build(agent.hparams, ds, config.quantiles, config.forecast_skip, device, agent.keep)
+
+        def fitness() -> float:
+            agent.architecture = model.architecture()
+            judged = ptn.search.derived_of(config, ds, model, agent)
+            return float(ptn.crps_numpy(ptn.predict(judged, val), val.target).mean())
+
+        curve = {0: fitness()}
+        with stopwatch() as took:
+            ptn.train_darts(model, agent.hparams, P["darts_train"], P["darts_val"], max(marks), seed=k,
+                            sample_paths=True, on_epoch=lambda e, *_: curve.update({e: fitness()} if e in marks else {}))
+        out.append({"agent": k, "incumbent": agent.incumbent, "hidden": agent.hparams["hidden"],
+                    "weight_steps": {m * ptn.SEARCH_WEIGHT_STEPS: round(v, 6) for m, v in curve.items()},
+                    "seconds": round(took.seconds, 1), "device": str(device)})
+        print(json.dumps(out[-1]), flush=True)
+    return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", default="lorenz", choices=["lorenz", "weather"])
-    ap.add_argument("--seeds", type=int, default=ptn.DEMO.seeds, help="final trainings (PTN and TiDE) per run")
+    ap.add_argument("--budget", default="demo", choices=list(BUDGETS), help="demo: the page's; gpu: ~8 min on an H100")
+    ap.add_argument("--scale", type=float, default=1.0, help="multiply the budget's seconds (search and final)")
+    ap.add_argument("--seeds", type=int, default=None, help="final trainings (PTN and TiDE) per run")
     ap.add_argument("--seed", type=int, default=0, help="the search's seed")
+    ap.add_argument("--calibration", default=None, help="JSON file that keeps the device's step timings")
+    ap.add_argument("--calibrate-only", action="store_true", help="time the steps, print the budget, stop")
+    ap.add_argument("--leave-curve", type=int, default=0, metavar="AGENTS",
+                    help="instead of a run: each of AGENTS agents' validation CRPS after 1 … 256 search epochs")
     args = ap.parse_args()
-    config = dataclasses.replace(ptn.DEMO, dataset=args.dataset, seeds=args.seeds, seed=args.seed)  # the page's demo
-    wall, result = timed(ptn.train, config, repeat=1)
-    skill = result.skill
-    final = (f"final {config.final_seconds:.0f} s (at most {config.final_epochs} x {config.final_weight_steps} steps)"
-             if config.final_seconds else f"final {config.final_epochs} x {config.final_weight_steps} steps")
-    print(f"{args.dataset}: demo budget ({config.population} agents x {config.generations} generations x "
-          f"{config.epochs} epochs, {final}) on "
-          f"{torch.get_num_threads()} threads: {wall:.0f} s (goal <= 300 s)")
+    if args.leave_curve:
+        leave_curve(dataclasses.replace(ptn.DEMO, dataset=args.dataset, seed=args.seed), args.leave_curve,
+                    (1, 2, 4, 8, 16, 32, 64, 128, 256))
+        return
+    base = BUDGETS[args.budget]
+    config = dataclasses.replace(base, dataset=args.dataset, seeds=args.seeds or base.seeds, seed=args.seed,
+                                 final_seconds=base.final_seconds * args.scale,
+                                 search_seconds=base.search_seconds * args.scale)
+    if args.calibrate_only:
+        ds = ptn.run.load_data(config, ptn.Counter(0))
+        planned, budget = ptn.budgeted(config, ds, ptn.device_for(config.device), args.calibration)
+        print(f"{args.dataset}, {args.budget} budget x {args.scale:g}: {budget.words()}")
+        print(json.dumps({"bench": "ptn-calibration", "dataset": args.dataset, "budget": args.budget,
+                          "scale": args.scale, "costs": budget.costs.to_dict(), "plan": plan_dict(planned, budget)}))
+        return
+    wall, result = timed(ptn.train, config, None, None, args.calibration, repeat=1)
+    skill, budget = result.skill, result.budget
+    print(f"{args.dataset}: {args.budget} budget x {args.scale:g} (search {config.search_seconds:.0f} s, final "
+          f"{config.final_seconds:.0f} s per seed, {config.seeds} seeds) on {torch.get_num_threads()} threads: "
+          f"{wall:.0f} s" + (" (goal <= 300 s on 2 cores)" if args.budget == "demo" else ""))
+    if budget is not None:
+        print(f"budget in steps, {budget.words()}")
     print(skill.round(3).to_string())
     print(result.crps.describe().round(4).to_string())
     print(result.budgets.round(1).to_string())
@@ -98,7 +174,9 @@ def main() -> None:
                 for c in result.runs.columns if c.startswith("median skill")}
     verdicts = {c: ptn.verdict(medians[c], np.array(per_seed[c])) for c in skill.columns}
     b = result.budgets
-    print(json.dumps({"bench": "ptn", "dataset": args.dataset, "wall_s": round(wall, 1),
+    print(json.dumps({"bench": "ptn", "dataset": args.dataset, "budget": args.budget, "scale": args.scale,
+                      "wall_s": round(wall, 1),
+                      "plan": plan_dict(result.config, budget), "costs": budget.costs.to_dict() if budget else None,
                       "train_seconds": {"ptn": round(float(b.loc["PTN", "train_seconds"]), 1),
                                         "tide": round(float(b.loc["TiDE", "train_seconds"]), 1),
                                         "search": round(result.search_seconds, 1)},
@@ -112,7 +190,7 @@ def main() -> None:
                       "fidelity_rho": None if not np.isfinite(result.fidelity_rho) else round(result.fidelity_rho, 3),
                       "fidelity_agents": len(result.fidelity),
                       "step_ms": {k: round(v, 2) for k, v in steps.items()},
-                      "wall_goal_met": wall <= 300,
+                      "wall_goal_met": wall <= 300 if args.budget == "demo" else None,
                       "skill_goal_met": all(v == "beats" for v in verdicts.values())}))
 
 

@@ -14,8 +14,8 @@ from ui.widgets import chart, csv_download, figure_with_downloads, styled
 page_setup("Forecasting")
 KEY = "ptn"
 DATASETS = {"lorenz": "Chaotic Lorenz systems (generated)", "weather": "TMY3 weather, two sites (real)"}
-BUDGETS = {"demo": "Demo: a few minutes on 2 CPU cores", "paper": "Paper (the thesis's §5.5): hours, for a GPU machine",
-           "custom": "Custom"}
+BUDGETS = {"demo": "Demo: a few minutes on 2 CPU cores", "gpu": "GPU: about 8 minutes on one H100",
+           "paper": "Paper (the thesis's §5.5): hours, for a GPU machine", "custom": "Custom"}
 
 st.title("Forecasting: Probabilistic Parallel Time Networks")
 st.markdown("Deterministic forecasts hide uncertainty and fail underrepresented settings (microclimates, chaotic "
@@ -29,7 +29,7 @@ st.markdown("Deterministic forecasts hide uncertainty and fail underrepresented 
 c1, c2 = st.columns(2)
 dataset = c1.radio("Data", list(DATASETS), format_func=DATASETS.get, key="ptn-data")
 budget = c2.radio("Budget", list(BUDGETS), format_func=BUDGETS.get, key="ptn-budget")
-base = ptn.PAPER if budget == "paper" else ptn.DEMO
+base = {"paper": ptn.PAPER, "gpu": ptn.GPU}.get(budget, ptn.DEMO)
 with st.expander("Search budget", icon=":material/tune:", expanded=budget == "custom"):
     disabled = budget != "custom"
     b1, b2, b3, b4 = st.columns(4)
@@ -72,7 +72,7 @@ config = ptn.PTNConfig(dataset=dataset, population=population, generations=gener
                        systems_per_part=base.systems_per_part, inits_per_system=base.inits_per_system,
                        fitness_samples=base.fitness_samples, elites=base.elites, patience=base.patience,
                        seeds=seeds, derive=derived, warm_epochs=base.warm_epochs if warm else 0,
-                       final_seconds=base.final_seconds)
+                       final_seconds=base.final_seconds, search_seconds=base.search_seconds)
 if budget == "paper":
     st.warning("The paper's budget takes hours and is meant for a GPU machine; this server trains on its CPU.",
                icon=":material/schedule:")
@@ -156,7 +156,8 @@ if runs is not None and len(runs):
 budgets = getattr(result, "budgets", None)
 if budgets is not None and len(budgets):
     st.markdown("**The budgets behind the comparison** — every model's training wall time and optimizer steps; "
-                f"TiDE gets {result.config.tide_time_share:.0%} of PTN's training time, never a token budget.")
+                f"TiDE gets {result.config.tide_time_share:.0%} of PTN's training time, never a token budget. The "
+                "budget in steps, " + (result.budget.words() if getattr(result, "budget", None) else "as given") + ".")
     st.dataframe(budgets.rename(columns={"train_seconds": "training (s)", "steps": "optimizer steps"}),
                  width="stretch", key="ptn-budgets",
                  column_config={"training (s)": st.column_config.NumberColumn(format="%.1f")})

@@ -1,5 +1,8 @@
 """PTN: CRPS and the ordering penalty, the Lorenz generator, DARTS weights, the genetic operators,
-a tiny seeded training run, cancel, and the skill-score table."""
+a tiny seeded training run, cancel, budgets in steps, and the skill-score table.
+
+The networks run on the device the run would use (``cuda`` when PyTorch sees one, else the CPU), so the CUDA
+path is tested wherever a GPU is present; no test depends on how fast the device is."""
 
 from __future__ import annotations
 
@@ -10,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import plotly.io
 import pytest
 import torch
 from scipy.integrate import solve_ivp
@@ -20,9 +22,12 @@ from fairness_core.progress import Progress, of_kind
 from models import forecast_data as FD
 from models import ptn
 
+#: Where the tests' networks run: the run's own choice ("auto").
+DEVICE = ptn.device_for("auto")
+
 
 def t(values) -> torch.Tensor:
-    return torch.as_tensor(values, dtype=torch.float32)
+    return torch.as_tensor(values, dtype=torch.float32, device=DEVICE)
 
 
 def test_crps_known_ensemble_values():
@@ -42,7 +47,7 @@ def test_crps_sorted_formula_equals_all_pairs_brute_force():
         t1 = np.mean(np.abs(q[b, s] - y[b, s]))
         t2 = np.mean([abs(a - c) for a in q[b, s] for c in q[b, s]])
         brute[b] += (t1 - 0.5 * t2) / 4
-    assert ptn.crps(t(q), t(y)).numpy() == pytest.approx(brute, abs=1e-5)
+    assert ptn.crps(t(q), t(y)).cpu().numpy() == pytest.approx(brute, abs=1e-5)
     assert ptn.crps_numpy(q.astype(np.float32), y.astype(np.float32)) == pytest.approx(brute, abs=1e-5)
 
 
@@ -104,13 +109,13 @@ def hparams(**kw):
 
 def test_shapes_and_darts_weights_receive_gradients():
     ds = tiny_dataset()
-    model = ptn.build(hparams(), ds, c_t=11)
+    model = ptn.build(hparams(), ds, c_t=11, device=DEVICE)
     s = ds.parts["darts_train"].take(np.arange(8))
-    out = model(*ptn.tensors(s)[:3])
+    out = model(*ptn.tensors(s, DEVICE)[:3])
     assert out.shape == (8, FD.HORIZON, 11)
     for name, weights in model.architecture().items():
         assert sum(weights.values()) == pytest.approx(1.0), name
-    ptn.loss(out, ptn.tensors(s)[3]).backward()
+    ptn.loss(out, ptn.tensors(s, DEVICE)[3]).backward()
     for alpha in model.arch_parameters():
         assert alpha.grad is not None and torch.any(alpha.grad != 0)
 
@@ -119,7 +124,7 @@ def test_tiny_seeded_run_lowers_the_loss_and_cancel_stops():
     ds = tiny_dataset()
     h = hparams()
     torch.manual_seed(0)
-    model = ptn.build(h, ds, c_t=11)
+    model = ptn.build(h, ds, c_t=11, device=DEVICE)
     seen = ds.parts["darts_train"]  # PTN now starts at the deterministic-normal baseline: on this tiny
     before = ptn.crps_numpy(ptn.predict(model, seen), seen.target).mean()  # set, 8 epochs improve the fit,
     losses = []                                                            # not yet held-out forecasts
@@ -135,8 +140,8 @@ def test_tiny_seeded_run_lowers_the_loss_and_cancel_stops():
         return len(calls) > 3
 
     with pytest.raises(Cancelled):
-        ptn.train_darts(ptn.build(h, ds, c_t=11), h, ds.parts["darts_train"], ds.parts["darts_val"], epochs=50,
-                        seed=0, should_stop=stop)
+        ptn.train_darts(ptn.build(h, ds, c_t=11, device=DEVICE), h, ds.parts["darts_train"], ds.parts["darts_val"],
+                        epochs=50, seed=0, should_stop=stop)
     assert len(calls) == 4  # checked before every weight step: it stopped within the first epoch
 
 
@@ -200,17 +205,17 @@ def test_ptn_starts_at_the_deterministic_normal_baseline():
     for seed in range(3):
         torch.manual_seed(seed)
         for keep in (None, {"trunk": "parallel time"}, {"trunk": "dense encoder-decoder"}):
-            q = ptn.predict(ptn.build(hparams(), ds, c_t=11, keep=keep), test)
+            q = ptn.predict(ptn.build(hparams(), ds, c_t=11, device=DEVICE, keep=keep), test)
             assert ptn.crps_numpy(q, test.target).mean() < 1.1 * at_baseline, (seed, keep)
             # centred on the baseline: the start's corrections average out over windows and quantiles
             assert abs((q - baseline).mean()) < 0.25 * sigma.mean(), (seed, keep)
-        far = ptn.predict(ptn.TiDE(n_in, FD.HORIZON, 11), test)
+        far = ptn.predict(ptn.TiDE(n_in, FD.HORIZON, 11).to(DEVICE), test)
         assert ptn.crps_numpy(far, test.target).mean() > 2 * at_baseline
     # the parallel-time trunk's correction starts near 0 (weights ~1e-3): it agrees to a small fraction of σ
     torch.manual_seed(0)
-    q = ptn.predict(ptn.build(hparams(), ds, c_t=11, keep={"trunk": "parallel time"}), test)
+    q = ptn.predict(ptn.build(hparams(), ds, c_t=11, device=DEVICE, keep={"trunk": "parallel time"}), test)
     assert np.abs(q - baseline).max() < 0.05 * sigma.max()
-    paper = ptn.build(hparams(), ds, c_t=11, forecast_skip=False)
+    paper = ptn.build(hparams(), ds, c_t=11, device=DEVICE, forecast_skip=False)
     assert not paper.forecast_skip  # the thesis's architecture stays available
 
 
@@ -220,7 +225,7 @@ def test_tide_trains_for_a_wall_time_budget(monkeypatch):
     ds = tiny_dataset()
     s0 = ds.parts["darts_train"]
     n_in = s0.static.shape[1] + s0.history[0].size + s0.forecasts[0].size
-    tide = ptn.TiDE(n_in, s0.target.shape[1], 11)
+    tide = ptn.TiDE(n_in, s0.target.shape[1], 11).to(DEVICE)
     import itertools
     import types
 
@@ -231,27 +236,101 @@ def test_tide_trains_for_a_wall_time_budget(monkeypatch):
     assert ptn.train_plain(tide, s0, epochs=2, seed=0, steps=5) == 10  # no budget: exactly the epochs
 
 
-def test_tide_gets_its_share_of_ptns_time_not_the_cap_of_a_time_budgeted_run():
-    """With a wall-time budget for PTN's final training, final_epochs only caps PTN: TiDE trains for its budget
-    (here 0.3 s), not for the cap's epochs (1,000 epochs would take minutes). Without one, at least final_epochs."""
-    import time
+def test_tide_trains_for_its_planned_steps_whatever_the_clock():
+    """TiDE's budget is in steps (its share of PTN's time, turned into steps before the run): it takes exactly
+    them, and its warm start exactly its own; a config still in seconds is refused."""
     from dataclasses import replace as with_
 
     ds = tiny_dataset()
-    warm = ds.parts["darts_train"].take(np.arange(0))
-    capped = with_(ptn.PTNConfig(quantiles=11), final_epochs=1000, final_seconds=0.3)
-    start = time.perf_counter()
-    trained = ptn.final.train_baseline(capped, ds, 0, 1, 0.3, 0.0, warm, ptn.Counter(10**6), torch.device("cpu"))
-    assert time.perf_counter() - start < 5.0 and trained.steps < 1000 * capped.final_weight_steps
-    exact = with_(ptn.PTNConfig(quantiles=11), final_epochs=2, final_seconds=None)
-    trained = ptn.final.train_baseline(exact, ds, 0, 1, 0.0, 0.0, warm, ptn.Counter(10**6), torch.device("cpu"))
-    assert trained.steps == 2 * exact.final_weight_steps   # no budget: exactly final_epochs, as PTN
+    planned = with_(ptn.PTNConfig(quantiles=11, device=str(DEVICE)), tide_steps=30, tide_warm_steps=7)
+    warm = ds.parts["test"]
+    trained = ptn.final.train_baseline(planned, ds, 0, 1, warm, ptn.Counter(10**6), DEVICE)
+    assert trained.steps == 30 + 7
+    no_warm = ptn.final.train_baseline(planned, ds, 0, 1, warm.take(np.arange(0)), ptn.Counter(10**6), DEVICE)
+    assert no_warm.steps == 30
+    with pytest.raises(ValueError, match="not in steps yet"):
+        ptn.final.train_baseline(ptn.PTNConfig(quantiles=11), ds, 0, 1, warm, ptn.Counter(10), DEVICE)
+
+
+COSTS = ptn.StepCosts("test device", search_epoch=0.1, score=0.05, final_epoch=0.2, tide_step=0.015, ptn_step=0.02)
+
+
+def test_a_budget_in_seconds_becomes_steps_at_the_devices_costs():
+    """plan: each final training's seconds at the reference network's epoch cost; TiDE 80 % of PTN's budgeted
+    seconds (the search's estimate and one final training) at TiDE's step cost, and 80 % of PTN's warm start."""
+    config = ptn.PTNConfig(final_epochs=1000, final_seconds=60.0, warm_epochs=5)
+    planned, budget = ptn.plan(config, COSTS)
+    assert planned.planned() and planned.final_seconds is None and planned.final_epochs == 300  # 60 s / 0.2 s
+    search_s = ptn.search_cost(COSTS, planned.population, planned.generations, planned.first_rung_epochs(),
+                               planned.epochs)
+    assert budget.search_estimate == pytest.approx(search_s)
+    assert planned.tide_steps % 10 == 0 and planned.tide_steps == pytest.approx(0.8 * (search_s + 60.0) / 0.015, abs=10)
+    assert planned.tide_warm_steps == round(0.8 * 50 * 0.02 / 0.015)
+    assert budget.final_steps == 3000 and "3,000 steps" in budget.words()
+    assert ptn.plan(planned, COSTS)[0] == planned  # already in steps: unchanged
+    capped, _ = ptn.plan(ptn.PTNConfig(final_epochs=100, final_seconds=60.0), COSTS)
+    assert capped.final_epochs == 100  # final_epochs caps what the seconds buy
+    exact, _ = ptn.plan(ptn.PTNConfig(final_epochs=2, final_seconds=None), COSTS)
+    assert exact.final_epochs == 2 and exact.tide_steps >= 2 * 10  # the paper's exact epochs: TiDE no fewer
+
+
+def test_a_faster_device_buys_the_search_longer_rungs_then_more_agents():
+    """The search's seconds buy rungs of LEAVE_STEPS weight steps first, then agents up to max_population, then
+    longer rungs; a device too slow for more keeps the config's own shape."""
+    from dataclasses import replace as with_
+
+    config = ptn.PTNConfig(population=4, generations=2, epochs=2, first_rung=1, search_seconds=15.0, max_population=8)
+    target = -(-ptn.LEAVE_STEPS // ptn.SEARCH_WEIGHT_STEPS)
+    slow = ptn.search_shape(config, with_(COSTS, search_epoch=2.0, score=1.0), 15.0)
+    assert slow == (4, 1, 2)
+    shapes = [ptn.search_shape(config, with_(COSTS, search_epoch=e, score=e / 2), 15.0) for e in (0.4, 0.1, 0.02, 0.002)]
+    rungs, populations = [r for _, r, _ in shapes], [p for p, _, _ in shapes]
+    assert rungs == sorted(rungs) and populations == sorted(populations)  # never less on a faster device
+    assert all(e == 2 * r for _, r, e in shapes)  # the better half gets as many epochs again
+    assert shapes[-1][0] == 8 and shapes[-1][1] > target  # the fastest: every agent, then longer rungs
+    for p, r, _ in shapes:
+        assert p == 4 or r == target or p == 8  # agents come only after rungs reach the target
+        cost = ptn.search_cost(with_(COSTS, search_epoch=0.4, score=0.2), p, 2, r, 2 * r)
+        assert shapes[0] != (p, r, 2 * r) or cost <= 15.0
+
+
+def test_the_devices_timings_are_measured_once_and_kept(tmp_path, monkeypatch):
+    """The same device and shapes get the same timings, and with them the same steps: from this process's
+    memory, or from the JSON file named (a new process)."""
+    ds = tiny_dataset()
+    calls = []
+    monkeypatch.setattr(ptn.budget, "measure", lambda *a, **k: calls.append(1) or COSTS)
+    monkeypatch.setattr(ptn.budget, "_MEMORY", {})
+    config = ptn.PTNConfig(quantiles=11, final_seconds=30.0, search_seconds=5.0)
+    cache = tmp_path / "costs.json"
+    first, budget = ptn.budgeted(config, ds, DEVICE, cache)
+    assert calls == [1] and not budget.cached and cache.exists()
+    monkeypatch.setattr(ptn.budget, "_MEMORY", {})  # as a new process would start
+    second, again = ptn.budgeted(config, ds, DEVICE, cache)
+    assert calls == [1] and again.cached and second == first
+
+
+def test_the_same_seed_in_steps_gives_the_same_forecasts_twice_on_the_cpu():
+    """A run whose budget is in steps draws the same numbers whatever the machine's load: two runs of a small
+    config give identical CRPS (on the CPU, where PyTorch's kernels are deterministic)."""
+    from dataclasses import replace as with_
+
+    real = FD.lorenz_dataset
+    config = with_(TINY, device="cpu", seeds=1, tide_steps=40, tide_warm_steps=10)
+    assert config.planned()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(FD, "lorenz_dataset", lambda *a, **k: real(1, 1, k.get("seed", 0), nvar_steps=100,
+                                                               progress=k.get("progress")))
+        runs = [ptn.train(config) for _ in range(2)]
+    assert runs[0].budget is None  # nothing timed
+    pd.testing.assert_frame_equal(runs[0].crps, runs[1].crps, check_exact=True)
+    assert runs[0].runs["TiDE steps"].tolist() == runs[1].runs["TiDE steps"].tolist() == [40 + 10]
 
 
 def test_device_is_chosen_automatically_and_the_same_code_runs_there():
     assert ptn.device_for("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
     ds = tiny_dataset()
-    model = ptn.build(hparams(), ds, c_t=11, device=ptn.device_for("auto"))
+    model = ptn.build(hparams(), ds, c_t=11, device=DEVICE)
     q = ptn.predict(model, ds.parts["test"])  # inputs follow the model's device; results come back as NumPy
     assert isinstance(q, np.ndarray) and q.shape[-1] == 11
 
@@ -269,17 +348,17 @@ def test_a_derived_architecture_has_one_candidate_per_mixed_op_and_trains_weight
     keep = {"trunk": "parallel time", "history": "conv1d", "forecast collapse": "dense collapse",
             "forecasts": "attention"}
     torch.manual_seed(0)
-    model = ptn.build(hparams(), ds, c_t=11, keep=keep)
+    model = ptn.build(hparams(), ds, c_t=11, device=DEVICE, keep=keep)
     assert {k: list(v) for k, v in model.architecture().items()} == {k: [v] for k, v in keep.items()}
     assert model.arch_parameters() == []
-    full = ptn.build(hparams(), ds, c_t=11)
+    full = ptn.build(hparams(), ds, c_t=11, device=DEVICE)
     assert sum(p.numel() for p in model.parameters()) < sum(p.numel() for p in full.parameters())
     seen = ds.parts["darts_train"]
     before = ptn.crps_numpy(ptn.predict(model, seen), seen.target).mean()
     assert ptn.train_darts(model, hparams(), seen, ds.parts["darts_val"], epochs=6, seed=0) == 6 * 10  # no arch steps
     assert ptn.crps_numpy(ptn.predict(model, seen), seen.target).mean() < before
     with pytest.raises(ValueError, match="no candidate 'lstm'"):
-        ptn.build(hparams(), ds, c_t=11, keep={"history": "lstm"})
+        ptn.build(hparams(), ds, c_t=11, device=DEVICE, keep={"history": "lstm"})
 
 
 def test_verdict_text_never_calls_a_seed_split_a_win():
@@ -317,13 +396,19 @@ def test_the_run_warm_starts_retrains_per_seed_and_gives_tide_its_share_of_the_t
     assert len(result.runs) == 2 and result.runs.index.is_unique  # two seeds, one row each
     assert result.warm_rows > 0 and result.warm_rows + result.test_rows == n_test
     assert len(result.crps) == result.test_rows  # scored on the held-out windows the warm start never saw
-    assert (result.runs["TiDE (s)"] >= config.tide_time_share * result.runs["PTN (s)"] - 1e-9).all()
+    planned, budget = result.config, result.budget
+    assert planned.planned() and budget is not None and budget.costs.device == ptn.budget.device_words(DEVICE)
+    # TiDE's steps are its share of PTN's budgeted seconds (search and final training) at its own step cost
+    ptn_seconds = budget.search_estimate + planned.final_epochs * budget.costs.final_epoch
+    w = planned.final_weight_steps
+    assert planned.tide_steps == max(w, w * round(0.8 * ptn_seconds / budget.costs.tide_step / w))
+    assert (result.runs["TiDE steps"] == planned.tide_steps + planned.tide_warm_steps).all()
     # a short search leaves the trunk's weights tied: the cheaper dense encoder-decoder is derived, and with it
     # none of the parallel-time operations; else every mixed operation keeps one candidate
     assert set(result.derived) in ({"trunk"}, set(ptn.MIXED_OPS))
     assert {k: list(v) for k, v in result.architecture.items()} == {k: [v] for k, v in result.derived.items()}
-    assert records[-1].done == records[-1].total == config.total_units()
-    assert max(r.done for r in records) <= config.total_units()
+    assert records[-1].done == records[-1].total == planned.total_units()
+    assert max(r.done for r in records) <= planned.total_units()
 
 
 def test_the_run_reports_one_typed_record_per_event_with_a_monotone_counter(tiny_run):
@@ -349,7 +434,8 @@ def test_the_run_reports_one_typed_record_per_event_with_a_monotone_counter(tiny
 
 def test_the_forecasting_page_draws_a_real_runs_records(tiny_run, monkeypatch):
     """The page's live charts and results, drawn from a real tiny run's typed records (replayed)."""
-    from streamlit.testing.v1 import AppTest
+    plotly_io = pytest.importorskip("plotly.io")  # the app's own needs: absent on a bare GPU machine
+    AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
 
     from fairness_core.services.jobs import RUNNER
 
@@ -370,7 +456,7 @@ def test_the_forecasting_page_draws_a_real_runs_records(tiny_run, monkeypatch):
     assert job.wait(60) and job.snapshot().status == "done", job.snapshot().error
     at.run()
     assert not at.exception, at.exception
-    charts = [plotly.io.from_json(c.proto.spec) for c in at.get("plotly_chart")]
+    charts = [plotly_io.from_json(c.proto.spec) for c in at.get("plotly_chart")]
     titles = [str(fig.layout.title.text) for fig in charts]
     losses = next(f for f in charts if f.layout.title.text.startswith("Loss curves"))
     train_trace = next(t for t in losses.data if t.name == "training loss")
@@ -390,14 +476,14 @@ def test_tide_is_a_point_of_the_search_space():
     s = ds.parts["test"]
     n_in = s.static.shape[1] + s.history[0].size + s.forecasts[0].size
     torch.manual_seed(0)
-    tide = ptn.TiDE(n_in, FD.HORIZON, 11)
-    point = ptn.build(hparams(dense_width=256, dropout=0.1), ds, c_t=11, forecast_skip=False,
+    tide = ptn.TiDE(n_in, FD.HORIZON, 11).to(DEVICE)
+    point = ptn.build(hparams(dense_width=256, dropout=0.1), ds, c_t=11, device=DEVICE, forecast_skip=False,
                       keep={"trunk": "dense encoder-decoder"})
     assert sum(p.numel() for p in point.weight_parameters()) == sum(p.numel() for p in tide.parameters())
     point.trunk.ops[0].load_state_dict(tide.state_dict())
     assert np.allclose(ptn.predict(point, s), ptn.predict(tide, s), atol=1e-6)
-    assert "dense residual" in ptn.build(hparams(), ds, c_t=11).architecture()["history"]
-    started = ptn.build(hparams(dense_width=256), ds, c_t=11, keep={"trunk": "dense encoder-decoder"})
+    assert "dense residual" in ptn.build(hparams(), ds, c_t=11, device=DEVICE).architecture()["history"]
+    started = ptn.build(hparams(dense_width=256), ds, c_t=11, device=DEVICE, keep={"trunk": "dense encoder-decoder"})
     baseline = ptn.normal_quantiles(s.forecasts[:, -1, :, 0], ptn.error_scale(ds.parts["ga_train"]), 11)
     # with the forecast skip it starts near the deterministic-normal baseline (TiDE's own start is far from it)
     assert ptn.crps_numpy(ptn.predict(started, s), s.target).mean() < 1.1 * ptn.crps_numpy(baseline, s.target).mean()
@@ -408,13 +494,13 @@ def test_a_derived_architecture_inherits_the_weights_its_search_trained():
     ds = tiny_dataset()
     h = hparams()
     torch.manual_seed(0)
-    hyper = ptn.build(h, ds, c_t=11)
+    hyper = ptn.build(h, ds, c_t=11, device=DEVICE)
     ptn.train_darts(hyper, h, ds.parts["darts_train"], ds.parts["darts_val"], epochs=2, seed=0)
     s = ds.parts["test"]
     for keep in ({"trunk": "dense encoder-decoder"},
                  {"trunk": "parallel time", "history": "bigru", "forecast collapse": "mlp collapse",
                   "forecasts": "dense residual"}):
-        derived = ptn.build(h, ds, c_t=11, keep=keep)
+        derived = ptn.build(h, ds, c_t=11, device=DEVICE, keep=keep)
         assert ptn.inherit(derived, hyper) == len([k for k in derived.state_dict() if not k.endswith("alpha")])
         # the derived network computes what the hypermodel computes with each kept candidate at full weight
         with torch.no_grad():
@@ -531,7 +617,7 @@ def test_a_derived_dense_trunk_can_be_retrained_from_tides_start():
     ds = tiny_dataset()
     s = ds.parts["test"]
     torch.manual_seed(0)
-    model = ptn.build(hparams(dense_width=256, dropout=0.1), ds, c_t=11, keep=ptn.BASELINE_KEEP)
+    model = ptn.build(hparams(dense_width=256, dropout=0.1), ds, c_t=11, device=DEVICE, keep=ptn.BASELINE_KEEP)
     sigma = ptn.error_scale(ds.parts["ga_train"])
     at_baseline = ptn.crps_numpy(ptn.normal_quantiles(s.forecasts[:, -1, :, 0], sigma, 11), s.target).mean()
     assert ptn.crps_numpy(ptn.predict(model, s), s.target).mean() < 1.1 * at_baseline
@@ -539,7 +625,7 @@ def test_a_derived_dense_trunk_can_be_retrained_from_tides_start():
     dense = model.trunk.ops[0]
     assert dense.base_index.numel() == 0
     n_in = s.static.shape[1] + s.history[0].size + s.forecasts[0].size
-    tide = ptn.TiDE(n_in, FD.HORIZON, 11)
+    tide = ptn.TiDE(n_in, FD.HORIZON, 11).to(DEVICE)
     tide.load_state_dict(dense.state_dict())
     assert np.allclose(ptn.predict(model, s), ptn.predict(tide, s), atol=1e-6)
     assert ptn.crps_numpy(ptn.predict(model, s), s.target).mean() > 2 * at_baseline  # TiDE's start, far from it
@@ -573,7 +659,7 @@ def test_the_warm_start_is_kept_only_when_the_latest_warm_windows_say_it_helped(
         return float(ptn.crps_numpy(ptn.predict(m, check), check.target).mean())
 
     torch.manual_seed(0)
-    tide = ptn.TiDE(n_in, FD.HORIZON, 11)  # far from the data at its start: fine-tuning helps
+    tide = ptn.TiDE(n_in, FD.HORIZON, 11).to(DEVICE)  # far from the data at its start: fine-tuning helps
     before = crps_on_check(tide)
     assert ptn.final.warm_start(tide, warm, 5, seed=1, steps=10) == 50
     assert crps_on_check(tide) < before
@@ -599,7 +685,7 @@ def test_the_warm_start_fits_no_target_step_that_it_checks(monkeypatch):
                         lambda model, data, *a, **k: fitted.append(data) or real(model, data, *a, **k))
     n_in = warm.static.shape[1] + warm.history[0].size + warm.forecasts[0].size
     torch.manual_seed(0)
-    ptn.final.warm_start(ptn.TiDE(n_in, FD.HORIZON, 11), warm, 1, seed=1, steps=2)
+    ptn.final.warm_start(ptn.TiDE(n_in, FD.HORIZON, 11).to(DEVICE), warm, 1, seed=1, steps=2)
     (fit,) = fitted
     n_fit = len(warm) - n_check - FD.HORIZON
     assert ptn.final.WARM_GAP == FD.HORIZON and len(fit) == n_fit > 0

@@ -12,7 +12,8 @@ algorithm, trained on the ordered CRPS, judged against two baselines by skill sc
 ``ptn.final``       the derived architecture retrained and the baseline trained, per seed
 ``ptn.scoring``     the normal baseline, skill scores, the verdict, test forecasts to browse
 ``ptn.progress``    the typed progress records and the run's one progress counter
-``ptn.config``      :class:`PTNConfig`, the run's settings, and its presets ``DEMO`` and ``PAPER``
+``ptn.config``      :class:`PTNConfig`, the run's settings, and its presets ``DEMO``, ``GPU`` and ``PAPER``
+``ptn.budget``      budgets in steps: the device's step costs timed once, the seconds turned into steps
 ``ptn.run``         :class:`PTNResult` and :func:`train`, the whole run
 ==================  ===========================================================================
 
@@ -26,10 +27,12 @@ from .layers import (COST_ORDER, MIXED_OPS, Attention, BiGRU, CausalConv, Collap
 from .loss import OMEGA, crps, crps_numpy, loss, ordering_penalty
 from .progress import (AgentFitness, BaselineEpoch, Counter, DataStage, Done, FinalEpoch, SearchEpoch,
                        agent_frame, latest_architecture, latest_fan, loss_frame, probe)
-from .config import DEMO, PAPER, PTNConfig
+from .config import DEMO, GPU, PAPER, PTNConfig
+from .budget import LEAVE_STEPS, StepBudget, StepCosts, budgeted, measure, plan, search_cost, search_shape, step_costs
 from .run import (BASE_MB, BYTES_PER_INPUT, BYTES_PER_QUANTILE, LORENZ_WINDOWS, WEATHER_WINDOWS, PTNResult,
                   chosen_words, estimate, memory_mb, start_words, train)
 from .scoring import SEED_TABLE_5_2, examples, normal_quantiles, skill_table, verdict, verdict_text
-from .search import (BASELINE_KEEP, BASELINE_POINT, BENCH_FIDELITY, CLEARLY_BETTER_ALPHA, Agent, SearchOutcome,
-                     batch_means, choose, clearly_better, fidelity_correlation, fidelity_words, genetic_search)
+from .search import (BASELINE_KEEP, BASELINE_POINT, BENCH_FIDELITY, CLEARLY_BETTER_ALPHA, SEARCH_ARCH_STEPS,
+                     SEARCH_WEIGHT_STEPS, Agent, SearchOutcome, batch_means, choose, clearly_better,
+                     fidelity_correlation, fidelity_words, genetic_search)
 from .space import DENSE_WIDTHS, HEADS, ODD15, Param, crossover, mutate, mutation_rate, random_hparams, space

@@ -1,7 +1,13 @@
-"""The PTN run's settings: :class:`PTNConfig`, a budget and a data set, and its two presets.
+"""The PTN run's settings: :class:`PTNConfig`, a budget and a data set, and its presets.
 
-A module of its own so that every stage of the run (:mod:`.search`, :mod:`.final`, :mod:`.run`) imports the
-settings from here, and none imports :mod:`.run`, which imports them all."""
+A module of its own so that every stage of the run (:mod:`.search`, :mod:`.final`, :mod:`.budget`, :mod:`.run`)
+imports the settings from here, and none imports :mod:`.run`, which imports them all. It imports nothing of the
+package.
+
+A budget is given in seconds (``search_seconds``, ``final_seconds``: what the page offers) and run in steps:
+before training, :func:`models.ptn.budget.plan` times a few steps on the device in hand once and turns the
+seconds into epochs and steps (``epochs``, ``population``, ``final_epochs``, ``tide_steps``). The run then counts
+steps, so the same seed on the same device gives the same numbers whatever the machine's load."""
 
 from __future__ import annotations
 
@@ -20,9 +26,18 @@ class PTNConfig:
     first_rung: int = 2  # epochs of the first rung (the low-fidelity fitness) under successive halving
     final_epochs: int = 300  # the derived architecture, retrained (TiDE trains for a share of PTN's time)
     final_weight_steps: int = 10  # weight steps per final epoch (the paper: 10)
-    #: Wall-time budget of each final training (None: exactly final_epochs, as the paper); with it, final_epochs
-    #: is a cap. A derived architecture costs what it costs per step; the budget bounds the run, not the step.
+    #: Seconds of each final training on the device in hand (None: exactly final_epochs, as the paper). Turned
+    #: into final_epochs once, before the run, by timing the reference network's steps (:mod:`.budget`).
     final_seconds: float | None = None
+    #: Seconds of the genetic search on the device in hand (None: population, epochs and first_rung as given).
+    #: Turned into rungs and agents once, before the run: rungs first grow to LEAVE_STEPS weight steps (enough
+    #: for agents to leave their start), then the population to max_population, then the rungs again.
+    search_seconds: float | None = None
+    max_population: int = 16
+    #: TiDE's optimizer steps and its warm start's (None: tide_time_share of PTN's budgeted seconds, search
+    #: included, at TiDE's own step cost timed on the device; set by :func:`models.ptn.budget.plan`).
+    tide_steps: int | None = None
+    tide_warm_steps: int | None = None
     quantiles: int = 111
     hidden_sizes: tuple[int, ...] = (48, 72)  # demo; the paper's Table 5.1: 72, 96, ..., 240
     elite_every: int = 2
@@ -62,6 +77,10 @@ class PTNConfig:
         """Agents per generation that get the search's later epochs (successive halving)."""
         return -(-self.population // 2) if self.first_rung_epochs() < self.epochs else self.population
 
+    def planned(self) -> bool:
+        """Whether the run's budget is all in steps (nothing left in seconds for :func:`.budget.plan`)."""
+        return self.final_seconds is None and self.search_seconds is None and self.tide_steps is not None
+
     def total_units(self) -> int:
         first = self.first_rung_epochs()
         per_generation = self.population * first + self.survivors() * (self.epochs - first)
@@ -71,7 +90,13 @@ class PTNConfig:
         return asdict(self)
 
 
-DEMO = PTNConfig(epochs=2, first_rung=1, final_epochs=1000, final_seconds=60.0)
+#: The page's demo: a few minutes on two CPU cores (the search's 15 s there buy the rungs of one epoch that the
+#: demo ran before its search was set in time; a faster device buys longer rungs and more agents).
+DEMO = PTNConfig(epochs=2, first_rung=1, final_epochs=1000, final_seconds=60.0, search_seconds=15.0)
+#: About eight minutes on one H100 (``bench/ptn.py --budget gpu``): a search of 45 s, final trainings of 50 s,
+#: three seeds; TiDE trains for 80 % of PTN's whole time in each seed (0.8 × 95 s).
+GPU = PTNConfig(epochs=2, first_rung=1, population=6, final_epochs=100_000, final_seconds=50.0,
+                search_seconds=45.0, seeds=3)
 PAPER = PTNConfig(population=12, generations=10, epochs=30, final_epochs=30, final_weight_steps=10,
                   hidden_sizes=tuple(range(72, 241, 24)),
                   elite_every=2, elites=2, patience=3, fitness_samples=4096, systems_per_part=50, inits_per_system=5,

@@ -1,5 +1,6 @@
 """After the search: the derived architecture retrained and warm-started per seed, and the TiDE-style
-baseline trained for its share of PTN's training time, warm-started the same way (Briscoe 2024, §5.5)."""
+baseline trained for its share of PTN's training time, warm-started the same way (Briscoe 2024, §5.5). Both
+count steps (:mod:`.budget` turned the page's seconds into them before the run)."""
 
 from __future__ import annotations
 
@@ -52,9 +53,10 @@ def hypermodel_of(config: PTNConfig, ds: FD.Dataset, search: SearchOutcome, devi
 def train_final(config: PTNConfig, ds: FD.Dataset, search: SearchOutcome, keep: dict[str, str] | None, seed: int,
                 run: int, warm: FD.Samples, counter: Counter, device: torch.device, probe: FD.Samples,
                 should_stop: Callable[[], bool] | None = None) -> Trained:
-    """The derived architecture (``keep``; None: the whole hypermodel) trained for ``final_epochs`` epochs,
-    starting afresh (a dense trunk as ``config.final_start`` says) or from the weights the search trained
-    (``config.inherit``), then warm-started on ``warm``."""
+    """The derived architecture (``keep``; None: the whole hypermodel) trained for exactly ``final_epochs`` epochs
+    (a budget in seconds was turned into them before the run: :mod:`.budget`), starting afresh (a dense trunk as
+    ``config.final_start`` says) or from the weights the search trained (``config.inherit``), then warm-started
+    on ``warm``."""
     if config.final_start not in ("tide", "baseline"):
         raise ValueError(f"final_start: {config.final_start!r}; use 'tide' or 'baseline'")
     torch.manual_seed(seed)
@@ -69,19 +71,15 @@ def train_final(config: PTNConfig, ds: FD.Dataset, search: SearchOutcome, keep: 
     before = counter.done
 
     def on_epoch(epoch: int, train_loss: float, val_loss: float) -> None:
-        if config.final_seconds:  # a time budget: the share of it used so far
-            share = min(1.0, (time.perf_counter() - start) / config.final_seconds)
-            counter.set(before + round(config.final_epochs * share))
-        else:
-            counter.advance()
+        counter.advance()
         counter.report(FinalEpoch, run=run, epoch=epoch, train_loss=train_loss, val_loss=val_loss,
                        architecture=model.architecture(), fan=fan(predict(model, probe)[0]),
-                       message=f"retraining the best agent (seed {run} of {config.seeds}), epoch {epoch}")
+                       message=f"retraining the best agent (seed {run} of {config.seeds}), epoch {epoch} of "
+                               f"{config.final_epochs}")
 
     steps = train_darts(model, h, ds.parts["darts_train"], ds.parts["darts_val"], config.final_epochs, seed=seed,
                         weight_steps=config.final_weight_steps, on_epoch=on_epoch, should_stop=should_stop,
-                        paper_lr=config.paper_lr, seconds=config.final_seconds,
-                        plateau_samples=256 if config.paper_lr else FINAL_CURVE_SAMPLES)
+                        paper_lr=config.paper_lr, plateau_samples=256 if config.paper_lr else FINAL_CURVE_SAMPLES)
     counter.set(before + config.final_epochs)
     final_seconds = time.perf_counter() - start
     start = time.perf_counter()
@@ -93,15 +91,16 @@ def train_final(config: PTNConfig, ds: FD.Dataset, search: SearchOutcome, keep: 
     return Trained(model, final_seconds + warm_seconds, steps, warm_seconds)
 
 
-def train_baseline(config: PTNConfig, ds: FD.Dataset, seed: int, run: int, budget: float, warm_budget: float,
-                   warm: FD.Samples, counter: Counter, device: torch.device,
-                   should_stop: Callable[[], bool] | None = None) -> Trained:
-    """The TiDE-style baseline on the same inputs and loss for ``budget`` seconds, then warm-started on ``warm``
-    for ``warm_budget`` seconds at the same rate as PTN. Without a wall-time budget for PTN's final training
-    (``final_seconds`` None: PTN trains exactly ``final_epochs``), TiDE trains at least ``final_epochs`` too; with
-    one (``final_epochs`` then only caps PTN), TiDE's floor is one epoch, so it gets its share of PTN's time and
-    not the cap's epochs (the demo's cap of 1,000 epochs had given TiDE 2.3 times PTN's time on the page)."""
-    floor = config.final_epochs if config.final_seconds is None else 1
+def train_baseline(config: PTNConfig, ds: FD.Dataset, seed: int, run: int, warm: FD.Samples, counter: Counter,
+                   device: torch.device, should_stop: Callable[[], bool] | None = None) -> Trained:
+    """The TiDE-style baseline on the same inputs and loss for ``config.tide_steps`` steps, then warm-started on
+    ``warm`` for ``config.tide_warm_steps`` (its share of PTN's time, search included, and of PTN's warm start,
+    turned into TiDE's steps on this device by :func:`.budget.plan`). Steps, not seconds: the same seed gives the
+    same TiDE whatever the machine's load."""
+    if config.tide_steps is None or config.tide_warm_steps is None:
+        raise ValueError("TiDE's budget is not in steps yet: plan the config first (models.ptn.budget.budgeted)")
+    w = config.final_weight_steps
+    epochs = max(1, -(-config.tide_steps // w))
     s0 = ds.parts["darts_train"]
     n_in = s0.static.shape[1] + s0.history[0].size + s0.forecasts[0].size
     torch.manual_seed(seed)
@@ -109,18 +108,15 @@ def train_baseline(config: PTNConfig, ds: FD.Dataset, seed: int, run: int, budge
     start, before = time.perf_counter(), counter.done
 
     def on_epoch(epoch: int, train_loss: float) -> None:
-        share = min(1.0, (time.perf_counter() - start) / max(budget, 1e-9))
-        counter.set(before + min(config.final_epochs, round(config.final_epochs * share)))
-        counter.report(BaselineEpoch, run=run, epoch=epoch, train_loss=train_loss, budget_seconds=budget,
-                       message=f"training the TiDE baseline for {budget:.0f} s ({config.tide_time_share:.0%} of "
-                               f"PTN's training time; seed {run} of {config.seeds}), epoch {epoch}")
+        counter.set(before + round(config.final_epochs * epoch / epochs))
+        counter.report(BaselineEpoch, run=run, epoch=epoch, train_loss=train_loss, budget_steps=epochs * w,
+                       message=f"training the TiDE baseline for {epochs * w:,} steps ({config.tide_time_share:.0%} of "
+                               f"PTN's time; seed {run} of {config.seeds}), epoch {epoch} of {epochs}")
 
-    steps = train_plain(tide, s0, floor, seed=seed + 11, steps=config.final_weight_steps,
-                        on_epoch=on_epoch, should_stop=should_stop, seconds=budget)
+    steps = train_plain(tide, s0, epochs, seed=seed + 11, steps=w, on_epoch=on_epoch, should_stop=should_stop)
     counter.set(before + config.final_epochs)
-    if len(warm) and config.warm_epochs:
-        steps += warm_start(tide, warm, 1, seed=seed + 12, steps=config.final_weight_steps, should_stop=should_stop,
-                            seconds=warm_budget)
+    if len(warm) and config.warm_epochs and config.tide_warm_steps:
+        steps += warm_start(tide, warm, 1, seed=seed + 12, steps=config.tide_warm_steps, should_stop=should_stop)
     counter.advance()
     return Trained(tide, time.perf_counter() - start, steps)
 

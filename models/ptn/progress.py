@@ -67,12 +67,12 @@ class FinalEpoch(Progress):
 
 @dataclass(frozen=True)
 class BaselineEpoch(Progress):
-    """One epoch of the TiDE-style baseline (seed ``run``)."""
+    """One epoch of the TiDE-style baseline (seed ``run``), out of its budget of ``budget_steps`` steps."""
 
     run: int = 0
     epoch: int = 0
     train_loss: float = float("nan")
-    budget_seconds: float = 0.0
+    budget_steps: int = 0
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import torch
 
 from .. import forecast_data as FD
 from ..jobs_interface import Estimate, ProgressCallback
+from .budget import StepBudget, budgeted
 from .config import PTNConfig
 from .fit import device_for, error_scale
 from .layers import PTN, derive
@@ -75,6 +76,8 @@ class PTNResult:
     fidelity_rho: float = float("nan")  # Spearman's ρ between the two
     search_seconds: float = 0.0
     search_steps: int = 0
+    #: What the config's seconds bought on this device (None: the config was in steps already).
+    budget: StepBudget | None = None
 
 
 def load_data(config: PTNConfig, counter: Counter, should_stop: Callable[[], bool] | None = None) -> FD.Dataset:
@@ -100,14 +103,24 @@ def warm_and_test(ds: FD.Dataset, share: float) -> tuple[FD.Samples, FD.Samples]
 
 
 def train(config: PTNConfig, on_progress: ProgressCallback | None = None,
-          should_stop: Callable[[], bool] | None = None) -> PTNResult:
-    """Data, deterministic forecaster, genetic search with DARTS, the derived architecture retrained, both
-    baselines, skill scores on the test part. Reports one typed record per event (:mod:`.progress`):
-    DataStage, SearchEpoch and AgentFitness, FinalEpoch, BaselineEpoch, Done."""
+          should_stop: Callable[[], bool] | None = None, cache: str | None = None) -> PTNResult:
+    """Data, deterministic forecaster, the budget in steps for this device, genetic search with DARTS, the
+    derived architecture retrained, both baselines, skill scores on the test part. Reports one typed record per
+    event (:mod:`.progress`): DataStage, SearchEpoch and AgentFitness, FinalEpoch, BaselineEpoch, Done.
+
+    A budget in seconds is turned into steps first (:func:`.budget.budgeted`; ``cache`` names a JSON file that
+    keeps the device's timings across processes); the run then counts steps, so the same seed and the same
+    timings give the same numbers. The result's ``config`` is the one in steps."""
     counter = Counter(config.total_units(), on_progress)
     device = device_for(config.device)
     torch.manual_seed(config.seed)
     ds = load_data(config, counter, should_stop)
+    if not config.planned():
+        counter.report(DataStage, message=f"timing a few steps on {device} to turn the budget into steps")
+    config, budget = budgeted(config, ds, device, cache)
+    counter.total = max(counter.done, config.total_units())
+    if budget is not None:
+        counter.report(DataStage, message=f"budget in steps, {budget.words()}")
     probe = ds.parts["ga_val"].take(np.array([0]))
     counter.report(DataStage, message="data ready", probe_truth=tuple(probe.target[0].tolist()),
                    probe_deterministic=tuple(probe.forecasts[0, -1, :, 0].tolist()))
@@ -120,10 +133,9 @@ def train(config: PTNConfig, on_progress: ProgressCallback | None = None,
         seed = config.seed + 7 + 101 * r
         ptn_run = train_final(config, ds, search, keep, seed, r + 1, warm, counter, device, probe, should_stop)
         # Baseline 2: TiDE-style MLP on the same inputs and loss, for a share of PTN's training time (the
-        # search included), warm-started the same way for the same share of PTN's warm-start time.
-        tide_run = train_baseline(config, ds, seed, r + 1,
-                                  config.tide_time_share * (search.seconds + ptn_run.seconds - ptn_run.warm_seconds),
-                                  config.tide_time_share * ptn_run.warm_seconds, warm, counter, device, should_stop)
+        # search included), warm-started the same way for the same share of PTN's warm-start time: in steps
+        # that budget.plan set from the device's timings.
+        tide_run = train_baseline(config, ds, seed, r + 1, warm, counter, device, should_stop)
         (q_ptn, c_ptn), (_, c_tide) = score(ptn_run.model, test), score(tide_run.model, test)
         crps_sets.append((c_ptn, c_tide))
         first = first or (q_ptn, c_ptn, ptn_run.model)
@@ -150,7 +162,8 @@ def train(config: PTNConfig, on_progress: ProgressCallback | None = None,
                             "device": [str(device), str(device), "-"],
                             "what": [f"search ({len(search.agents)} agents, {search.seconds:.0f} s) + the {what} "
                                      "retrained + warm start",
-                                     f"trained for {config.tide_time_share:.0%} of PTN's time, warm start likewise",
+                                     f"{config.tide_steps:,} steps: {config.tide_time_share:.0%} of PTN's budgeted "
+                                     "time, warm start likewise",
                                      "no training: N(forecast, σ = MAE per lead)"]},
                            index=pd.Index(["PTN", "TiDE", "deterministic (normal)"], name="model"))
     q_ptn, c_first, model = first
@@ -159,7 +172,7 @@ def train(config: PTNConfig, on_progress: ProgressCallback | None = None,
                      examples(q_ptn, test, c_first), ds.description, ds.scaler, budgets, runs_df,
                      searched_architecture=search.best.architecture, derived=keep or {}, warm_rows=len(warm),
                      test_rows=len(test), fidelity=search.fidelity, fidelity_rho=search.fidelity_rho,
-                     search_seconds=search.seconds, search_steps=search.steps)
+                     search_seconds=search.seconds, search_steps=search.steps, budget=budget)
 
 
 def chosen_words(result: PTNResult) -> str:

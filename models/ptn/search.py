@@ -49,6 +49,8 @@ BASELINE_KEEP = {"trunk": "dense encoder-decoder"}
 #: One-sided level of :func:`clearly_better`: a challenger replaces the incumbent only when its mean validation
 #: CRPS is lower beyond a one-sided 95 % bound of the paired difference (batch means, Student's t).
 CLEARLY_BETTER_ALPHA = 0.05
+#: Weight and architecture steps of one search epoch (Briscoe 2024, §5.4.1: ten, then five).
+SEARCH_WEIGHT_STEPS, SEARCH_ARCH_STEPS = 10, 5
 
 
 @dataclass
@@ -126,6 +128,7 @@ def _train_rung(config: PTNConfig, ds: FD.Dataset, model: PTN, agent: Agent, k: 
 
     steps = train_darts(model, agent.hparams, ds.parts["darts_train"], ds.parts["darts_val"], epochs,
                         seed=config.seed + 1000 * generation + 100 * first + k, on_epoch=on_epoch,
+                        weight_steps=SEARCH_WEIGHT_STEPS, arch_steps=SEARCH_ARCH_STEPS,
                         should_stop=should_stop, paper_lr=config.paper_lr, sample_paths=config.sample_paths)
     agent.architecture = model.architecture()
     judged = derived_of(config, ds, model, agent) if config.derive else model
