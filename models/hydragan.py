@@ -18,8 +18,10 @@ are softmax blocks, passed to the critic through a Gumbel-softmax (τ = 0.2) so 
 outputs cannot be told from one-hot real rows by their softness alone. Sampling draws each
 categorical value from its softmax.
 
-Everything is seeded and deterministic on CPU. Checkpoints hold state dicts and a JSON
-string only, and load with ``torch.load(..., weights_only=True)``.
+Everything is seeded and deterministic on CPU. Training runs on a GPU when one is present
+(``HydraConfig.device``; the same code, with the random draws made on the GPU), and the trained
+networks come back to the CPU, where sampling and calibration run. Checkpoints hold state dicts and
+a JSON string only, and load with ``torch.load(..., weights_only=True)``.
 """
 
 from __future__ import annotations
@@ -123,7 +125,7 @@ def activate(raw: torch.Tensor, schema: Schema, gumbel_tau: float | None = None,
         p = F.softmax(logits, dim=1)
         probs.append((start, p))
         if gumbel_tau is not None:
-            u = torch.rand(logits.shape, generator=generator).clamp_(1e-10, 1 - 1e-10)
+            u = torch.rand(logits.shape, generator=generator, device=logits.device).clamp_(1e-10, 1 - 1e-10)
             parts.append(F.softmax((logits - torch.log(-torch.log(u))) / gumbel_tau, dim=1))
         else:
             parts.append(p)
@@ -135,7 +137,7 @@ def gradient_penalty(critic: nn.Module, real: torch.Tensor, fake: torch.Tensor, 
                      weight: float = 10.0, generator: torch.Generator | None = None) -> torch.Tensor:
     """WGAN-GP: weight · E[(‖∇_x̂ D(x̂, c)‖₂ − 1)²] at random interpolates x̂ of real and fake rows."""
     pac = getattr(critic, "pac", 1)
-    eps = torch.rand(real.shape[0] // pac, 1, generator=generator).repeat_interleave(pac, dim=0)
+    eps = torch.rand(real.shape[0] // pac, 1, generator=generator, device=real.device).repeat_interleave(pac, dim=0)
     mix = (eps * real + (1 - eps) * fake).requires_grad_(True)
     score = critic(mix, cond)
     (grad,) = torch.autograd.grad(score.sum(), mix, create_graph=True)
@@ -267,6 +269,7 @@ class HydraGAN:
         clipping and rounding) and each categorical column's logits."""
         schema, n = self.schema, len(cond_index)
         self.generator.eval()
+        device = next(self.generator.parameters()).device  # the CPU, but for the quality checks while training
         alphas, mode_blocks, blocks = schema.alphas(), schema.mode_blocks(), schema.blocks()
         values: list[list[np.ndarray]] = [[] for _ in schema.numeric]
         logits: list[list[np.ndarray]] = [[] for _ in schema.categorical]
@@ -275,7 +278,7 @@ class HydraGAN:
             idx = torch.as_tensor(cond_index[start:start + batch])
             lab = None if label_index_ is None else torch.as_tensor(label_index_[start:start + batch])
             z = torch.randn(len(idx), self.config.noise_dim, generator=gen)
-            raw = self.generator(z, conditioning(idx, lab, self.schema))
+            raw = self.generator(z.to(device), conditioning(idx, lab, self.schema).to(device)).cpu()
             for j, (c, a, (s, e)) in enumerate(zip(schema.numeric, alphas, mode_blocks)):
                 values[j].append(decode_numeric(torch.tanh(raw[:, a]).numpy(), gumbel_max(raw[:, s:e], gen), c))
             for j, (s, e) in enumerate(blocks):
@@ -363,6 +366,13 @@ def condition_label_shares(frame: pd.DataFrame, schema: Schema) -> pd.DataFrame:
     return table.reindex(index=schema.conditions, columns=cats, fill_value=0.0)
 
 
+def device_for(choice: str = "auto") -> torch.device:
+    """"auto": the GPU when PyTorch sees one, else the CPU; or a device name ("cpu", "cuda:0")."""
+    if choice == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(choice)
+
+
 def train(config: HydraConfig, data: pd.DataFrame, on_progress: ProgressCallback | None = None,
           should_stop: Callable[[], bool] | None = None) -> HydraGAN:
     """Train Conditional HydraGAN on ``data``; returns the model (also when stopped early).
@@ -377,15 +387,17 @@ def train(config: HydraConfig, data: pd.DataFrame, on_progress: ProgressCallback
     target = torch.as_tensor(diversity_target(schema, config.diversity_target), dtype=torch.float32)
     x_np, c_np = encode(data, schema, config.seed, should_stop)
     l_np = label_index(data, schema) if schema.label_condition else np.zeros(len(data), dtype=int)
+    device = device_for(config.device)
+    target = target.to(device)
     torch.manual_seed(config.seed)
-    gen_rng = torch.Generator().manual_seed(config.seed)
+    gen_rng = torch.Generator(device=device).manual_seed(config.seed)
     np_rng = np.random.default_rng(config.seed)
     n_cond = len(schema.conditions)
-    G = Generator(config.noise_dim, schema.condition_dim, schema.data_dim, config.hidden)
-    D = Critic(schema.data_dim, schema.condition_dim, config.hidden, config.pac)
+    G = Generator(config.noise_dim, schema.condition_dim, schema.data_dim, config.hidden).to(device)
+    D = Critic(schema.data_dim, schema.condition_dim, config.hidden, config.pac).to(device)
     opt_g = torch.optim.Adam(G.parameters(), lr=config.lr, betas=(0.5, 0.9))
     opt_d = torch.optim.Adam(D.parameters(), lr=config.lr, betas=(0.5, 0.9))
-    x_all, c_all, l_all = torch.as_tensor(x_np), torch.as_tensor(c_np), torch.as_tensor(l_np)
+    x_all, c_all, l_all = (torch.as_tensor(a, device=device) for a in (x_np, c_np, l_np))
     counts = np.bincount(c_np, minlength=n_cond).astype(float)
     weights = counts[c_np] ** -config.balance
     weights /= weights.sum()
@@ -403,20 +415,22 @@ def train(config: HydraConfig, data: pd.DataFrame, on_progress: ProgressCallback
             step -= 1
             break
         for _ in range(config.n_critic):
-            idx = torch.as_tensor(np_rng.choice(len(x_np), size=batch, p=weights))
+            idx = torch.as_tensor(np_rng.choice(len(x_np), size=batch, p=weights), device=device)
             real = x_all[idx]
             _, c1 = cvec(idx)
             with torch.no_grad():
-                fake, _ = activate(G(torch.randn(batch, config.noise_dim, generator=gen_rng), c1), schema, 0.2, gen_rng)
+                z = torch.randn(batch, config.noise_dim, generator=gen_rng, device=device)
+                fake, _ = activate(G(z, c1), schema, 0.2, gen_rng)
             d_real, d_fake = D(real, c1).mean(), D(fake, c1).mean()
             gp = gradient_penalty(D, real, fake, c1, config.gp_weight, gen_rng)
             loss_d = d_fake - d_real + gp
             opt_d.zero_grad(set_to_none=True)
             loss_d.backward()
             opt_d.step()
-        idx = torch.as_tensor(np_rng.choice(len(x_np), size=batch, p=weights))
+        idx = torch.as_tensor(np_rng.choice(len(x_np), size=batch, p=weights), device=device)
         cidx, c1 = cvec(idx)
-        fake, probs = activate(G(torch.randn(batch, config.noise_dim, generator=gen_rng), c1), schema, 0.2, gen_rng)
+        z = torch.randn(batch, config.noise_dim, generator=gen_rng, device=device)
+        fake, probs = activate(G(z, c1), schema, 0.2, gen_rng)
         adv = -D(fake, c1).mean()
         div = (diversity_loss(probs[dpos], cidx, n_cond, target) if dpos is not None
                else torch.zeros((), dtype=adv.dtype))
@@ -429,14 +443,14 @@ def train(config: HydraConfig, data: pd.DataFrame, on_progress: ProgressCallback
             if dpos is not None and config.quality_every and step % config.quality_every == 0:
                 model = HydraGAN(config, schema, G, D, step)
                 shares = condition_label_shares(model.sample(1000 * n_cond, seed=step), schema)
-                quality = float(np.abs(shares.to_numpy() - target.numpy()[None, :]).mean())
+                quality = float(np.abs(shares.to_numpy() - target.cpu().numpy()[None, :]).mean())
                 G.train()
             on_progress(GanStep(done=step, total=config.steps, message=f"step {step} of {config.steps}", step=step,
                                 critic=(d_fake - d_real).item(), gp=gp.item(), generator=adv.item(),
                                 diversity=div.item(), steps_per_s=step / max(time.perf_counter() - started, 1e-9),
                                 quality=quality))
     G.eval()
-    model = HydraGAN(config, schema, G, D, step)
+    model = HydraGAN(config, schema, G.cpu(), D.cpu(), step)  # sampling, calibration and checkpoints on the CPU
     if config.calibrate and step == config.steps:
         if on_progress is not None:
             on_progress(Stage(done=step, total=config.steps, message="calibrating each group's columns",

@@ -49,6 +49,9 @@ class HydraConfig:
     seed: int = 0
     quality_every: int = 100  # steps between quality reports (0: never)
     calibrate: bool = True  # fit per-cell marginal maps after training (models.hydragan_calibration)
+    #: Where the networks train: "auto" (a GPU when PyTorch sees one, else the CPU), "cpu" or "cuda[:k]". The
+    #: trained networks come back to the CPU, where sampling and calibration run.
+    device: str = "auto"
 
     def validate(self) -> None:
         if not self.condition_columns:
@@ -64,6 +67,8 @@ class HydraConfig:
                 raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
         if self.lr == 0:
             raise ValueError("lr must be > 0")
+        if self.device not in ("auto", "cpu") and not str(self.device).startswith("cuda"):
+            raise ValueError(f"device must be 'auto', 'cpu' or 'cuda[:k]', got {self.device!r}")
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
