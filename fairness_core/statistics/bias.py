@@ -175,8 +175,11 @@ def four_fifths_verdicts(di: npt.ArrayLike) -> npt.NDArray[np.object_]:
     """:func:`four_fifths_verdict` for an array of DI values at once."""
     di = np.asarray(di, dtype=float)
     with np.errstate(invalid="ignore"):
-        return np.select([~np.isfinite(di), di < FOUR_FIFTHS_LOW, di > FOUR_FIFTHS_HIGH],
-                         ["undefined", "bias for j", "bias for i"], "no bias").astype(object)
+        code = np.select([~np.isfinite(di), di < FOUR_FIFTHS_LOW, di > FOUR_FIFTHS_HIGH], [0, 1, 2], 3)
+    return _FOUR_FIFTHS_WORDS[code]    # one str object per word, gathered: no new string per pair
+
+
+_FOUR_FIFTHS_WORDS = np.array(["undefined", "bias for j", "bias for i", "no bias"], dtype=object)
 
 
 def undefined_reason(name: str, cm_i: ConfusionMatrix, cm_j: ConfusionMatrix) -> str | None:

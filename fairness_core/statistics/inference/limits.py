@@ -79,8 +79,13 @@ def _score_roots(xx1: FloatArray, nn1: FloatArray, xx2: FloatArray, nn2: FloatAr
         c = np.where(np.isfinite(c) & (c > a) & (c < b), c, 0.5 * (a + b))
         fc = np.clip(_mn_z(x1, n1, x2, n2, np.exp(c)) - goal, -1e6, 1e6)
         left = fc > 0                      # root lies in [c, b]
-        a, fa, b, fb = (np.where(left, c, a), np.where(left, fc, np.where(side == -1, fa / 2, fa)),
-                        np.where(left, b, c), np.where(left, np.where(side == 1, fb / 2, fb), fc))
+        right = ~left
+        np.copyto(fa, fa / 2, where=side == -1)    # Illinois: the end kept twice running is halved ...
+        np.copyto(fb, fb / 2, where=side == 1)
+        np.copyto(a, c, where=left)               # ... unless it is the end replaced now
+        np.copyto(fa, fc, where=left)
+        np.copyto(b, c, where=right)
+        np.copyto(fb, fc, where=right)
         side = np.where(left, 1, -1).astype(np.int8)
         done = (np.abs(fc) < 1e-12) | (b - a < tol)
         if done.any():
@@ -276,18 +281,31 @@ class _GridBounds:
     one out), linear in z between grid points.
     The lower bound falls and the upper rises with z."""
 
-    def __init__(self, at, size: int, log: bool = False) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, at, size: int, log: bool = False, prepare=None) -> None:  # type: ignore[no-untyped-def]
         """``log``: the bounds are positive (a ratio) and linear in z on the log scale, so that swapping the
-        two groups gives exactly reciprocal bounds and the same p-values."""
+        two groups gives exactly reciprocal bounds and the same p-values. ``prepare(rows)``, optional: ``at``
+        for fixed rows, as a function of (k, side) that gathers what the rows need once (a search asks the
+        same rows at many k)."""
         self.size, self.log = size, log
         self._ends: dict[int, tuple[FloatArray, FloatArray]] = {}   # each side's bound at the grid's two ends
+        if prepare is None:
+            def prepare(rows):  # type: ignore[no-untyped-def]
+                return lambda k, side="both": at(k, rows, side)
         if log:
             def log_at(k, rows, side="both"):  # type: ignore[no-untyped-def]
                 with np.errstate(divide="ignore"):
                     return tuple(None if b is None else np.log(b) for b in at(k, rows, side))
-            self.at = log_at
+
+            def log_prepare(rows):  # type: ignore[no-untyped-def]
+                at_k = prepare(rows)
+
+                def log_at_k(k, side="both"):  # type: ignore[no-untyped-def]
+                    with np.errstate(divide="ignore"):
+                        return tuple(None if b is None else np.log(b) for b in at_k(k, side))
+                return log_at_k
+            self.at, self.prepare = log_at, log_prepare
         else:
-            self.at = at
+            self.at, self.prepare = at, prepare
 
     def bounds(self, gamma: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
         """Lower and upper bounds, each one-sided at level 1 − ``gamma`` (a scalar or one value per pair)."""
@@ -316,8 +334,6 @@ class _GridBounds:
         pick = 0 if side == "above" else 1
         sign = 1.0 if side == "above" else -1.0
 
-        def excess(k: npt.NDArray[np.intp], rows: npt.NDArray[np.intp]) -> FloatArray:
-            return sign * (self.at(k, rows, ("low", "high")[pick])[pick] - null[rows])   # falls with k; > 0: excluded
 
         rows = np.arange(self.size)
         if pick not in self._ends:     # the same for every null: computed once per side
@@ -330,11 +346,12 @@ class _GridBounds:
         searched = np.flatnonzero((e0 > 0) & (e_end <= 0))
         for start in range(0, searched.size, BLOCK):    # blocks that stay in cache through the search
             todo = searched[start:start + BLOCK]
+            at_k, null_todo, side_name = self.prepare(todo), null[todo], ("low", "high")[pick]
             lo, hi = np.zeros(todo.size, dtype=np.intp), np.full(todo.size, _K, dtype=np.intp)
             e_lo, e_hi = e0[todo], e_end[todo]
-            while np.any(hi - lo > 1):                  # excess(lo) > 0 >= excess(hi)
+            while np.any(hi - lo > 1):                  # excess(lo) > 0 >= excess(hi); excess falls with k
                 mid = (lo + hi) // 2
-                e_mid = excess(mid, todo)
+                e_mid = sign * (at_k(mid, side_name)[pick] - null_todo)
                 above = e_mid > 0
                 lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
                 e_lo, e_hi = np.where(above, e_mid, e_lo), np.where(above, e_hi, e_mid)

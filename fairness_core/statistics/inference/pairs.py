@@ -79,7 +79,23 @@ class OFIPairs:
                     if side != "low":
                         high = np.minimum(est[rows] + np.sqrt(above[a] + below[c]), OFI_RANGE)
                     return low, high
+
+                def prepare(rows: npt.NDArray[np.intp]):  # type: ignore[no-untyped-def]
+                    first, second, centre = gi[rows] * width, gj[rows] * width, est[rows]
+
+                    def at_k(k: npt.NDArray[np.intp],
+                             side: str = "both") -> tuple[FloatArray | None, FloatArray | None]:
+                        a, c = first + k, second + k
+                        low = high = None
+                        if side != "high":
+                            low = np.maximum(centre - np.sqrt(below[a] + above[c]), -OFI_RANGE)
+                        if side != "low":
+                            high = np.minimum(centre + np.sqrt(above[a] + below[c]), OFI_RANGE)
+                        return low, high
+                    return at_k
             else:
+                prepare = None  # type: ignore[assignment]
+
                 def at(k: npt.NDArray[np.intp], rows: npt.NDArray[np.intp],
                        side: str = "both") -> tuple[FloatArray | None, FloatArray | None]:
                     a, c = gi[rows], gj[rows]
@@ -89,7 +105,7 @@ class OFIPairs:
                     high = est[rows] + np.sqrt((hi_i - b[a]) ** 2 + (b[c] - lo_j) ** 2)
                     return np.maximum(low, -OFI_RANGE), np.minimum(high, OFI_RANGE)
 
-            self._grid = _GridBounds(at, s.size)
+            self._grid = _GridBounds(at, s.size, prepare=prepare)
 
     def p_value(self, null: float = 0.0, side: str = "two-sided") -> FloatArray:
         """p-value of H0: Δ ≤ null (``"above"``), Δ ≥ null (``"below"``) or Δ = null (``"two-sided"``: twice the
@@ -169,7 +185,16 @@ class DIPairs:
                 lo_j, hi_j = limits(c, k)
                 return _mover_ratio(r[a], r[c], lo_i, hi_i, lo_j, hi_j, zero1[rows], zero2[rows])
 
-            self._grid = _GridBounds(at, s.size, log=True)
+            def prepare(rows: npt.NDArray[np.intp]):  # type: ignore[no-untyped-def]
+                a, c, r_a, r_c, zero_a, zero_c = gi[rows], gj[rows], r[gi[rows]], r[gj[rows]], zero1[rows], zero2[rows]
+
+                def at_k(k: npt.NDArray[np.intp], side: str = "both") -> tuple[FloatArray, FloatArray]:
+                    lo_i, hi_i = limits(a, k)
+                    lo_j, hi_j = limits(c, k)
+                    return _mover_ratio(r_a, r_c, lo_i, hi_i, lo_j, hi_j, zero_a, zero_c)
+                return at_k
+
+            self._grid = _GridBounds(at, s.size, log=True, prepare=prepare)
 
     def p_value(self, null: float = 1.0, side: str = "two-sided") -> FloatArray:
         """p-value of H0: DI ≤ null (``"above"``), DI ≥ null (``"below"``) or DI = null (``"two-sided"``)."""
