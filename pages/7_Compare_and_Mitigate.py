@@ -147,18 +147,20 @@ held = cmp.before_after(rows, rows.key, settings, tolerance, alpha, adjust, esti
 before, after = held.iloc[0], held.iloc[1]
 label = PERFORMANCE[objective]
 where = "held-out" if estimate == "split" else "cross-fitted"
+st.markdown(f"**Before → after, {where}** ({md_escape(cmp.ESTIMATES[estimate])}; hover a number for its interval):")
 cards = st.columns(len(cmp.TARGET_MEASURES[target]) + 2)
 for col, name in zip(cards, [*cmp.TARGET_MEASURES[target], objective.replace("_", " ")]):
     r = chosen.loc[name]
     higher_better = name in ("smallest impact ratio", "accuracy", "balanced accuracy")
-    col.metric(f"{name[0].upper() + name[1:]}, {where} (before → after)", f"{r['before estimate']:.3f} → {r['after estimate']:.3f}",
+    col.metric(f"{name[0].upper() + name[1:]} (before → after)", f"{r['before estimate']:.3f} → {r['after estimate']:.3f}",
                f"{r['after estimate'] - r['before estimate']:+.3f}", delta_color="normal" if higher_better else "inverse",
                help=f"Before {cmp.interval_text(r, 'before')}; after {cmp.interval_text(r, 'after')}.")
 bias = [int(x.get("verdict: algorithmic bias", 0)) for x in (before, after)]
-cards[-1].metric(f"Pairs with algorithmic bias, {where}", f"{bias[0]} → {bias[1]}", f"{bias[1] - bias[0]:+d}",
+cards[-1].metric("Pairs with algorithmic bias", f"{bias[0]} → {bias[1]}", f"{bias[1] - bias[0]:+d}",
                  delta_color="inverse" if bias[0] != bias[1] else "off")
-st.markdown(reading.mitigation_held_out(before, after, objective, label, md_escape(held["interval_level"].iloc[0]),
-                                        alpha))
+level = md_escape(held["interval_level"].iloc[0])
+st.markdown(reading.mitigation_held_out(before, after, objective, label, level, alpha) if estimate == "split"
+            else cmp.cross_fitted_reading(before, after, objective, label, level, alpha))
 st.markdown(f"**Deterministic or randomized, {where}.** Each estimate with its {md_escape(det.attrs['interval'])}.")
 st.dataframe(cmp.side_by_side(det, rnd, target, objective), hide_index=True, width="stretch")
 mixed = cmp.fit(rows, rows.key, rnd_s).rule
@@ -186,7 +188,7 @@ with c2:
     csv_download(cmp.held_decisions(rows, settings, fitted.rule), "mitigated_predictions.csv",
                  "Download the mitigated decisions on the held-out rows (CSV)", key="mit-csv", index=False)
 st.markdown("Apply the downloaded rule to next month's file (the score and group columns named as in that file):")
-st.code(cmp.apply_command(settings, attribute), language="bash")
+st.code(cmp.apply_command(settings, attribute), language="bash", wrap_lines=True)
 
 
 def _add() -> None:

@@ -43,7 +43,7 @@ def test_renders_on_each_demo_and_follows_the_performance_measure(demo):
         assert not at.exception, at.exception
         assert f"{label} [CI]" in at.dataframe[0].value.columns
         assert f"best by {label}" in texts(at)
-    assert "Largest |OFI|, held-out (before → after)" in [m.label for m in at.metric]
+    assert "Largest |OFI| (before → after)" in [m.label for m in at.metric]
 
 
 def compas_held_out(attribute: str = "race"):  # type: ignore[no-untyped-def]
@@ -93,7 +93,7 @@ def test_two_models_are_paired_and_the_mitigated_model_becomes_a_candidate():
     before, after = held.summary()["max_abs_ofi"]
     assert after < before                                 # per-group thresholds narrow the largest gap
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Largest |OFI|, held-out (before → after)"] == f"{before:.3f} → {after:.3f}"
+    assert metrics["Largest |OFI| (before → after)"] == f"{before:.3f} → {after:.3f}"
     assert "On the held-out rows the largest |OFI| goes from" in texts(at)
     table = next(d.value for d in at.dataframe if "group threshold" in d.value.columns)
     assert len(table) == 6 and table["group threshold"].notna().all()
@@ -137,7 +137,7 @@ def test_an_infeasible_tolerance_is_a_message_with_the_smallest_one():
     offer.click().run()
     assert not at.exception and not at.error
     assert at.slider(key="mit-tol").value == pytest.approx(tol)
-    assert "Largest |OFI|, held-out (before → after)" in [m.label for m in at.metric]
+    assert "Largest |OFI| (before → after)" in [m.label for m in at.metric]
 
 
 def test_the_loaded_data_is_one_candidate_and_says_a_mitigated_model_makes_the_second():
@@ -186,7 +186,8 @@ def test_equalized_odds_shows_its_own_gaps_both_rules_side_by_side_and_the_apply
     at.slider(key="mit-tol").set_value(0.02).run()
     assert not at.exception, at.exception
     labels = [m.label for m in at.metric]
-    assert "TPR gap, held-out (before → after)" in labels and "FPR gap, held-out (before → after)" in labels
+    assert "TPR gap (before → after)" in labels and "FPR gap (before → after)" in labels
+    assert "Before → after, held-out" in texts(at)
     assert all("[" in (m.help or "") for m in at.metric if "gap" in m.label)   # each with its interval
     table = next(d.value for d in at.dataframe if "after: randomized rule" in d.value.columns)
     assert list(table["measure"]) == ["TPR gap", "FPR gap", "accuracy"]
@@ -197,7 +198,7 @@ def test_equalized_odds_shows_its_own_gaps_both_rules_side_by_side_and_the_apply
     at.radio(key="mit-randomize").set_value(True).run()
     at.radio(key="mit-estimate").set_value("cross-fit").run()
     assert not at.exception, at.exception
-    assert "TPR gap, cross-fitted (before → after)" in [m.label for m in at.metric]
+    assert "Before → after, cross-fitted" in texts(at) and "Cross-fitted over all rows" in texts(at)
     rows = cmp.demo_rows("compas", "race")
     assert f"measured on all {len(rows.y):,} rows" in texts(at)
     settings = cmp.Settings("COMPAS decile score", "equalized_odds", 0.02, "accuracy", 1.0, 1.0, True)

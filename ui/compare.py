@@ -186,6 +186,17 @@ def measures(_rows: Rows, key: str, s: Settings, estimate: str, alpha: float) ->
     return out
 
 
+def cross_fitted_reading(before: pd.Series, after: pd.Series, objective: str, label: str, interval_level: str,
+                         alpha: float) -> str:
+    """:func:`fairness_core.reading.mitigation_held_out`'s sentence for cross-fitted decisions (every row, each
+    decided by thresholds fitted on the other folds)."""
+    ci = reading.ci_text
+    return (f"Cross-fitted over all rows, the largest |OFI| goes from {ci(before, 'max_abs_ofi')} with one shared "
+            f"threshold to {ci(after, 'max_abs_ofi')} with per-group thresholds (each row decided by thresholds "
+            f"fitted without its fold); {label} from {ci(before, objective)} to {ci(after, objective)} (intervals: "
+            f"{interval_level} for |OFI|, {1 - alpha:.0%} for {label}).")
+
+
 def interval_text(row: pd.Series, side: str) -> str:
     """An estimate and its interval as people read it ("undefined" with the reason where it is NaN)."""
     est = row[f"{side} estimate"]
