@@ -1,4 +1,4 @@
-"""What the bench scripts share: wall-clock timing.
+"""What the bench scripts share: wall-clock timing, the ``--quick`` flag and the goals their JSON line declares.
 
 Every script that times something imports it from here (``from bench._common import stopwatch, timed`` after
 putting the checkout on ``sys.path``), so that "seconds" means one thing in every benchmark: the
@@ -14,6 +14,15 @@ steps asynchronously, with its own helper.
 ...     _ = sorted(range(1000), reverse=True)
 >>> took.seconds >= 0
 True
+
+Every script ends with one JSON line that holds its figures and declares what it promises (read by
+``bench/run.py``): ``"goals"`` maps a figure (a key of the line, dotted into nested objects) to a bound,
+``"ratio"`` is the script's figure against the baseline it ran in the same process, and ``"quick"`` says
+whether it ran at the smaller ``--quick`` sizes.
+
+>>> line = declare({"seconds": 0.8}, goals={"seconds": at_most(1.0)}, ratio=(25.0, "loop / vectorized"), quick=False)
+>>> line["goals"], line["ratio"]
+({'seconds': {'at_most': 1.0}}, {'value': 25.0, 'of': 'loop / vectorized'})
 """
 
 from __future__ import annotations
@@ -21,7 +30,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, TypeVar
 
-__all__ = ["Stopwatch", "stopwatch", "timed"]
+__all__ = ["Stopwatch", "at_least", "at_most", "declare", "equal_to", "stopwatch", "timed"]
 
 T = TypeVar("T")
 
@@ -65,3 +74,30 @@ def stopwatch() -> Stopwatch:
     """``with stopwatch() as took: ...`` then ``took.seconds``: for a span that is not one call (a loop, a fit
     with set-up around it), or one that must run once."""
     return Stopwatch()
+
+
+def at_most(bound: float) -> dict[str, float]:
+    """A goal: the figure is at most ``bound``."""
+    return {"at_most": bound}
+
+
+def at_least(bound: float) -> dict[str, float]:
+    """A goal: the figure is at least ``bound``."""
+    return {"at_least": bound}
+
+
+def equal_to(value: Any) -> dict[str, Any]:
+    """A goal: the figure equals ``value`` (a check that must hold, such as two methods agreeing)."""
+    return {"equal_to": value}
+
+
+def declare(figures: dict[str, Any], *, goals: dict[str, dict[str, Any]], ratio: tuple[float, str] | None,
+            quick: bool) -> dict[str, Any]:
+    """``figures`` with the script's ``goals`` (figure -> :func:`at_most` / :func:`at_least` / :func:`equal_to`),
+    its ``ratio`` against the same-process baseline as (value, what it divides) and whether it ran ``quick``:
+    the JSON last line ``bench/run.py`` reads."""
+    out = dict(figures)
+    out["goals"] = goals
+    out["ratio"] = None if ratio is None else {"value": ratio[0], "of": ratio[1]}
+    out["quick"] = quick
+    return out

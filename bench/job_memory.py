@@ -2,12 +2,14 @@
 
     python bench/job_memory.py                  # both models, a few sizes each (a few minutes on 2 cores)
     python bench/job_memory.py --only ptn       # one model
+    python bench/job_memory.py --quick          # the smallest size of each
 
 Each run is a fresh process: the memory a job adds is its peak resident set (``ru_maxrss``) minus
 the resident set just before it started (libraries imported, data read). Budgets are tiny (a few
 steps and epochs): memory grows with the data and the network sizes, not with the number of steps.
 The estimates the job runner admits jobs by (``experiment.estimate``, ``ptn.estimate``) are
-printed beside the measurements; every line is JSON.
+printed beside the measurements; every line is JSON, the last one the summary with the goal: no run
+measured above its estimate.
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench._common import at_most, declare  # noqa: E402
 
 PRELUDE = """
 import json, resource, sys
@@ -68,13 +73,22 @@ def run(code: str) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", choices=["hydragan", "ptn"])
+    parser.add_argument("--quick", action="store_true", help="the smallest size of each model")
     args = parser.parse_args()
+    runs = []
     if args.only in (None, "hydragan"):
-        for rows in (20_000, 100_000, 400_000):
-            print(json.dumps(run(CHILD_GAN.format(root=str(ROOT), rows=rows))), flush=True)
+        for rows in (20_000, 100_000, 400_000)[: 1 if args.quick else 3]:
+            runs.append(run(CHILD_GAN.format(root=str(ROOT), rows=rows)))
+            print(json.dumps(runs[-1]), flush=True)
     if args.only in (None, "ptn"):
-        for spp, ips, hidden in ((4, 2, 48), (8, 4, 48), (16, 4, 240)):
-            print(json.dumps(run(CHILD_PTN.format(root=str(ROOT), spp=spp, ips=ips, hidden=hidden))), flush=True)
+        for spp, ips, hidden in ((4, 2, 48), (8, 4, 48), (16, 4, 240))[: 1 if args.quick else 3]:
+            runs.append(run(CHILD_PTN.format(root=str(ROOT), spp=spp, ips=ips, hidden=hidden)))
+            print(json.dumps(runs[-1]), flush=True)
+    share = max(r["measured_mib"] / max(r["estimate_mb"], 1) for r in runs)
+    print(json.dumps(declare({"runs": len(runs), "max_measured_over_estimate": round(share, 3)},
+                             goals={"max_measured_over_estimate": at_most(1.0)},
+                             ratio=(round(share, 3), "largest measured peak / the runner's estimate"),
+                             quick=args.quick)))
 
 
 if __name__ == "__main__":
