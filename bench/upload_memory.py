@@ -29,7 +29,8 @@ subtracted so the numbers compare what each path adds. Goals: upload to CMs with
 added memory; ``read_table`` ≤ 1.5 GiB peak and ≤ 20 s; every upload answered (accepted, or refused as it
 should be) in ≤ 30 s and ≤ 1 GiB peak, printed PASS/FAIL per case and goal. JSON last line.
 
-``--quick``: the row-level CSV and its Parquet copy at 10^6 rows; every other case as in the full run.
+``--quick``: the row-level CSV and its Parquet copy at 10^6 rows (the time ratio against DuckDB is then reported
+without its goal, which is set at the 4 M-row file); every other case as in the full run.
 """
 
 from __future__ import annotations
@@ -274,8 +275,9 @@ def main() -> None:
                       "upload_goals": verdicts,
                       "all_uploads_meet_goals": all(v == "PASS" for g in verdicts.values() for v in g.values())},
         goals={"all_uploads_meet_goals": equal_to(True), "read_table_meets_goal": equal_to(True),
-               "refusals_meet_goal": equal_to(True), "time_ratio_vs_duckdb": at_most(3),
-               "memory_ratio_beyond_bytes": at_most(3)},
+               "refusals_meet_goal": equal_to(True), "memory_ratio_beyond_bytes": at_most(3),
+               # at the issue's 177 MiB file; on a smaller one a process's fixed costs weigh more than DuckDB's
+               **({"time_ratio_vs_duckdb": at_most(3)} if args.rows >= 4_000_000 else {})},
         ratio=(round(time_ratio, 2), "upload to CMs in place / DuckDB, time"), quick=args.quick)))
 
 
