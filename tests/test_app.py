@@ -337,10 +337,12 @@ def test_forecasting_page_trains_ptn_in_the_background_and_reports_skill(monkeyp
     assert any(m.label.startswith("Median skill vs TiDE") for m in at.metric)
     budgets = frame_with(at, "optimizer steps")  # the fair comparison's record: seconds and steps per model
     assert list(budgets.index) == ["PTN", "TiDE", "deterministic (normal)"]
-    assert budgets.loc["TiDE", "training (s)"] >= 0.8 * budgets.loc["PTN", "training (s)"] - 1e-9
     assert budgets.loc["PTN", "optimizer steps"] > 0 and budgets.loc["TiDE", "optimizer steps"] > 0
     runs = frame_with(at, "TiDE steps")  # one row per seed of the final training, with each seed's skill
-    assert len(runs) == ptn_demo_seeds() and (runs["TiDE (s)"] >= 0.8 * runs["PTN (s)"] - 1e-9).all()
+    # TiDE's fair share is a budget in steps (80 % of PTN's budgeted time, turned into TiDE's steps once), not a
+    # race of wall clocks: every seed gets the same number of steps, whatever the machine's load
+    assert len(runs) == ptn_demo_seeds() and (runs["TiDE steps"] == runs["TiDE steps"].iloc[0]).all()
+    assert (runs["TiDE steps"] > 0).all() and (runs["PTN steps"] > 0).all()
     assert any("per seed" in m.value and "over 2 seeds" in m.value for m in at.markdown)
     at.radio(key="ptn-kind").set_value("multi-modal").run()
     assert not at.exception
