@@ -186,8 +186,9 @@ def commit() -> dict[str, Any]:
     """The checked-out commit and whether the files a benchmark runs differ from it."""
     def git(*a: str) -> str:
         return subprocess.run(["git", *a], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    changed = [x[3:] for x in git("status", "--porcelain", "--", "fairness_core", "bench", "models", "ui",
-                                  "pages", "app.py").splitlines() if x[3:] != "bench/history.jsonl"]
+    status = subprocess.run(["git", "status", "--porcelain", "--", "fairness_core", "bench", "models", "ui", "pages",
+                             "app.py"], cwd=ROOT, capture_output=True, text=True).stdout   # "XY path": not stripped,
+    changed = [x[3:] for x in status.splitlines() if x[3:] != "bench/history.jsonl"]   # X may be a space
     return {"commit": git("rev-parse", "--short=10", "HEAD"), "subject": git("log", "-1", "--format=%s")[:80],
             "uncommitted": changed}
 
