@@ -699,3 +699,16 @@ def test_the_warm_start_fits_no_target_step_that_it_checks(monkeypatch):
 
     assert shares_a_step(warm.target[k - 1], warm.target[k])  # without the gap: shared steps
     assert not any(shares_a_step(t, warm.target[k]) for t in fit.target[-FD.HORIZON:])
+
+
+def test_a_device_timing_is_the_fastest_epoch_so_load_cannot_shrink_the_budget(monkeypatch):
+    """The step costs are each unit's fastest epoch: an epoch slowed by another program (here 5× the others) does
+    not change the cost, so a timing taken on a busy machine plans the budget a quiet one would."""
+    ticks = iter([0.0, 1.0, 6.0, 7.0, 8.0])   # epochs of 1, 5, 1 and 1 seconds
+    monkeypatch.setattr(ptn.budget, "_clock", lambda device: next(ticks))
+
+    def run(on_epoch):
+        for _ in range(4):
+            on_epoch()
+
+    assert ptn.budget._fastest_epoch(DEVICE, run) == 1.0
