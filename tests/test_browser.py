@@ -521,10 +521,13 @@ def test_compare_two_candidates_mitigate_and_download_the_thresholds(open_page, 
                          ".includes('(COMPAS decile score, per-group thresholds'))", timeout=60000)
     pg.wait_for_function(IDLE, timeout=60000)
     with pg.expect_download(timeout=60000) as info:
-        pg.get_by_role("button", name="Download the thresholds (JSON)").click()
+        pg.get_by_role("button", name="Download the rule (JSON)").click()
     path = tmp_path / "thresholds.json"
     info.value.save_as(path)
-    rule = json.loads(path.read_text(encoding="utf-8"))
-    assert {"thresholds", "target", "tolerance", "objective", "split", "held_out", "score"} <= set(rule)
-    assert rule["target"] == "ofi" and len(rule["thresholds"]) == 6 and "African-American" in rule["thresholds"]
-    assert rule["held_out"]["max_abs_ofi"] >= 0
+    rule = json.loads(path.read_text(encoding="utf-8"))   # the rule file `python -m fairness_core apply` reads
+    assert {"format", "version", "groups", "target", "tolerance", "objective", "fitting_rows", "context"} <= set(rule)
+    groups = [g["group"] for g in rule["groups"]]
+    assert rule["target"] == "ofi" and len(groups) == 6 and "African-American" in groups
+    assert {"score", "estimate", "held_out"} <= set(rule["context"]) and rule["context"]["held_out"]["max_abs_ofi"] >= 0
+    from fairness_core.mitigation import ThresholdRule
+    assert sorted(map(str, ThresholdRule.from_json(path.read_text(encoding="utf-8")).thresholds)) == sorted(groups)
