@@ -84,16 +84,13 @@ def test_a_rule_file_of_another_version_is_refused(files, capsys):
     assert "rule file version 0: this fairness_core reads version 1" in capsys.readouterr().err
 
 
-def test_apply_reaches_ten_million_rows_a_second_in_memory():
-    """The issue's speed goal, loosely here (a shared test machine): bench/mitigation.py measures it."""
-    import time
-
+def test_apply_on_categorical_groups_decides_as_on_text_groups():
+    """apply hands predict a categorical (one pass over the groups): its decisions are the text groups' own. The
+    speed goal (10^7 rows/s) is bench/mitigation.py's, never a timed test."""
     rng = np.random.default_rng(1)
-    g = pd.Series(rng.choice([f"g{i:02d}" for i in range(36)], 2_000_000)).astype("category")
-    s = rng.random(2_000_000)
+    g = pd.Series(rng.choice([f"g{i:02d}" for i in range(36)], 200_000)).astype("category")
+    s = rng.random(200_000)
     rule = mitigation.fit_thresholds(s[:50_000], rng.random(50_000) < s[:50_000], g[:50_000].astype(str).to_numpy(),
                                      "demographic_parity", 0.02, randomize=True)
-    rule.predict(s, g, random_state=0)
-    start = time.perf_counter()
-    rule.predict(s, g, random_state=0)
-    assert 2_000_000 / (time.perf_counter() - start) >= 2e6   # 10^7 goal / 5 for a loaded machine
+    np.testing.assert_array_equal(rule.predict(s, g, random_state=0),
+                                  rule.predict(s, g.astype(str).to_numpy(), random_state=0))
