@@ -9,6 +9,12 @@ sys.path.insert(0, str(ROOT))
 # (a test of the store or of saving points FAIRNESS_AUDIT_STORE at a file of its own).
 os.environ.setdefault("FAIRNESS_AUDIT_STORE", "sqlite://")
 
+# Under pytest-xdist each worker is one process per core: one compute thread each (PyTorch's and NumPy's BLAS
+# read this when imported), so two workers never run four threads on two cores, where PyTorch's spinning
+# threads slowed a HydraGAN test tenfold. A test that needs threads sets them itself.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 import pytest
 
 
