@@ -25,7 +25,7 @@ import pandas as pd
 
 from .statistics import inference
 from .audit import Audit
-from .statistics.verdicts import DEFAULT_OFI_TOLERANCE, VerdictSettings, level_text
+from .statistics.verdicts import DEFAULT_OFI_TOLERANCE, VerdictSettings, level_text, unpack_settings
 from .common.vocabulary import DEFAULT_ALPHA, check_alpha
 from .statistics.confusion import ConfusionMatrix
 from .statistics.rows import RowData
@@ -121,8 +121,7 @@ def ll144_summary(audit_or_rows: Audit | RowData, *, scores: npt.ArrayLike | Non
     >>> s["status"].tolist()[2]
     'excluded: under 2 % of the data'
     """
-    if isinstance(tolerance, VerdictSettings):
-        tolerance, alpha, adjust = tolerance.tolerance, tolerance.alpha, tolerance.adjust
+    tolerance, alpha, adjust = unpack_settings(tolerance, alpha, adjust)
     if not 0 <= exclude_below < 1:
         raise ValueError(f"exclude_below must be a share in [0, 1), got {exclude_below!r}")
     check_alpha(alpha)

@@ -39,7 +39,8 @@ import pandas as pd
 
 from .statistics import inference
 from .audit import Audit, NEEDS_OUTCOMES, NeedsOutcomes
-from .statistics.verdicts import DEFAULT_OFI_TOLERANCE, VerdictSettings, critical_level, level_text
+from .statistics.verdicts import (DEFAULT_OFI_TOLERANCE, VerdictSettings, critical_level, level_text,
+                                  unpack_settings)
 from .common.vocabulary import DEFAULT_ALPHA, adjustment, alpha_from_level, check_alpha
 
 FloatArray = npt.NDArray[np.float64]
@@ -173,8 +174,7 @@ def series_changes(history: Iterable[Any], tolerance: float | VerdictSettings | 
     entries = _entries(history)
     if blind := [p for p, a, _ in entries if not a.has_outcomes]:
         raise NeedsOutcomes(f"the trend of OFI {NEEDS_OUTCOMES} (period(s) {', '.join(blind)} hold decisions alone)")
-    if isinstance(tolerance, VerdictSettings):
-        tolerance, alpha, adjust = tolerance.tolerance, tolerance.alpha, tolerance.adjust
+    tolerance, alpha, adjust = unpack_settings(tolerance, alpha, adjust)
     last = entries[-1][2] if entries else None
     tolerance = tolerance if tolerance is not None else getattr(last, "tolerance", DEFAULT_OFI_TOLERANCE)
     alpha = alpha if alpha is not None else getattr(last, "alpha", DEFAULT_ALPHA)

@@ -65,7 +65,7 @@ from sqlalchemy.pool import StaticPool
 
 from ..common import text
 from ..audit import Audit
-from ..statistics.verdicts import DEFAULT_OFI_TOLERANCE, VerdictSettings
+from ..statistics.verdicts import DEFAULT_OFI_TOLERANCE, VerdictSettings, unpack_settings
 from ..common.vocabulary import ADJUSTMENT_KEYS, DEFAULT_ALPHA, check_alpha
 # The schema, re-exported where callers have always found it (store.SCHEMA_VERSION, store.SavedAudit, ...).
 from .store_schema import BUSY_TIMEOUT_S, LOCAL_USER, MAX_LABEL, MAX_USER, MIGRATIONS, SCHEMA_VERSION, SavedAudit
@@ -306,8 +306,7 @@ class AuditStore:
                           FairnessDeprecationWarning, stacklevel=2)
         labels = {"name": _label(name, "name", required=True), "model": _label(model, "model"),
                   "period": _label(period, "period"), "model_version": _label(model_version, "model version")}
-        if isinstance(tolerance, VerdictSettings):   # the settings in one object, as Audit.verdicts takes them
-            tolerance, alpha, adjust = tolerance.tolerance, tolerance.alpha, tolerance.adjust
+        tolerance, alpha, adjust = unpack_settings(tolerance, alpha, adjust)
         if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not (0 < tolerance < 2):
             raise ValueError(f"tolerance must be a number in (0, 2), got {tolerance!r}")
         check_alpha(alpha)

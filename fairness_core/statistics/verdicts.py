@@ -33,6 +33,7 @@ the impact ratio of the four-fifths rule), or j is the ``reference`` group when 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -85,6 +86,22 @@ class VerdictSettings:
         _check_settings(self.tolerance, self.alpha, self.adjust)
         object.__setattr__(self, "tolerance", float(self.tolerance))
         object.__setattr__(self, "alpha", float(self.alpha))
+
+
+def unpack_settings(tolerance: Any, alpha: Any, adjust: Any) -> tuple[Any, Any, Any]:
+    """The convention of every function that judges (``Audit.verdicts``, ``ll144_summary``, ``series_changes``,
+    ``AuditStore.save``): a :class:`VerdictSettings` may stand in place of ``tolerance``, and then its tolerance,
+    alpha and adjustment are the ones used; otherwise the three values are returned as given (each function
+    checks them as it always has).
+
+    >>> unpack_settings(VerdictSettings(0.02, 0.1, "bh"), 0.05, "holm")
+    (0.02, 0.1, 'bh')
+    >>> unpack_settings(0.03, None, None)
+    (0.03, None, None)
+    """
+    if isinstance(tolerance, VerdictSettings):
+        return tolerance.tolerance, tolerance.alpha, tolerance.adjust
+    return tolerance, alpha, adjust
 
 
 @dataclass(frozen=True)
