@@ -156,3 +156,54 @@ def test_group_names_follow_the_upload_rules(tmp_path):
     twins.to_parquet(tmp_path / "twins.parquet", index=False)
     with pytest.raises(DataValidationError, match="two different group values both read as 'Asian'"):
         io.aggregate(tmp_path / "twins.parquet", label="y", prediction="p", groups=["g"])
+
+
+def _outcome(source, **kw):  # noqa: ANN001, ANN202
+    """The per-group counts, or the message of the refusal."""
+    try:
+        return io.aggregate(source, **kw).cms
+    except DataValidationError as exc:
+        return str(exc)
+
+
+@pytest.mark.parametrize("case", ["threshold", "flip", "binary", "nan label", "missing", "third value"])
+def test_one_pass_over_the_cells_answers_as_the_two_passes_do(rows, tmp_path, monkeypatch, case):
+    """aggregate reads the table of cells (groups × label × prediction, with what is missing) in one pass; with
+    MAX_CELLS at 0 it takes the two passes of before (the checks, then the counts). Same counts, same messages."""
+    from fairness_core.services.io import warehouse
+
+    df = rows.assign(pred=np.where(rows["score"] >= 0.5, 1, 0), y=rows["y"].astype("float64"))
+    kw = {"label": "y", "groups": ["race", "sex"], "positive": 1}
+    if case in ("threshold", "flip"):
+        kw.update(prediction="score", threshold=0.5, flip=case == "flip")
+    else:
+        kw.update(prediction="pred")
+    if case == "nan label":        # NaN is a value to the engine (not missing): a third label value
+        df.loc[[2, 9], "y"] = np.nan
+    if case == "missing":
+        df["pred"] = df["pred"].astype("float64")
+        df.loc[[4], "pred"] = None
+        df.loc[[6, 7], "sex"] = None
+    if case == "third value":
+        df.loc[[1], "pred"] = 5
+    df.to_parquet(tmp_path / "log.parquet", index=False)
+    one = _outcome(tmp_path / "log.parquet", **kw)
+    monkeypatch.setattr(warehouse, "MAX_CELLS", 0)
+    two = _outcome(tmp_path / "log.parquet", **kw)
+    assert one == two
+    if case in ("threshold", "flip", "binary"):
+        assert one == io.cms_from_predictions(df, "y", kw["prediction"], ["race", "sex"], 1,
+                                              threshold=kw.get("threshold"), flip=kw.get("flip", False)).cms
+    else:
+        assert isinstance(one, str) and ("missing" in one or "distinct values" in one), one
+
+
+def test_a_score_without_a_threshold_has_too_many_cells_and_is_refused_by_the_two_passes(rows, tmp_path,
+                                                                                        monkeypatch):
+    from fairness_core.services.io import warehouse
+
+    monkeypatch.setattr(warehouse, "MAX_CELLS", 1_000)
+    df = rows.assign(score=np.random.default_rng(0).random(len(rows)))
+    df.to_parquet(tmp_path / "log.parquet", index=False)
+    with pytest.raises(DataValidationError, match=f"{len(df)} distinct values; the prediction must be binary"):
+        io.aggregate(tmp_path / "log.parquet", label="y", prediction="score", groups=["race"])

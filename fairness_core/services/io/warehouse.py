@@ -23,6 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from ...audit import Audit
 from ...statistics.confusion import ConfusionMatrix
 from ...common.validation import (MAX_GROUPS, MAX_NAME_LENGTH, DataValidationError, Problem, clean_name, cleaning_notice,
@@ -137,29 +139,28 @@ def aggregate(source: Any, *, label: str, prediction: str, groups: Sequence[str]
 
     pos = _literal_like(table[label], positive, "positive label", label)
     y = table[label] == pos
-    checks = {"rows": table.count(), "label_missing": table[label].isnull().sum(),
-              "label_values": table[label].nunique(), "label_positive": y.sum(),
-              "prediction_missing": table[prediction].isnull().sum(),
-              **{f"group_missing_{k}": table[g].isnull().sum() for k, g in enumerate(groups)}}
+    score = None
     if threshold is None:
         pred_pos = _literal_like(table[prediction], positive if positive_prediction is None else positive_prediction,
                                  "positive prediction", prediction)
         yhat = table[prediction] == pred_pos
-        checks["prediction_values"] = table[prediction].nunique()
     else:
         score = table[prediction] if table[prediction].type().is_numeric() else table[prediction].try_cast("float64")
         yhat = score >= float(threshold)
-        checks["prediction_not_number"] = (score.isnull() & table[prediction].notnull()).sum()
-    found = table.aggregate(**checks).to_pandas().iloc[0]
+    # one pass over the data answers the checks and counts (the cells of groups × label × prediction); data with
+    # too many cells for that take two: the checks, then the counts
+    found, counts = _cells(table, label, prediction, groups, y, yhat, score) or (
+        _checks(table, label, prediction, groups, y, score), None)
     problems = _check(found, label, prediction, groups, positive, threshold)
     if problems:
         raise DataValidationError(problems)
+    if counts is None:
+        counts = (table.group_by(groups)
+                  .aggregate(tp=(y & yhat).cast("int64").sum(), fn=(y & ~yhat).cast("int64").sum(),
+                             fp=(~y & yhat).cast("int64").sum(), tn=(~y & ~yhat).cast("int64").sum())
+                  .limit(MAX_GROUPS + 1).to_pandas())
     if flip:
-        y, yhat = ~y, ~yhat
-    counts = (table.group_by(groups)
-              .aggregate(tp=(y & yhat).cast("int64").sum(), fn=(y & ~yhat).cast("int64").sum(),
-                         fp=(~y & yhat).cast("int64").sum(), tn=(~y & ~yhat).cast("int64").sum())
-              .limit(MAX_GROUPS + 1).to_pandas())
+        counts = counts.rename(columns={"tp": "tn", "tn": "tp", "fn": "fp", "fp": "fn"})[list(counts.columns)]
     if len(counts) > MAX_GROUPS:
         raise DataValidationError(f"more than {MAX_GROUPS} groups from {', '.join(groups)}; the limit is {MAX_GROUPS}")
     if len(counts) < 2:
@@ -188,6 +189,69 @@ def aggregate(source: Any, *, label: str, prediction: str, groups: Sequence[str]
                  group_columns=tuple(groups), positive_outcome=f"not {positive}" if flip else str(positive),
                  positive_is=positive_is,
                  group_values=group_values(names, parts))
+
+
+#: Most rows of the one-pass table of cells (groups × label value × prediction value) read back; a table that
+#: would be longer (a label or prediction of many values, thousands of groups) is counted in two passes instead.
+MAX_CELLS = 20_000
+
+
+def _cells(table: Any, label: str, prediction: str, groups: list[str], y: Any, yhat: Any,
+           score: Any) -> tuple[Any, Any] | None:
+    """The checks and the per-group counts from one pass over the data: rows counted per group, label value and
+    prediction value (or, with a threshold, per thresholded prediction), with whether each is missing. Valid data
+    give at most 4 cells per group, so the few cells read back answer every check exactly: missing values,
+    distinct labels and predictions (NaN counts as a value, as in the engine), the chosen values' presence.
+    None when more than :data:`MAX_CELLS` cells come back (then :func:`_two_passes`)."""
+    keys = {f"g{k}": table[g] for k, g in enumerate(groups)}
+    keys.update({f"g{k}_missing": table[g].isnull() for k, g in enumerate(groups)})
+    keys.update(label_value=table[label], label_missing=table[label].isnull(), y=y,
+                prediction_missing=table[prediction].isnull(), yhat=yhat)
+    if score is None:
+        keys["prediction_value"] = table[prediction]
+    else:
+        keys["not_number"] = score.isnull() & table[prediction].notnull()
+    cells = table.group_by(**keys).aggregate(n=table.count()).limit(MAX_CELLS + 1).to_pandas()
+    if len(cells) > MAX_CELLS:
+        return None
+    n = cells["n"].astype("int64")
+
+    def true(column: str) -> Any:        # a flag column, missing (a null y or yhat) as False
+        return cells[column].eq(True).to_numpy()
+
+    def total(column: str) -> int:
+        return int(n[true(column)].sum())
+
+    def distinct(column: str, missing: str) -> int:   # NaN is a value to the engine, and here too
+        return int(cells.loc[~true(missing), column].nunique(dropna=False))
+
+    found = {"rows": int(n.sum()), "label_missing": total("label_missing"),
+             "label_values": distinct("label_value", "label_missing"), "label_positive": total("y"),
+             "prediction_missing": total("prediction_missing"),
+             **{f"group_missing_{k}": total(f"g{k}_missing") for k in range(len(groups))}}
+    if score is None:
+        found["prediction_values"] = distinct("prediction_value", "prediction_missing")
+    else:
+        found["prediction_not_number"] = total("not_number")
+    yy, hh = true("y"), true("yhat")
+    parts = pd.DataFrame({g: cells[f"g{k}"] for k, g in enumerate(groups)})
+    for name, mask in (("tp", yy & hh), ("fn", yy & ~hh), ("fp", ~yy & hh), ("tn", ~yy & ~hh)):
+        parts[name] = n.where(mask, 0)
+    counts = parts.groupby(groups, dropna=False, sort=False).sum().reset_index()
+    return pd.Series(found), counts
+
+
+def _checks(table: Any, label: str, prediction: str, groups: list[str], y: Any, score: Any) -> Any:
+    """The checks of :func:`_check` in one pass, for data whose table of cells is too long for :func:`_cells`."""
+    checks = {"rows": table.count(), "label_missing": table[label].isnull().sum(),
+              "label_values": table[label].nunique(), "label_positive": y.sum(),
+              "prediction_missing": table[prediction].isnull().sum(),
+              **{f"group_missing_{k}": table[g].isnull().sum() for k, g in enumerate(groups)}}
+    if score is None:
+        checks["prediction_values"] = table[prediction].nunique()
+    else:
+        checks["prediction_not_number"] = (score.isnull() & table[prediction].notnull()).sum()
+    return table.aggregate(**checks).to_pandas().iloc[0]
 
 
 def _check(found: Any, label: str, prediction: str, groups: list[str], positive: Any,
