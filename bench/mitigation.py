@@ -17,11 +17,17 @@ ThresholdOptimizer on rows generated here (tests/test_mitigation.py's generator:
 rates, 12,000 rows, a logistic model fitted on the fitting half; ``--seeds`` seeds) at equalized odds and
 demographic parity: held-out expected accuracy (each row counted with its chance of selection) and violation, ours
 at tolerance 0.01 (Fairlearn's tol 0.01 for demographic parity; it cannot relax equalized odds) and, like for like,
-both at 0. Goals: accuracy within 0.5 points of Fairlearn's, violation at most Fairlearn's plus two standard errors.
+both at 0. Goals: on the fitting rows, accuracy at least Fairlearn's less 0.01 points (the same problem solved as
+well); on the held-out rows, accuracy within 0.5 points of Fairlearn's on average over the seeds (the lower end of
+the mean gap's 95 % t interval: one seed's gap is mostly which of several equally good mixtures each method picked,
+and goes either way by up to half a point), and violation at most Fairlearn's plus two standard errors in every seed.
 Prints a table and a JSON last line: the figures, ``goals`` (a figure's dotted path -> its bound, as
 bench/run.py reads them), ``ratio`` (Fairlearn's fit over ours, same process) and ``quick``.
 
-    python bench/mitigation.py [--rows 1000000] [--groups 36] [--tolerances 20] [--fairlearn-rows 1000000] [--seeds 5]
+    python bench/mitigation.py [--quick] [--rows 1000000] [--groups 36] [--tolerances 20] [--fairlearn-rows 1000000]
+                               [--seeds 20]
+
+``--quick``: 2 x 10^5 rows (Fairlearn on 10^5 of them), one repeat, five seeds.
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ from sklearn.base import BaseEstimator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._common import timed  # noqa: E402
+from bench._common import check, declare, figure, timed  # noqa: E402
 from fairness_core import mitigation  # noqa: E402
 
 
@@ -69,13 +75,19 @@ class ScoreEstimator(BaseEstimator):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--rows", type=int, default=None, help="rows of the frontier's data (10^6; quick 2 x 10^5)")
     ap.add_argument("--groups", type=int, default=36)
     ap.add_argument("--tolerances", type=int, default=20)
-    ap.add_argument("--fairlearn-rows", type=int, default=None, help="rows for Fairlearn (default: all)")
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--seeds", type=int, default=5, help="seeds of the comparison with Fairlearn (issue 44)")
+    ap.add_argument("--fairlearn-rows", type=int, default=None, help="rows for Fairlearn (default: all; quick 10^5)")
+    ap.add_argument("--repeat", type=int, default=None, help="timings' repeats (3; quick 1)")
+    ap.add_argument("--seeds", type=int, default=None, help="seeds of the comparison with Fairlearn (20; quick 5)")
+    ap.add_argument("--quick", action="store_true", help="smaller sizes, one repeat, five seeds: the same code paths")
     args = ap.parse_args()
+    quick = {"rows": 200_000, "fairlearn_rows": 100_000, "repeat": 1, "seeds": 5}
+    full = {"rows": 1_000_000, "fairlearn_rows": None, "repeat": 3, "seeds": 20}
+    for key, value in (quick if args.quick else full).items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
 
     scores, y, g = make_data(args.rows, args.groups)
     tolerances = np.round(np.linspace(0.01, 0.01 * args.tolerances, args.tolerances), 4)
@@ -125,13 +137,14 @@ def main() -> None:
     print(f"apply (predict) on {len(big_s):,} rows: {rate_obj / 1e6:.1f} M rows/s (groups as text), "
           f"{rate_cat / 1e6:.1f} M rows/s (categorical)")
     versus = against_fairlearn(args.seeds)
-    for key, v in versus.items():
-        print(f"vs Fairlearn {key:38} accuracy gap (ours − theirs) min {min(v['accuracy_gap']) * 100:+.2f} "
-              f"mean {np.mean(v['accuracy_gap']) * 100:+.2f} points; violation excess over 2 SE max "
-              f"{max(v['violation_excess']):+.4f}")
+    summary = {key: summarize(v) for key, v in versus.items()}
+    for key, v in summary.items():
+        print(f"vs Fairlearn {key:38} accuracy gap (ours − theirs), points: fitting rows min "
+              f"{v['fit_accuracy_gap_points_min']:+.3f}; held-out mean {v['accuracy_gap_points_mean']:+.3f} "
+              f"(95 % interval {v['accuracy_gap_points_low']:+.3f} to {v['accuracy_gap_points_high']:+.3f}), "
+              f"seeds from {v['accuracy_gap_points_min']:+.3f} to {v['accuracy_gap_points_max']:+.3f}; "
+              f"violation excess over 2 SE max {v['violation_excess_max']:+.4f}")
     t_random_max = max(t for t, _ in randomized.values())
-    worst = {key: {"accuracy_gap_points": round(min(v["accuracy_gap"]) * 100, 3),
-                   "violation_excess": round(max(v["violation_excess"]), 5)} for key, v in versus.items()}
     line = {"rows": args.rows, "groups": args.groups, "tolerances": len(tolerances),
             "frontier_s": round(t_frontier, 4), "fit_s": {k: round(v[0], 4) for k, v in fits.items()},
             "randomized_fit_s": {k: round(v[0], 4) for k, v in randomized.items()},
@@ -142,32 +155,44 @@ def main() -> None:
             "ratio_fairlearn_dp_over_our_dp": round(t_fl_full / t_dp, 2),
             "ratio_fairlearn_fit_over_our_frontier": round(t_fl_full / t_frontier, 2),
             "frontier_all_exhaustive": bool(front["exhaustive"].all()),
-            "versus_fairlearn": versus, "versus_fairlearn_worst": worst,
+            "seeds": args.seeds, "versus_fairlearn": versus, "versus_fairlearn_summary": summary,
             "load_average": round(os.getloadavg()[0], 2), "cpu_count": os.cpu_count()}
     # Goals name a figure of this line (dotted into nested objects) and its bound, as bench/run.py reads them.
     goals = {"frontier_s": {"at_most": 2.0}, "randomized_fit_s_max": {"at_most": 2.0},
              # apply factorizes the group column once and hands predict a categorical: that path is its rate
              "apply_rows_per_s.categorical_groups": {"at_least": 1e7}}
     for key in versus:
-        goals[f"versus_fairlearn_worst.{key}.accuracy_gap_points"] = {"at_least": -0.5}
-        goals[f"versus_fairlearn_worst.{key}.violation_excess"] = {"at_most": 0.0}
+        # the same problem solved as well as Fairlearn solves it, on the rows both fit (a difference of optimizers);
+        # on new rows, accuracy within 0.5 points on average over the seeds (the interval's lower end: one seed's
+        # gap is mostly which of several equally good mixtures each picked, and goes either way by 0.2-0.5 points)
+        goals[f"versus_fairlearn_summary.{key}.fit_accuracy_gap_points_min"] = {"at_least": -0.01}
+        goals[f"versus_fairlearn_summary.{key}.accuracy_gap_points_low"] = {"at_least": -0.5}
+        goals[f"versus_fairlearn_summary.{key}.violation_excess_max"] = {"at_most": 0.0}
 
-    def met(path: str, bound: dict) -> bool:  # type: ignore[type-arg]
-        value: object = line
-        for part in path.split("."):
-            value = value[part]  # type: ignore[index]
-        return value >= bound["at_least"] if "at_least" in bound else value <= bound["at_most"]  # type: ignore[operator]
+    print("goals: " + "; ".join(f"{k} {'met' if check(figure(line, k), b) else 'NOT met'}" for k, b in goals.items()))
+    print(json.dumps(declare(line, goals=goals, ratio=(round(t_fl_full / t_dp, 2), "Fairlearn ThresholdOptimizer DP fit / "
+                                                       "our DP fit, same rows"), quick=args.quick)))
 
-    print("goals: " + "; ".join(f"{k} {'met' if met(k, b) else 'NOT met'}" for k, b in goals.items()))
-    line.update({"goals": goals, "ratio": {"value": round(t_fl_full / t_dp, 2),
-                                           "of": "Fairlearn ThresholdOptimizer DP fit / our DP fit, same rows"},
-                 "quick": args.rows < 1_000_000})
-    print(json.dumps(line))
+
+def summarize(v: dict[str, list[float]]) -> dict[str, float]:
+    """One setting's seeds in points: the fitting rows' smallest accuracy gap, the held-out gaps' mean with its
+    95 % t interval, smallest and largest, and the largest violation excess."""
+    from scipy import stats
+
+    gaps = np.asarray(v["accuracy_gap"]) * 100
+    half = float(stats.t.ppf(0.975, len(gaps) - 1) * gaps.std(ddof=1) / np.sqrt(len(gaps))) if len(gaps) > 1 else np.inf
+    return {"fit_accuracy_gap_points_min": round(min(v["fit_accuracy_gap"]) * 100, 4),
+            "accuracy_gap_points_mean": round(float(gaps.mean()), 3),
+            "accuracy_gap_points_low": round(float(gaps.mean()) - half, 3),
+            "accuracy_gap_points_high": round(float(gaps.mean()) + half, 3),
+            "accuracy_gap_points_min": round(float(gaps.min()), 3), "accuracy_gap_points_max": round(float(gaps.max()), 3),
+            "violation_excess_max": round(max(v["violation_excess"]), 5)}
 
 
 def against_fairlearn(seeds: int) -> dict[str, dict[str, list[float]]]:
-    """Per setting, per seed: our randomized rule's held-out expected accuracy minus ThresholdOptimizer's, and our
-    violation minus (theirs + two standard errors of a held-out rate difference)."""
+    """Per setting, per seed: our randomized rule's expected accuracy minus ThresholdOptimizer's on the fitting rows
+    and on the held-out rows, and our held-out violation minus (theirs + two standard errors of a held-out rate
+    difference)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
     from fairlearn.postprocessing import ThresholdOptimizer
     from test_mitigation import generated, held_out_slack, held_out_tpr_fpr_slack
@@ -176,7 +201,7 @@ def against_fairlearn(seeds: int) -> dict[str, dict[str, list[float]]]:
     for target in ("equalized_odds", "demographic_parity"):
         for ours_tol in (0.01, 0.0):
             key = f"{target}_at_tolerance_{'0_01' if ours_tol else '0'}"
-            out[key] = {"accuracy_gap": [], "violation_excess": []}
+            out[key] = {"accuracy_gap": [], "fit_accuracy_gap": [], "violation_excess": []}
             for seed in range(seeds):
                 X, y, g, fit, model, s = generated(12_000, seed, groups=3)
                 to = ThresholdOptimizer(estimator=model, constraints=target, objective="accuracy_score", prefit=True,
@@ -185,8 +210,12 @@ def against_fairlearn(seeds: int) -> dict[str, dict[str, list[float]]]:
                     warnings.simplefilter("ignore")
                     to.fit(X[fit], y[fit], sensitive_features=g[fit])
                     theirs = to._pmf_predict(X[~fit], sensitive_features=g[~fit])[:, 1]
+                    theirs_fit = to._pmf_predict(X[fit], sensitive_features=g[fit])[:, 1]
                 rule = mitigation.fit_thresholds(s[fit], y[fit], g[fit], target, ours_tol, randomize=True)
                 ours = rule.selection_probability(s[~fit], g[~fit])
+                ours_fit = rule.selection_probability(s[fit], g[fit])
+                out[key]["fit_accuracy_gap"].append(round(float(np.mean(np.where(y[fit] == 1, ours_fit - theirs_fit,
+                                                                                 theirs_fit - ours_fit))), 8))
                 yh, codes = y[~fit], np.unique(g[~fit], return_inverse=True)[1]
 
                 def measured(p: np.ndarray) -> tuple[float, float]:
