@@ -27,10 +27,11 @@ whether it ran at the smaller ``--quick`` sizes.
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any, Callable, TypeVar
 
-__all__ = ["Stopwatch", "at_least", "at_most", "declare", "equal_to", "stopwatch", "timed"]
+__all__ = ["Stopwatch", "at_least", "at_most", "check", "declare", "equal_to", "figure", "goal_text", "stopwatch", "timed"]
 
 T = TypeVar("T")
 
@@ -101,3 +102,36 @@ def declare(figures: dict[str, Any], *, goals: dict[str, dict[str, Any]], ratio:
     out["ratio"] = None if ratio is None else {"value": ratio[0], "of": ratio[1]}
     out["quick"] = quick
     return out
+
+
+def figure(line: dict[str, Any], path: str) -> Any:
+    """The value at ``path`` ("a.b.c") in a JSON line; KeyError when absent."""
+    value: Any = line
+    for key in path.split("."):
+        value = value[key]
+    return value
+
+
+def check(value: Any, bound: dict[str, Any]) -> bool:
+    """Whether ``value`` meets one bound ({"at_most": x}, {"at_least": x} or {"equal_to": x})."""
+    (kind, limit), = bound.items()
+    if value is None:
+        return False
+    if kind == "at_most":
+        return value <= limit
+    if kind == "at_least":
+        return value >= limit
+    if kind == "equal_to":
+        return value == limit
+    raise ValueError(f"unknown goal {kind!r}")
+
+
+def goal_text(bound: dict[str, Any]) -> str:
+    """A bound in words for a table: "<= 1", ">= 300", "== true".
+
+    >>> goal_text(at_most(1.0)), goal_text(equal_to(True))
+    ('<= 1', '== true')
+    """
+    (kind, limit), = bound.items()
+    return {"at_most": "<=", "at_least": ">=", "equal_to": "=="}[kind] + f" {limit:g}" if isinstance(
+        limit, (int, float)) and not isinstance(limit, bool) else f"== {json.dumps(limit)}"

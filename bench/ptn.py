@@ -19,8 +19,10 @@ into steps (models.ptn.budget), printed with the result. ``--calibration FILE`` 
 second run on the same device gets the same steps and the same numbers whatever the load;
 ``--calibrate-only`` times and stops.
 
-    python bench/ptn.py [--dataset lorenz|weather] [--budget demo|gpu] [--scale 1] [--seeds N]
+    python bench/ptn.py [--quick] [--dataset lorenz|weather] [--budget demo|gpu] [--scale 1] [--seeds N]
                         [--calibration FILE] [--calibrate-only]
+
+``--quick``: a fifth of the budget's seconds, one seed; the JSON line then declares the wall-time goal only.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._common import stopwatch, timed  # noqa: E402
+from bench._common import at_most, declare, equal_to, stopwatch, timed  # noqa: E402
 from models import ptn  # noqa: E402
 from models import forecast_data as FD  # noqa: E402
 
@@ -132,6 +134,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0, help="the search's seed")
     ap.add_argument("--calibration", default=None, help="JSON file that keeps the device's step timings")
     ap.add_argument("--calibrate-only", action="store_true", help="time the steps, print the budget, stop")
+    ap.add_argument("--quick", action="store_true",
+                    help="a fifth of the budget's seconds and one seed: the wall-time goal only (skill reported)")
     ap.add_argument("--leave-curve", type=int, default=0, metavar="AGENTS",
                     help="instead of a run: each of AGENTS agents' validation CRPS after 1 … 256 search epochs")
     args = ap.parse_args()
@@ -140,6 +144,8 @@ def main() -> None:
                     (1, 2, 4, 8, 16, 32, 64, 128, 256))
         return
     base = BUDGETS[args.budget]
+    if args.quick:
+        args.scale, args.seeds = min(args.scale, 0.2), args.seeds or 1
     config = dataclasses.replace(base, dataset=args.dataset, seeds=args.seeds or base.seeds, seed=args.seed,
                                  final_seconds=base.final_seconds * args.scale,
                                  search_seconds=base.search_seconds * args.scale)
@@ -174,7 +180,7 @@ def main() -> None:
                 for c in result.runs.columns if c.startswith("median skill")}
     verdicts = {c: ptn.verdict(medians[c], np.array(per_seed[c])) for c in skill.columns}
     b = result.budgets
-    print(json.dumps({"bench": "ptn", "dataset": args.dataset, "budget": args.budget, "scale": args.scale,
+    line = {"bench": "ptn", "dataset": args.dataset, "budget": args.budget, "scale": args.scale,
                       "wall_s": round(wall, 1),
                       "plan": plan_dict(result.config, budget), "costs": budget.costs.to_dict() if budget else None,
                       "train_seconds": {"ptn": round(float(b.loc["PTN", "train_seconds"]), 1),
@@ -191,7 +197,14 @@ def main() -> None:
                       "fidelity_agents": len(result.fidelity),
                       "step_ms": {k: round(v, 2) for k, v in steps.items()},
                       "wall_goal_met": wall <= 300 if args.budget == "demo" else None,
-                      "skill_goal_met": all(v == "beats" for v in verdicts.values())}))
+                      "skill_goal_met": all(v == "beats" for v in verdicts.values())}
+    # the demo budget's goals (issue 29) on 2 cores; at a fifth of it (quick) the skill is reported, not judged
+    goals = {"wall_s": at_most(300)} if args.budget == "demo" else {}
+    if not args.quick and args.scale == 1:
+        goals["skill_goal_met"] = equal_to(True)
+    median = medians.get("vs TiDE", next(iter(medians.values()), float("nan")))
+    print(json.dumps(declare(line, goals=goals, ratio=(round(median, 4), "median skill against TiDE (1 − CRPS ratio)"),
+                             quick=args.quick)))
 
 
 if __name__ == "__main__":

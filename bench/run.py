@@ -7,8 +7,8 @@
 
 Each benchmark runs in its own process, one after another (nothing else of ours on the cores). Its JSON
 last line holds its figures, its ``goals`` (a figure, dotted into nested objects, and a bound:
-``bench/_common.declare``) and its ``ratio`` against the baseline it ran in the same process. A script that
-declares no goals is judged by :data:`FALLBACK_GOALS`. The table printed at the end has one row per goal:
+``bench/_common.declare``) and its ``ratio`` against the baseline it ran in the same process; a line without
+goals fails. The table printed at the end has one row per goal:
 benchmark, figure, its value, the goal, PASS or FAIL, the ratio and the commit. The run is appended to
 ``bench/history.jsonl`` (commit, date, machine and its load before each benchmark, every figure), so that
 a regression shows as a change between two commits; ``python bench/write_docs.py`` then writes
@@ -30,6 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench._common import check, figure, goal_text  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 HISTORY = ROOT / "bench" / "history.jsonl"
 
@@ -37,14 +41,13 @@ HISTORY = ROOT / "bench" / "history.jsonl"
 @dataclass(frozen=True)
 class Benchmark:
     """One script: its name (bench/<name>.py), whether it is a models' benchmark (run only with ``--models``),
-    the arguments of a quick run (``--quick`` for the scripts that take it) and its time limit in seconds."""
+    the arguments of a quick run and its time limit in seconds."""
 
     name: str
     models: bool = False
     quick_args: tuple[str, ...] = ("--quick",)
     full_args: tuple[str, ...] = ()
     timeout: float = 1800
-    foreign: bool = False     # its JSON line may declare no goals: FALLBACK_GOALS judge it
     path: Path | None = None  # the script, when it is not bench/<name>.py
 
     @property
@@ -64,25 +67,10 @@ BENCHMARKS = (
     Benchmark("upload_memory", timeout=1800),
     Benchmark("server_load", timeout=1800),
     Benchmark("job_memory", models=True, timeout=1800),
-    Benchmark("hydragan", models=True, foreign=True, timeout=3600,
-              quick_args=("--no-realism", "--steps", "20", "--rows", "200000")),
-    Benchmark("ptn", models=True, foreign=True, timeout=3600, quick_args=("--scale", "0.2", "--seeds", "1")),
-    Benchmark("mitigation", foreign=True, timeout=1800,
-              quick_args=("--rows", "200000", "--repeat", "1", "--fairlearn-rows", "100000")),
+    Benchmark("hydragan", models=True, timeout=3600),
+    Benchmark("ptn", models=True, timeout=3600),
+    Benchmark("mitigation", timeout=1800),
 )
-
-#: Goals of the scripts whose JSON line declares none (their owners' declarations replace these): figure -> bound.
-FALLBACK_GOALS: dict[str, dict[str, dict[str, Any]]] = {
-    "mitigation": {"frontier_s": {"at_most": 2.0}, "frontier_all_exhaustive": {"equal_to": True}},
-    "hydragan": {"sample_rows_per_s": {"at_least": 100_000}},
-    "ptn": {"wall_s": {"at_most": 300}, "skill_goal_met": {"equal_to": True}},
-}
-#: Their ratio against the same-process baseline, where the line does not say: (figure, what it divides).
-FALLBACK_RATIOS = {
-    "mitigation": ("ratio_fairlearn_fit_over_our_frontier", "Fairlearn's fit / our frontier"),
-    "hydragan": ("ratio", "sampling in batches of 8,192 / of 256, rows per s"),
-    "ptn": ("median_skill", "median skill against the better baseline"),
-}
 
 
 @dataclass
@@ -104,53 +92,17 @@ class Outcome:
         return not self.error and bool(self.checks) and all(c["pass"] for c in self.checks)
 
 
-def figure(line: dict[str, Any], path: str) -> Any:
-    """The value at ``path`` ("a.b.c") in a JSON line; KeyError when absent."""
-    value: Any = line
-    for key in path.split("."):
-        value = value[key]
-    return value
-
-
-def check(value: Any, bound: dict[str, Any]) -> bool:
-    """Whether ``value`` meets one bound ({"at_most": x}, {"at_least": x} or {"equal_to": x})."""
-    (kind, limit), = bound.items()
-    if value is None:
-        return False
-    if kind == "at_most":
-        return value <= limit
-    if kind == "at_least":
-        return value >= limit
-    if kind == "equal_to":
-        return value == limit
-    raise ValueError(f"unknown goal {kind!r}")
-
-
-def goal_text(bound: dict[str, Any]) -> str:
-    (kind, limit), = bound.items()
-    return {"at_most": "<=", "at_least": ">=", "equal_to": "=="}[kind] + f" {limit:g}" if isinstance(
-        limit, (int, float)) and not isinstance(limit, bool) else f"== {json.dumps(limit)}"
-
-
-def judge(name: str, line: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-    """The goals of one JSON line (its own, else the fallback's) checked, and its ratio against its baseline."""
-    goals = line.get("goals") or FALLBACK_GOALS.get(name, {})
+def judge(line: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """The goals one JSON line declares, checked, and its ratio against its baseline."""
+    goals = line.get("goals") or {}
     checks = []
     for path, bound in goals.items():
         try:
             value = figure(line, path)
         except (KeyError, TypeError):
             value = None
-        checks.append({"figure": path, "value": value, "goal": bound, "pass": check(value, bound),
-                       "declared": "goals" in line and bool(line["goals"])})
-    ratio = line.get("ratio")
-    if ratio is None and name in FALLBACK_RATIOS:
-        path, meaning = FALLBACK_RATIOS[name]
-        try:
-            ratio = {"value": figure(line, path), "of": meaning}
-        except (KeyError, TypeError):
-            ratio = None
-    return checks, ratio
+        checks.append({"figure": path, "value": value, "goal": bound, "pass": check(value, bound)})
+    return checks, line.get("ratio")
 
 
 def run_one(bench: Benchmark, quick: bool) -> Outcome:
@@ -173,7 +125,7 @@ def run_one(bench: Benchmark, quick: bool) -> Outcome:
         tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
         return Outcome(bench.name, wall, load, done.returncode,
                        error=f"no JSON last line (exit {done.returncode}): {tail[:200]}")
-    checks, ratio = judge(bench.name, line)
+    checks, ratio = judge(line)
     out = Outcome(bench.name, wall, load, done.returncode, line, checks, ratio)
     if done.returncode != 0:
         out.error = f"exit {done.returncode}"

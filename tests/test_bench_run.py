@@ -43,7 +43,7 @@ def test_a_declared_goal_passes_or_fails_by_its_figure(tmp_path):
 
 
 def test_at_least_and_a_missing_figure():
-    checks, _ = run.judge("x", {"rate": 5, "goals": {"rate": at_least(10), "absent": at_most(1)}})
+    checks, _ = run.judge({"rate": 5, "goals": {"rate": at_least(10), "absent": at_most(1)}})
     assert [c["pass"] for c in checks] == [False, False] and checks[1]["value"] is None
 
 
@@ -55,12 +55,9 @@ def test_a_script_without_a_json_line_or_with_an_error_fails(tmp_path):
     assert not out.passed and out.error == "exit 3" and out.checks[0]["pass"]
 
 
-def test_a_foreign_script_without_goals_is_judged_by_the_fallback_table(tmp_path):
-    out = run.run_one(fake_bench(tmp_path, {"frontier_s": 1.5, "frontier_all_exhaustive": True,
-                                            "ratio_fairlearn_fit_over_our_frontier": 12.0}, name="mitigation"),
-                      quick=False)
-    assert out.passed and [c["declared"] for c in out.checks] == [False, False]
-    assert out.ratio["value"] == 12.0
+def test_a_script_that_declares_no_goals_fails(tmp_path):
+    out = run.run_one(fake_bench(tmp_path, {"frontier_s": 1.5}), quick=False)
+    assert not out.passed and out.error == "no goals declared" and out.checks == []
 
 
 def test_the_run_is_appended_to_the_history(tmp_path, monkeypatch):
@@ -77,15 +74,13 @@ def test_the_run_is_appended_to_the_history(tmp_path, monkeypatch):
     assert first["benchmarks"]["fake"]["figures"]["s"] == 1 and first["machine"]["cpus"] >= 1
 
 
-@pytest.mark.parametrize("bench", [b for b in run.BENCHMARKS if not b.foreign], ids=lambda b: b.name)
-def test_every_script_of_ours_declares_goals_and_takes_quick(bench):
+@pytest.mark.parametrize("bench", run.BENCHMARKS, ids=lambda b: b.name)
+def test_every_script_declares_goals_and_takes_quick(bench):
     source = bench.script.read_text()
-    assert "declare(" in source and '"--quick"' in source, bench.name
+    assert "declare(" in source and '"--quick"' in source and bench.quick_args == ("--quick",), bench.name
 
 
-def test_foreign_scripts_have_a_fallback_goal_and_run_last_or_with_models():
-    foreign = [b.name for b in run.BENCHMARKS if b.foreign]
-    assert set(foreign) == set(run.FALLBACK_GOALS)
+def test_the_models_run_only_when_asked_and_mitigation_runs_last():
     assert run.BENCHMARKS[-1].name == "mitigation"
     assert {b.name for b in run.BENCHMARKS if b.models} == {"hydragan", "ptn", "job_memory"}
 
