@@ -38,8 +38,8 @@ at most 50 MiB per session, every session served. A new browser's first view als
 files (0.16-0.20 s of server CPU by themselves, a plain page pays them too): it is reported, without a goal.
 The ratio is a new session's Bias Audit view against the plain page's in the same server (cached browsers).
 
-``--quick``: rounds of 1 and 3 sessions in cached browsers (and the warm-up and the plain-page baselines), 3 s
-of idle measurement.
+``--quick``: rounds of 1 and 3 sessions in cached browsers (and the warm-up and the plain-page baselines), 2 s
+of idle measurement, closed sessions kept 3 s.
 """
 
 from __future__ import annotations
@@ -365,7 +365,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="rounds of 1 and 3 sessions in cached browsers")
     args = ap.parse_args()
     if args.quick:
-        args.sessions, args.assets, args.idle = "1,3", "cached", min(args.idle, 3)
+        args.sessions, args.assets, args.idle, args.ttl = "1,3", "cached", min(args.idle, 2), min(args.ttl, 3)
     args.sessions = [int(x) for x in args.sessions.split(",")]
     args.assets = [a for a in args.assets.split(",") if a]
     if not set(args.assets) <= {"fresh", "cached"}:

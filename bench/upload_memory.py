@@ -30,7 +30,8 @@ added memory; ``read_table`` ≤ 1.5 GiB peak and ≤ 20 s; every upload answere
 should be) in ≤ 30 s and ≤ 1 GiB peak, printed PASS/FAIL per case and goal. JSON last line.
 
 ``--quick``: the row-level CSV and its Parquet copy at 10^6 rows (the time ratio against DuckDB is then reported
-without its goal, which is set at the 4 M-row file); every other case as in the full run.
+without its goal, which is set at the 4 M-row file); every refusal and the accepted Parquet files as in the full
+run; the two largest workbooks (495,000 rows, 5-9 s to read) only in the full run.
 """
 
 from __future__ import annotations
@@ -237,7 +238,8 @@ def main() -> None:
                  "upload_in_place": paths["csv"],
                  "parquet": paths["parquet"], "xlsx_6m_rows": paths["xlsx"], "csv_33m_rows": paths["csv33m"],
                  "parquet_1000_columns": paths["wide"]}
-        cases.update({case: paths[name] for case, name in ACCEPTED.items()})
+        cases.update({case: paths[name] for case, name in ACCEPTED.items()
+                      if not (args.quick and name.endswith(".xlsx"))})
         cases.update({case: paths[name] for case, name in REFUSED.items()})
         results = {case: run(case, path) for case, path in cases.items()}
         size = paths["csv"].stat().st_size
