@@ -20,8 +20,9 @@ CTGAN's on both data sets, and <= 0.58 on COMPAS. Prints tables and a JSON last 
     python bench/hydragan.py [--quick] [--steps 200] [--rows 1000000] [--no-realism] [--realism-only]
                              [--data compas adult] [--seeds 0 1 2]
 
-``--quick``: 20 speed steps, 2 x 10^5 rows sampled, realism on COMPAS with seed 0 only (the same goals). The JSON
-line declares its goals for bench/run.py: ``sample_rows_per_s`` and each data set's realism checks.
+``--quick``: 20 speed steps, 2 x 10^5 rows sampled, realism on COMPAS with seed 0 only (the AUC against 0.58 is
+then reported, not judged: that goal is on the median of three seeds, whose range on COMPAS is 0.553-0.594). The
+JSON line declares its goals for bench/run.py: ``sample_rows_per_s`` and each data set's realism checks.
 """
 
 from __future__ import annotations
@@ -185,7 +186,9 @@ def main() -> None:
     if not args.realism_only:
         goals["sample_rows_per_s"] = at_least(100_000)
     for name, run in dict(result.get("realism", {})).items():  # type: ignore[call-overload]
-        goals.update({f"realism.{name}.checks.{check}": equal_to(True) for check in run["checks"]})
+        # the realism goal is on the median of the seeds: one seed (quick) is reported, not judged against it
+        goals.update({f"realism.{name}.checks.{check}": equal_to(True) for check in run["checks"]
+                      if not (check == "within_realism_goal" and len(args.seeds) < 3)})
     ratio = None if args.realism_only else (result["ratio"], "sampling in batches of 8,192 / of 256, rows per s")
     print(json.dumps(declare(result, goals=goals, ratio=ratio, quick=args.quick)))  # type: ignore[arg-type]
 
