@@ -159,50 +159,96 @@ def test_group_names_follow_the_upload_rules(tmp_path):
 
 
 def _outcome(source, **kw):  # noqa: ANN001, ANN202
-    """The per-group counts, or the message of the refusal."""
+    """The per-group counts and the row count, or the message of the refusal."""
     try:
-        return io.aggregate(source, **kw).cms
+        audit = io.aggregate(source, **kw)
+        return audit.cms, audit.source
     except DataValidationError as exc:
         return str(exc)
 
 
-@pytest.mark.parametrize("case", ["threshold", "flip", "binary", "nan label", "missing", "third value"])
-def test_one_pass_over_the_cells_answers_as_the_two_passes_do(rows, tmp_path, monkeypatch, case):
-    """aggregate reads the table of cells (groups × label × prediction, with what is missing) in one pass; with
-    MAX_CELLS at 0 it takes the two passes of before (the checks, then the counts). Same counts, same messages."""
-    from fairness_core.services.io import warehouse
+CASES = ["threshold", "flip", "binary", "binary flip", "text csv", "boolean label", "group named tp", "nan label",
+         "missing", "third value", "never occurs", "nan score", "many groups"]
 
-    df = rows.assign(pred=np.where(rows["score"] >= 0.5, 1, 0), y=rows["y"].astype("float64"))
-    kw = {"label": "y", "groups": ["race", "sex"], "positive": 1}
-    if case in ("threshold", "flip"):
+
+def _case(rows: pd.DataFrame, tmp_path, case: str):  # noqa: ANN001, ANN202
+    """A file and aggregate's options for one case, and whether it is valid."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    df = rows.assign(pred=np.where(rows["score"] >= 0.5, 1, 0))
+    kw = {"label": "y", "groups": ["race", "sex"], "positive": 1, "prediction": "pred"}
+    if case in ("threshold", "flip", "nan score"):
         kw.update(prediction="score", threshold=0.5, flip=case == "flip")
-    else:
-        kw.update(prediction="pred")
-    if case == "nan label":        # NaN is a value to the engine (not missing): a third label value
-        df.loc[[2, 9], "y"] = np.nan
+    kw["flip"] = kw.get("flip", False) or case == "binary flip"
+    if case == "text csv":      # every cell text, as an upload: yes/no labels, high/low predictions
+        df = df.assign(y=df["y"].map({1: "yes", 0: "no"}), pred=df["pred"].map({1: "high", 0: "low"}))
+        df.to_csv(tmp_path / "log.csv", index=False)
+        return tmp_path / "log.csv", {**kw, "positive": "yes", "positive_prediction": "high"}, True
+    if case == "boolean label":
+        df = df.assign(y=df["y"].astype(bool))
+        kw["positive"] = True
+    if case == "group named tp":
+        df = df.rename(columns={"race": "tp"})
+        kw["groups"] = ["tp", "sex"]
+    if case == "many groups":
+        df = df.assign(race=[f"g{k % 600}" for k in range(len(df))])
+    if case == "never occurs":
+        kw["positive"] = 7
     if case == "missing":
         df["pred"] = df["pred"].astype("float64")
         df.loc[[4], "pred"] = None
         df.loc[[6, 7], "sex"] = None
     if case == "third value":
         df.loc[[1], "pred"] = 5
-    df.to_parquet(tmp_path / "log.parquet", index=False)
-    one = _outcome(tmp_path / "log.parquet", **kw)
-    monkeypatch.setattr(warehouse, "MAX_CELLS", 0)
-    two = _outcome(tmp_path / "log.parquet", **kw)
-    assert one == two
-    if case in ("threshold", "flip", "binary"):
-        assert one == io.cms_from_predictions(df, "y", kw["prediction"], ["race", "sex"], 1,
-                                              threshold=kw.get("threshold"), flip=kw.get("flip", False)).cms
-    else:
-        assert isinstance(one, str) and ("missing" in one or "distinct values" in one), one
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    if case in ("nan label", "nan score"):   # NaN itself, not a null: pandas would write a null
+        column = "y" if case == "nan label" else "score"
+        values = df[column].to_numpy(dtype="float64").copy()
+        values[[2, 9]] = np.nan
+        table = table.set_column(table.schema.get_field_index(column), column, pa.array(values, from_pandas=False))
+    pq.write_table(table, tmp_path / "log.parquet")
+    valid = case in ("threshold", "flip", "binary", "binary flip", "boolean label", "group named tp")
+    return tmp_path / "log.parquet", kw, valid
 
 
-def test_a_score_without_a_threshold_has_too_many_cells_and_is_refused_by_the_two_passes(rows, tmp_path,
-                                                                                        monkeypatch):
+@pytest.mark.parametrize("case", CASES)
+def test_one_pass_over_the_cells_answers_as_the_two_passes_do(rows, tmp_path, monkeypatch, case):
+    """aggregate counts the cells (per group, y × ŷ and what is missing, with each cell's smallest and largest label
+    and prediction) in one pass; with MAX_CELLS at 0 it takes the two passes of before (the checks, then the
+    counts). Same counts and row count, or the same message."""
     from fairness_core.services.io import warehouse
 
-    monkeypatch.setattr(warehouse, "MAX_CELLS", 1_000)
+    path, kw, valid = _case(rows, tmp_path, case)
+    one = _outcome(path, **kw)
+    monkeypatch.setattr(warehouse, "MAX_CELLS", 0)
+    two = _outcome(path, **kw)
+    assert one == two
+    if not valid:
+        assert isinstance(one, str), one
+        return
+    df = pd.read_csv(path, dtype=str) if path.suffix == ".csv" else pd.read_parquet(path)
+    expected = io.cms_from_predictions(df, "y", kw["prediction"], kw["groups"], kw["positive"],
+                                       kw.get("positive_prediction"), threshold=kw.get("threshold"), flip=kw["flip"])
+    assert one[0] == expected.cms and f"{len(df):,} rows" in one[1]
+
+
+def test_the_messages_of_the_cases_refused(rows, tmp_path):
+    said = {}
+    for case in CASES:
+        (tmp_path / case).mkdir()
+        path, kw, valid = _case(rows, tmp_path / case, case)
+        if not valid:
+            said[case] = _outcome(path, **kw)
+    assert "column 'y': 3 distinct values; the label must be binary" in said["nan label"]
+    assert "missing prediction in 1 row(s)" in said["missing"] and "missing group value in 2 row(s)" in said["missing"]
+    assert "column 'pred': 3 distinct values; the prediction must be binary" in said["third value"]
+    assert "the chosen positive value 7 does not occur" in said["never occurs"]
+    assert "2 value(s) are not numbers" in said["nan score"]
+    assert "more than 500 groups" in said["many groups"]
+
+
+def test_a_score_without_a_threshold_is_refused_with_its_count_of_values(rows, tmp_path):
     df = rows.assign(score=np.random.default_rng(0).random(len(rows)))
     df.to_parquet(tmp_path / "log.parquet", index=False)
     with pytest.raises(DataValidationError, match=f"{len(df)} distinct values; the prediction must be binary"):

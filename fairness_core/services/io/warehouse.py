@@ -139,7 +139,7 @@ def aggregate(source: Any, *, label: str, prediction: str, groups: Sequence[str]
 
     pos = _literal_like(table[label], positive, "positive label", label)
     y = table[label] == pos
-    score = None
+    not_number = None   # with a threshold: a prediction that is there but not a number (NaN included)
     if threshold is None:
         pred_pos = _literal_like(table[prediction], positive if positive_prediction is None else positive_prediction,
                                  "positive prediction", prediction)
@@ -147,18 +147,23 @@ def aggregate(source: Any, *, label: str, prediction: str, groups: Sequence[str]
     else:
         score = table[prediction] if table[prediction].type().is_numeric() else table[prediction].try_cast("float64")
         yhat = score >= float(threshold)
-    # one pass over the data answers the checks and counts (the cells of groups × label × prediction); data with
-    # too many cells for that take two: the checks, then the counts
-    found, counts = _cells(table, label, prediction, groups, y, yhat, score) or (
-        _checks(table, label, prediction, groups, y, score), None)
+        unread = score.isnull() | score.isnan() if score.type().is_floating() else score.isnull()
+        not_number = unread & table[prediction].notnull()    # NaN sorts above every number in the engines
+    # one pass over the data answers the checks and counts (per group, the cells of y × ŷ and what is missing);
+    # a label or prediction of more than two values is counted exactly in a second pass, for its message, and
+    # thousands of groups take two passes: the checks, then the counts
+    found, counts = _cells(table, label, prediction, groups, y, yhat, not_number) or (None, None)
+    if found is None or None in found.values():
+        found = _checks(table, label, prediction, groups, y, not_number)
     problems = _check(found, label, prediction, groups, positive, threshold)
     if problems:
         raise DataValidationError(problems)
-    if counts is None:
-        counts = (table.group_by(groups)
+    if counts is None:   # the group columns as g0, g1 …, so that none can be mistaken for a count
+        counts = (table.group_by(**{f"g{k}": table[g] for k, g in enumerate(groups)})
                   .aggregate(tp=(y & yhat).cast("int64").sum(), fn=(y & ~yhat).cast("int64").sum(),
                              fp=(~y & yhat).cast("int64").sum(), tn=(~y & ~yhat).cast("int64").sum())
                   .limit(MAX_GROUPS + 1).to_pandas())
+    keys = [f"g{k}" for k in range(len(groups))]
     if flip:
         counts = counts.rename(columns={"tp": "tn", "tn": "tp", "fn": "fp", "fp": "fn"})[list(counts.columns)]
     if len(counts) > MAX_GROUPS:
@@ -166,8 +171,8 @@ def aggregate(source: Any, *, label: str, prediction: str, groups: Sequence[str]
     if len(counts) < 2:
         raise DataValidationError(f"all {int(found['rows']):,} rows fall in one group ({', '.join(groups)}); an "
                                   "audit compares at least two groups")
-    counts = counts.sort_values(groups, kind="stable")
-    parts = [[clean_name(v) for v in counts[g]] for g in groups]
+    counts = counts.sort_values(keys, kind="stable")
+    parts = [[clean_name(v) for v in counts[key]] for key in keys]
     for g, values in zip(groups, parts):  # the upload's limits, per value
         for value in values:
             if (why := hidden_name_problem(value)) is not None:
@@ -179,8 +184,8 @@ def aggregate(source: Any, *, label: str, prediction: str, groups: Sequence[str]
     names = intersection_names(parts)
     cms = {n: ConfusionMatrix(int(r.tp), int(r.fn), int(r.fp), int(r.tn))
            for n, r in zip(names, counts.itertuples(index=False))}
-    notes = [notice for g, values in zip(groups, parts)    # the upload's notes on cleaned names, rows unknown here
-             if (notice := cleaning_notice(f"Group values in {g!r}", [raw for raw, clean in zip(counts[g], values)
+    notes = [notice for g, key, values in zip(groups, keys, parts)  # the upload's notes on cleaned names
+             if (notice := cleaning_notice(f"Group values in {g!r}", [raw for raw, clean in zip(counts[key], values)
                                                                       if str(raw).strip() != clean])) is not None]
     notes += row_notes(label, positive, prediction, flip, threshold)
     where = name or (f"{source}" if isinstance(source, (str, Path)) else "Ibis table" if _is_ibis_table(source)
@@ -191,66 +196,79 @@ def aggregate(source: Any, *, label: str, prediction: str, groups: Sequence[str]
                  group_values=group_values(names, parts))
 
 
-#: Most rows of the one-pass table of cells (groups × label value × prediction value) read back; a table that
-#: would be longer (a label or prediction of many values, thousands of groups) is counted in two passes instead.
+#: Most cells of the one-pass table (groups × what is missing × y × ŷ: at most 4 per group for valid data) read
+#: back; more (thousands of groups) are counted in two passes instead.
 MAX_CELLS = 20_000
 
 
 def _cells(table: Any, label: str, prediction: str, groups: list[str], y: Any, yhat: Any,
-           score: Any) -> tuple[Any, Any] | None:
-    """The checks and the per-group counts from one pass over the data: rows counted per group, label value and
-    prediction value (or, with a threshold, per thresholded prediction), with whether each is missing. Valid data
-    give at most 4 cells per group, so the few cells read back answer every check exactly: missing values,
-    distinct labels and predictions (NaN counts as a value, as in the engine), the chosen values' presence.
-    None when more than :data:`MAX_CELLS` cells come back (then :func:`_two_passes`)."""
+           not_number: Any) -> tuple[Any, Any] | None:
+    """The checks and the per-group counts from one pass over the data, or None when the cells are too many.
+
+    Rows are counted per cell: the group values (as ``g0``, ``g1`` …, whatever the columns are called), whether
+    each is missing, whether the label is missing, y, whether the prediction is missing, ŷ (and, with a
+    threshold, whether the prediction is not a number), with each cell's smallest and largest label and
+    prediction. A label of y = 0 cells whose smallest and largest agree everywhere has one value besides the
+    positive one, so the distinct values are counted without a pass of their own; when they do not agree (a
+    third value, or NaN, which the engine counts as a value), ``found["label_values"]`` is None and the caller
+    counts them exactly (:func:`_checks`). The same for the prediction."""
     keys = {f"g{k}": table[g] for k, g in enumerate(groups)}
     keys.update({f"g{k}_missing": table[g].isnull() for k, g in enumerate(groups)})
-    keys.update(label_value=table[label], label_missing=table[label].isnull(), y=y,
-                prediction_missing=table[prediction].isnull(), yhat=yhat)
-    if score is None:
-        keys["prediction_value"] = table[prediction]
+    keys.update(label_missing=table[label].isnull(), y=y, prediction_missing=table[prediction].isnull(), yhat=yhat)
+    spans = {"label": label}
+    if not_number is None:
+        spans["prediction"] = prediction
     else:
-        keys["not_number"] = score.isnull() & table[prediction].notnull()
-    cells = table.group_by(**keys).aggregate(n=table.count()).limit(MAX_CELLS + 1).to_pandas()
+        keys["not_number"] = not_number
+    values = {}
+    for name, column in spans.items():
+        if not table[column].type().is_boolean():      # a boolean column has two values at most
+            values.update({f"{name}_min": table[column].min(), f"{name}_max": table[column].max()})
+    cells = table.group_by(**keys).aggregate(n=table.count(), **values).limit(MAX_CELLS + 1).to_pandas()
     if len(cells) > MAX_CELLS:
         return None
     n = cells["n"].astype("int64")
 
-    def true(column: str) -> Any:        # a flag column, missing (a null y or yhat) as False
+    def true(column: str) -> Any:        # a flag column, missing (a null y or ŷ) as False
         return cells[column].eq(True).to_numpy()
 
     def total(column: str) -> int:
         return int(n[true(column)].sum())
 
-    def distinct(column: str, missing: str) -> int:   # NaN is a value to the engine, and here too
-        return int(cells.loc[~true(missing), column].nunique(dropna=False))
+    def distinct(name: str, chosen: str) -> int | None:
+        """Values of a column: the chosen one where it occurs, and one other where every other cell agrees."""
+        present = ~true(f"{name}_missing")
+        others = present & ~true(chosen)
+        count = int((present & true(chosen)).any()) + int(others.any())
+        if f"{name}_min" not in cells:
+            return count
+        low, high = cells.loc[others, f"{name}_min"], cells.loc[others, f"{name}_max"]
+        return count if bool((low == high).all()) and low.nunique(dropna=False) <= 1 else None
 
-    found = {"rows": int(n.sum()), "label_missing": total("label_missing"),
-             "label_values": distinct("label_value", "label_missing"), "label_positive": total("y"),
-             "prediction_missing": total("prediction_missing"),
+    found = {"rows": int(n.sum()), "label_missing": total("label_missing"), "label_values": distinct("label", "y"),
+             "label_positive": total("y"), "prediction_missing": total("prediction_missing"),
              **{f"group_missing_{k}": total(f"g{k}_missing") for k in range(len(groups))}}
-    if score is None:
-        found["prediction_values"] = distinct("prediction_value", "prediction_missing")
+    if not_number is None:
+        found["prediction_values"] = distinct("prediction", "yhat")
     else:
         found["prediction_not_number"] = total("not_number")
     yy, hh = true("y"), true("yhat")
-    parts = pd.DataFrame({g: cells[f"g{k}"] for k, g in enumerate(groups)})
+    parts = cells[[f"g{k}" for k in range(len(groups))]].copy()
     for name, mask in (("tp", yy & hh), ("fn", yy & ~hh), ("fp", ~yy & hh), ("tn", ~yy & ~hh)):
         parts[name] = n.where(mask, 0)
-    counts = parts.groupby(groups, dropna=False, sort=False).sum().reset_index()
-    return pd.Series(found), counts
+    return found, parts.groupby(list(parts.columns[:len(groups)]), dropna=False, sort=False).sum().reset_index()
 
 
-def _checks(table: Any, label: str, prediction: str, groups: list[str], y: Any, score: Any) -> Any:
-    """The checks of :func:`_check` in one pass, for data whose table of cells is too long for :func:`_cells`."""
+def _checks(table: Any, label: str, prediction: str, groups: list[str], y: Any, not_number: Any) -> Any:
+    """The checks of :func:`_check` in one pass, each counted exactly: when :func:`_cells` could not answer them."""
     checks = {"rows": table.count(), "label_missing": table[label].isnull().sum(),
               "label_values": table[label].nunique(), "label_positive": y.sum(),
               "prediction_missing": table[prediction].isnull().sum(),
               **{f"group_missing_{k}": table[g].isnull().sum() for k, g in enumerate(groups)}}
-    if score is None:
+    if not_number is None:
         checks["prediction_values"] = table[prediction].nunique()
     else:
-        checks["prediction_not_number"] = (score.isnull() & table[prediction].notnull()).sum()
+        checks["prediction_not_number"] = not_number.sum()
     return table.aggregate(**checks).to_pandas().iloc[0]
 
 
