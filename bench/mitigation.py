@@ -18,7 +18,8 @@ rates, 12,000 rows, a logistic model fitted on the fitting half; ``--seeds`` see
 demographic parity: held-out expected accuracy (each row counted with its chance of selection) and violation, ours
 at tolerance 0.01 (Fairlearn's tol 0.01 for demographic parity; it cannot relax equalized odds) and, like for like,
 both at 0. Goals: on the fitting rows, accuracy at least Fairlearn's less 0.01 points (the same problem solved as
-well); on the held-out rows, accuracy within 0.5 points of Fairlearn's on average over the seeds (the lower end of
+well) with our constraint met there (violation at most the tolerance); on the held-out rows, accuracy within
+0.5 points of Fairlearn's on average over the seeds (the lower end of
 the mean gap's 95 % t interval: one seed's gap is mostly which of several equally good mixtures each method picked,
 and goes either way by up to half a point), and violation at most Fairlearn's plus two standard errors in every seed.
 Prints a table and a JSON last line: the figures, ``goals`` (a figure's dotted path -> its bound, as
@@ -166,6 +167,7 @@ def main() -> None:
         # on new rows, accuracy within 0.5 points on average over the seeds (the interval's lower end: one seed's
         # gap is mostly which of several equally good mixtures each picked, and goes either way by 0.2-0.5 points)
         goals[f"versus_fairlearn_summary.{key}.fit_accuracy_gap_points_min"] = {"at_least": -0.01}
+        goals[f"versus_fairlearn_summary.{key}.fit_violation_over_tolerance_max"] = {"at_most": 1e-6}  # and meets it
         goals[f"versus_fairlearn_summary.{key}.accuracy_gap_points_low"] = {"at_least": -0.5}
         goals[f"versus_fairlearn_summary.{key}.violation_excess_max"] = {"at_most": 0.0}
 
@@ -180,11 +182,13 @@ def summarize(v: dict[str, list[float]]) -> dict[str, float]:
     from scipy import stats
 
     gaps = np.asarray(v["accuracy_gap"]) * 100
-    half = float(stats.t.ppf(0.975, len(gaps) - 1) * gaps.std(ddof=1) / np.sqrt(len(gaps))) if len(gaps) > 1 else np.inf
+    # one seed has no interval: None, which fails the goal, rather than an infinity JSON cannot hold
+    half = float(stats.t.ppf(0.975, len(gaps) - 1) * gaps.std(ddof=1) / np.sqrt(len(gaps))) if len(gaps) > 1 else None
     return {"fit_accuracy_gap_points_min": round(min(v["fit_accuracy_gap"]) * 100, 4),
+            "fit_violation_over_tolerance_max": round(max(v["fit_violation_over_tolerance"]), 6),
             "accuracy_gap_points_mean": round(float(gaps.mean()), 3),
-            "accuracy_gap_points_low": round(float(gaps.mean()) - half, 3),
-            "accuracy_gap_points_high": round(float(gaps.mean()) + half, 3),
+            "accuracy_gap_points_low": None if half is None else round(float(gaps.mean()) - half, 3),
+            "accuracy_gap_points_high": None if half is None else round(float(gaps.mean()) + half, 3),
             "accuracy_gap_points_min": round(float(gaps.min()), 3), "accuracy_gap_points_max": round(float(gaps.max()), 3),
             "violation_excess_max": round(max(v["violation_excess"]), 5)}
 
@@ -201,7 +205,8 @@ def against_fairlearn(seeds: int) -> dict[str, dict[str, list[float]]]:
     for target in ("equalized_odds", "demographic_parity"):
         for ours_tol in (0.01, 0.0):
             key = f"{target}_at_tolerance_{'0_01' if ours_tol else '0'}"
-            out[key] = {"accuracy_gap": [], "fit_accuracy_gap": [], "violation_excess": []}
+            out[key] = {"accuracy_gap": [], "fit_accuracy_gap": [], "fit_violation_over_tolerance": [],
+                        "violation_excess": []}
             for seed in range(seeds):
                 X, y, g, fit, model, s = generated(12_000, seed, groups=3)
                 to = ThresholdOptimizer(estimator=model, constraints=target, objective="accuracy_score", prefit=True,
@@ -224,6 +229,11 @@ def against_fairlearn(seeds: int) -> dict[str, dict[str, list[float]]]:
                     return float(np.mean(np.where(yh == 1, p, 1 - p))), mitigation._disparities(*counts)[target]
 
                 (acc_o, v_o), (acc_t, v_t) = measured(ours), measured(theirs)
+                fit_codes = np.unique(g[fit], return_inverse=True)[1]
+                fit_counts = (np.bincount(fit_codes, ours_fit * y[fit]), np.bincount(fit_codes, ours_fit * (1 - y[fit])),
+                              np.bincount(fit_codes).astype(float), np.bincount(fit_codes, y[fit]).astype(float))
+                out[key]["fit_violation_over_tolerance"].append(
+                    round(mitigation._disparities(*fit_counts)[target] - ours_tol, 8))
                 slack = held_out_tpr_fpr_slack(y, g, fit) if target == "equalized_odds" else held_out_slack(g, fit)
                 out[key]["accuracy_gap"].append(round(acc_o - acc_t, 6))
                 out[key]["violation_excess"].append(round(v_o - (v_t + slack), 6))

@@ -121,8 +121,9 @@ _Z_GRID = np.arange(0.0, Z_MAX + Z_STEP / 2, Z_STEP)
 _K = _Z_GRID.size - 1
 #: The smallest one-sided p-value the tables resolve (the normal tail beyond Z_MAX, about 6.2e-16).
 P_FLOOR = float(stats.norm.sf(Z_MAX))
-#: Continuity correction of the per-group score limits for B, in counts: the smallest of 0, ¼ and ½ whose
-#: exact one-sided misses stay within 0.035 at nominal 0.025 on the coverage grid (docs/methods.md).
+#: Continuity correction of the per-group score limits for B, in counts: the smallest of 0, ⅛, ¼ and ½ whose
+#: exact one-sided misses stay within 0.035 at nominal 0.025 on the coverage grid (docs/methods.md;
+#: ``bench/inference_coverage.py --cc`` measures another).
 SCORE_CC = 0.25
 
 
