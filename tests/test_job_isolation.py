@@ -102,7 +102,7 @@ def test_the_paper_budget_is_refused_by_default_and_the_demos_fit():
 
     allowed = ServerLimits().max_job_memory_mb
     assert ptn.estimate(ptn.PAPER).memory_mb > 7000 > allowed  # issue 35 measured a 7 GB peak before the test part
-    with pytest.raises(OverBudget, match=r"a PTN run on 1,250 Lorenz trajectories needs about 11,579 MB"):
+    with pytest.raises(OverBudget, match=r"a PTN run on 1,250 Lorenz trajectories needs about 12,482 MB"):
         JobRunner().submit("paper", lambda on_progress, should_stop: None, estimate=ptn.estimate(ptn.PAPER))
     assert ptn.estimate(ptn.DEMO).memory_mb < allowed
     for key in datasets.ROW_DEMOS:
