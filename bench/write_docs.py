@@ -1,4 +1,4 @@
-"""Write docs/benchmarks.md's tables from the latest full run in bench/history.jsonl.
+"""Write docs/benchmarks.md's tables from the latest full runs in bench/history.jsonl (and the models' latest).
 
     python bench/write_docs.py           # rewrite the generated part of docs/benchmarks.md
     python bench/write_docs.py --check   # exit 1 when the doc's tables are not the history's latest full run
@@ -54,15 +54,28 @@ def _row(name: str, bench: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-def render(entry: dict[str, Any]) -> str:
-    """The generated part of docs/benchmarks.md for one history entry."""
+def latest_models(history: Path = HISTORY) -> list[tuple[str, dict[str, Any]]]:
+    """Each models' benchmark with the last full-size run that ran it (they run by name, one or several at a
+    time): (name, that history entry), in the order of bench/run.py."""
+    from bench.run import BENCHMARKS
+
+    entries = [json.loads(line) for line in history.read_text().splitlines() if line.strip()]
+    out = []
+    for bench in (b for b in BENCHMARKS if b.models):
+        runs = [e for e in entries if e["mode"] == "full" and bench.name in e["benchmarks"]]
+        if runs:
+            out.append((bench.name, runs[-1]))
+    return out
+
+
+def _section(entry: dict[str, Any], what: str) -> list[str]:
+    """One run's heading sentence and table."""
     box = entry["machine"]
     changed = entry.get("uncommitted") or []
+    command = "python bench/run.py" + (" --models" if entry.get("models") and not entry.get("only") else "")
+    command += "".join(f" {name}" for name in entry.get("only") or [])
     lines = [
-        START,
-        "",
-        f"Last full run: `python bench/run.py{' --models' if entry.get('models') else ''}` at commit "
-        f"`{entry['commit']}` (\"{entry['subject']}\")"
+        f"{what}: `{command}` at commit `{entry['commit']}` (\"{entry['subject']}\")"
         + (f", with uncommitted changes to {len(changed)} file(s) the benchmarks run" if changed else "")
         + f", {entry['date']} (UTC), on `{box['host']}` ({box['cpus']} cores, {box['platform']}, Python "
         f"{box['python']}): {entry['wall_s'] / 60:.1f} min in all. The load average (1 min) before the run was "
@@ -75,8 +88,31 @@ def render(entry: dict[str, Any]) -> str:
     for name, bench in entry["benchmarks"].items():
         lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in _row(name, bench)]
     passed = sum(b["passed"] for b in entry["benchmarks"].values())
-    lines += ["", f"{passed} of {len(entry['benchmarks'])} benchmarks met every goal.", "", END]
-    return "\n".join(lines)
+    return lines + ["", f"{passed} of {len(entry['benchmarks'])} benchmarks met every goal."]
+
+
+def render(entry: dict[str, Any], models: list[tuple[str, dict[str, Any]]] | None = None) -> str:
+    """The generated part of docs/benchmarks.md: the latest full run and the latest full-size run of each of the
+    models' benchmarks."""
+    lines = [START, "", *_section(entry, "Last full run")]
+    if models:
+        lines += ["", "### The models' benchmarks", "",
+                  "The latest full-size run of each (`python bench/run.py --models`, or them by name), with its commit:",
+                  "", "| benchmark | figure | value | goal | | ratio against its baseline | commit, date (UTC) | wall s |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for name, run in models:
+            when = f"`{run['commit']}`" + ("+" if run.get("uncommitted") else "") + f", {run['date'][:16]}"
+            rows = _row(name, run["benchmarks"][name])
+            rows[0][6] = when
+            lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+        passed = sum(run["benchmarks"][name]["passed"] for name, run in models)
+        lines += ["", f"{passed} of {len(models)} models' benchmarks met every goal."]
+    return "\n".join([*lines, "", END])
+
+
+def expected(history: Path = HISTORY) -> str:
+    """What the generated part should be, from ``history``."""
+    return render(latest(history), latest_models(history))
 
 
 def generated_part(text: str) -> str:
@@ -88,7 +124,7 @@ def generated_part(text: str) -> str:
 def write(doc: Path = DOC, history: Path = HISTORY) -> bool:
     """Rewrite the generated part of ``doc``; True when it changed."""
     text = doc.read_text()
-    new = text.replace(generated_part(text), render(latest(history)))
+    new = text.replace(generated_part(text), expected(history))
     if new != text:
         doc.write_text(new)
     return new != text
@@ -99,7 +135,7 @@ def main() -> int:
     ap.add_argument("--check", action="store_true", help="exit 1 when the doc is not the latest full run")
     args = ap.parse_args()
     if args.check:
-        same = generated_part(DOC.read_text()) == render(latest())
+        same = generated_part(DOC.read_text()) == expected()
         print("docs/benchmarks.md matches the latest full run" if same else
               "docs/benchmarks.md differs from the latest full run: python bench/write_docs.py")
         return 0 if same else 1
