@@ -4,6 +4,7 @@ Spark for real), identical to the in-memory path, with the upload's checks."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 
 import numpy as np
@@ -240,12 +241,17 @@ def test_the_messages_of_the_cases_refused(rows, tmp_path):
         path, kw, valid = _case(rows, tmp_path / case, case)
         if not valid:
             said[case] = _outcome(path, **kw)
-    assert "column 'y': 3 distinct values; the label must be binary" in said["nan label"]
+    assert "column 'y': missing label in 2 row(s)" in said["nan label"]     # as an upload says it
     assert "missing prediction in 1 row(s)" in said["missing"] and "missing group value in 2 row(s)" in said["missing"]
     assert "column 'pred': 3 distinct values; the prediction must be binary" in said["third value"]
     assert "the chosen positive value 7 does not occur" in said["never occurs"]
-    assert "2 value(s) are not numbers" in said["nan score"]
+    assert "column 'score': missing prediction in 2 row(s)" in said["nan score"]
     assert "more than 500 groups" in said["many groups"]
+    for case, words in (("nan label", "missing label in 2 row(s)"), ("nan score", "missing prediction in 2 row(s)")):
+        path, kw, _ = _case(rows, tmp_path / case, case)      # the in-memory upload path says the same
+        with pytest.raises(DataValidationError, match=re.escape(words)):
+            io.cms_from_predictions(pd.read_parquet(path), "y", kw["prediction"], kw["groups"], kw["positive"],
+                                    threshold=kw.get("threshold"))
 
 
 def test_a_score_without_a_threshold_is_refused_with_its_count_of_values(rows, tmp_path):

@@ -147,8 +147,7 @@ def aggregate(source: Any, *, label: str, prediction: str, groups: Sequence[str]
     else:
         score = table[prediction] if table[prediction].type().is_numeric() else table[prediction].try_cast("float64")
         yhat = score >= float(threshold)
-        unread = score.isnull() | score.isnan() if score.type().is_floating() else score.isnull()
-        not_number = unread & table[prediction].notnull()    # NaN sorts above every number in the engines
+        not_number = _missing(score) & ~_missing(table[prediction])   # text that is no number (NaN is missing)
     # one pass over the data answers the checks and counts (per group, the cells of y × ŷ and what is missing);
     # a label or prediction of more than two values is counted exactly in a second pass, for its message, and
     # thousands of groups take two passes: the checks, then the counts
@@ -210,11 +209,11 @@ def _cells(table: Any, label: str, prediction: str, groups: list[str], y: Any, y
     threshold, whether the prediction is not a number), with each cell's smallest and largest label and
     prediction. A label of y = 0 cells whose smallest and largest agree everywhere has one value besides the
     positive one, so the distinct values are counted without a pass of their own; when they do not agree (a
-    third value, or NaN, which the engine counts as a value), ``found["label_values"]`` is None and the caller
-    counts them exactly (:func:`_checks`). The same for the prediction."""
+    third value), ``found["label_values"]`` is None and the caller counts them exactly (:func:`_checks`). The
+    same for the prediction. NaN is missing, as in an upload (:func:`_missing`)."""
     keys = {f"g{k}": table[g] for k, g in enumerate(groups)}
     keys.update({f"g{k}_missing": table[g].isnull() for k, g in enumerate(groups)})
-    keys.update(label_missing=table[label].isnull(), y=y, prediction_missing=table[prediction].isnull(), yhat=yhat)
+    keys.update(label_missing=_missing(table[label]), y=y, prediction_missing=_missing(table[prediction]), yhat=yhat)
     spans = {"label": label}
     if not_number is None:
         spans["prediction"] = prediction
@@ -259,14 +258,21 @@ def _cells(table: Any, label: str, prediction: str, groups: list[str], y: Any, y
     return found, parts.groupby(list(parts.columns[:len(groups)]), dropna=False, sort=False).sum().reset_index()
 
 
+def _missing(column: Any) -> Any:
+    """Where a column has no value: null, or NaN in a column of floats (an upload reads both as missing; the
+    engines would count NaN as a value, and sort it above every number)."""
+    return column.isnull() | column.isnan() if column.type().is_floating() else column.isnull()
+
+
 def _checks(table: Any, label: str, prediction: str, groups: list[str], y: Any, not_number: Any) -> Any:
     """The checks of :func:`_check` in one pass, each counted exactly: when :func:`_cells` could not answer them."""
-    checks = {"rows": table.count(), "label_missing": table[label].isnull().sum(),
-              "label_values": table[label].nunique(), "label_positive": y.sum(),
-              "prediction_missing": table[prediction].isnull().sum(),
+    label_missing, prediction_missing = _missing(table[label]), _missing(table[prediction])
+    checks = {"rows": table.count(), "label_missing": label_missing.sum(),
+              "label_values": table[label].nunique(where=~label_missing), "label_positive": y.sum(),
+              "prediction_missing": prediction_missing.sum(),
               **{f"group_missing_{k}": table[g].isnull().sum() for k, g in enumerate(groups)}}
     if not_number is None:
-        checks["prediction_values"] = table[prediction].nunique()
+        checks["prediction_values"] = table[prediction].nunique(where=~prediction_missing)
     else:
         checks["prediction_not_number"] = not_number.sum()
     return table.aggregate(**checks).to_pandas().iloc[0]
