@@ -23,8 +23,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from ...audit import Audit
 from ...statistics.confusion import ConfusionMatrix
 from ...common.validation import (MAX_GROUPS, MAX_NAME_LENGTH, DataValidationError, Problem, clean_name, cleaning_notice,
@@ -151,18 +149,19 @@ def aggregate(source: Any, *, label: str, prediction: str, groups: Sequence[str]
     # one pass over the data answers the checks and counts (per group, the cells of y × ŷ and what is missing);
     # a label or prediction of more than two values is counted exactly in a second pass, for its message, and
     # thousands of groups take two passes: the checks, then the counts
-    found, counts = _cells(table, label, prediction, groups, y, yhat, not_number) or (None, None)
+    by = {f"g{k}": table[g] for k, g in enumerate(groups)}  # the group columns as g0, g1 …, so that none can be
+    keys = list(by)                                        # mistaken for a count or a flag, whatever its name
+    found, counts = _cells(table, by, label, prediction, y, yhat, not_number) or (None, None)
     if found is None or None in found.values():
-        found = _checks(table, label, prediction, groups, y, not_number)
+        found = _checks(table, by, label, prediction, y, not_number)
     problems = _check(found, label, prediction, groups, positive, threshold)
     if problems:
         raise DataValidationError(problems)
-    if counts is None:   # the group columns as g0, g1 …, so that none can be mistaken for a count
-        counts = (table.group_by(**{f"g{k}": table[g] for k, g in enumerate(groups)})
+    if counts is None:
+        counts = (table.group_by(**by)
                   .aggregate(tp=(y & yhat).cast("int64").sum(), fn=(y & ~yhat).cast("int64").sum(),
                              fp=(~y & yhat).cast("int64").sum(), tn=(~y & ~yhat).cast("int64").sum())
                   .limit(MAX_GROUPS + 1).to_pandas())
-    keys = [f"g{k}" for k in range(len(groups))]
     if flip:
         counts = counts.rename(columns={"tp": "tn", "tn": "tp", "fn": "fp", "fp": "fn"})[list(counts.columns)]
     if len(counts) > MAX_GROUPS:
@@ -200,19 +199,18 @@ def aggregate(source: Any, *, label: str, prediction: str, groups: Sequence[str]
 MAX_CELLS = 20_000
 
 
-def _cells(table: Any, label: str, prediction: str, groups: list[str], y: Any, yhat: Any,
+def _cells(table: Any, by: dict[str, Any], label: str, prediction: str, y: Any, yhat: Any,
            not_number: Any) -> tuple[Any, Any] | None:
     """The checks and the per-group counts from one pass over the data, or None when the cells are too many.
 
-    Rows are counted per cell: the group values (as ``g0``, ``g1`` …, whatever the columns are called), whether
+    Rows are counted per cell: the group values (``by``: ``g0``, ``g1`` … to their columns), whether
     each is missing, whether the label is missing, y, whether the prediction is missing, ŷ (and, with a
     threshold, whether the prediction is not a number), with each cell's smallest and largest label and
     prediction. A label of y = 0 cells whose smallest and largest agree everywhere has one value besides the
     positive one, so the distinct values are counted without a pass of their own; when they do not agree (a
     third value), ``found["label_values"]`` is None and the caller counts them exactly (:func:`_checks`). The
     same for the prediction. NaN is missing, as in an upload (:func:`_missing`)."""
-    keys = {f"g{k}": table[g] for k, g in enumerate(groups)}
-    keys.update({f"g{k}_missing": table[g].isnull() for k, g in enumerate(groups)})
+    keys = {**by, **{f"{key}_missing": column.isnull() for key, column in by.items()}}
     keys.update(label_missing=_missing(table[label]), y=y, prediction_missing=_missing(table[prediction]), yhat=yhat)
     spans = {"label": label}
     if not_number is None:
@@ -246,16 +244,16 @@ def _cells(table: Any, label: str, prediction: str, groups: list[str], y: Any, y
 
     found = {"rows": int(n.sum()), "label_missing": total("label_missing"), "label_values": distinct("label", "y"),
              "label_positive": total("y"), "prediction_missing": total("prediction_missing"),
-             **{f"group_missing_{k}": total(f"g{k}_missing") for k in range(len(groups))}}
+             **{f"group_missing_{k}": total(f"{key}_missing") for k, key in enumerate(by)}}
     if not_number is None:
         found["prediction_values"] = distinct("prediction", "yhat")
     else:
         found["prediction_not_number"] = total("not_number")
     yy, hh = true("y"), true("yhat")
-    parts = cells[[f"g{k}" for k in range(len(groups))]].copy()
+    parts = cells[list(by)].copy()
     for name, mask in (("tp", yy & hh), ("fn", yy & ~hh), ("fp", ~yy & hh), ("tn", ~yy & ~hh)):
         parts[name] = n.where(mask, 0)
-    return found, parts.groupby(list(parts.columns[:len(groups)]), dropna=False, sort=False).sum().reset_index()
+    return found, parts.groupby(list(by), dropna=False, sort=False).sum().reset_index()
 
 
 def _missing(column: Any) -> Any:
@@ -264,13 +262,13 @@ def _missing(column: Any) -> Any:
     return column.isnull() | column.isnan() if column.type().is_floating() else column.isnull()
 
 
-def _checks(table: Any, label: str, prediction: str, groups: list[str], y: Any, not_number: Any) -> Any:
+def _checks(table: Any, by: dict[str, Any], label: str, prediction: str, y: Any, not_number: Any) -> Any:
     """The checks of :func:`_check` in one pass, each counted exactly: when :func:`_cells` could not answer them."""
     label_missing, prediction_missing = _missing(table[label]), _missing(table[prediction])
     checks = {"rows": table.count(), "label_missing": label_missing.sum(),
               "label_values": table[label].nunique(where=~label_missing), "label_positive": y.sum(),
               "prediction_missing": prediction_missing.sum(),
-              **{f"group_missing_{k}": table[g].isnull().sum() for k, g in enumerate(groups)}}
+              **{f"group_missing_{k}": column.isnull().sum() for k, column in enumerate(by.values())}}
     if not_number is None:
         checks["prediction_values"] = table[prediction].nunique(where=~prediction_missing)
     else:
