@@ -66,10 +66,9 @@ def mean_width(ni: int, ri, nj: int, rj, method: str, cc: float) -> float:  # ty
     return exact_ofi_summary(ni, ri, nj, rj, method)["width"]
 
 
-def run(config, cc: float | None = None):  # type: ignore[no-untyped-def]
+def run(config, cc: float):  # type: ignore[no-untyped-def]
     ni, ri, nj, rj = config
-    if cc is not None:
-        limits.SCORE_CC = cc
+    limits.SCORE_CC = cc   # in a worker: the parent's choice
     with stopwatch() as took:
         cov, above, below = exact_ofi_coverage(ni, ri, nj, rj, "auto")
         old = exact_ofi_coverage(ni, ri, nj, rj, _old_auto(ni, nj))
