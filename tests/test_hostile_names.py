@@ -420,8 +420,10 @@ def test_report_in_chromium_has_no_hostile_link_or_styled_span(tmp_path):
                                           "--disable-background-networking"])
         page = browser.new_page()
         page.goto(path.as_uri())
-        page.wait_for_selector(".js-plotly-plot", timeout=30000)
-        page.wait_for_timeout(1500)
+        # the condition: every figure of the report has drawn (Plotly marks each div it has plotted)
+        page.wait_for_function("document.querySelectorAll('.plotly-graph-div').length > 0 && [...document"
+                               ".querySelectorAll('.plotly-graph-div')].every(d => d.querySelector('.main-svg'))",
+                               timeout=60000)
         assert page.locator("a[href*='evil.example']").count() == 0
         assert page.locator("[style*='#123456'], [style*='rgb(18, 52, 86)']").count() == 0
         assert page.locator("img[src*='evil.example']").count() == 0
