@@ -18,6 +18,7 @@ import pandas as pd
 from .confusion import ConfusionMatrix
 from .ensemble import make_design
 from .rows import RowData
+from ..common.numbers import as_numbers
 from ..common.validation import (MAX_GROUPS, MAX_NAME_LENGTH, MAX_ROWS, UNKNOWN_CATEGORY, UNKNOWN_VALUES, DataValidationError,
                                  Problem, clean_name, cleaning_notice, direction, group_values, hidden_name_problem,
                                  intersection_names, row_notes, show_value, unknown_key)
@@ -99,18 +100,6 @@ def check_selects_some(chosen: np.ndarray, values: np.ndarray, threshold: float,
         f"threshold {threshold:g} selects {'every row' if every else 'no row'}: all {len(chosen):,} scores are "
         f"{'≥' if every else '<'} {threshold:g} (they range from {lo:g} to {hi:g}); choose a cutoff inside that "
         "range", column=col))
-
-
-def as_numbers(s: pd.Series, delimiter: str) -> pd.Series:
-    """A column as floats (NaN where not a number). In a file whose delimiter is not a comma, values
-    like "0,769" are decimal commas when the whole column is written that way (and never 1,234-style
-    thousands: those have exactly three digits after the comma and are left alone unless every value
-    has a decimal comma)."""
-    if is_text(s) and delimiter != ",":
-        text = s.dropna().astype(str)
-        if len(text) and text.str.contains(",").any() and text.str.fullmatch(r"\s*[+-]?\d+(,\d+)?\s*").all():
-            return pd.to_numeric(s.astype(str).str.replace(",", ".", regex=False).where(s.notna()), errors="coerce")
-    return pd.to_numeric(s, errors="coerce")
 
 
 def _same(a: Any, b: Any) -> bool:

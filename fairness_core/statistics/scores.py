@@ -28,6 +28,7 @@ import pandas as pd
 from scipy import stats
 
 from .inference.multiplicity import adjust_p_values
+from ..common.numbers import as_numbers
 from ..common.validation import DataValidationError, show_value
 from ..common.vocabulary import check_alpha
 
@@ -70,8 +71,7 @@ def validate_score(s: npt.ArrayLike, score_name: str = "score", n: int | None = 
         values = arr.astype(float)
     else:
         series = pd.Series(arr, dtype=object)
-        values = pd.to_numeric(series.map(lambda v: v.strip() if isinstance(v, str) else v),
-                               errors="coerce").to_numpy(dtype=float)
+        values = as_numbers(series).to_numpy()
         text = np.isnan(values) & series.notna().to_numpy() & ~series.map(_is_nan).to_numpy(dtype=bool)
         if text.any():
             r = np.flatnonzero(text)

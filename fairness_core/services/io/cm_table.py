@@ -13,6 +13,7 @@ import pandas as pd
 
 from ...audit import Audit
 from ...statistics.confusion import CELLS, ConfusionMatrix
+from ...common.numbers import as_numbers
 from ...statistics.row_counts import is_text
 from ...common.validation import (INTERSECTION_SEP, MAX_COUNT, MAX_GROUPS, MAX_NAME_LENGTH, DataValidationError, Problem,
                                   clean_name, cleaning_notice, direction, group_values, hidden_name_problem, lines_for,
@@ -26,9 +27,9 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "FP": ("fp", "falsepositive", "falsepositives", "falsepos", "falsealarms"),
     "TN": ("tn", "truenegative", "truenegatives", "trueneg", "correctrejections"),
 }
-def _is_fractional(s: pd.Series) -> bool:
+def _is_fractional(s: pd.Series, delimiter: str = ",") -> bool:
     """Every value a plain number and some with decimals (a rate or score, never a group name)."""
-    values = pd.to_numeric(s, errors="coerce")
+    values = as_numbers(s, delimiter)
     return bool(values.notna().all() and (values % 1 != 0).any())
 
 
@@ -78,7 +79,7 @@ def cms_from_table(df: pd.DataFrame, group_columns: Sequence[str] | None = None,
     rest = [c for c in df.columns if c not in counts.values()]
     if group_columns is None:
         group_columns = rest
-        measures = [c for c in rest if _is_fractional(df[c])]  # e.g. an approval_rate column
+        measures = [c for c in rest if _is_fractional(df[c], df.attrs.get("delimiter", ","))]  # an approval_rate
         if measures and len(measures) < len(rest):
             group_columns = [c for c in rest if c not in measures]
             df.attrs.setdefault("notices", []).append(
@@ -200,10 +201,9 @@ def _count_problem(value: str) -> str:
 
 def _numeric_counts(s: pd.Series, col: str, problems: list[Problem]) -> np.ndarray:
     """Counts from an already numeric column (the typed table), every problem by row."""
-    values = pd.to_numeric(s, errors="coerce")
     for r in np.flatnonzero(s.isna().to_numpy()):
         problems.append(Problem("missing count", int(r) + 1, col))
-    v = values.to_numpy(dtype=float)
+    v = as_numbers(s).to_numpy()
     for r in np.flatnonzero(np.isinf(v)):
         problems.append(Problem(f"{show_value(s.iloc[r])} is not a finite count", int(r) + 1, col))
     ok = np.isfinite(v)

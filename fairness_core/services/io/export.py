@@ -12,7 +12,7 @@ import pandas as pd
 
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-#: A plain number as text ("-0.25", "1e3"): never neutralized, and what :func:`.read.to_numbers` converts.
+#: A plain number as text ("-0.25", "1e3"): never neutralized (a spreadsheet reads it as the number it is).
 PLAIN_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 
 

@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 
 from ...audit import Audit
-from ...statistics.row_counts import TEXT, as_numbers, is_text
+from ...common.numbers import as_numbers
+from ...statistics.row_counts import TEXT, is_text
 from ...common.validation import MAX_NAME_LENGTH, MAX_ROWS, DataValidationError, Problem, hidden_name_problem
-from .export import PLAIN_NUMBER
 from .limits import check_cells, check_columns
 from .parquet import parquet_file, read_head, read_parquet, text_frame
 from .warehouse import aggregate
@@ -140,7 +140,7 @@ def _drop_index_column(df: pd.DataFrame, notices: list[str]) -> pd.DataFrame:
     first = df.columns[0]
     if first not in ("", "Unnamed: 0") or df.shape[1] < 2:
         return df
-    values = pd.to_numeric(df[first], errors="coerce").to_numpy()
+    values = as_numbers(df[first]).to_numpy()
     for start in (0, 1):
         if np.array_equal(values, np.arange(start, start + len(df))):
             notices.append("The first column had no name and held the row numbers "
@@ -346,18 +346,20 @@ def _record_lines(text: str, sep: str) -> np.ndarray:
 
 
 def to_numbers(df: pd.DataFrame) -> pd.DataFrame:
-    """Columns whose every value is a plain number become float; the rest stay text (for features).
-    Decimal commas are read as :func:`as_numbers` reads scores (a file not delimited by commas)."""
+    """Columns whose every value is a finite number become float64, read as :func:`~fairness_core.common.numbers.as_numbers`
+    reads scores (correctly rounded; decimal commas in a file not delimited by commas); the rest stay text (for
+    features). A column holding "inf", "nan" or a number too large for a float stays text.
+
+    >>> to_numbers(pd.DataFrame({"x": [" 0.1", "2e3"], "g": ["a", "1"], "y": ["1", "inf"]})).dtypes.astype(str).tolist()
+    ['float64', 'object', 'object']
+    """
     out = df.copy()
     delimiter = df.attrs.get("delimiter", ",")
     for col in out.columns:
         s = out[col]
         if is_text(s):
             converted = as_numbers(s, delimiter)
-            text = s.dropna().astype(str).str.strip()
-            if delimiter != ",":
-                text = text.str.replace(",", ".", regex=False)
-            if converted.notna().sum() == s.notna().sum() and text.str.fullmatch(PLAIN_NUMBER).all():
+            if np.isfinite(converted.to_numpy()[s.notna().to_numpy()]).all():
                 out[col] = converted
     return out
 

@@ -12,7 +12,8 @@ import pandas as pd
 
 from ...audit import Audit
 from ...compare import MAX_MODELS, Candidates
-from ...statistics.row_counts import as_numbers, binary_column, count_rows
+from ...common.numbers import as_numbers
+from ...statistics.row_counts import binary_column, count_rows
 from ...common.validation import (MAX_ROWS, UNKNOWN_VALUES, DataValidationError, Problem, clean_name, direction,
                                   hidden_name_problem,
                                   intersection_names, lines_for, show_value)
@@ -94,7 +95,7 @@ def guess_columns(df: pd.DataFrame, max_group_levels: int = 50) -> ColumnGuess:
     for col in df.columns:
         s = df[col].dropna()
         distinct = int(s.nunique())
-        values = pd.to_numeric(s, errors="coerce")
+        values = as_numbers(s, df.attrs.get("delimiter", ","))
         numeric = bool(len(s)) and values.notna().all()
         if numeric and (values % 1 != 0).any():
             fractional.add(str(col))  # a score may differ in every row; an id does not have decimals
