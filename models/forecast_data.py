@@ -202,9 +202,9 @@ WEATHER_CHANNELS = ["Dry-bulb (C)", "Dew-point (C)", "Pressure (mbar)", "Wspd (m
 
 def read_tmy3(path: Path) -> tuple[np.ndarray, pd.DataFrame]:
     """(latitude, longitude, elevation), and the hourly channels with day of year and hour."""
-    head = pd.read_csv(path, nrows=1, header=None)
+    head = pd.read_csv(path, nrows=1, header=None, float_precision="round_trip")   # floats as written
     static = head.iloc[0, [4, 5, 6]].to_numpy(dtype=float)
-    df = pd.read_csv(path, skiprows=1)
+    df = pd.read_csv(path, skiprows=1, float_precision="round_trip")
     date = pd.to_datetime(df["Date (MM/DD/YYYY)"], format="%m/%d/%Y")
     hour = df["Time (HH:MM)"].str.slice(0, 2).astype(int)
     out = df[WEATHER_CHANNELS].astype(float).copy()

@@ -46,7 +46,8 @@ class Demo:
 
 @lru_cache(maxsize=None)
 def _read(path: Path) -> pd.DataFrame:
-    return pd.read_csv(path)
+    # "round_trip": every float as written (pandas' default converter is not correctly rounded; issue 51)
+    return pd.read_csv(path, float_precision="round_trip")
 
 
 def compas_frame(assets: Path = ASSETS_DIR) -> pd.DataFrame:

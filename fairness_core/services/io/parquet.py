@@ -96,7 +96,11 @@ def read_text(data: bytes, filename: str, names: list[str], rows: int, file: Any
     store them), so that the text a batch decodes to is counted from the value lengths before any of it is
     built; other columns are cast batch by batch and measured. Batches hold at most :data:`_BATCH_BYTES` of
     stored data (fewer rows for wide rows), so memory stays near the limit and one batch. ``file``: the upload as
-    :func:`parquet_file` opened it (its footer is parsed once for the whole read)."""
+    :func:`parquet_file` opened it (its footer is parsed once for the whole read).
+
+    Floats become the shortest text that reads back as the same float64 (Arrow's cast); a float32 is widened to
+    float64 first, so that its text is the value stored ("0.10000000149011612", not float32's "0.1", which would
+    read back as another number)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -138,6 +142,8 @@ def read_text(data: bytes, filename: str, names: list[str], rows: int, file: Any
                             break
                         column = pc.take(values, column.indices, memory_pool=pool)
                     else:
+                        if pa.types.is_floating(column.type) and column.type.bit_width < 64:
+                            column = pc.cast(column, pa.float64())   # the float32's exact value, not its shortest text
                         column = pc.cast(column, pa.large_string(), memory_pool=pool)
                         total += column.nbytes
                     out[k].append(column)

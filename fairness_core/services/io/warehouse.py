@@ -70,6 +70,16 @@ def open_files(source: str | Path | Sequence[str | Path]) -> Any:
         raise DataValidationError(f"could not read {', '.join(paths)}: {str(exc).splitlines()[0]}") from None
 
 
+def exact_float(value: float) -> Any:
+    """``value`` as an Ibis float64 literal that every engine reads as this very float. A plain literal is written
+    into the SQL as its decimal digits, which DuckDB reads as a DECIMAL and turns into a double by a rounding
+    that is not always the nearest (about one random 17-digit float in ten came out a neighbour); text cast to a
+    double is read correctly rounded (DuckDB, PostgreSQL, Spark)."""
+    import ibis
+
+    return ibis.literal(repr(float(value))).cast("float64")
+
+
 def _literal_like(column: Any, value: Any, what: str, name: str) -> Any:
     """``value`` in the column's own type, so that 1, "1" and True all find a label stored as 1 / "1" / true."""
     dtype = column.type()
@@ -84,7 +94,9 @@ def _literal_like(column: Any, value: Any, what: str, name: str) -> Any:
             if not number.is_integer():
                 raise ValueError
             return int(number)
-        if dtype.is_floating() or dtype.is_decimal():
+        if dtype.is_floating():
+            return exact_float(float(value))
+        if dtype.is_decimal():
             return float(value)
         return str(value)
     except (TypeError, ValueError):
@@ -143,8 +155,8 @@ def aggregate(source: Any, *, label: str, prediction: str, groups: Sequence[str]
                                  "positive prediction", prediction)
         yhat = table[prediction] == pred_pos
     else:
-        score = table[prediction] if table[prediction].type().is_numeric() else table[prediction].try_cast("float64")
-        yhat = score >= float(threshold)
+        score = _scores(table[prediction])
+        yhat = score >= exact_float(threshold)
         not_number = _missing(score) & ~_missing(table[prediction])   # text that is no number (NaN is missing)
     # one pass over the data answers the checks and counts (per group, the cells of y × ŷ and what is missing);
     # a label or prediction of more than two values is counted exactly in a second pass, for its message, and
@@ -254,6 +266,15 @@ def _cells(table: Any, by: dict[str, Any], label: str, prediction: str, y: Any, 
     for name, mask in (("tp", yy & hh), ("fn", yy & ~hh), ("fp", ~yy & hh), ("tn", ~yy & ~hh)):
         parts[name] = n.where(mask, 0)
     return found, parts.groupby(list(by), dropna=False, sort=False).sum().reset_index()
+
+
+def _scores(column: Any) -> Any:
+    """A score column as float64, every value the float its digits name: text cast (NULL where it is no number),
+    a DECIMAL through its text (DuckDB's DECIMAL → DOUBLE cast is not correctly rounded; the text is exact)."""
+    dtype = column.type()
+    if dtype.is_decimal():
+        return column.cast("string").cast("float64")
+    return column if dtype.is_numeric() else column.try_cast("float64")
 
 
 def _missing(column: Any) -> Any:

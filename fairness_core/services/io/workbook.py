@@ -392,7 +392,8 @@ def _column_text(values: tuple[Any, ...]) -> Any:
 
     if {v.__class__ for v in values} == {float}:
         numbers = np.fromiter(values, dtype=np.float64, count=len(values))
-        whole = np.isfinite(numbers) & (numbers == np.trunc(numbers)) & (np.abs(numbers) < 1e15)
+        whole = (np.isfinite(numbers) & (numbers == np.trunc(numbers)) & (np.abs(numbers) < 1e15)
+                 & ~((numbers == 0) & np.signbit(numbers)))   # -0.0 stays "-0.0", as written
         text = pa.array(np.where(whole, numbers, 0).astype(np.int64)).cast(pa.large_string())
         if whole.all():
             return text
@@ -402,12 +403,13 @@ def _column_text(values: tuple[Any, ...]) -> Any:
 
 
 def _cell_text(value: Any) -> Any:
-    """An Excel cell as text: whole floats without ".0", missing (calamine's "") as None."""
+    """An Excel cell as text: whole floats without ".0" (but "-0.0"), missing (calamine's "") as None. A float's
+    text is its ``repr``, which reads back as the very float (:func:`~fairness_core.common.numbers.as_numbers`)."""
     if value.__class__ is str:
         return value or None
     if value is None:
         return None
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15 and str(value) != "-0.0":
         return str(int(value))
     return str(value)
 
