@@ -20,9 +20,9 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ..common.validation import INTERSECTION_SEP
+from ..common.numbers import as_numbers
+from ..common.validation import INTERSECTION_SEP, clean_name
 from ..statistics.mitigation.rule import RuleFileError, ThresholdRule
-from ..statistics.row_counts import as_numbers
 from .io import read_table, to_safe_csv
 
 #: The column the decisions are written to unless another is named.
@@ -37,6 +37,44 @@ def _rows_named(mask: np.ndarray) -> str:
     """The first data rows (1 = the first row after the header) where ``mask`` holds."""
     rows = np.flatnonzero(mask)
     return ", ".join(str(r + 1) for r in rows[:5]) + (f" and {rows.size - 5:,} more" if rows.size > 5 else "")
+
+
+def _rule_groups(rule: ThresholdRule, parts: Sequence[pd.Series]) -> pd.Series:
+    """Each row's group as the rule names it, as a categorical (``predict`` reads its codes). A file's group is
+    matched as written, else as an upload reads group values (:func:`~fairness_core.validation.clean_name`:
+    invisible characters removed, every kind of space plain, runs of spaces one, trimmed, NFC), on both sides;
+    the page's rule holds the names so cleaned. Groups matched neither way are refused, each shown as written
+    (``repr``: a hidden character shows) with its first data row and the rule's nearest group.
+
+    Raises :class:`ApplyError`."""
+    import difflib
+
+    codes = np.zeros(len(parts[0]), dtype=np.int64)
+    for p in parts:   # one code per distinct combination of the columns' values
+        c, u = pd.factorize(p)
+        codes = pd.factorize(codes * len(u) + c)[0]
+    first = np.unique(codes, return_index=True)[1]   # codes run 0..k-1: each group's first row
+    raw = [INTERSECTION_SEP.join(str(p.iloc[r]) for p in parts) for r in first.tolist()]
+    cleaned = [INTERSECTION_SEP.join(clean_name(p.iloc[r]) for p in parts) for r in first.tolist()]
+    by_text = {str(name): name for name in rule.thresholds}
+    by_clean: dict[str, Any] = {}
+    for name in rule.thresholds:
+        by_clean.setdefault(clean_name(name), name)
+    found = [by_text.get(w, by_text.get(c, by_clean.get(c))) for w, c in zip(raw, cleaned)]
+    missing = [k for k, name in enumerate(found) if name is None]
+    if missing:
+        folded = {k.casefold(): k for k in by_text}
+
+        def nearest(k: int) -> str:
+            close = difflib.get_close_matches(cleaned[k].casefold(), list(folded), n=1, cutoff=0.6)
+            return f", the rule's nearest is {folded[close[0]]!r}" if close else ""
+
+        shown = "; ".join(f"{raw[k]!r} (data row {first[k] + 1}{nearest(k)})" for k in missing[:10])
+        raise ApplyError(f"the rule was never fitted for {len(missing):,} group{'s' if len(missing) > 1 else ''} in "
+                         f"the data, even with invisible characters removed and spaces folded: {shown}"
+                         f"{' …' if len(missing) > 10 else ''}; it knows {list(by_text)[:10]!r}. Nothing was written")
+    rule_codes, names = pd.factorize(pd.Index(found, dtype=object))   # two spellings may name one group
+    return pd.Series(pd.Categorical.from_codes(rule_codes[codes], categories=names))
 
 
 def decide(rule: ThresholdRule, table: pd.DataFrame, score: str, groups: Sequence[str], column: str = DECISION_COLUMN,
@@ -60,18 +98,7 @@ def decide(rule: ThresholdRule, table: pd.DataFrame, score: str, groups: Sequenc
         raise ApplyError(f"group column{'s' if len(groups) > 1 else ''} {', '.join(map(repr, groups))} "
                          f"{'are' if len(groups) > 1 else 'is'} blank in {blank.sum():,} rows (data rows "
                          f"{_rows_named(blank)}); every row needs its group")
-    names = parts[0].astype(str)
-    for p in parts[1:]:
-        names = names + INTERSECTION_SEP + p.astype(str)
-    by_text = {str(name): name for name in rule.thresholds}
-    codes, uniques = pd.factorize(names)
-    unknown = [u for u in uniques if u not in by_text]
-    if unknown:
-        raise ApplyError(f"the rule was never fitted for {len(unknown):,} group{'s' if len(unknown) > 1 else ''} in the "
-                         f"data: {unknown[:10]!r}; it knows {list(by_text)[:10]!r}. Nothing was written")
-    # The rule's own names as a categorical: predict reads its codes, no second pass over the text.
-    group_of = pd.Series(pd.Categorical.from_codes(codes, categories=pd.Index([by_text[u] for u in uniques],
-                                                                            dtype=object)))
+    group_of = _rule_groups(rule, parts)
     decisions = rule.predict(s, group_of, random_state=random_state)
     out = table.copy()
     out[column] = decisions

@@ -346,9 +346,10 @@ def _record_lines(text: str, sep: str) -> np.ndarray:
 
 
 def to_numbers(df: pd.DataFrame) -> pd.DataFrame:
-    """Columns whose every value is a finite number become float64, read as :func:`~fairness_core.common.numbers.as_numbers`
-    reads scores (correctly rounded; decimal commas in a file not delimited by commas); the rest stay text (for
-    features). A column holding "inf", "nan" or a number too large for a float stays text.
+    """Columns whose every value is a finite number become float64, read as
+    :func:`~fairness_core.common.numbers.as_numbers` reads scores (correctly rounded; decimal commas in a file not
+    delimited by commas); the rest stay text (for features). A column holding "inf", "nan" or a number too large
+    for a float stays text.
 
     >>> to_numbers(pd.DataFrame({"x": [" 0.1", "2e3"], "g": ["a", "1"], "y": ["1", "inf"]})).dtypes.astype(str).tolist()
     ['float64', 'object', 'object']
