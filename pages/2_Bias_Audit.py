@@ -136,7 +136,8 @@ def other_comparison(audit: Audit, reference: str) -> None:
         vs_ref = cached.versus_reference(audit, reference)
         st.markdown(f"**Each group vs {md_escape(reference)}** (all comparisons)")
         st.dataframe(styled(vs_ref, 3), width="stretch", key="vs-reference")
-        csv_download(vs_ref, f"vs_{reference}.csv", "Download one-vs-reference (CSV)")
+        csv_download(vs_ref, f"vs_{reference}.csv", "Download one-vs-reference (CSV)",
+                     names={"reference group": reference})
 
 
 ll144_scores = session_scores(audit)
@@ -166,7 +167,7 @@ with st.expander("Local Law 144 summary", icon=":material/gavel:"):
     else:
         csv_download(ll144, f"ll144_summary_scoring_rate_{score_name}.csv",
                      f"Download the Local Law 144 summary, scoring rate of “{md_escape(score_name)}” (CSV)",
-                     key="ll144-scoring-csv", index=False)
+                     key="ll144-scoring-csv", index=False, names={"score": score_name})
 
 if not audit.has_outcomes:
     decisions_view(audit, base_audit(), settings, reference)
@@ -196,7 +197,8 @@ if tab_groups.open:
         st.markdown(f"**What the numbers say.** {md_escape(read.findings)}")
 
         chart(figures["scatter"], "ofi_vs_di.html", key="ofi-di-scatter", download_key="scatter-html")
-        chart(figures["forest"], f"ofi_vs_{reference}.html", key="ofi-forest", download_key="forest-html")
+        chart(figures["forest"], f"ofi_vs_{reference}.html", key="ofi-forest", download_key="forest-html",
+              names={"reference group": reference})
 
         if len(verdicts) > MAX_VERDICT_ROWS:
             st.caption(f"Showing the {MAX_VERDICT_ROWS:,} most significant of {len(verdicts):,} pairs; the CSV has all.")

@@ -150,7 +150,7 @@ if tab_match.open:
                                       f"= {tail_p:.3g}; the two-sided one-sample p-value doubles it",
                              observed=one_sample.observed, tail=tail, p_value=one_sample.p_value, exact=exact,
                              x_title=metric)
-        chart(fig, f"match_{metric}_{group}.html", "match-dist")
+        chart(fig, f"match_{metric}_{group}.html", "match-dist", names={"group": group})
         if not population:
             st.caption(f"The chart shows the one-sample view for intuition; the test above treats the reference as a "
                        f"sample too (two-sample p = {result.p_value:.3g}, one-sample p = {one_sample.p_value:.3g}).")

@@ -135,7 +135,7 @@ if params in results:
 if params in results and not results[params].empty:
     curves = results[params]
     fig = plots.smoothing_curves(curves)
-    chart(fig, f"smoothing_error_{group}.html", key="err-fig")
+    chart(fig, f"smoothing_error_{group}.html", key="err-fig", names={"group": group})
     verdict = smoothing.cps_verdicts(curves)
     st.markdown("**Does CPS beat raw here?** The papers report CPS below raw for every metric and add-one "
                 "inconsistent; for this group and range:")
@@ -150,9 +150,10 @@ if params in results and not results[params].empty:
     left, right = st.columns(2)
     with left:
         csv_download(verdict, f"cps_verdicts_{group}.csv", "Download the verdicts (CSV)", key="err-verdict-csv",
-                     index=False)
+                     index=False, names={"group": group})
     with right:
-        csv_download(curves, f"smoothing_error_{group}.csv", "Download the curves (CSV)", index=False)
+        csv_download(curves, f"smoothing_error_{group}.csv", "Download the curves (CSV)", index=False,
+                     names={"group": group})
 
 # --- priors for a hidden group (the small-data paper's Table 2) ---------------------------------------------------
 st.subheader("Which prior is closest to a group you cannot see? (the small-data paper's Table 2)")
@@ -163,4 +164,4 @@ st.dataframe(styled(priors, 3), hide_index=True, width="stretch", key="prior-tab
 best = priors.iloc[2:]["L1 distance"].idxmin()
 st.caption(f"Cell proportions of {md_escape(hidden)} against three priors with none of its data. Closest (L1): "
            f"**{priors.loc[best, 'row'].strip('|').split(' − ')[0]}**.")
-csv_download(priors, f"priors_{hidden}.csv", "Download (CSV)", index=False)
+csv_download(priors, f"priors_{hidden}.csv", "Download (CSV)", index=False, names={"hidden group": hidden})

@@ -112,6 +112,7 @@ def test_uploaded_score_offers_the_scoring_rate_and_the_report_follows(captured)
     (name,) = [k for k in captured if k.startswith("ll144_summary_scoring_rate")]
     csv = pd.read_csv(io_.BytesIO(captured[name]()))
     assert csv["scoring rate"].to_numpy() == pytest.approx(want["scoring rate"].to_numpy())
+    assert name == "ll144_summary_scoring_rate_score_v3_b_x_b_1_1.csv" and set(csv["score"]) == {HOSTILE}  # kept inside
     assert any("Local Law 144 summary gives the scoring rate of “score \\*v3\\*" in c.value for c in at.caption)
 
     doc = report_json(captured)

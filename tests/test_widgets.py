@@ -37,13 +37,15 @@ def test_a_callable_format_decides_for_itself():
 
 
 def test_download_file_names_built_from_group_names_are_plain():
-    from ui.widgets import MAX_FILE_NAME, safe_file_name
+    from fairness_core.common.text import MAX_FILE_STEM
+    from ui.widgets import download_name
 
-    assert safe_file_name('vs_<a href="x">/../Black\u202e.csv') == "vs__a_href__x___.._Black_.csv"
-    assert safe_file_name("ofi_vs_Zoë & José.html") == "ofi_vs_Zoë___José.html"   # letters of any script stay
-    long = safe_file_name("vs_" + "x" * 300 + ".csv")
-    assert len(long) == MAX_FILE_NAME and long.endswith(".csv")
-    assert safe_file_name("../.hidden") == "_.hidden"
+    assert download_name('vs_<a href="x">/../Black\u202e.csv', ".csv") == "vs_a_href_x_._Black.csv"
+    assert download_name("ofi_vs_Zoë & José.html", ".html") == "ofi_vs_Zoë_José.html"   # letters of any script stay
+    long = download_name("vs_" + "x" * 300 + ".csv", ".csv")
+    assert long == "vs_" + "x" * (MAX_FILE_STEM - 3) + ".csv"
+    assert download_name("../.hidden.csv", ".csv") == "hidden.csv"
+    assert download_name("v1.2.csv", ".csv") == "v1.2.csv"                  # only the app's suffix is taken off
 
 
 def test_styled_tables_are_rendered_once_and_show_what_a_fresh_styler_shows():

@@ -271,7 +271,8 @@ def stability_section(audit: Audit, reference: str) -> None:
         fig = plots.stability_disparities(disp)
         chart(fig, "stability_disparities.html", "virny-disparities")
         st.dataframe(styled(disp, 4, {"Δepistemic": "{:+.3g}"}), width="stretch", key="virny-disp")
-        csv_download(disp, f"stability_disparities_vs_{priv}.csv", "Download disparities (CSV)")
+        csv_download(disp, f"stability_disparities_vs_{priv}.csv", "Download disparities (CSV)",
+                     names={"privileged group": priv})
         st.caption("ΔFPR, ΔFNR, ΔAccuracy, SPD (selection-rate difference) and DI (selection-rate ratio; "
                    "undefined when priv selects nobody) come from the audited model's predictions; the Δ of "
                    "stability, jitter and uncertainties from the ensemble. Small groups' averages are noisy: "

@@ -14,7 +14,7 @@ from fairness_core.io import DataValidationError
 from fairness_core.scores import validate_score
 from fairness_core.scores_report import ScoreAnalysis, matching_threshold, score_analysis
 from ui import cached
-from ui.widgets import chart, csv_download, md_escape, safe_file_name
+from ui.widgets import chart, csv_download, md_escape
 
 #: The strategies offered for the calibration bins (fairness_core.scores.calibration).
 BINNING = {"auto": "auto (one bin per value for a score with few values)", "uniform": "equal-width bins",
@@ -110,26 +110,27 @@ def render(audit: Audit, scores: dict[str, np.ndarray], threshold: float | None 
 def _tabs(analysis: ScoreAnalysis, name: str, label: str, chosen: float, key: str) -> None:
     """The three figures and every table, each with its download."""
     calibration, roc, sweep, tables = st.tabs(["Calibration", "ROC and error rates", "Threshold sweep", "Tables"])
-    stem = safe_file_name(name)
+    score = {"score": name}   # the file names hold the score's name: each file keeps it as it is
     with calibration:
         chart(plots.reliability_diagram(analysis.calibration, name, f"rate of {label}"),
-              f"calibration_{stem}.html", key=f"{key}-calibration")
-        csv_download(analysis.calibration, f"calibration_{stem}.csv", "Download the calibration table (CSV)",
-                     key=f"{key}-calibration-csv", index=False)
+              f"calibration_{name}.html", key=f"{key}-calibration", names=score)
+        csv_download(analysis.calibration, f"calibration_{name}.csv", "Download the calibration table (CSV)",
+                     key=f"{key}-calibration-csv", index=False, names=score)
     with roc:
-        chart(plots.roc_curves(analysis.sweep.by_group, analysis.auc.by_group), f"roc_{stem}.html", key=f"{key}-roc")
+        chart(plots.roc_curves(analysis.sweep.by_group, analysis.auc.by_group), f"roc_{name}.html", key=f"{key}-roc",
+              names=score)
         st.dataframe(_percent(analysis.at_threshold), width="stretch", hide_index=True, key=f"{key}-rates")
-        csv_download(analysis.at_threshold, f"error_rates_{stem}.csv", "Download the error rates (CSV)",
-                     key=f"{key}-rates-csv", index=False)
+        csv_download(analysis.at_threshold, f"error_rates_{name}.csv", "Download the error rates (CSV)",
+                     key=f"{key}-rates-csv", index=False, names=score)
     with sweep:
         chart(plots.threshold_sweep_chart(analysis.sweep.by_group, analysis.sweep.summary, chosen, name),
-              f"sweep_{stem}.html", key=f"{key}-sweep")
+              f"sweep_{name}.html", key=f"{key}-sweep", names=score)
     with tables:
         for title, table in analysis.tables().items():
             st.markdown(f"**{md_escape(title[0].upper() + title[1:])}** ({len(table):,} rows)")
             st.dataframe(table, width="stretch", hide_index=True, key=f"{key}-table-{title}")
-            csv_download(table, f"{title.replace(' ', '_')}_{stem}.csv", "Download (CSV)",
-                         key=f"{key}-csv-{title}", index=False)
+            csv_download(table, f"{title}_{name}.csv", "Download (CSV)", key=f"{key}-csv-{title}", index=False,
+                         names=score)
 
 
 def _percent(table: pd.DataFrame) -> pd.DataFrame:

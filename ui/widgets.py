@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import html
 import re
 import threading
 import weakref
@@ -15,6 +16,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from fairness_core.common.text import safe_file_name
 from fairness_core.io import to_safe_csv
 from fairness_core.reading import three_questions, verdict_reading
 from fairness_core.verdicts import SELECTION_VERDICTS, VERDICTS
@@ -137,44 +139,67 @@ def require(selection: object, what: str) -> None:
         st.stop()
 
 
-#: Longest download file name (names are often built from group names: a group of 200 characters).
-MAX_FILE_NAME = 120
+def download_name(file_name: str, suffix: str) -> str:
+    """A download's file name from ``file_name``, the app's words around a user's names ending in the app's
+    ``suffix``: what precedes the suffix made safe by :func:`fairness_core.common.text.safe_file_name` (no ``/``,
+    ``\\``, ``..``, hidden or reserved characters, at most 80 characters before the suffix).
 
-
-def safe_file_name(name: str) -> str:
-    """A download's file name from text that may hold a user's group name: letters, digits, ``.``, ``-`` and ``_``
-    kept (any script's letters too), everything else (``/``, ``\\``, quotes, controls, spaces, markup) as ``_``,
-    at most :data:`MAX_FILE_NAME` characters with the extension kept.
-
-    >>> safe_file_name('vs_<a href="x">/../Black\u202e.csv')
-    'vs__a_href__x___.._Black_.csv'
+    >>> download_name('vs_<a href="x">/../Black\u202e.csv', ".csv")
+    'vs_a_href_x_._Black.csv'
     """
-    stem, dot, ext = name.rpartition(".") if "." in name else (name, "", "")
-    clean = re.sub(r"[^\w.-]", "_", stem, flags=re.UNICODE).lstrip(".") or "download"
-    ext = re.sub(r"[^\w]", "_", ext)
-    return clean[: MAX_FILE_NAME - len(ext) - 1] + dot + ext
+    return safe_file_name(file_name.removesuffix(suffix), suffix)
+
+
+def with_names(df: pd.DataFrame, names: Mapping[str, object] | None, index: bool) -> tuple[pd.DataFrame, bool]:
+    """``df`` as a CSV download writes it, and whether its index goes too: ``names`` (the user names its file name
+    was built from: ``{"group": "a/b"}``) as its first columns, before the index, so that the file keeps them as
+    they are. Without names, ``df`` unchanged."""
+    if not names:
+        return df, index
+    out = (df.reset_index() if index else df).copy(deep=False)
+    for k, (column, value) in enumerate(names.items()):
+        out.insert(k, column, str(value), allow_duplicates=True)
+    return out, False
+
+
+def figure_html(fig: go.Figure, names: Mapping[str, object] | None = None) -> str:
+    """The self-contained HTML page of ``fig`` (plotly.js inlined, works offline); ``names`` (the user names its file
+    name was built from) as its title and as a line above the figure, escaped, each isolated from the text around
+    it (a direction override in a name reorders nothing else)."""
+    if not names:
+        return fig.to_html(include_plotlyjs=True, full_html=True)
+    title = html.escape(" · ".join(f"{k}: {v}" for k, v in names.items()))
+    line = " · ".join(f"{html.escape(k)}: <bdi>{html.escape(str(v))}</bdi>" for k, v in names.items())
+    return (f'<!DOCTYPE html><html><head><meta charset="utf-8" /><title>{title}</title></head><body><p>{line}</p>'
+            f"{fig.to_html(include_plotlyjs=True, full_html=False)}</body></html>")
 
 
 def csv_download(df: pd.DataFrame, file_name: str, label: str = "Download CSV", key: str | None = None,
-                 index: bool = True) -> None:
-    """A CSV download of ``df`` with spreadsheet-formula cells neutralized; built on click."""
-    st.download_button(label, data=lambda: to_safe_csv(df, index=index), file_name=safe_file_name(file_name),
-                       mime="text/csv", key=key or f"csv-{file_name}", on_click="ignore", icon=":material/download:")
-
-
-def html_download(fig: go.Figure, file_name: str, label: str = "Download figure (HTML)", key: str | None = None) -> None:
-    """A self-contained interactive HTML of ``fig`` (plotly.js inlined, works offline); built on click."""
-    st.download_button(label, data=lambda: fig.to_html(include_plotlyjs=True, full_html=True),
-                       file_name=safe_file_name(file_name), mime="text/html", key=key or f"html-{file_name}",
+                 index: bool = True, names: Mapping[str, object] | None = None) -> None:
+    """A CSV download of ``df`` with spreadsheet-formula cells neutralized; built on click. ``file_name`` may hold
+    user names (:func:`download_name` makes it safe); pass them as ``names`` and the file keeps them as they are
+    (:func:`with_names`)."""
+    st.download_button(label, data=lambda: to_safe_csv(*with_names(df, names, index)),
+                       file_name=download_name(file_name, ".csv"), mime="text/csv", key=key or f"csv-{file_name}",
                        on_click="ignore", icon=":material/download:")
 
 
+def html_download(fig: go.Figure, file_name: str, label: str = "Download figure (HTML)", key: str | None = None,
+                  names: Mapping[str, object] | None = None) -> None:
+    """A self-contained interactive HTML of ``fig`` (:func:`figure_html`, which keeps ``names``, the user names in
+    ``file_name``, inside the page); built on click."""
+    st.download_button(label, data=lambda: figure_html(fig, names), file_name=download_name(file_name, ".html"),
+                       mime="text/html", key=key or f"html-{file_name}", on_click="ignore",
+                       icon=":material/download:")
+
+
 def chart(fig: go.Figure, file_name: str, key: str, label: str = "Download figure (HTML)",
-          download_key: str | None = None) -> None:
+          download_key: str | None = None, names: Mapping[str, object] | None = None) -> None:
     """A figure and, under it, its self-contained HTML download: the pair every chart on a page shows.
-    ``key`` names the chart's widget; its download's key is ``download_key`` (default ``key + "-html"``)."""
+    ``key`` names the chart's widget; its download's key is ``download_key`` (default ``key + "-html"``); ``names``
+    are the user names in ``file_name`` (:func:`html_download`)."""
     st.plotly_chart(_to_send(fig), width="stretch", key=key)
-    html_download(fig, file_name, label=label, key=download_key or f"{key}-html")
+    html_download(fig, file_name, label=label, key=download_key or f"{key}-html", names=names)
 
 
 class _SentFigure(go.Figure):

@@ -201,3 +201,75 @@ def folded_spaces(name: str) -> str | None:
     if not _SPACE_FOLD.search(name):
         return None
     return _SPACE_FOLD.sub(lambda m: "".join(f"⟨U+{ord(c):04X}⟩" for c in m.group()), name)
+
+
+# --- user text made a file name -----------------------------------------------------------------
+
+#: Longest stem (the name before its suffix) :func:`safe_file_name` gives, in characters and in UTF-8 bytes: most
+#: file systems take 255 bytes, which 80 four-byte letters with a suffix would pass.
+MAX_FILE_STEM = 80
+MAX_FILE_STEM_BYTES = 200
+#: Device names Windows opens whatever the extension ("CON.csv" is the console), compared in upper case.
+_WINDOWS_DEVICES = frozenset({"CON", "PRN", "AUX", "NUL", *(f"{d}{k}" for d in ("COM", "LPT") for k in range(10))})
+_SEPARATORS = re.compile(r"\s")            # tabs, newlines, line separators and spaces: a gap between words
+_NOT_WORD = re.compile(r"[^\w.-]")         # what no file name keeps but a combining mark (its letter's accent)
+_RUNS = re.compile(r"_{2,}")
+_DOTS = re.compile(r"\.{2,}")
+_SUFFIX = re.compile(r"(\.[A-Za-z0-9]{1,10})*")
+
+
+def _slug(name: str) -> str:
+    s = unicodedata.normalize("NFKC", name)       # fullwidth "．．／" is "../", and a letter with its accent one letter
+    s = _HIDDEN.sub("", _SEPARATORS.sub("_", s))
+    s = _NOT_WORD.sub(lambda m: m.group() if unicodedata.category(m.group())[0] == "M" else "_", s)
+    return _DOTS.sub(".", _RUNS.sub("_", s)).lstrip("._-").rstrip("._")
+
+
+def _cut(stem: str, room: int) -> str:
+    """``stem`` at most ``room`` characters (and ``room`` x :data:`MAX_FILE_STEM_BYTES` / :data:`MAX_FILE_STEM`
+    UTF-8 bytes), cut before a letter whose accents would otherwise be cut from it."""
+    cut = min(len(stem), room)
+    byte_room = room * MAX_FILE_STEM_BYTES // MAX_FILE_STEM
+    while cut > 0 and (len(stem[:cut].encode("utf-8")) > byte_room
+                       or (cut < len(stem) and unicodedata.category(stem[cut])[0] == "M")):
+        cut -= 1
+    return stem[:cut].rstrip("._")
+
+
+def safe_file_name(name: str, suffix: str = "", taken: set[str] | None = None) -> str:
+    """A file or archive entry name built from ``name`` (text that may hold a user's group, attribute, score or
+    audit name) and the program's own ``suffix`` (``".csv"``): safe on every system that unpacks or saves it.
+
+    Letters and digits of any script, ``_``, ``-`` and ``.`` are kept, fullwidth and compatibility forms read as
+    their plain letters (NFKC); hidden characters (controls, direction marks and overrides, zero-width characters:
+    :func:`hidden_characters`) are dropped; every other run of characters (``/``, ``\\``, ``:``, ``<>"|?*``,
+    spaces, newlines, markup) is one ``_``. No ``..``, no leading ``.`` ``_`` ``-`` (a hidden file, an option), no
+    Windows device name (``CON``, ``NUL``, ``COM1``… get a ``_``), at most :data:`MAX_FILE_STEM` characters and
+    :data:`MAX_FILE_STEM_BYTES` bytes before the suffix; "unnamed" when nothing is left.
+
+    ``taken`` holds the names already given in the same archive or set of downloads, case-folded (two names that
+    differ only in case are one file on Windows and macOS): a name already there gets ``-2``, ``-3``… before its
+    suffix, and the name returned is added. The slug loses what it replaces, so whoever writes the file keeps
+    ``name`` inside it.
+
+    >>> safe_file_name("verdicts by Race/Ethnicity alone", ".csv")
+    'verdicts_by_Race_Ethnicity_alone.csv'
+    >>> taken = set()
+    >>> [safe_file_name(n, ".csv", taken) for n in ("a/b", "a\\\\b", "A b", "../..", "CON", "\\u202e\\u200b")]
+    ['a_b.csv', 'a_b-2.csv', 'A_b-3.csv', 'unnamed.csv', 'CON_.csv', 'unnamed-2.csv']
+    """
+    if not _SUFFIX.fullmatch(suffix):
+        raise ValueError(f"suffix {suffix!r} is not an extension such as '.csv'")
+    stem = _cut(_slug(str(name)), MAX_FILE_STEM) or "unnamed"
+    first, _, rest = stem.partition(".")
+    if first.upper() in _WINDOWS_DEVICES:
+        rest = _cut(rest, MAX_FILE_STEM - len(first) - 2)
+        stem = first + "_" + ("." + rest if rest else "")
+    if taken is None:
+        return stem + suffix
+    out, k = stem + suffix, 1
+    while out.casefold() in taken:
+        k += 1
+        out = (_cut(stem, MAX_FILE_STEM - len(f"-{k}")) or "unnamed") + f"-{k}" + suffix
+    taken.add(out.casefold())
+    return out

@@ -38,6 +38,7 @@ from ..wording.reading import findings_first, verdict_reading
 from ..services.io import to_safe_csv
 from .scores_section import report_section
 from ..common.vocabulary import adjustment
+from ..common.text import safe_file_name
 
 
 @dataclass
@@ -95,11 +96,23 @@ class Report:
         return head.replace('"@TABLES@"', "{" + tables + "}")
 
     def csv_zip(self) -> bytes:
-        """Every table as a formula-safe CSV, in one zip."""
+        """Every table as a formula-safe CSV, in one zip, after :data:`ZIP_CONTENTS` (each entry's file name beside
+        its table's name).
+
+        A table's name holds user text ("verdicts by Race/Ethnicity alone"), so its entry is named by
+        :func:`~fairness_core.common.text.safe_file_name` (``verdicts_by_Race_Ethnicity_alone.csv``, never a folder
+        ``verdicts_by_Race/``; two names that slug alike get ``-2``), and the name as it is stays inside the file:
+        each CSV's first column, ``table``, holds it on every row."""
+        taken = {ZIP_CONTENTS}
+        files = [safe_file_name(name, ".csv", taken) for name in self.tables]
         buf = io.BytesIO()
         with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:
-            for name, table in self.tables.items():
-                z.writestr(f"{name.replace(' ', '_')}.csv", to_safe_csv(table, index=_keep_index(table)))
+            z.writestr(ZIP_CONTENTS, to_safe_csv(pd.DataFrame({"file": files, "table": list(self.tables)}),
+                                                 index=False))
+            for file, (name, table) in zip(files, self.tables.items()):
+                named = (table.reset_index() if _keep_index(table) else table).copy(deep=False)
+                named.insert(0, "table", name, allow_duplicates=True)
+                z.writestr(file, to_safe_csv(named, index=False))
         return buf.getvalue()
 
     def html(self) -> str:
@@ -207,6 +220,8 @@ class Report:
 LL144 = "local law 144 summary"
 #: The trend section's tables (a model with two or more saved periods): the changes, and each period's verdicts.
 TREND_CHANGES, TREND_VERDICTS = "trend changes between periods", "trend verdicts by period"
+#: The CSV zip's first entry: each table's file name beside its name (:meth:`Report.csv_zip`).
+ZIP_CONTENTS = "contents.csv"
 
 #: Each table's heading in the HTML report.
 _TITLES = {"verdicts": "Every number behind the verdicts", "cells": "Groups and sizes",
