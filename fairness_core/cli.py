@@ -1,6 +1,7 @@
 """Command line: ``python -m fairness_core audit DATA.csv --group COL [...]``, and ``python -m fairness_core apply
-RULE.json DATA.csv --score COL --group COL --out OUT.csv`` (a saved threshold rule's decisions; exit 0, or 2 when
-the rule or the data are refused, nothing written: :mod:`fairness_core.services.apply`).
+RULE.json DATA.csv --score COL --group COL --out OUT.csv`` (a saved threshold rule's decisions on the file's raw
+scores, turned as the rule was fitted; exit 0, or 2 when the rule or the data are refused, scores mostly outside the
+fitted range included unless ``--allow-out-of-range``, nothing written: :mod:`fairness_core.services.apply`).
 
 Writes the same report the Bias Audit page downloads (HTML, or JSON with ``--json``) and
 exits non-zero when a chosen threshold is crossed, so a scheduled job or CI pipeline can gate
@@ -124,6 +125,9 @@ def _parser() -> argparse.ArgumentParser:
                                                              "or Parquet when it ends in .parquet)")
     ap.add_argument("--column", default="decision", help="name of the decisions' column (default: decision)")
     ap.add_argument("--seed", type=int, help="a randomized rule's draws (default: a random seed, printed)")
+    ap.add_argument("--allow-out-of-range", action="store_true", dest="allow_out_of_range",
+                    help="apply the rule even when most of the file's scores lie outside the range it was fitted on "
+                         "(refused by default: a negated, rescaled or other model's score; a warning is printed)")
     return p
 
 
@@ -132,14 +136,15 @@ def _apply(args: argparse.Namespace) -> int:
     from .services.apply import ApplyError, apply_file   # late: the audit command does not need it
 
     try:
-        lines = apply_file(args.rule, args.data, args.score, args.group, args.out, args.column, args.seed)
+        lines = apply_file(args.rule, args.data, args.score, args.group, args.out, args.column, args.seed,
+                           args.allow_out_of_range)
     except DataValidationError as exc:
         return _rejected(exc)
     except ApplyError as exc:
         _print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     for line in lines:
-        _print(line)
+        _print(line, file=sys.stderr if line.startswith("warning: ") else None)
     return EXIT_OK
 
 

@@ -26,7 +26,7 @@ about effect measures: a general approach" (MOVER), Statistics in Medicine (2008
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import numpy as np
@@ -37,8 +37,9 @@ from scipy import stats
 from .statistics import inference
 from .audit import Audit
 from .statistics.verdicts import DEFAULT_OFI_TOLERANCE, critical_level, level_text
-from .common.vocabulary import DEFAULT_ALPHA, alpha_from_level
+from .common.vocabulary import DEFAULT_ALPHA, alpha_from_level, opposite_outcome
 from .statistics.row_counts import count_arrays
+from .statistics.mitigation.rule import SCORE_TRANSFORMS
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -75,6 +76,11 @@ class Candidates:
     ``y``: the actual outcome, True = the beneficial one; ``groups``: the protected attribute(s), one column
     each; ``predictions``: each candidate's decisions (True = the beneficial decision); ``scores``: scores a
     threshold can be fitted to (higher = more likely the beneficial outcome: a harm's score is negated).
+    ``score_transforms``: per score, how it was made from the score a file holds (a key of
+    :data:`fairness_core.mitigation.SCORE_TRANSFORMS`: "negate" for a harm's score; a score not named is the file's
+    own), so that a rule fitted on it can be applied to files of raw scores. ``negative_outcome``: the words for the
+    opposite of ``positive_outcome`` where its negation would not read right ("a recidivist / high risk");
+    :attr:`negative` gives it, or :func:`~fairness_core.common.vocabulary.opposite_outcome` of the positive.
     """
 
     title: str
@@ -84,8 +90,19 @@ class Candidates:
     scores: dict[str, np.ndarray]
     positive_outcome: str
     note: str = ""
+    score_transforms: Mapping[str, str] = field(default_factory=dict)
+    negative_outcome: str = ""
+
+    @property
+    def negative(self) -> str:
+        """The opposite outcome's words: ``negative_outcome`` where stated, else composed from the positive."""
+        return self.negative_outcome or opposite_outcome(self.positive_outcome)
 
     def __post_init__(self) -> None:
+        for name, transform in self.score_transforms.items():
+            if name not in self.scores or transform not in SCORE_TRANSFORMS:
+                raise ValueError(f"score_transforms[{name!r}] = {transform!r}: name a score of the candidates and one "
+                                 f"of {', '.join(map(repr, SCORE_TRANSFORMS))}")
         n = len(self.y)
         for name, values in {**self.predictions, **self.scores}.items():
             if len(values) != n:

@@ -177,8 +177,8 @@ cut = {c: (lambda v: v if isinstance(v, str) else "nobody selected" if v == math
 st.dataframe(styled(thresholds, 3, cut), hide_index=True, width="stretch")
 st.caption(f"Predicted **{md_escape(rows.positive_outcome)}** when the score is at or above the group's threshold"
            + (" (a randomized rule draws one of its group's thresholds, with the probability shown, for each row)"
-              if rule.randomized else "") + ". Scores run in the audit's direction: higher, more likely the positive outcome"
-           + (" (COMPAS's is −decile, so −5 means decile ≤ 5)" if source == "compas" else "")
+              if rule.randomized else "") + ". Scores run in the audit's direction: "
+           + md_escape(cmp.score_direction(rows, score)) + " (the rule file below says so)"
            + ". Selection rates and B are the held-out rows' (the split's, whichever estimate is shown above).")
 c1, c2 = st.columns(2)
 c1.download_button("Download the rule (JSON)", data=cmp.thresholds_json(rows, settings, rule, attribute, held, estimate),
@@ -188,7 +188,7 @@ with c2:
     csv_download(cmp.held_decisions(rows, settings, fitted.rule), "mitigated_predictions.csv",
                  "Download the mitigated decisions on the held-out rows (CSV)", key="mit-csv", index=False)
 st.markdown("Apply the downloaded rule to next month's file (the score and group columns named as in that file):")
-st.code(cmp.apply_command(settings, attribute), language="bash", wrap_lines=True)
+st.code(cmp.apply_command(settings, attribute, columns=rows.group_columns), language="bash", wrap_lines=True)
 
 
 def _add() -> None:

@@ -78,10 +78,10 @@ def test_bad_data_are_refused_by_row_or_column(files, capsys, change, message):
 
 def test_a_rule_file_of_another_version_is_refused(files, capsys):
     tmp, rule, data, groups = files
-    (tmp / "old.json").write_text(rule.to_json().replace('"version": 1', '"version": 0'), encoding="utf-8")
+    (tmp / "old.json").write_text(rule.to_json().replace('"version": 2', '"version": 0'), encoding="utf-8")
     assert run("apply", tmp / "old.json", tmp / "data.csv", "--score", "score", "--group", "race", "--out",
                tmp / "o.csv") == cli.EXIT_BAD_INPUT
-    assert "rule file version 0: this fairness_core reads version 1" in capsys.readouterr().err
+    assert "rule file version 0: this fairness_core reads version 2" in capsys.readouterr().err
 
 
 def test_apply_on_categorical_groups_decides_as_on_text_groups():

@@ -81,7 +81,14 @@ def test_a_rule_file_from_another_version_or_missing_a_field_is_refused_by_name(
     s, y, g = small_data(1, ties=False)
     doc = json.loads(fit_thresholds(s, y, g, "demographic_parity", 0.05, randomize=True).to_json())
     cases = [("{not json", "does not parse"), (json.dumps([1, 2]), "not an object"),
-             (json.dumps({**doc, "version": 2}), "rule file version 2: this fairness_core reads version 1"),
+             (json.dumps({**doc, "version": 3}), "rule file version 3: this fairness_core reads version 2"),
+             (json.dumps({**doc, "version": 1}), "version 1 does not say how the file's score was turned before "
+                                                 "fitting .* download the rule again from the Compare and Mitigate"),
+             (json.dumps({k: v for k, v in doc.items() if k != "score_scale"}), "missing the field 'score_scale'"),
+             (json.dumps({**doc, "score_scale": {**doc["score_scale"], "transform": "log"}}),
+              "score_scale.transform must be one of 'identity', 'negate', 'complement'; got 'log'"),
+             (json.dumps({**doc, "score_scale": {**doc["score_scale"], "fitted_range": [1, 0]}}),
+              "fitted_range must be \\[low, high\\] with low <= high"),
              (json.dumps({k: v for k, v in doc.items() if k != "version"}), "version None"),
              (json.dumps({k: v for k, v in doc.items() if k != "target"}), "missing the field 'target'"),
              (json.dumps({**doc, "fitting_rows": {k: v for k, v in doc["fitting_rows"].items() if k != "fingerprint"}}),

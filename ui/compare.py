@@ -22,6 +22,7 @@ from fairness_core import datasets, mitigation, reading
 from fairness_core.audit import Audit
 from fairness_core.compare import MAX_MODELS, PERFORMANCE, Comparison
 from fairness_core.io import INTERSECTION_SEP
+from fairness_core.vocabulary import opposite_outcome
 
 FIT_SHARE, SEED, TTL_S, FOLDS = 0.5, 0, 3600, 5
 #: How the held-out numbers are estimated: one split, or cross-fitting (every row measured once).
@@ -47,7 +48,13 @@ TARGETS = {"ofi": "OFI within ± tolerance (equal marginal benefit)",
 
 @dataclass(frozen=True)
 class Rows:
-    """One data set's candidates on the same individuals, in the audit's direction (True = beneficial)."""
+    """One data set's candidates on the same individuals, in the audit's direction (True = beneficial).
+
+    ``score_transforms``: per score, how it was made from the score a file holds ("negate": a harm's score turned
+    around; "complement": 1 − a harm's probability; absent: the file's own), recorded in every rule fitted on it so
+    that ``python -m fairness_core apply`` decides a file of raw scores as this page does. ``negative_outcome``: the
+    words for the opposite of ``positive_outcome``. ``group_columns``: the columns a file names the groups by (joined
+    with :data:`INTERSECTION_SEP` into ``groups``)."""
 
     key: str
     title: str
@@ -58,6 +65,13 @@ class Rows:
     positive_outcome: str
     note: str
     fit: np.ndarray = field(repr=False)   # True: a row thresholds are fitted on; False: held out
+    score_transforms: dict[str, str] = field(default_factory=dict)
+    negative_outcome: str = ""
+    group_columns: tuple[str, ...] = ()
+
+    def transform(self, score: str) -> str:
+        """How ``score`` was made from the file's score (a key of :data:`fairness_core.mitigation.SCORE_TRANSFORMS`)."""
+        return self.score_transforms.get(score, "identity")
 
     @property
     def held(self) -> np.ndarray:
@@ -72,7 +86,7 @@ def demo_rows(key: str, attribute: str) -> Rows:
     fit = mitigation.split_rows(groups, c.y, FIT_SHARE, SEED)
     return Rows(f"demo:{key}:{attribute}", c.title, np.asarray(c.y, bool), groups,
                 {k: np.asarray(v, bool) for k, v in c.predictions.items()}, dict(c.scores), c.positive_outcome,
-                c.note, fit)
+                c.note, fit, dict(c.score_transforms), c.negative, ATTRIBUTES[attribute])
 
 
 def loaded_rows(audit: Audit, candidates: datasets.Candidates | None = None) -> Rows:
@@ -87,21 +101,26 @@ def loaded_rows(audit: Audit, candidates: datasets.Candidates | None = None) -> 
     if candidates is None:
         predictions = {"the loaded model": np.asarray(r.y_pred, bool)}
         scores: dict[str, np.ndarray] = {}
+        transforms: dict[str, str] = {}
     else:
         predictions = {k: np.asarray(v, bool) for k, v in candidates.predictions.items()}
         scores = {k: np.asarray(v, float) for k, v in candidates.scores.items()}
+        transforms = dict(candidates.score_transforms)
     h = hashlib.sha1(y.tobytes())
     h.update(pd.util.hash_pandas_object(pd.Series(groups.astype(str)), index=False).to_numpy().tobytes())
-    if r.probabilities is not None:
+    if r.probabilities is not None:   # the audit turned a harm's probabilities into 1 − p
         scores["ensemble mean probability"] = np.asarray(r.probabilities, float).mean(axis=1)
+        transforms["ensemble mean probability"] = "complement" if audit.positive_is == "harm" else "identity"
     for what, values in (("prediction", predictions), ("score", scores)):
         for name, v in values.items():
-            h.update(f"{what}:{name}".encode())
+            h.update(f"{what}:{name}:{transforms.get(name, 'identity') if what == 'score' else ''}".encode())
             h.update(v.tobytes())
     notes = [*audit.notes, *([candidates.note] if candidates is not None and candidates.note else [])]
-    return Rows(f"loaded:{h.hexdigest()}", audit.source, y, groups, predictions, scores,
-                audit.positive_outcome or "the positive prediction", " ".join(notes),
-                mitigation.split_rows(groups, y, FIT_SHARE, SEED))
+    positive = audit.positive_outcome or "the positive prediction"
+    return Rows(f"loaded:{h.hexdigest()}", audit.source, y, groups, predictions, scores, positive, " ".join(notes),
+                mitigation.split_rows(groups, y, FIT_SHARE, SEED), transforms,
+                candidates.negative if candidates is not None else opposite_outcome(positive),
+                tuple(audit.group_columns))
 
 
 class Settings(NamedTuple):
@@ -133,7 +152,7 @@ class Fit:
 def fit(_rows: Rows, key: str, s: Settings) -> Fit:
     f = _rows.fit
     args = (_rows.scores[s.score][f], _rows.y[f], _rows.groups[f])
-    kw = dict(objective=s.objective, cost_fp=s.cost_fp, cost_fn=s.cost_fn)
+    kw = dict(objective=s.objective, cost_fp=s.cost_fp, cost_fn=s.cost_fn, score_transform=_rows.transform(s.score))
     shared = mitigation.fit_thresholds(*args, target="none", **kw)
     try:
         return Fit(mitigation.fit_thresholds(*args, target=s.target, tolerance=s.tolerance, randomize=s.randomize,
@@ -149,7 +168,8 @@ def fit_all(_rows: Rows, key: str, s: Settings) -> mitigation.ThresholdRule | No
     try:
         return mitigation.fit_thresholds(_rows.scores[s.score], _rows.y, _rows.groups, target=s.target,
                                          tolerance=s.tolerance, objective=s.objective, cost_fp=s.cost_fp,
-                                         cost_fn=s.cost_fn, randomize=s.randomize)
+                                         cost_fn=s.cost_fn, randomize=s.randomize,
+                                         score_transform=_rows.transform(s.score))
     except mitigation.InfeasibleTarget:
         return None
 
@@ -215,14 +235,17 @@ def side_by_side(det: pd.DataFrame, rnd: pd.DataFrame, target: str, objective: s
                          "after: randomized rule": [interval_text(rnd.loc[m], "after") for m in names]})
 
 
-def apply_command(s: Settings, attribute: str, file_name: str = "thresholds.json") -> str:
-    """The command that applies the downloaded rule to a file of new rows (the score and group columns named as on
-    this page; rename them to the file's own)."""
-    columns = ATTRIBUTES.get(attribute, ("GROUP_COLUMN",))
+def apply_command(s: Settings, attribute: str, file_name: str = "thresholds.json",
+                  columns: tuple[str, ...] = ()) -> str:
+    """The command that applies the downloaded rule to a file of new rows holding the raw scores (the rule turns
+    them as it was fitted); the score and group columns named as on this page (``columns``, else the demo
+    attribute's), to be renamed to the file's own. A randomized rule draws with :data:`SEED`, as the page did: the
+    page's held-out rows, in their order, are decided as the page decided them."""
+    columns = tuple(columns) or ATTRIBUTES.get(attribute, ("GROUP_COLUMN",))
     quote = (lambda c: c if c.replace("_", "").isalnum() else "'" + c.replace("'", "'\\''") + "'")  # noqa: E731
     groups = " ".join(f"--group {quote(c)}" for c in columns)
     return (f"python -m fairness_core apply {file_name} NEW_ROWS.csv --score {quote(s.score)} {groups} "
-            "--out decisions.csv" + (" --seed 1" if s.randomize else ""))
+            "--out decisions.csv" + (f" --seed {SEED}" if s.randomize else ""))
 
 
 def held_predictions(rows: Rows, settings: list[Settings]) -> dict[str, np.ndarray]:
@@ -306,8 +329,8 @@ def thresholds_json(rows: Rows, s: Settings, rule: mitigation.ThresholdRule, att
            {"method": "cross-fitting", "folds": FOLDS, "seed": SEED, "rows_measured": len(rows.y),
             "rule_fitted_on": "every row (the numbers are the cross-fitted estimate of fitting on rows like these)"})
     out = {**json.loads(rule.to_json()), "context": {
-        "data": rows.title, "groups": attribute, "score": s.score, "positive_outcome": rows.positive_outcome,
-        "estimate": how,
+        "data": rows.title, "groups": attribute, "score": s.score, "score_direction": score_direction(rows, s.score),
+        "positive_outcome": rows.positive_outcome, "negative_outcome": rows.negative_outcome, "estimate": how,
         "held_out": {s.objective: float(after[s.objective]), "max_abs_ofi": float(after["max_abs_ofi"]),
                      "max_abs_ofi_interval": [float(after["max_abs_ofi_ci_low"]), float(after["max_abs_ofi_ci_high"])],
                      "interval_level": str(after["interval_level"])}}}
@@ -321,7 +344,18 @@ def held_decisions(rows: Rows, s: Settings, rule: mitigation.ThresholdRule) -> p
     g, score = rows.groups[h], rows.scores[s.score][h]
     chosen = rule.predict(score, g, random_state=SEED).astype(bool)
     return pd.DataFrame({"row": h, "group": g, "score": score, "chance": rule.selection_probability(score, g),
-                         "decision": np.where(chosen, rows.positive_outcome, "not " + rows.positive_outcome)})
+                         "decision": np.where(chosen, rows.positive_outcome, rows.negative_outcome)})
+
+
+def score_direction(rows: Rows, score: str) -> str:
+    """How the page's score is made from the file's, in a sentence (the rule file's context and the page's caption)."""
+    return {"negate": f"the rule's score is −({score}): higher = more likely {rows.positive_outcome}, so a threshold "
+                      f"of −t means {score} ≤ t; apply negates the file's {score} column itself, so give it the raw "
+                      "scores",
+            "complement": f"the rule's score is 1 − ({score}): higher = more likely {rows.positive_outcome}; apply "
+                          f"takes 1 − the file's {score} column itself, so give it the raw probabilities",
+            }.get(rows.transform(score), f"the rule's score is {score} as it is: higher = more likely "
+                                         f"{rows.positive_outcome}")
 
 
 def threshold_table(rows: Rows, s: Settings, f: Fit) -> pd.DataFrame:

@@ -153,7 +153,7 @@ def _check_confidence(level: float) -> None:
 
 __all__ = ["DEFAULT_ALPHA", "Adjustment", "ADJUSTMENTS", "ADJUSTMENT_KEYS", "adjustment", "adjust_from_bool",
            "Reference", "ReferenceLike", "reference_or_mode", "alpha_from_level", "check_alpha",
-           "POSITIVE_IS", "resolve_positive_is"]
+           "POSITIVE_IS", "resolve_positive_is", "opposite_outcome"]
 
 
 #: What a model's positive prediction can be declared to be, for the person it is about.
@@ -179,3 +179,22 @@ def resolve_positive_is(positive_is: str | None, flip: bool | None, what: str) -
     if positive_is not in POSITIVE_IS:
         raise ValueError(f"positive_is must be 'benefit' or 'harm', got {positive_is!r}")
     return positive_is
+
+
+def opposite_outcome(outcome: str) -> str:
+    """The words for the opposite of an outcome, composed here only: "not X" for X, and X for "not X" (a leading
+    "not " removed, so that flipping a flipped outcome never reads "not not X").
+
+    Words whose opposite is not their negation ("low risk" against "high risk") cannot be derived: a demo or a
+    caller states its negative outcome itself where it knows one.
+
+    >>> opposite_outcome("hired"), opposite_outcome("not a recidivist"), opposite_outcome("Not approved")
+    ('not hired', 'a recidivist', 'approved')
+    >>> opposite_outcome(opposite_outcome("score >= 0.5"))
+    'score >= 0.5'
+    """
+    text = str(outcome)
+    stripped = text.lstrip()
+    if stripped[:4].lower() == "not " and stripped[4:].strip():
+        return stripped[4:].lstrip()
+    return f"not {text}"

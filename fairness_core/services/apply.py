@@ -8,6 +8,16 @@ the rule was never fitted for is refused by row or by name, and nothing is writt
 against formulas (:func:`fairness_core.services.io.to_safe_csv`); ``--out`` ending in .parquet writes Parquet.
 A randomized rule draws each row's threshold with ``seed`` (printed when chosen at random, so a run can be
 repeated).
+
+**The score's scale.** The file holds the score as the model writes it (COMPAS's decile, 1 to 10); the rule may have
+been fitted on it turned around (−decile: the page and the audit negate a harm's score so that higher means the
+beneficial outcome). The rule file's ``score_scale.transform`` says so, and :func:`decide` applies it to the column
+before predicting (:meth:`ThresholdRule.to_fitted_scale`). A file whose scores mostly lie outside the range the rule
+was fitted on (:meth:`ThresholdRule.range_check`: more than half the rows outside the fitting scores' min–max, in the
+file's units) is refused, naming the column, both ranges and the likely cause (negated twice or not at all, other
+units, another model), since every threshold lies inside that range and such a file would be decided all one way;
+``allow_out_of_range`` (``--allow-out-of-range``) applies the rule anyway, with a warning. A file decided all one
+way inside the range is written, with a warning.
 """
 
 from __future__ import annotations
@@ -22,7 +32,7 @@ import pandas as pd
 
 from ..common.numbers import as_numbers
 from ..common.validation import INTERSECTION_SEP, clean_name
-from ..statistics.mitigation.rule import RuleFileError, ThresholdRule
+from ..statistics.mitigation.rule import SCORE_TRANSFORMS, RuleFileError, ThresholdRule
 from .io import read_table, to_safe_csv
 
 #: The column the decisions are written to unless another is named.
@@ -78,11 +88,16 @@ def _rule_groups(rule: ThresholdRule, parts: Sequence[pd.Series]) -> pd.Series:
 
 
 def decide(rule: ThresholdRule, table: pd.DataFrame, score: str, groups: Sequence[str], column: str = DECISION_COLUMN,
-           random_state: Any = None) -> pd.DataFrame:
-    """``table`` with the rule's 0/1 decisions in ``column`` (the last). Group names are compared as text (a file
-    reads every cell as text), several group columns joined with :data:`INTERSECTION_SEP` as the page joins them.
+           random_state: Any = None, allow_out_of_range: bool = False) -> pd.DataFrame:
+    """``table`` with the rule's 0/1 decisions in ``column`` (the last). The score is read as every number of a file
+    is (:func:`~fairness_core.common.numbers.as_numbers`: the float its digits name, correctly rounded); it holds the
+    file's own scores, which the rule's ``score_transform`` turns to its scale first. Group names are compared as
+    text (a file reads every cell as text), several group columns joined with :data:`INTERSECTION_SEP` as the page
+    joins them.
+    ``out.attrs["warnings"]`` lists what the caller should print (decided all one way; out of range but allowed).
 
-    Raises :class:`ApplyError` naming the column, the rows or the groups at fault."""
+    Raises :class:`ApplyError` naming the column, the rows or the groups at fault, or the scores' range when they
+    mostly lie outside the fitted range (unless ``allow_out_of_range``)."""
     missing = [c for c in [score, *groups] if c not in table.columns]
     if missing:
         raise ApplyError(f"no column {', '.join(map(repr, missing))} in the data; its columns are "
@@ -93,20 +108,34 @@ def decide(rule: ThresholdRule, table: pd.DataFrame, score: str, groups: Sequenc
     if (bad := ~np.isfinite(s)).any():
         raise ApplyError(f"score column {score!r} is not a finite number in {bad.sum():,} rows (data rows "
                          f"{_rows_named(bad)})")
+    cautions: list[str] = []
+    if reason := rule.range_check(s):
+        if not allow_out_of_range:
+            raise ApplyError(f"score column {score!r} {reason} Nothing was written (--allow-out-of-range applies the "
+                             "rule anyway)")
+        cautions.append(f"score column {score!r} {reason} Applied anyway (--allow-out-of-range).")
     parts = [table[c] for c in groups]
     if (blank := np.logical_or.reduce([p.isna().to_numpy() for p in parts])).any():
         raise ApplyError(f"group column{'s' if len(groups) > 1 else ''} {', '.join(map(repr, groups))} "
                          f"{'are' if len(groups) > 1 else 'is'} blank in {blank.sum():,} rows (data rows "
                          f"{_rows_named(blank)}); every row needs its group")
     group_of = _rule_groups(rule, parts)
-    decisions = rule.predict(s, group_of, random_state=random_state)
+    fitted = rule.to_fitted_scale(s)
+    decisions = rule.predict(fitted, group_of, random_state=random_state)
+    chance = rule.selection_probability(fitted, group_of)
+    if len(chance) > 1 and ((chance == 1).all() or (chance == 0).all()):
+        side = "at or above" if chance[0] == 1 else "below"
+        cautions.append(f"every row's score is {side} every threshold of its group, so every row is decided "
+                        f"{'positive' if chance[0] == 1 else 'negative'}; check that column {score!r} holds the score "
+                        f"the rule was fitted on (its scale: {SCORE_TRANSFORMS[rule.score_transform]})")
     out = table.copy()
     out[column] = decisions
+    out.attrs["warnings"] = cautions
     return out
 
 
 def apply_file(rule_path: Path, data_path: Path, score: str, groups: Sequence[str], out: Path,
-               column: str = DECISION_COLUMN, seed: int | None = None) -> list[str]:
+               column: str = DECISION_COLUMN, seed: int | None = None, allow_out_of_range: bool = False) -> list[str]:
     """Read the rule and the data, decide every row, write ``out`` (beside, then renamed: never half a file) and
     return the lines to print. Raises :class:`ApplyError`, or :class:`fairness_core.services.io.DataValidationError` for a refused file."""
     try:
@@ -123,12 +152,14 @@ def apply_file(rule_path: Path, data_path: Path, score: str, groups: Sequence[st
         raise ApplyError(f"cannot read {data_path}: {exc.strerror}") from None
     table = read_table(data, data_path.name)
     lines = [f"rule: {rule.target}, tolerance {rule.tolerance:g}, {len(rule.thresholds)} groups, fitted on "
-             f"{rule.fitted_rows:,} rows ({rule.fingerprint[:19]}…)"]
+             f"{rule.fitted_rows:,} rows ({rule.fingerprint[:19]}…); thresholds on "
+             f"{SCORE_TRANSFORMS[rule.score_transform]}"]
     if rule.randomized and seed is None:
         seed = secrets.randbelow(2**31)
     if rule.randomized:
         lines.append(f"randomized rule: each row's threshold drawn with seed {seed} (--seed {seed} repeats it)")
-    decided = decide(rule, table, score, groups, column, random_state=seed)
+    decided = decide(rule, table, score, groups, column, random_state=seed, allow_out_of_range=allow_out_of_range)
+    lines += [f"warning: {w}" for w in decided.attrs.get("warnings", [])]
     tmp = out.with_name(f".{out.name}.part")
     try:
         if out.suffix.lower() in (".parquet", ".pq"):

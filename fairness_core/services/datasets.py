@@ -246,7 +246,9 @@ def _compas_candidates(assets: Path) -> Candidates:
         {"COMPAS decile score": -decile, "logistic regression": -logistic},
         "not a recidivist / low risk",
         "A high-risk score is a harm: labels, decisions and scores are flipped so that positive means 'did not "
-        "reoffend / low risk'.")
+        "reoffend / low risk'.",
+        score_transforms={"COMPAS decile score": "negate", "logistic regression": "negate"},
+        negative_outcome="a recidivist / high risk")
 
 
 def _adult_candidates(assets: Path) -> Candidates:

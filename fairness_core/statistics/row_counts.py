@@ -19,6 +19,7 @@ from .confusion import ConfusionMatrix
 from .ensemble import make_design
 from .rows import RowData
 from ..common.numbers import as_numbers
+from ..common.vocabulary import opposite_outcome
 from ..common.validation import (MAX_GROUPS, MAX_NAME_LENGTH, MAX_ROWS, UNKNOWN_CATEGORY, UNKNOWN_VALUES, DataValidationError,
                                  Problem, clean_name, cleaning_notice, direction, group_values, hidden_name_problem,
                                  intersection_names, row_notes, show_value, unknown_key)
@@ -194,7 +195,7 @@ def count_rows(df: pd.DataFrame, label_column: str | None, prediction_column: st
                    None if features is None else features.reset_index(drop=True), scores=scores)
     if outcomes:
         notes = name_notes + row_notes(str(label_column), positive_label, prediction_column, flip, threshold)
-        outcome = positive_outcome or (f"not {positive_label}" if flip else str(positive_label))
+        outcome = positive_outcome or (opposite_outcome(str(positive_label)) if flip else str(positive_label))
     else:
         decided = f"{prediction_column} >= {threshold:g}" if threshold is not None else (
             f"{prediction_column} = {positive_prediction}")
@@ -203,7 +204,7 @@ def count_rows(df: pd.DataFrame, label_column: str | None, prediction_column: st
                               "need observed outcomes."]
         if flip:
             notes.append(f"{decided} is harmful, so the favourable decision counted is its opposite.")
-        outcome = positive_outcome or (f"not {decided}" if flip else decided)
+        outcome = positive_outcome or (opposite_outcome(decided) if flip else decided)
     provenance = ({"label column": str(label_column), "positive label": str(positive_label)} if outcomes
                   else {"label column": "none (decisions only)"})
     provenance.update({"prediction column": prediction_column,

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ...audit import Audit
+from ...common.vocabulary import opposite_outcome
 from ...statistics.confusion import CELLS, ConfusionMatrix
 from ...common.numbers import as_numbers
 from ...statistics.row_counts import is_text
@@ -120,7 +121,7 @@ def cms_from_table(df: pd.DataFrame, group_columns: Sequence[str] | None = None,
         cells = cells[:, [3, 2, 1, 0]]  # TP ↔ TN, FN ↔ FP: the other class is positive now
         notes.append(f"The table's positive class{f' ({meaning})' if meaning else ''} is harmful, so the classes "
                      "were swapped (TP ↔ TN, FN ↔ FP): positive here means its opposite, the beneficial outcome.")
-    outcome = (f"not {meaning}" if meaning else "the table's negative class") if flip else (meaning or
+    outcome = (opposite_outcome(meaning) if meaning else "the table's negative class") if flip else (meaning or
                                                                                            "the beneficial outcome")
     cms = {name: ConfusionMatrix(*row) for name, row in zip(names, cells.tolist())}
     try:

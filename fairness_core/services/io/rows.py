@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ...audit import Audit
+from ...common.vocabulary import opposite_outcome
 from ...compare import MAX_MODELS, Candidates
 from ...common.numbers import as_numbers
 from ...statistics.row_counts import binary_column, count_rows
@@ -274,11 +275,13 @@ def candidates_from_predictions(df: pd.DataFrame, label_column: str, positive_la
     note = ""
     if flip:
         note = (f"A positive prediction is a harm: labels and decisions are flipped so that positive means "
-                f"'not {positive_label}'" + (", and scores are negated (−score: higher = more likely the beneficial "
-                                             "outcome; a threshold of −0.7 means a score of 0.7 or less)"
-                                             if scores else "") + ".")
-    return Candidates(title, ~y if flip else y, pd.DataFrame(groups), predictions, scores,
-                      positive_outcome or (f"not {positive_label}" if flip else str(positive_label)), note)
+                f"'{opposite_outcome(str(positive_label))}'" + (
+                    ", and scores are negated (−score: higher = more likely the beneficial outcome; a threshold of "
+                    "−0.7 means a score of 0.7 or less; a rule file records the negation, and apply negates a file's "
+                    "raw scores itself)" if scores else "") + ".")
+    outcome = positive_outcome or (opposite_outcome(str(positive_label)) if flip else str(positive_label))
+    return Candidates(title, ~y if flip else y, pd.DataFrame(groups), predictions, scores, outcome, note,
+                      score_transforms={name: "negate" for name in scores} if flip else {})
 
 
 def _check_candidate_columns(df: pd.DataFrame, label_column: str, group_columns: list[str],

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ...audit import Audit
+from ...common.vocabulary import opposite_outcome
 from ...statistics.confusion import ConfusionMatrix
 from ...common.validation import (MAX_GROUPS, MAX_NAME_LENGTH, DataValidationError, Problem, clean_name, cleaning_notice,
                                   direction, group_values, hidden_name_problem, intersection_names, row_notes, show_value)
@@ -201,8 +202,8 @@ def aggregate(source: Any, *, label: str, prediction: str, groups: Sequence[str]
     where = name or (f"{source}" if isinstance(source, (str, Path)) else "Ibis table" if _is_ibis_table(source)
                      else "files")
     return Audit(cms, source=f"{where} ({int(found['rows']):,} rows, aggregated in place)", notes=tuple(notes),
-                 group_columns=tuple(groups), positive_outcome=f"not {positive}" if flip else str(positive),
-                 positive_is=positive_is,
+                 group_columns=tuple(groups),
+                 positive_outcome=opposite_outcome(str(positive)) if flip else str(positive), positive_is=positive_is,
                  group_values=group_values(names, parts))
 
 

@@ -60,7 +60,9 @@ the solver fails.
 **Deploying a rule.** ``fit_thresholds(..., randomize=True)`` returns the randomized rule itself where it does
 better (``rule.mixtures``; ``rule.predict(scores, groups, random_state=seed)`` draws from them). A rule travels as
 versioned JSON (``rule.to_json()``, ``ThresholdRule.from_json(text)``), is applied to a file by ``python -m
-fairness_core apply RULE.json DATA.csv --score COL --group COL --out OUT.csv``, and fits in a scikit-learn
+fairness_core apply RULE.json DATA.csv --score COL --group COL --out OUT.csv``, which turns the file's score as the
+fitting scores were turned (``fit_thresholds(..., score_transform="negate")`` for a harm's score fitted as −score)
+and refuses a file whose scores mostly lie outside the fitted range (``rule.range_check``), and fits in a scikit-learn
 pipeline as :class:`FairThresholds` (:mod:`.estimator`, imported on first use: scikit-learn loads only then).
 
 The parts, by job: :mod:`.inputs` (checks, the split, the shared names), :mod:`.search` (curves, bands, the
@@ -96,8 +98,9 @@ from .inputs import (  # noqa: F401  (the private names stay importable from her
                      _labels, _Rows, _rows, _scores, _vector, split_rows,
                      )
 from .rule import (  # noqa: F401
-                   RULE_FORMAT, RULE_VERSION, RuleFileError, ThresholdRule, _disparities, _group_counts, _measure,
-                   _measure_counts, _min_di, _table_counts, disparity,
+                   MAX_OUTSIDE_SHARE, RULE_FORMAT, RULE_VERSION, SCORE_TRANSFORMS, RuleFileError, ThresholdRule,
+                   _disparities, _group_counts, _measure, _measure_counts, _min_di, _table_counts, disparity,
+                   transform_scores,
                    )
 from .search import (  # noqa: F401
                      _admissible, _Band, _bands, _choose, _Curves, _curves, _feasible_positions, _Mixed,
@@ -105,11 +108,11 @@ from .search import (  # noqa: F401
                      _smallest_tolerance, _sparse_table, _totals, _upper_hull, objective_value,
                      )
 
-__all__ = ["RULE_FORMAT", "RULE_VERSION", "RuleFileError", "RANDOMIZE_MIN_GAIN", "MIN_FOLDS", "MAX_FOLDS",
-           "REPLICATES", "MEASURES", "CrossFit", "cross_fit", "fold_rows", "target_measures", "FairThresholds",
-           "TARGETS", "LINEAR_TARGETS", "OBJECTIVES", "MAX_GROUPS", "FOUR_FIFTHS", "DEFAULT_TOLERANCE",
-           "DEFAULT_TOLERANCES", "ROUNDING", "SEARCH_BUDGET", "InfeasibleTarget", "ThresholdRule", "fit_thresholds",
-           "frontier", "disparity", "objective_value", "split_rows"]
+__all__ = ["RULE_FORMAT", "RULE_VERSION", "SCORE_TRANSFORMS", "MAX_OUTSIDE_SHARE", "transform_scores", "RuleFileError",
+           "RANDOMIZE_MIN_GAIN", "MIN_FOLDS", "MAX_FOLDS", "REPLICATES", "MEASURES", "CrossFit", "cross_fit",
+           "fold_rows", "target_measures", "FairThresholds", "TARGETS", "LINEAR_TARGETS", "OBJECTIVES", "MAX_GROUPS",
+           "FOUR_FIFTHS", "DEFAULT_TOLERANCE", "DEFAULT_TOLERANCES", "ROUNDING", "SEARCH_BUDGET", "InfeasibleTarget",
+           "ThresholdRule", "fit_thresholds", "frontier", "disparity", "objective_value", "split_rows"]
 
 
 def __getattr__(name: str) -> Any:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -14,7 +15,7 @@ import pandas as pd
 from .held_out import CrossFit, fold_rows
 from .inputs import (DEFAULT_TOLERANCE, DEFAULT_TOLERANCES, TARGETS, FloatArray, InfeasibleTarget, _check_options,
                      _Rows, _rows)
-from .rule import ThresholdRule, _disparities, _group_counts, _measure_counts, _min_di, _table_counts
+from .rule import SCORE_TRANSFORMS, ThresholdRule, _disparities, _group_counts, _measure_counts, _min_di, _table_counts
 from .search import (_bands, _choose, _Curves, _curves, _feasible_positions, _Mixed, _objective_values,
                      _randomized_lp, _randomized_roc_gain, _randomized_total, _search, _smallest_tolerance)
 
@@ -139,12 +140,13 @@ def _solve(cv: _Curves, target: str, tolerance: float, randomize: bool = False) 
         disparity=m["disparity"], max_abs_ofi=m["max_abs_ofi"], groups_table=table, exhaustive=exhaustive,
         randomized_gain=max(randomized, 0.0) if not math.isnan(randomized) else randomized,
         randomized_note=note, fitted_rows=len(rows.scores), mixtures=mixtures, band_positions=positions,
-        fingerprint=_fingerprint(rows))
+        fingerprint=_fingerprint(rows), score_range=(float(rows.scores.min()), float(rows.scores.max())))
 
 
 def fit_thresholds(scores: Any, y_true: Any, groups: Any, target: str = "ofi",
                    tolerance: float = DEFAULT_TOLERANCE, objective: str = "accuracy", *,
-                   cost_fp: float = 1.0, cost_fn: float = 1.0, randomize: bool = False) -> ThresholdRule:
+                   cost_fp: float = 1.0, cost_fn: float = 1.0, randomize: bool = False,
+                   score_transform: str = "identity") -> ThresholdRule:
     """Per-group thresholds on ``scores`` that maximize ``objective`` subject to ``target`` on these rows.
 
     Parameters
@@ -169,6 +171,13 @@ def fit_thresholds(scores: Any, y_true: Any, groups: Any, target: str = "ofi",
         mixtures (``rule.mixtures``; :func:`_randomized_lp`) and ``rule.predict(..., random_state=seed)`` draws
         from them; the constraint then holds in expectation, and two rows with the same score and group may be
         decided differently. Otherwise the deterministic rule.
+    score_transform : str
+        How ``scores`` were made from the score a file of new rows will hold (one of :data:`SCORE_TRANSFORMS`):
+        "identity" (the default: they are that score), "negate" (``scores`` = −file score, a harm's score turned
+        around) or "complement" (1 − a harm's probability). Recorded in the rule (``rule.score_transform``) and its
+        file, so that ``python -m fairness_core apply`` turns the file's column the same way; ``rule.predict``
+        still takes scores on the fitted scale. The rule also records ``score_range``, the fitting scores' min and
+        max.
 
     Returns
     -------
@@ -184,8 +193,12 @@ def fit_thresholds(scores: Any, y_true: Any, groups: Any, target: str = "ofi",
         (negatives), whose TPR (FPR) is undefined.
     """
     tolerance = _check_options(target, tolerance, objective, cost_fp, cost_fn)
+    if score_transform not in SCORE_TRANSFORMS:
+        raise ValueError(f"score_transform must be one of {', '.join(map(repr, SCORE_TRANSFORMS))}; got "
+                         f"{score_transform!r}")
     rows = _rows(scores, y_true, groups)
-    return _solve(_curves(rows, objective, cost_fp, cost_fn), target, tolerance, bool(randomize))
+    rule = _solve(_curves(rows, objective, cost_fp, cost_fn), target, tolerance, bool(randomize))
+    return dataclasses.replace(rule, score_transform=score_transform)
 
 
 def cross_fit(scores: Any, y_true: Any, groups: Any, target: str = "ofi", tolerance: float = DEFAULT_TOLERANCE,

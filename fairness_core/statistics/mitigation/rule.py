@@ -1,5 +1,6 @@
 """The fitted rule and its numbers: :class:`ThresholdRule` (thresholds, predictions, measurement on any rows,
-JSON) and every target's disparity from per-group counts (:func:`disparity`)."""
+JSON, the file's score on the rule's scale and the check that a file's scores are the ones it was fitted on) and
+every target's disparity from per-group counts (:func:`disparity`)."""
 
 from __future__ import annotations
 
@@ -15,16 +16,39 @@ import pandas as pd
 from .inputs import OBJECTIVES, TARGETS, BoolArray, FloatArray, IntArray, _groups, _labels, _rows, _scores, _vector
 
 #: The rule file's format name and version (:meth:`ThresholdRule.to_json`); another version is refused by name.
-RULE_FORMAT, RULE_VERSION = "fairness_core threshold rule", 1
-_RULE_SENTENCE = ("predict the positive (beneficial) outcome when score >= the group's threshold (null: never); "
-                  "where a group has a mixture, draw one of its thresholds with the probability given, for each row")
-_REQUIRED = ("format", "version", "groups", "target", "tolerance", "objective", "cost_fp", "cost_fn", "fitting_rows")
+#: Version 2 added ``score_scale`` (the score's transform and fitted range); version 1 is refused with the reason.
+RULE_FORMAT, RULE_VERSION = "fairness_core threshold rule", 2
+#: How a file's score becomes the score the rule was fitted on (the rule's scale, the one :meth:`ThresholdRule.predict`
+#: takes), by name: "negate" for a harm's score and "complement" for a harm's probability, as the audit turns a
+#: harm around so that higher means the beneficial outcome. Each is its own inverse.
+SCORE_TRANSFORMS = {"identity": "the file's score as it is", "negate": "−(the file's score)",
+                    "complement": "1 − (the file's score)"}
+#: A file is refused when more than this share of its scores lies outside the fitted range
+#: (:meth:`ThresholdRule.range_check`).
+MAX_OUTSIDE_SHARE = 0.5
+_RULE_SENTENCE = ("predict the positive (beneficial) outcome when the rule's score (score_scale.transform applied to "
+                  "the file's score) >= the group's threshold (null: never); where a group has a mixture, draw one of "
+                  "its thresholds with the probability given, for each row")
+_REQUIRED = ("format", "version", "groups", "target", "tolerance", "objective", "cost_fp", "cost_fn", "fitting_rows",
+             "score_scale")
 _REQUIRED_FIT = ("rows", "fingerprint", "objective_value", "disparity", "max_abs_ofi", "exhaustive",
                  "randomized_gain", "randomized_note", "per_group")
 
 
 class RuleFileError(ValueError):
     """A rule file that cannot be read back: not JSON, another format or version, a field missing or wrong."""
+
+
+def transform_scores(scores: Any, transform: str) -> FloatArray:
+    """Scores through one of :data:`SCORE_TRANSFORMS` (vectorized; each transform is its own inverse).
+
+    >>> transform_scores([1, 10], "negate").tolist(), transform_scores([0.25], "complement").tolist()
+    ([-1.0, -10.0], [0.75])
+    """
+    if transform not in SCORE_TRANSFORMS:
+        raise ValueError(f"score transform must be one of {', '.join(map(repr, SCORE_TRANSFORMS))}; got {transform!r}")
+    x = np.asarray(scores, dtype=float)
+    return -x if transform == "negate" else 1.0 - x if transform == "complement" else x
 
 
 def _uniforms(random_state: Any, n: int) -> FloatArray:
@@ -62,6 +86,14 @@ class ThresholdRule:
     objective over the deterministic thresholds under the same target, on the fitting rows (``randomized_note``
     says what it is; NaN with the reason if it could not be computed). ``fingerprint``: a SHA-256 of the fitting
     rows (scores, labels, groups, in row order), so a rule file says which data made it.
+
+    **The rule's scale.** Thresholds, :meth:`predict` and :meth:`selection_probability` take scores on the scale the
+    rule was fitted on. ``score_transform`` (one of :data:`SCORE_TRANSFORMS`) says how a file's own score becomes
+    that scale: "negate" when the rule was fitted on −score (a harm's score, such as COMPAS's decile, which the
+    page and the audit negate so that higher means the beneficial outcome), "complement" on 1 − probability;
+    :meth:`to_fitted_scale` applies it, and ``python -m fairness_core apply`` applies it to the file's column before
+    predicting. ``score_range`` is the (min, max) of the fitting scores on the rule's scale (NaN: unknown);
+    :meth:`range_check` refuses a file whose scores mostly lie outside it.
     """
 
     thresholds: dict[Any, float]
@@ -81,6 +113,13 @@ class ThresholdRule:
     mixtures: dict[Any, tuple[tuple[float, float], ...]] = field(default_factory=dict)
     band_positions: dict[str, float] = field(default_factory=dict)
     fingerprint: str = ""
+    score_transform: str = "identity"
+    score_range: tuple[float, float] = (math.nan, math.nan)
+
+    def __post_init__(self) -> None:
+        if self.score_transform not in SCORE_TRANSFORMS:
+            raise ValueError(f"score_transform must be one of {', '.join(map(repr, SCORE_TRANSFORMS))}; got "
+                             f"{self.score_transform!r}")
 
     @property
     def randomized(self) -> bool:
@@ -163,10 +202,72 @@ class ThresholdRule:
         pos = np.bincount(rows.codes, weights=rows.y, minlength=k)
         return _measure_counts(tp, fp, n, pos, self.target, self.objective, self.cost_fp, self.cost_fn)
 
+    def to_fitted_scale(self, file_scores: Any) -> FloatArray:
+        """A file's own scores (as the model writes them) on the scale the rule was fitted on: ``score_transform``
+        applied. ``rule.predict(rule.to_fitted_scale(raw), groups)`` decides a file of raw scores.
+
+        >>> rule = ThresholdRule({"a": -5.0, "b": -4.0}, "ofi", 0.05, "accuracy", 1, 1, 0.7, 0.0, 0.0, pd.DataFrame(),
+        ...                      True, 0.0, "", 10, score_transform="negate", score_range=(-10.0, -1.0))
+        >>> rule.predict(rule.to_fitted_scale([5, 6, 4, 5]), ["a", "a", "b", "b"]).tolist()   # decile <= 5, <= 4
+        [1, 0, 1, 0]
+        >>> rule.fitted_range_in_file_units()
+        (1.0, 10.0)
+        """
+        return transform_scores(file_scores, self.score_transform)
+
+    def fitted_range_in_file_units(self) -> tuple[float, float]:
+        """``score_range`` in the file's own units (low, high): the fitting scores' range as the model writes them."""
+        ends = transform_scores(np.asarray(self.score_range, dtype=float), self.score_transform)
+        return float(np.min(ends)), float(np.max(ends))
+
+    def range_check(self, file_scores: Any) -> str:
+        """"" when a file's own scores (finite numbers, before the transform) suit the rule; else why not.
+
+        The criterion: refuse when more than :data:`MAX_OUTSIDE_SHARE` (half) of the rows lie outside the fitted
+        range (``score_range``, in the file's units; a relative slack of 1e-9 for rounding). Rows drawn like the
+        fitting rows almost never do (a new row falls outside the min–max of n fitting rows with chance 2/(n + 1)),
+        while a score negated twice or not at all, in other units (percent against probability) or of another
+        model mostly does, and every threshold lies inside the fitted range: such a file would be decided all
+        positive or all negative. A file that merely drifted keeps most rows inside. The reason names the file's
+        range, the fitted range in the file's units and, where negating (or not negating) the scores would put
+        them inside, that cause. An unknown range (NaN) or an empty file passes.
+        """
+        raw = np.asarray(file_scores, dtype=float)
+        lo, hi = self.fitted_range_in_file_units()
+        if raw.size == 0 or not (math.isfinite(lo) and math.isfinite(hi)):
+            return ""
+        slack = 1e-9 * max(1.0, abs(lo), abs(hi))
+
+        def outside(x: FloatArray) -> float:
+            return float(np.mean((x < lo - slack) | (x > hi + slack)))
+
+        share = outside(raw)
+        if share <= MAX_OUTSIDE_SHARE:
+            return ""
+        if self.score_transform == "negate" and outside(-raw) <= MAX_OUTSIDE_SHARE:
+            cause = ("Negated, they would lie inside it: the rule was fitted on the negated score and negates this "
+                     "column itself, so give it the raw scores as the model writes them (e.g. deciles 1 to 10, not "
+                     "−10 to −1).")
+        elif self.score_transform == "identity" and outside(-raw) <= MAX_OUTSIDE_SHARE:
+            cause = ("Negated, they would lie inside it: the rule was fitted on the negated score of this column (or "
+                     "the column holds negated scores). Fit the rule with score_transform='negate' so that apply "
+                     "negates the column itself (the Compare and Mitigate page records it), or give the scores as "
+                     "the rule was fitted on them.")
+        else:
+            cause = ("The likely cause: another scale or units (percent against a probability), another model's "
+                     "score, or a rule fitted on other data; fit the rule again on rows like these.")
+        own = ("" if self.score_transform == "identity" else f" (from {self.score_range[0]:.6g} to "
+               f"{self.score_range[1]:.6g} on its own scale, {SCORE_TRANSFORMS[self.score_transform]})")
+        return (f"holds scores from {raw.min():.6g} to {raw.max():.6g}, but the rule was fitted on scores from "
+                f"{lo:.6g} to {hi:.6g} in this column's units{own}; {share:.0%} of the rows lie outside the fitted "
+                f"range. {cause}")
+
     def to_json(self) -> str:
         """The rule as a versioned JSON file (:data:`RULE_VERSION`): every group's threshold (null: nobody
-        selected) and mixture, the target, tolerance and objective, and the fitting rows' numbers and fingerprint.
-        :meth:`from_json` reads it back; predictions are identical after the round trip."""
+        selected) and mixture, the target, tolerance and objective, the fitting rows' numbers and fingerprint, and
+        ``score_scale``: the transform from the file's score to the rule's (``score_transform``, with what it means)
+        and the fitted range on the rule's scale and in the file's units (null: unknown). :meth:`from_json` reads it
+        back; predictions are identical after the round trip."""
         def cut(t: float) -> float | None:
             return None if math.isinf(t) else float(t)
 
@@ -178,10 +279,15 @@ class ThresholdRule:
             groups.append(entry)
         table = self.groups_table.assign(group=[_json_name(x) for x in self.groups_table["group"]])
         data = [[_json_value(v) for v in row] for row in table.itertuples(index=False)]
+        known = all(math.isfinite(v) for v in self.score_range)
+        scale = {"transform": self.score_transform, "rule_score": SCORE_TRANSFORMS[self.score_transform],
+                 "fitted_range": [float(v) for v in self.score_range] if known else None,
+                 "fitted_range_in_file_units": list(self.fitted_range_in_file_units()) if known else None}
         return json.dumps({
             "format": RULE_FORMAT, "version": RULE_VERSION, "rule": _RULE_SENTENCE, "randomized": self.randomized,
-            "groups": groups, "target": self.target, "tolerance": self.tolerance, "objective": self.objective,
-            "cost_fp": self.cost_fp, "cost_fn": self.cost_fn, "band_positions": self.band_positions,
+            "score_scale": scale, "groups": groups, "target": self.target, "tolerance": self.tolerance,
+            "objective": self.objective, "cost_fp": self.cost_fp, "cost_fn": self.cost_fn,
+            "band_positions": self.band_positions,
             "fitting_rows": {"rows": self.fitted_rows, "fingerprint": self.fingerprint,
                              "objective_value": _json_value(self.objective_value),
                              "disparity": _json_value(self.disparity), "max_abs_ofi": _json_value(self.max_abs_ofi),
@@ -227,6 +333,11 @@ def _rule_from_json(text: str | bytes) -> ThresholdRule:
     if doc.get("format") != RULE_FORMAT:
         raise RuleFileError(f"not a rule file: its format is {doc.get('format')!r}, not {RULE_FORMAT!r} (write one "
                             "with ThresholdRule.to_json or the Compare and Mitigate page)")
+    if doc.get("version") == 1:
+        raise RuleFileError("rule file version 1 does not say how the file's score was turned before fitting "
+                            "(negated or not) nor its fitted range, so applying it could decide every row alike: "
+                            "download the rule again from the Compare and Mitigate page, or fit it again with this "
+                            f"version (it writes version {RULE_VERSION})")
     if doc.get("version") != RULE_VERSION:
         raise RuleFileError(f"rule file version {doc.get('version')!r}: this fairness_core reads version "
                             f"{RULE_VERSION} only; fit the rule again with this version")
@@ -269,6 +380,8 @@ def _rule_from_json(text: str | bytes) -> ThresholdRule:
     def stat(v: Any) -> float:
         return math.nan if v is None else _number(v, "a fitting-rows number")
 
+    transform, fitted = _score_scale(doc["score_scale"])
+
     return ThresholdRule(
         thresholds=thresholds, target=doc["target"], tolerance=_number(doc["tolerance"], "tolerance"),
         objective=doc["objective"], cost_fp=_number(doc["cost_fp"], "cost_fp"),
@@ -277,7 +390,24 @@ def _rule_from_json(text: str | bytes) -> ThresholdRule:
         exhaustive=bool(fit["exhaustive"]), randomized_gain=stat(fit["randomized_gain"]),
         randomized_note=str(fit["randomized_note"]), fitted_rows=int(_number(fit["rows"], "fitting_rows.rows")),
         mixtures=mixtures, band_positions={str(k): stat(v) for k, v in (doc.get("band_positions") or {}).items()},
-        fingerprint=str(fit["fingerprint"]))
+        fingerprint=str(fit["fingerprint"]), score_transform=transform, score_range=fitted)
+
+
+def _score_scale(scale: Any) -> tuple[str, tuple[float, float]]:
+    """The rule file's ``score_scale``: its transform and fitted range (NaN, NaN when null)."""
+    if not isinstance(scale, dict) or scale.get("transform") not in SCORE_TRANSFORMS:
+        got = scale.get("transform") if isinstance(scale, dict) else scale
+        raise RuleFileError(f"rule file: score_scale.transform must be one of {', '.join(map(repr, SCORE_TRANSFORMS))}"
+                            f"; got {got!r}")
+    rng = scale.get("fitted_range")
+    if rng is None:
+        return scale["transform"], (math.nan, math.nan)
+    if not isinstance(rng, list) or len(rng) != 2:
+        raise RuleFileError(f"rule file: score_scale.fitted_range must be [low, high] or null; got {rng!r}")
+    lo, hi = (_number(v, "score_scale.fitted_range") for v in rng)
+    if lo > hi:
+        raise RuleFileError(f"rule file: score_scale.fitted_range must be [low, high] with low <= high; got {rng!r}")
+    return scale["transform"], (lo, hi)
 
 
 def _group_counts(y: BoolArray, y_pred: BoolArray, codes: IntArray, n_groups: int) -> tuple[FloatArray, ...]:
