@@ -194,6 +194,9 @@ def test_equalized_odds_shows_its_own_gaps_both_rules_side_by_side_and_the_apply
     page = texts(at)
     assert "two applicants with the same score and group may get different decisions" in page
     assert any("python -m fairness_core apply thresholds.json" in c.value for c in at.code)
+    assert ("the rule's score is −(COMPAS decile score): higher = more likely not a recidivist / low risk, so a "
+            "threshold of −t means COMPAS decile score ≤ t; apply negates the file's COMPAS decile score column itself"
+            in page)   # issue 51: the caption says the rule file holds the negation
 
     at.radio(key="mit-randomize").set_value(True).run()
     at.radio(key="mit-estimate").set_value("cross-fit").run()
