@@ -70,6 +70,10 @@ def report_downloads(audit: Audit, reference: str, settings: VerdictSettings,
                           placeholder="e.g. credit scorecard v3.2", help="Printed in the report's header and settings.")
     period = m2.text_input("Period the data cover", max_chars=120, key="report-period",
                            placeholder="e.g. 2025-01-01 to 2025-06-30")
+    if model.strip() or period.strip():
+        st.caption("The report's header names " + " and ".join(
+            f"the {what} “{md_escape(value.strip())}”" for what, value in (("model", model), ("period", period))
+            if value.strip()) + ".")
 
     trend, trend_key = saved.opened_trend(settings)   # opened from the store: its model's trend
     if trend is not None:

@@ -2,6 +2,7 @@
 them."""
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -9,6 +10,8 @@ import time
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -25,8 +28,6 @@ def app_server(log_path: Path, env: dict[str, str], port: int | None = None, arg
     """``streamlit run app.py`` on 127.0.0.1 (a free port unless given) with ``env`` added to the environment and
     ``args`` after the server's own; yields its address once it answers its health check (else the test fails),
     stops it after, and fails if its log (``log_path``) holds any of ``forbidden``."""
-    import pytest
-
     port = port or free_port()
     url = f"http://127.0.0.1:{port}"
     with open(log_path, "w") as log:
@@ -34,8 +35,8 @@ def app_server(log_path: Path, env: dict[str, str], port: int | None = None, arg
             [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
              "--server.address", "127.0.0.1", "--server.headless", "true", *args],
             cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **env})
-        deadline = time.time() + 60
-        while time.time() < deadline:
+        deadline = time.time() + WAIT / 1000   # the condition: the server answers its health check
+        while time.time() < deadline and proc.poll() is None:
             try:
                 if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).status == 200:
                     break
@@ -43,7 +44,9 @@ def app_server(log_path: Path, env: dict[str, str], port: int | None = None, arg
                 time.sleep(0.5)
         else:
             proc.terminate()
-            pytest.fail("streamlit did not start within 60 s")
+            log.flush()
+            pytest.fail(f"streamlit did not answer its health check within {WAIT / 1000:.0f} s (exit code "
+                        f"{proc.poll()}); its log ends:\n{Path(log_path).read_text(errors='replace')[-3000:]}")
         try:
             yield url
         finally:
@@ -68,9 +71,17 @@ TICKS_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(pl
 def assert_group_labels_visible(page, groups: list[str]) -> None:  # type: ignore[no-untyped-def]
     """In the OFI and DI heatmaps and the benefit chart, every group's name is a whole tick label
     that lies inside its figure, and no two column labels overlap."""
-    page.wait_for_function(f"({TICKS_JS})().filter(t => t.title.startsWith('Benefit vs')).length >= {len(groups)}",
-                           timeout=120000)
-    page.wait_for_timeout(1000)
+    # the condition: each of the three figures has a tick label per group on each of its axes, and none moved
+    # between two looks a quarter of a second apart (Plotly lays a figure out again when its container resizes)
+    page.wait_for_function(f"""n => {{
+      const ticks = ({TICKS_JS})(), key = JSON.stringify(ticks);
+      const count = (title, axis) => ticks.filter(t => t.title.startsWith(title) && t.axis === axis).length;
+      const drawn = ['OFI = B', 'DI = ('].every(title => count(title, 'x') >= n && count(title, 'y') >= n)
+                    && count('Benefit vs expected', 'y') >= n;
+      const still = drawn && window.__groupTicks === key;
+      window.__groupTicks = key;
+      return still;
+    }}""", arg=len(groups), timeout=WAIT, polling=250)
     ticks = page.evaluate(TICKS_JS)
     for title_start, axes in (("OFI = B", "xy"), ("DI = (", "xy"), ("Benefit vs expected", "y")):
         mine = [t for t in ticks if t["title"].startswith(title_start)]
@@ -86,3 +97,247 @@ def assert_group_labels_visible(page, groups: list[str]) -> None:  # type: ignor
             if axis == "x":
                 boxes = sorted((t["left"], t["right"]) for t in labels)
                 assert all(a[1] <= b[0] + 0.5 for a, b in zip(boxes, boxes[1:])), "column labels collide"
+
+
+# ------------------------------------------------------------------------------------------------ waits that say what they saw
+
+#: What a page shows, read when a wait gives up: its address, whether a script still runs (Streamlit's status widget),
+#: how many elements are stale (drawn by an earlier run), the exceptions and figures on it, and the start of its text.
+SEEN_JS = """() => {
+  const main = document.querySelector('[data-testid="stMain"]') || document.body;
+  return {url: location.href,
+          running: !!document.querySelector('[data-testid="stStatusWidget"]'),
+          stale: document.querySelectorAll('[data-stale="true"]').length,
+          exceptions: [...document.querySelectorAll('[data-testid="stException"]')].map(e => e.innerText.slice(0, 300)),
+          figures: document.querySelectorAll('.js-plotly-plot').length,
+          text: (main && main.innerText || '').slice(0, 1500)};
+}"""
+
+
+def describe_seen(seen: object) -> str:
+    """:data:`SEEN_JS`'s answer as lines of a failure message."""
+    if not isinstance(seen, dict):
+        return f"  (the page could not be read: {seen})"
+    text = "\n".join("    " + line for line in str(seen["text"]).splitlines() if line.strip())
+    return (f"  at {seen['url']}; a script {'still running' if seen['running'] else 'not running'}; "
+            f"{seen['stale']} stale elements; {seen['figures']} figures; exceptions: {seen['exceptions'] or 'none'}\n"
+            f"  its text begins:\n{text}")
+
+
+#: The waits of Playwright's API that give up after a timeout, and how each finds its page.
+WAITS = {"Locator": ("wait_for",), "Page": ("wait_for_function", "wait_for_selector", "wait_for_url")}
+
+
+def name_what_waits_saw() -> None:
+    """Make every Playwright wait (sync and async: a locator's ``wait_for``, a page's ``wait_for_function``,
+    ``wait_for_selector`` and ``wait_for_url``) that gives up say what the page showed at that moment, after
+    Playwright's own message (which names the condition waited for). The error keeps its class, so a test that
+    catches a timeout still does. Called once, by ``conftest.py``."""
+    import functools
+
+    try:
+        import playwright.async_api as async_api
+        import playwright.sync_api as sync_api
+    except ImportError:   # no Playwright: no browser test runs
+        return
+
+    def page_of(obj):  # type: ignore[no-untyped-def]
+        return obj.page if isinstance(obj, (sync_api.Locator, async_api.Locator)) else obj
+
+    def message(exc: Exception, seen: object) -> str:
+        return f"{exc}\nWhen the wait gave up, the page showed:\n{describe_seen(seen)}"
+
+    for cls_name, methods in WAITS.items():
+        for api, is_async in ((sync_api, False), (async_api, True)):
+            cls = getattr(api, cls_name)
+            for method in methods:
+                original = getattr(cls, method)
+                if getattr(original, "names_what_it_saw", False):
+                    continue
+                if is_async:
+                    @functools.wraps(original)
+                    async def wait(self, *args, __original=original, **kwargs):  # type: ignore[no-untyped-def]
+                        try:
+                            return await __original(self, *args, **kwargs)
+                        except async_api.TimeoutError as exc:
+                            try:
+                                seen: object = await page_of(self).evaluate(SEEN_JS)
+                            except Exception as read_error:  # noqa: BLE001 - a closed page says so
+                                seen = read_error
+                            raise type(exc)(message(exc, seen)) from exc
+                else:
+                    @functools.wraps(original)
+                    def wait(self, *args, __original=original, **kwargs):  # type: ignore[no-untyped-def]
+                        try:
+                            return __original(self, *args, **kwargs)
+                        except sync_api.TimeoutError as exc:
+                            try:
+                                seen = page_of(self).evaluate(SEEN_JS)
+                            except Exception as read_error:  # noqa: BLE001 - a closed page says so
+                                seen = read_error
+                            raise type(exc)(message(exc, seen)) from exc
+                wait.names_what_it_saw = True  # type: ignore[attr-defined]
+                setattr(cls, method, wait)
+
+
+#: How long a browser test waits for anything the server computes, in ms: generous, since only a failing test waits
+#: it out, and a two-core machine running the suite beside other work is several times slower than a quiet one.
+WAIT = 120_000
+
+#: The page has ended its run: no status widget ("Running…") and no element left stale from an earlier run. Alone it
+#: holds before a click's rerun has reached the server too, so a test waits for it together with what the run shows.
+IDLE = ("() => !document.querySelector('[data-testid=\"stStatusWidget\"]') && "
+        "!document.querySelector('[data-stale=\"true\"]')")
+
+#: ``[count, *texts]``: at least ``count`` figures are drawn and their text together holds each of ``texts``.
+FIGURES_HOLD = """([count, ...texts]) => {
+  const plots = [...document.querySelectorAll('.js-plotly-plot')];
+  const text = plots.map(p => p.innerText).join('\\n');
+  return plots.length >= count && texts.every(t => text.includes(t));
+}"""
+
+#: The page has ended its run (no status widget, no stale element) with the radio option whose label holds ``arg``
+#: checked.
+ANSWERED = """words => !document.querySelector('[data-testid="stStatusWidget"]')
+  && !document.querySelector('[data-stale="true"]')
+  && [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stRadio"] label')].some(
+       l => l.innerText.includes(words) && l.querySelector('input[type="radio"]:checked'))"""
+
+# ------------------------------------------------------------------------------------------------ the app in Chromium
+# The browser tests' shared fixtures (a module imports the ones it uses: ``server`` is one server per module) and
+# the steps several of them take.
+
+CHROMIUM = shutil.which("chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+
+def skip_without_chromium() -> None:
+    """Skip the calling test module where Debian's chromium is absent, except under CI (where it must run)."""
+    if CHROMIUM is None and not os.environ.get("CI"):
+        pytest.skip("Debian chromium not installed (apt-get install chromium)", allow_module_level=True)
+
+
+CHROMIUM = shutil.which("chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, request):
+    """The app's server for one test module (each module its own, so that modules run side by side)."""
+    data = tmp_path_factory.mktemp("data")   # saved audits of this server only, never the developer's ./data
+    with app_server(ROOT / "tests" / f".streamlit-test-{request.module.__name__}.log",
+                    {"FAIRNESS_DATA_DIR": str(data), "FAIRNESS_AUDIT_STORE": f"sqlite:///{data / 'audits.db'}"}) as url:
+        yield url
+
+
+@contextmanager
+def browser_at(url: str):
+    """A fresh Chromium page opened at ``url``; fails if the page threw a JavaScript error."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        pg = browser.new_page(viewport={"width": 1400, "height": 1000})
+        errors: list[str] = []
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+        pg.goto(url)
+        yield pg
+        browser.close()
+        assert not errors, errors
+
+
+ARTIFACTS = ROOT / "test-artifacts"
+
+
+def save_on_failure(request, pg) -> None:  # type: ignore[no-untyped-def]
+    """On a failed test, keep a full-page screenshot in test-artifacts/ (CI uploads that folder)."""
+    rep = getattr(request.node, "rep_call", None)
+    if rep is not None and rep.failed:
+        ARTIFACTS.mkdir(exist_ok=True)
+        pg.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
+
+
+@pytest.fixture()
+def page(server, request):
+    with browser_at(f"{server}/Upload") as pg:
+        pg.wait_for_selector("text=Load data", timeout=WAIT)
+        yield pg
+        save_on_failure(request, pg)
+
+
+@pytest.fixture()
+def open_page(server, request):
+    """``open_page(path)``: a fresh browser at ``server/path``, screenshotted if the test fails."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        pg = browser.new_page(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+        errors: list[str] = []
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+
+        def go(path: str):  # type: ignore[no-untyped-def]
+            pg.goto(f"{server}/{path}")
+            return pg
+
+        yield go
+        save_on_failure(request, pg)
+        browser.close()
+        assert not errors, errors
+
+
+def upload_cm_file(page, path, text: str, direction: str | None = "benefit") -> None:
+    """Write ``text`` to ``path``, upload it on the Upload page's confusion-matrix tab and, unless ``direction`` is
+    None, declare the positive class a benefit or a harm (the page preselects no answer)."""
+    path.write_text(text)
+    page.get_by_role("tab", name="Confusion-matrix file").click()
+    page.locator("[data-testid='stFileUploader'] input[type='file']").first.set_input_files(str(path))
+    if direction is not None:
+        declare(page, direction)
+
+
+def declare(page, direction: str) -> None:
+    """Answer the Upload page's question: is the positive value a benefit or a harm for the person? The question
+    is asked afresh whenever what it refers to changes (a rerun still under way may redraw it), so the answer
+    is given until it holds."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    words = {"benefit": "benefit for the person", "harm": "harm for the person"}[direction]
+    radios = page.get_by_test_id("stMain").locator("[data-testid='stRadio']:visible")
+    for _ in range(5):
+        option = radios.get_by_text(words)
+        option.wait_for(timeout=WAIT)
+        option.click()
+        try:   # the condition: the run the click started has ended with the answer checked
+            page.wait_for_function(ANSWERED, arg=words, timeout=WAIT // 4)
+            return
+        except PlaywrightTimeout:
+            continue   # a rerun redrew the question unanswered: answer it again
+    raise AssertionError(f"the answer {direction!r} did not hold")
+
+
+
+def save_audit(pg, name: str, model: str, period: str) -> None:  # type: ignore[no-untyped-def]
+    """Fill the Bias Audit page's "Save this audit" form and submit it; wait until it says it is saved."""
+    form = pg.get_by_test_id("stForm")
+    for label, value in (("Name", name), ("Model", model), ("Period", period)):
+        form.get_by_label(label, exact=True).fill(value)
+    form.get_by_role("button", name="Save this audit").click()
+    pg.get_by_role("link", name="Open the saved audit").wait_for(timeout=WAIT)
+
+
+def choose(page, label: str, option: str) -> None:
+    """Pick ``option`` in the Streamlit selectbox labelled ``label``: type to filter, then click the option, or,
+    when a rerun's layout shift keeps covering it (seen on a loaded machine), press Enter on it once it is the
+    highlighted one."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    box = page.get_by_test_id("stSelectbox").filter(has_text=label).first
+    box.click()
+    page.keyboard.type(option)
+    target = page.get_by_role("option", name=option, exact=True).first
+    try:
+        target.click(timeout=10000)
+    except PlaywrightTimeout:
+        target.wait_for(timeout=10000)
+        assert target.get_attribute("data-focused") == "true", f"{option!r} is not the highlighted option"
+        page.keyboard.press("Enter")

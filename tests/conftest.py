@@ -24,3 +24,9 @@ def pytest_runtest_makereport(item, call):
     (the browser tests save a screenshot of the page as a test artifact)."""
     outcome = yield
     setattr(item, f"rep_{outcome.get_result().when}", outcome.get_result())
+
+
+# Every browser test's waits are bounded and, when one gives up, say what the page showed (tests/browser_helpers.py).
+from browser_helpers import name_what_waits_saw  # noqa: E402
+
+name_what_waits_saw()

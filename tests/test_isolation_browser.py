@@ -26,13 +26,17 @@ if not shutil.which("chromium"):
 GROUPS = ("Kestrel", "Marten", "Osprey")
 #: Ten analysts at once, as issue 28 asks ("while 10 sessions run").
 SESSIONS = ("Amber", "Basalt", "Cobalt", "Dune", "Ember", "Fjord", "Garnet", "Heath", "Iris", "Jade")
-#: The Upload page has finished its run.
+#: The Upload page has finished its run; the same with a radio option checked whose label holds the argument.
 IDLE = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+from browser_helpers import ANSWERED  # noqa: E402
 
 
 def table(k: str) -> str:
     rows = [(40, 10, 12, 38), (30, 20, 8, 42), (25, 15, 10, 50)]
     return "group,TP,FN,FP,TN\n" + "".join(f"{k}{g},{','.join(map(str, r))}\n" for g, r in zip(GROUPS, rows))
+
+
+from playwright.async_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 
 
 async def upload(page, path: Path, read: str, timeout: int) -> None:  # type: ignore[no-untyped-def]
@@ -51,25 +55,34 @@ async def upload(page, path: Path, read: str, timeout: int) -> None:  # type: ig
                 raise
 
 
-async def one_session(browser, base: str, k: str, tmp: Path) -> dict[str, str]:  # type: ignore[no-untyped-def]
-    """Upload session ``k``'s file, use it, open the Bias Audit page; its page text and downloads."""
+async def one_session(browser, base: str, k: str, tmp: Path, after: asyncio.Event | None,
+                      opened: asyncio.Event) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """Upload session ``k``'s file, use it, open the Bias Audit page; its page text and downloads. The session
+    opens its browser once the one before it has its Upload page (``after`` is set), and then sets ``opened``:
+    all ten still run at once (each takes tens of seconds), but ten browser contexts are not opened in the same
+    instant on a two-core machine."""
+    timeout = 240_000  # ten sessions on two cores, after the whole suite: generous, since only a failure waits it out
+    if after is not None:
+        await asyncio.wait_for(after.wait(), timeout / 1000)
     ctx = await browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
     page = await ctx.new_page()
-    timeout = 240_000  # ten sessions on two cores, after the whole suite: generous, since only a failure waits it out
     try:
         path = tmp / f"{k}.csv"
         path.write_text(table(k))
         await page.goto(f"{base}/Upload", timeout=timeout)
+        await page.get_by_role("heading", name="Load data").wait_for(timeout=timeout)
+        opened.set()
         await page.wait_for_function(IDLE, timeout=timeout)
         await page.get_by_role("tab", name="Confusion-matrix file").click(timeout=timeout)
         await upload(page, path, f"3 groups read from {k}.csv", timeout)
         radios = page.get_by_test_id("stMain").locator("[data-testid='stRadio']:visible")
         for _ in range(5):   # the question is redrawn while a rerun is under way: answer until it holds
             await radios.get_by_text("benefit for the person").click(timeout=timeout)
-            await page.wait_for_timeout(1000)
-            await page.wait_for_function(IDLE, timeout=timeout)
-            if await radios.locator("input[type='radio']:checked").count():
+            try:   # the condition: the click's run has ended with the answer checked
+                await page.wait_for_function(ANSWERED, arg="benefit for the person", timeout=timeout // 4)
                 break
+            except PlaywrightTimeout:
+                continue
         await page.get_by_role("button", name="Use these groups").click(timeout=timeout)
         await page.get_by_text(f"Loaded 3 groups from {k}.csv.").wait_for(timeout=timeout)
         await page.get_by_test_id("stMain").get_by_role("link", name="Open the bias audit →").click(timeout=timeout)
@@ -85,6 +98,7 @@ async def one_session(browser, base: str, k: str, tmp: Path) -> dict[str, str]: 
             out[name] = saved.read_text(encoding="utf-8")
         return out
     finally:
+        opened.set()   # a session that failed before its page opened does not hold the next one back
         await ctx.close()
 
 
@@ -96,7 +110,9 @@ async def all_sessions(tmp: Path) -> dict[str, dict[str, str]]:
     try:
         async with async_playwright() as p:
             browser = await p.chromium.launch(executable_path=shutil.which("chromium"), args=ARGS)
-            got = await asyncio.gather(*(staggered(i, one_session(browser, f"http://127.0.0.1:{port}", k, tmp))
+            opened = [asyncio.Event() for _ in SESSIONS]
+            got = await asyncio.gather(*(one_session(browser, f"http://127.0.0.1:{port}", k, tmp,
+                                                     opened[i - 1] if i else None, opened[i])
                                          for i, k in enumerate(SESSIONS)))
             await browser.close()
     except BaseException:
@@ -107,13 +123,6 @@ async def all_sessions(tmp: Path) -> dict[str, dict[str, str]]:
         proc.wait(10)
         log.unlink(missing_ok=True)
     return dict(zip(SESSIONS, got))
-
-
-async def staggered(i: int, session):  # type: ignore[no-untyped-def]
-    """Session ``i`` starts ``i`` × 0.5 s after the first: all ten still run at once (each takes tens of
-    seconds), but ten browser contexts are not opened in the same instant on a two-core machine."""
-    await asyncio.sleep(0.5 * i)
-    return await session
 
 
 def test_concurrent_sessions_see_only_their_own_groups(tmp_path):

@@ -176,7 +176,9 @@ def test_report_prints_to_a4_and_letter(tmp_path, make):
         page.wait_for_selector(".js-plotly-plot", timeout=60000)
         page.emulate_media(media="print")
         page.evaluate("window.dispatchEvent(new Event('beforeprint'))")
-        page.wait_for_timeout(1500)
+        # the condition: every figure has been laid out again at the printed width
+        page.wait_for_function("[...document.querySelectorAll('.js-plotly-plot')].every(d => d._fullLayout.width "
+                               "=== 680)", timeout=60000)
         widths = page.evaluate("[...document.querySelectorAll('.js-plotly-plot')].map(d => d._fullLayout.width)")
         assert widths and all(w == 680 for w in widths), widths
         assert_group_labels_visible(page, audit.groups)
@@ -188,9 +190,8 @@ def test_report_prints_to_a4_and_letter(tmp_path, make):
         assert len(breaks) >= 6 and set(breaks) == {"page"}, breaks
         pdfs = {size: page.pdf(format=size) for size in ("A4", "Letter")}
         page.evaluate("window.dispatchEvent(new Event('afterprint'))")
-        page.wait_for_timeout(500)
-        assert page.evaluate("document.querySelector('.js-plotly-plot')._fullLayout.width") != 680 or \
-            page.viewport_size["width"] == 680  # back to the window's width
+        # the condition: back to the window's width (690 px less the page's margins), not the printed 680
+        page.wait_for_function("document.querySelector('.js-plotly-plot')._fullLayout.width !== 680", timeout=60000)
         browser.close()
     assert not errors, errors
     for size, pdf in pdfs.items():
