@@ -63,3 +63,24 @@ def test_an_async_wait_that_gives_up_says_what_the_page_showed(tmp_path):
 
     text = asyncio.run(run())
     assert "When the wait gave up, the page showed:" in text and "3 groups read from mine.csv" in text
+
+
+def test_no_browser_test_waits_for_a_time():
+    """A fixed pause is a guess about the machine's speed: no test under tests/ calls Playwright's
+    ``wait_for_timeout`` or sleeps in a Playwright test (the one poll of the server's health check is bounded and
+    named in browser_helpers.app_server)."""
+    import re
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    found = []
+    for path in sorted(here.glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if path.name == Path(__file__).name:
+            continue
+        found += [f"{path.name}:{text[:m.start()].count(chr(10)) + 1}" for m in re.finditer(r"wait_for_timeout\(", text)]
+        if "playwright" in text:
+            found += [f"{path.name}:{text[:m.start()].count(chr(10)) + 1}"
+                      for m in re.finditer(r"(?<![\w.])(?:time|asyncio)\.sleep\(", text)
+                      if path.name != "browser_helpers.py"]
+    assert not found, f"fixed pauses in browser tests: {found}"
