@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
-import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
@@ -26,7 +25,7 @@ from .wording.reading import verdict_explanations
 from .results import Verdicts
 from .statistics.row_counts import count_arrays
 from .statistics.rows import RowData
-from .common.validation import UNKNOWN_CATEGORY, UNKNOWN_VALUES
+from .common.validation import EXCLUDE_BELOW, UNKNOWN_CATEGORY, UNKNOWN_VALUES, under_share
 from .statistics.verdicts import DEFAULT_OFI_TOLERANCE, VerdictSettings
 from .common.vocabulary import (DEFAULT_ALPHA, POSITIVE_IS, Reference, ReferenceLike, adjust_from_bool, reference_or_mode,
                                 resolve_positive_is)
@@ -42,16 +41,6 @@ DECISION_COMPARISONS = ("DI", "SP", "DPPL")
 
 class NeedsOutcomes(ValueError):
     """A measure that compares decisions with outcomes was asked of an audit of decisions alone."""
-
-
-_CODE = re.compile(r"^[A-Za-z]{0,3}[-_]?\d+(\.\d+)?$")
-_GENERIC = {"yes", "no", "true", "false", "y", "n", "t", "f", "other", "unknown", "none", "na", "n/a", "missing"}
-
-
-def _ambiguous(value: str) -> bool:
-    """Whether an attribute's value says nothing alone ("A92", "1", "yes"): then its name carries the attribute."""
-    v = value.strip()
-    return len(v) <= 1 or bool(_CODE.match(v)) or v.lower() in _GENERIC
 
 
 @dataclass(frozen=True)
@@ -238,6 +227,18 @@ class Audit:
         """The groups of known category, in order: the ones compared (every group but :attr:`unknown`)."""
         return [g for g in self.cms if g not in self.unknown]
 
+    @property
+    def compared_groups(self) -> list[str]:
+        """The groups the verdicts compare: :attr:`known_groups` but, without outcomes, :attr:`small_groups`."""
+        return [g for g in self.known_groups if g not in self.small_groups]
+
+    @property
+    def small_groups(self) -> list[str]:
+        """Without outcomes, the known groups under 2 % of all individuals (Local Law 144's rule,
+        :func:`~fairness_core.common.validation.under_share`): counted, never compared; none with outcomes."""
+        known = [] if self.outcomes else self.known_groups
+        return [g for g, u in zip(known, under_share([self.cms[g].n for g in known], self.total().n)) if u]
+
     def selection_rates(self) -> pd.Series:
         """Each group's selection rate (TP + FP)/n, the share given the favourable decision, indexed by group."""
         return pd.Series({g: (cm.tp + cm.fp) / cm.n for g, cm in self.cms.items()}, dtype=float, name="selection rate")
@@ -299,7 +300,7 @@ class Audit:
         k = self.group_columns.index(attribute)
         value_of = {g: self.group_values[g][k] for g in self.groups}
         values = list(dict.fromkeys(value_of.values()))
-        named = {v: (f"{attribute} = {v}" if _ambiguous(v) else v) for v in values}
+        named = {v: (f"{attribute} = {v}" if text.says_nothing_alone(v) else v) for v in values}
         pooled: dict[str, np.ndarray] = {}
         for g, cm in self.cms.items():
             name = named[value_of[g]]
@@ -544,7 +545,8 @@ class Audit:
         the ``reference`` group (when one is named) or, with ``Reference.PAIRS`` (the default; ``None``, its
         former spelling, is deprecated), the group selected more often: DI = P̂_i / P̂_j is the impact
         ratio of the four-fifths rule. The settings are the result's ``settings``. Groups of unknown category
-        (:attr:`unknown`) are left out.
+        (:attr:`unknown`) are left out, and so, without outcomes, are groups under 2 % of the data
+        (:attr:`small_groups`, Local Law 144's rule: :attr:`compared_groups`).
 
         Without outcomes (:meth:`from_decisions`) the table holds the four-fifths verdicts alone, in their own
         words (:func:`fairness_core.verdicts.selection_verdicts`: adverse impact, materiality unclear, no adverse
@@ -573,10 +575,11 @@ class Audit:
             reference = None   # the result's reference is None: no reference group
         else:
             self._check(reference)
-            if reference in self.unknown:
-                raise ValueError(f"{reference!r} is an unknown category: it is counted and reported, never the "
-                                 "reference")
-        groups = self.known_groups
+            if reference in self.unknown or reference in self.small_groups:
+                what = ("an unknown category" if reference in self.unknown
+                        else f"under {EXCLUDE_BELOW * 100:g} % of the data")
+                raise ValueError(f"{reference!r} is {what}: it is counted and reported, never the reference")
+        groups = self.compared_groups
         cells = np.array([self.cms[g].as_array() for g in groups], dtype=float)
         if not self.outcomes:
             df = verdicts_.selection_verdicts(groups, cells[:, 0] + cells[:, 2], cells.sum(axis=1), settings.alpha,

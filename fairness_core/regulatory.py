@@ -9,9 +9,11 @@ highest rate. Categories under 2 % of the data may be left out of the ratios; in
 unknown category are counted and reported.
 
 :func:`ll144_summary` builds that table from an :class:`~fairness_core.audit.Audit` (or its rows),
-and sets beside it what this workbench adds: each impact ratio's interval and the OFI verdict of
-the category against the most selected one, so a reader sees which ratios are noise and which
-disparities are the algorithm's. docs/methods.md, "The regulator's summary", states the rules.
+and sets beside it what this workbench adds: each impact ratio's interval and, when outcomes were observed, the
+OFI verdict of the category against the one of the highest rate, so a reader sees which ratios are noise and which
+disparities are the algorithm's. An audit of decisions alone has no OFI columns: they need outcomes. Which
+categories are in the ratios is decided by one rule (:func:`fairness_core.common.validation.under_share`), the one
+the four-fifths verdicts and the selection-rate figure follow. docs/methods.md, "The regulator's summary", states the rules.
 """
 
 from __future__ import annotations
@@ -29,23 +31,22 @@ from .statistics.verdicts import DEFAULT_OFI_TOLERANCE, VerdictSettings, level_t
 from .common.vocabulary import DEFAULT_ALPHA, check_alpha
 from .statistics.confusion import ConfusionMatrix
 from .statistics.rows import RowData
-from .common.validation import UNKNOWN_CATEGORY, UNKNOWN_VALUES, unknown_key
+from .common.validation import EXCLUDE_BELOW, UNKNOWN_CATEGORY, UNKNOWN_VALUES, under_share, unknown_key
 
 #: Category values read as "unknown" (compared by :func:`fairness_core.validation.unknown_key`: case, spaces,
 #: hyphens and trailing dots do not matter): blanks, "nan", "none" and every way of declining in
 #: :data:`fairness_core.validation.UNKNOWN_VALUES` ("Decline to state", "Prefer not to say", "Not disclosed", …).
 UNKNOWN = ("", "nan", "none", *UNKNOWN_VALUES)
 
-#: Local Law 144's threshold: categories under this share of the data may be excluded from the impact ratios.
-EXCLUDE_BELOW = 0.02
-
-#: What the status column says.
+#: What the status column says (the highest rate's row: ``MOST_SELECTED`` for selection rates, ``TOP_SCORING`` for
+#: scoring rates).
 IN_RATIOS, EXCLUDED, UNKNOWN_ROW, MOST_SELECTED = ("in the impact ratios", "excluded: under {share} of the data",
                                                    "unknown category: not in the impact ratios",
                                                    "most selected (impact ratio 1 by definition)")
+TOP_SCORING = "highest scoring rate (impact ratio 1 by definition)"
 
-#: The OFI verdict column of an audit of decisions alone: OFI compares decisions with outcomes.
-NEEDS_OUTCOMES_SHORT = "needs outcomes"
+#: The workbench's columns that need outcomes: absent from the summary of an audit of decisions alone.
+OFI_COLUMNS = ("OFI", "OFI verdict")
 
 #: The name of the row that pools every individual whose category is unknown.
 UNKNOWN_NAME = "unknown"
@@ -55,7 +56,7 @@ def ll144_summary(audit_or_rows: Audit | RowData, *, scores: npt.ArrayLike | Non
                   score_name: str | None = None, categories: Sequence[str] | None = None, exclude_below: float = EXCLUDE_BELOW,
                   alpha: float = DEFAULT_ALPHA, unknown: Iterable[str] = UNKNOWN,
                   tolerance: float | VerdictSettings = DEFAULT_OFI_TOLERANCE, adjust: str = "holm") -> pd.DataFrame:
-    """The Local Law 144 bias-audit summary, with each impact ratio's interval and OFI verdict beside it.
+    """The Local Law 144 bias-audit summary, with each impact ratio's interval (and, with outcomes, its OFI verdict).
 
     Parameters
     ----------
@@ -99,9 +100,10 @@ def ll144_summary(audit_or_rows: Audit | RowData, *, scores: npt.ArrayLike | Non
         ``category``, ``n``, ``share of data``, ``selection rate`` or ``scoring rate``, ``impact ratio``
         (the rate over the highest rate among the categories in the ratios; NaN for excluded and
         unknown categories, and for all when the highest rate is 0), ``status``, then the workbench's
-        additions: ``impact ratio CI low``/``high`` (against the most selected category, level in
-        ``attrs["level"]``, labelled in ``attrs["interval"]``), ``OFI`` and ``OFI verdict`` (the
-        category against the most selected one). ``attrs`` also holds ``rate`` (the rate column's
+        additions: ``impact ratio CI low``/``high`` (against the category of the highest rate, level in
+        ``attrs["level"]``, labelled in ``attrs["interval"]``) and, only when the audit has outcomes, ``OFI`` and
+        ``OFI verdict`` (the category against that one). The highest rate's status reads "most selected" (or
+        "highest scoring rate" for scores). The categories in the ratios are those :func:`under_share` keeps. ``attrs`` also holds ``rate`` (the rate column's
         name), ``notes`` (in words: what is counted, the exclusions, the unknowns), ``median`` (scores)
         and the settings.
 
@@ -143,6 +145,8 @@ def ll144_summary(audit_or_rows: Audit | RowData, *, scores: npt.ArrayLike | Non
     frames = [_block(name, block, total, rate_name, exclude_below, alpha, unknown_keys, tolerance, adjust)
               for name, block in blocks]
     out = pd.concat(frames, ignore_index=True)
+    if not audit.has_outcomes:   # OFI compares decisions with outcomes: no column for what cannot be computed
+        out = out.drop(columns=list(OFI_COLUMNS))
     out.attrs.update(rate=rate_name, level=level, interval=f"{level_text(level)} CI, per ratio (not adjusted)",
                      alpha=alpha, tolerance=tolerance, adjust=adjust, exclude_below=exclude_below,
                      median=median, outcomes=audit.has_outcomes, score=None if scores is None else (score_name or None), notes=_notes(audit, rate_name, median, exclude_below, out))
@@ -159,7 +163,7 @@ def rules_text(summary: pd.DataFrame) -> str:
             f"the category's rate over the highest rate among the categories in the ratios. Categories under {share} "
             f"of all individuals (exactly {share} is kept) are excluded from the ratios and listed as excluded; "
             f"individuals of an unknown category are counted in one row, not in the ratios. Added by this "
-            f"workbench: each ratio's interval against the most selected category "
+            f"workbench: each ratio's interval against the category of the highest rate "
             f"({summary.attrs.get('interval', '95 % CI')}"
             + ("), and the OFI verdict of the category against it (an interval across 1 means the ratio may "
                "be noise; \"algorithmic bias\" means the model, not the base rates, treats the category worse). "
@@ -253,8 +257,7 @@ def _block(name: str, audit: Audit, total: int, rate_name: str, exclude_below: f
     n = cells.sum(axis=1)
     selected = cells[:, 0] + cells[:, 2]
     unknown_cells = sum((audit.cms[g].as_array() for g in audit.groups if is_unknown[g]), np.zeros(4))
-    # n < share·N, with a relative slack so that exactly the threshold (2 of 100) is kept despite rounding
-    excluded = n < exclude_below * total * (1 - 1e-12)
+    excluded = under_share(n, total, exclude_below)   # the one rule of who is compared (the verdicts' too)
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = selected / n
     ratio = np.full(len(known), np.nan)
@@ -264,16 +267,14 @@ def _block(name: str, audit: Audit, total: int, rate_name: str, exclude_below: f
     kept = np.flatnonzero(~excluded)
     if len(kept):
         top = kept[np.argmax(rate[kept])]   # the first of tied highest rates
-        status[top] = MOST_SELECTED
+        status[top] = MOST_SELECTED if rate_name == "selection rate" else TOP_SCORING
         if rate[top] > 0:
             ratio[kept] = rate[kept] / rate[top]
             others = kept[kept != top]
             if len(others):
                 lo, hi = inference.di_pairs(selected[others], n[others], selected[top], n[top]).bounds(alpha / 2)
                 low[others], high[others] = lo, hi
-        if len(kept) > 1 and not audit.has_outcomes:
-            verdict[kept[kept != top]] = NEEDS_OUTCOMES_SHORT
-        elif len(kept) > 1:
+        if len(kept) > 1 and audit.has_outcomes:
             in_ratios = Audit({known[k]: audit.cms[known[k]] for k in kept}, positive_is=audit.positive_is)
             v = in_ratios.verdicts(tolerance, alpha=alpha, adjust=adjust, reference=known[top])
             v = v[v["group_j"] == known[top]].set_index("group_i")
@@ -298,9 +299,6 @@ def _share(x: float) -> str:
 
 def _notes(audit: Audit, rate_name: str, median: float | None, exclude_below: float, out: pd.DataFrame) -> list[str]:
     notes = []
-    if not audit.has_outcomes:
-        notes.append("No outcome was observed (decisions only): the OFI columns read \"needs outcomes\"; the impact "
-                     "ratios and their intervals need only the decisions.")
     if median is None:
         if audit.positive_is == "harm":
             notes.append(f"The model's positive prediction was declared a harm: the selection rate counts the "
@@ -321,7 +319,8 @@ def _notes(audit: Audit, rate_name: str, median: float | None, exclude_below: fl
     if len(unknowns):
         notes.append(f"{int(unknowns['n'].max()):,} individual(s) of unknown category counted and reported, "
                      "not in the impact ratios.")
-    if (out["status"] == MOST_SELECTED).any() and out[rate_name][out["status"] == MOST_SELECTED].eq(0).any():
+    top = out["status"].isin([MOST_SELECTED, TOP_SCORING])
+    if top.any() and out[rate_name][top].eq(0).any():
         notes.append("Nobody is selected in some attribute's categories: its impact ratios are undefined.")
     return notes
 

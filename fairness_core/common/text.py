@@ -50,32 +50,41 @@ def p_values(p: np.ndarray) -> np.ndarray:
     return out
 
 
-def bound(x: float, null: float, decimals: int = 3, signed: bool = False) -> str:
+def bound(x: float, null: float | tuple[float, ...], decimals: int = 3, signed: bool = False) -> str:
     """An interval end with ``decimals`` places, or more where fewer would print the ``null`` value it differs
-    from (a bound of 0.9996 beside a test of DI = 1 prints "0.9996", not "1.00").
+    from (a bound of 0.9996 beside a test of DI = 1 prints "0.9996", not "1.00"); ``null`` may be several values
+    the bound is judged against (an impact ratio's 0.8, 1 and 1.25).
 
     >>> bound(0.99962, 1.0, 2), bound(1.0, 1.0, 2), bound(0.0004, 0.0, 3, signed=True), bound(0.5, 0.0, 3)
     ('0.9996', '1.00', '+0.0004', '0.500')
+    >>> bound(0.7996, (0.8, 1.0, 1.25), 2), bound(1.002, (0.8, 1.0, 1.25), 2)
+    ('0.7996', '1.002')
     """
     if not np.isfinite(x):
         return "∞" if x > 0 else ("−∞" if x < 0 else "undefined")
+    nulls = null if isinstance(null, tuple) else (null,)
     places = decimals
-    while places < 10 and x != null and round(x, places) == round(null, places):
+    while places < 10 and any(x != n and round(x, places) == round(n, places) for n in nulls):
         places += 1
     return f"{x:+.{places}f}" if signed else f"{x:.{places}f}"
 
 
+#: The values an impact ratio's interval is judged against: the four-fifths band [0.8, 1.25] and 1.
+RATIO_NULLS = (0.8, 1.0, 1.25)
+
+
 def ratio_text(d: float, lo: float, hi: float) -> str:
-    """A ratio with its interval, "0.62 [0.46, 0.83]", the bounds as :func:`bound` prints them against 1;
-    "undefined (0/0)" where the interval is; an unbounded upper end as ∞.
+    """A ratio with its interval, "0.62 [0.46, 0.83]", the bounds as :func:`bound` prints them against the values
+    an impact ratio is judged by (:data:`RATIO_NULLS`: four fifths, 1 and five fourths), so that every text prints
+    one bound alike; "undefined (0/0)" where the interval is; an unbounded upper end as ∞.
 
     >>> ratio_text(0.6217, 0.4612, 0.8345), ratio_text(float("nan"), float("nan"), float("nan"))
     ('0.62 [0.46, 0.83]', 'undefined (0/0)')
     """
     if np.isnan(lo):
         return "undefined (0/0)"
-    top = "∞" if np.isinf(hi) else bound(hi, 1.0, 2)
-    return f"{'undefined' if np.isnan(d) else f'{d:.2f}'} [{bound(lo, 1.0, 2)}, {top}]"
+    top = "∞" if np.isinf(hi) else bound(hi, RATIO_NULLS, 2)
+    return f"{'undefined' if np.isnan(d) else f'{d:.2f}'} [{bound(lo, RATIO_NULLS, 2)}, {top}]"
 
 
 def counts(x: np.ndarray) -> np.ndarray:
@@ -273,3 +282,17 @@ def safe_file_name(name: str, suffix: str = "", taken: set[str] | None = None) -
         out = (_cut(stem, MAX_FILE_STEM - len(f"-{k}")) or "unnamed") + f"-{k}" + suffix
     taken.add(out.casefold())
     return out
+
+
+_CODE = re.compile(r"^[A-Za-z]{0,3}[-_]?\d+(\.\d+)?$")
+_GENERIC = {"yes", "no", "true", "false", "y", "n", "t", "f", "other", "unknown", "none", "na", "n/a", "missing"}
+
+
+def says_nothing_alone(value: str) -> bool:
+    """Whether an attribute's value says nothing alone ("A92", "1", "yes"): then its name carries the attribute.
+
+    >>> says_nothing_alone("A92"), says_nothing_alone("Female")
+    (True, False)
+    """
+    v = value.strip()
+    return len(v) <= 1 or bool(_CODE.match(v)) or v.lower() in _GENERIC

@@ -205,6 +205,23 @@ UNKNOWN_VALUES: tuple[str, ...] = (
 #: The name an attribute's unknown category takes in an audit (blank values and :data:`UNKNOWN_VALUES` pooled).
 UNKNOWN_CATEGORY = "unknown"
 
+#: Local Law 144's threshold (6 RCNY § 5-301): a category under this share of all individuals (unknown categories
+#: included) is left out of the impact ratios, listed with its count (:func:`under_share`).
+EXCLUDE_BELOW = 0.02
+
+
+def under_share(n: Any, total: float, exclude_below: float = EXCLUDE_BELOW) -> np.ndarray:
+    """The one rule of which categories an audit of decisions alone compares: True where a category's ``n`` is
+    under ``exclude_below`` of ``total`` (all individuals, unknown categories included). A share of exactly
+    ``exclude_below`` is kept (2 of 100 is in), despite the rounding of the product. The Local Law 144 summary, the
+    four-fifths verdicts, their headline and the selection-rate figure all leave out the same categories by it
+    (``Audit.compared_groups``).
+
+    >>> under_share([1, 2, 97], 100).tolist()
+    [True, False, False]
+    """
+    return np.asarray(n, dtype=float) < exclude_below * total * (1 - 1e-12)
+
 
 def unknown_key(value: Any) -> str:
     """How a group value is compared with the unknown values: cleaned (:func:`clean_name`), case-folded, hyphens

@@ -115,7 +115,8 @@ def _systemic_sentence(systemic: pd.DataFrame, di_ci: str, tol: float) -> str:
     di_txt = "undefined (one group selects nobody)" if np.isnan(s["di"]) else f"{s['di']:.2f}"
     return (f"{len(systemic)} pair(s) differ in selection rates without the model being at fault, e.g. "
             f"{s['group_i']} vs {s['group_j']}: DI = {di_txt} ({di_ci} "
-            f"{text.bound(s['di_ci_low'], 1.0, 2)} to {text.bound(s['di_ci_high'], 1.0, 2)}) with OFI shown "
+            f"{text.bound(s['di_ci_low'], text.RATIO_NULLS, 2)} to {text.bound(s['di_ci_high'], text.RATIO_NULLS, 2)}) "
+            "with OFI shown "
             f"to be within ±{tol:g}.")
 
 
@@ -330,8 +331,8 @@ def _four_fifths_answer(verdicts: pd.DataFrame, ff: pd.DataFrame) -> str:
     worst = ff.iloc[0]
     return (f"{len(ff):,} pair(s) fall below 0.8 by point estimate, {shown} of them shown by the data "
             f"({interval_label(verdicts, 'di')}); the lowest: {worst['lower-rate group']} against "
-            f"{worst['higher-rate group']}, impact ratio {worst['impact ratio']:.2f} "
-            f"[{text.bound(worst['ci_low'], 0.8, 2)}, {text.bound(worst['ci_high'], 0.8, 2)}] "
+            f"{worst['higher-rate group']}, impact ratio "
+            f"{text.ratio_text(worst['impact ratio'], worst['ci_low'], worst['ci_high'])} "
             f"({worst['data say']}).")
 
 

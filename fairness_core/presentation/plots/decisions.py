@@ -10,8 +10,13 @@ from scipy import stats
 from ...statistics import bias
 from ...audit import Audit
 from ...statistics.verdicts import level_text
+from ...common.text import plotly_text
+from ...common.validation import EXCLUDE_BELOW
 from ._base import FAVOURS_J, FONT, UNDEFINED_COLOR, safe_figures
 
+
+#: The groups under Local Law 144's 2 % of the data: drawn, outside the comparison, apart from the unknown categories.
+SMALL_COLOR = "#b7a57a"
 
 __all__ = ["clopper_pearson", "selection_rates"]
 
@@ -27,8 +32,9 @@ def clopper_pearson(x: np.ndarray, n: np.ndarray, alpha: float) -> tuple[np.ndar
 
 def selection_rates(audit: Audit, alpha: float = 0.05) -> go.Figure:
     """Each group's selection rate (the share given the favourable decision) with its exact 1 − ``alpha``
-    interval, highest first; a dashed line at four fifths of the highest rate among the known groups; the
-    unknown categories in grey, outside the comparison.
+    interval, highest first; a dashed line at four fifths of the highest rate among the groups compared
+    (:attr:`~fairness_core.audit.Audit.compared_groups`: the verdicts' and the Local Law 144 summary's); the groups
+    under 2 % of the data, then the unknown categories, in grey, outside the comparison.
 
     >>> from fairness_core import Audit
     >>> fig = selection_rates(Audit.from_decisions([1, 0, 1, 1, 0, 1], ["a", "a", "b", "b", "b", None],
@@ -36,16 +42,20 @@ def selection_rates(audit: Audit, alpha: float = 0.05) -> go.Figure:
     >>> [round(float(x), 3) for x in fig.data[0].x]
     [0.667, 0.5]
     """
-    known = audit.known_groups
+    compared, small = set(audit.compared_groups), set(audit.small_groups)
     cells = np.array([audit.cms[g].as_array() for g in audit.groups], dtype=float)
     n, selected = cells.sum(axis=1), cells[:, 0] + cells[:, 2]
     rate = selected / n
     low, high = clopper_pearson(selected, n, alpha)
-    is_known = np.array([g in known for g in audit.groups])
-    order = np.lexsort((-rate, ~is_known))   # known groups first, each part by rate, highest first
+    is_compared = np.array([g in compared for g in audit.groups])
+    is_small = np.array([g in small for g in audit.groups])
+    kind = np.where(is_compared, 0, np.where(is_small, 1, 2))
+    order = np.lexsort((-rate, kind))   # compared groups first, then the small, then the unknown; by rate in each
     fig = go.Figure()
-    for part, colour, label in ((is_known, FAVOURS_J, "selection rate"),
-                                (~is_known, UNDEFINED_COLOR, "unknown category (not in the ratios)")):
+    for part, colour, label in ((kind == 0, FAVOURS_J, "selection rate"),
+                                (kind == 1, SMALL_COLOR,
+                                 f"under {EXCLUDE_BELOW * 100:g} % of the data (not in the ratios)"),
+                                (kind == 2, UNDEFINED_COLOR, "unknown category (not in the ratios)")):
         k = [i for i in order if part[i]]
         if not k:
             continue
@@ -58,10 +68,12 @@ def selection_rates(audit: Audit, alpha: float = 0.05) -> go.Figure:
             hovertemplate="<b>%{y}</b><br>selected %{customdata[0]:,} of %{customdata[1]:,} = %{x:.1%}<br>"
                           f"{level_text(1 - alpha)} exact CI " + "%{customdata[2]:.1%} to %{customdata[3]:.1%}"
                           "<extra></extra>"))
-    top = float(np.max(rate[is_known])) if is_known.any() else np.nan
+    best = int(np.flatnonzero(is_compared)[np.argmax(rate[is_compared])]) if is_compared.any() else None
+    top = float(rate[best]) if best is not None else np.nan   # the first of tied highest, as the LL144 summary
     if np.isfinite(top) and top > 0:
         fig.add_vline(x=bias.FOUR_FIFTHS_LOW * top, line_dash="dash", line_color="#555",
-                      annotation_text=f"4/5 of the highest rate ({bias.FOUR_FIFTHS_LOW * top:.1%})",
+                      annotation_text=f"4/5 of the highest rate, {plotly_text(audit.groups[best])}'s "
+                                      f"{top:.1%}: {bias.FOUR_FIFTHS_LOW * top:.1%}",
                       annotation_position="top")
     fig.update_layout(title="Selection rate per group (decisions alone)", font=FONT, template="plotly_white",
                       xaxis=dict(title=f"selection rate, {level_text(1 - alpha)} exact interval", tickformat=".0%",
