@@ -182,6 +182,25 @@ def _explain_hr(audit: Audit) -> str:
             "race/ethnicity and sex values are counted as unknown, never in the ratios.")
 
 
+def _hr_resume_ranking(assets: Path) -> Audit:
+    df = _read(assets / "demo_hr_resume_ranking.csv")
+    return audit_from_decisions(
+        df, "recommended", ["sex", "race_ethnicity"], "Yes", positive_is="benefit", score_columns=["resume_score"],
+        source=f"An AI résumé-ranking tool's scores and recommendations on {len(df):,} synthetic applicants, "
+               f"applications {df['applied_on'].min()} to {df['applied_on'].max()} (no outcome observed)",
+        positive_outcome="recommended for interview")
+
+
+def _explain_hr_resume_ranking(audit: Audit) -> str:
+    return ("The tool both scores each applicant (resume_score, 0–100) and recommends the ones scoring 70 or more; "
+            "no outcome was observed. Local Law 144 asks for the selection rate of the recommendations and the "
+            "scoring rate of the scores (the share above the whole sample's median): pick either under Local Law "
+            "144 summary on the Bias Audit page. About 6 % declined to state their sex and 5 % their race/ethnicity, "
+            "and some cells are blank: all counted as unknown, never in the ratios. Native Hawaiian or Other Pacific "
+            "Islander applicants are 1.2 % of the data, under the law's 2 %: listed with their count, excluded from "
+            "the impact ratios.")
+
+
 DEMOS: dict[str, Demo] = {
     d.key: d
     for d in (
@@ -194,6 +213,8 @@ DEMOS: dict[str, Demo] = {
         Demo("ricci_b", "Ricci v. DeStefano, scenario B: results discarded", _ricci("B"), _explain_ricci_b),
         Demo("hr_screening", "AI hiring screen, decisions only (Local Law 144; synthetic)", _hr_screening,
              _explain_hr),
+        Demo("hr_resume_ranking", "AI résumé ranking, decisions and scores (Local Law 144; synthetic)",
+             _hr_resume_ranking, _explain_hr_resume_ranking),
     )
 }
 
