@@ -35,6 +35,7 @@ from ..audit import Audit, DECISION_METRICS, NEEDS_OUTCOMES
 from ..statistics.verdicts import SELECTION_VERDICTS, VERDICTS, VerdictSettings, interval_label
 from ..results import Verdicts
 from ..wording.reading import findings_first, verdict_reading
+from ..wording.publication import data_used_text
 from ..services.io import to_safe_csv
 from .scores_section import report_section
 from ..common.vocabulary import adjustment
@@ -401,6 +402,10 @@ class ReportOptions:
     scores: Any = None
     score_name: str = ""
     score_analysis: Any = None
+    #: Which data the audit used, as the user declared it ("historical", "test"; None: not declared), and why
+    #: test data (:func:`fairness_core.wording.publication.data_used_text`).
+    data_used: str | None = None
+    test_data_reason: str = ""
     extra_tables: dict[str, pd.DataFrame] | None = None
     notes: tuple[str, ...] = ()
 
@@ -420,7 +425,9 @@ def build(audit: Audit, verdicts: Verdicts | None = None, *, reference: str | No
     ``scores`` (one number per row of the audit's rows, higher = more likely the beneficial outcome) make the Local
     Law 144 summary give the scoring rate instead of the selection rate; ``score_name`` is printed beside it.
     ``score_analysis`` (:func:`fairness_core.scores_report.score_analysis`) adds the Scores section, its tables to
-    the CSV zip and its numbers to the JSON; an audit of decisions alone has no such section (it needs outcomes)."""
+    the CSV zip and its numbers to the JSON; an audit of decisions alone has no such section (it needs outcomes).
+    ``data_used`` ("historical" or "test") and ``test_data_reason``: the user's declaration of the data the audit
+    used, printed in the settings and the JSON; none given reads "not declared"."""
     opts = ReportOptions(**{k: (tuple(v) if k in ("notes", "match_metrics") and v is not None else v)
                             for k, v in options.items() if v is not None or k in ("trend", "scores")})
     if verdicts is None:
@@ -513,6 +520,7 @@ def _build_decisions(audit: Audit, verdicts: Verdicts, reference: str, opts: Rep
     figures = {"Selection rate per group": plots.selection_rates(audit, s.alpha)}
     settings = {"model (name and version)": opts.model.strip() or "not given",
                 "period the data cover": opts.period.strip() or "not given",
+                "data the audit used": data_used_text(opts.data_used, opts.test_data_reason),
                 "what a positive prediction is": audit.direction, **dict(audit.provenance),
                 "outcomes": "none observed: decisions alone", "reference group": reference,
                 "α (significance level)": s.alpha, "multiplicity adjustment": adjustment(s.adjust).name,
@@ -542,6 +550,7 @@ def _settings(audit: Audit, verdicts: Verdicts, tables: dict[str, pd.DataFrame],
     s, trend = verdicts.settings, opts.trend
     settings = {"model (name and version)": opts.model.strip() or "not given",
                 "period the data cover": opts.period.strip() or "not given",
+                "data the audit used": data_used_text(opts.data_used, opts.test_data_reason),
                 "what a positive prediction is": audit.direction, **dict(audit.provenance),
                 "reference group": reference, "OFI tolerance": s.tolerance, "α (significance level)": s.alpha,
                 "multiplicity adjustment": adjustment(s.adjust).name,
