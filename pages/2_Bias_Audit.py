@@ -10,6 +10,7 @@ from fairness_core.verdicts import VerdictSettings
 from ui import cached, saved
 from ui.audit_sections import inequality_section, stability_section
 from ui import scores as scores_view
+from fairness_core.wording.decisions import report_contents
 from ui.decisions import decisions_view
 from ui.ll144 import DECISIONS, LL144_RATE, chosen_score, session_scores
 from ui.state import base_audit, data_banner, page_setup, verdict_settings
@@ -21,7 +22,7 @@ audit = page_setup("Bias Audit")
 with st.sidebar:
     st.header("Audit settings")
     settings = verdict_settings(outcomes=audit.has_outcomes)
-    known = audit.known_groups   # unknown categories are never the reference
+    known = audit.compared_groups   # unknown categories (and, for decisions alone, those under 2 %) never are
     reference = st.selectbox("Reference group (every pair with it reads DI = group / reference)", known,
                              index=max(range(len(known)), key=lambda k: audit.cms[known[k]].n), key="reference")
 
@@ -40,7 +41,7 @@ if audit.has_outcomes:
 else:
     st.markdown("**Decisions alone**: each group's **selection rate** (the share given the favourable decision) and "
                 "the **impact ratio** (a group's rate over the other's) against the four-fifths rule, with intervals "
-                "adjusted for the number of pairs. Whether the decisions were right for each person needs outcomes.")
+                "adjusted for the number of pairs.")
 
 @st.cache_data(show_spinner="Building the report…", max_entries=4, ttl=cached.TTL_S)
 def audit_report(_audit: Audit, fingerprint: str, reference: str, settings: VerdictSettings,  # type: ignore[no-untyped-def]
@@ -61,10 +62,7 @@ def report_downloads(audit: Audit, reference: str, settings: VerdictSettings,
                      score: tuple[str, np.ndarray, str] | None = None) -> None:
     """The report's downloads; typing a model name or period reruns this part alone. ``score``: the Local Law 144
     summary's scoring rate of that score (name, values, content hash), as chosen in its expander."""
-    st.caption("One self-contained HTML file (interactive figures, opens offline): provenance, groups and sizes, the "
-               "verdicts with their intervals, p-values and methods, the OFI-vs-DI and forest charts, the OFI and DI "
-               "heatmaps, every metric table, MATCH tests, Cross-Prior Smoothing of every group, the settings used, the "
-               "date and the tool version. The same numbers as JSON, and every table as CSV in a zip.")
+    st.caption(report_contents(audit.has_outcomes))
     m1, m2 = st.columns(2)
     model = m1.text_input("Model name and version", max_chars=120, key="report-model",
                           placeholder="e.g. credit scorecard v3.2", help="Printed in the report's header and settings.")

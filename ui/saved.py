@@ -101,7 +101,8 @@ def _text(value: str) -> str | None:
 def save_form(audit: Audit, settings: VerdictSettings) -> None:
     """A form that saves ``audit`` (not its rows) with its verdict settings, then shows the link that opens it."""
     st.caption("Kept: each group's confusion matrix, the source, notes, what a positive prediction means, the group "
-               "columns, the verdict settings (OFI tolerance, α, adjustment), the names below, who saved it and the "
+               f"columns, the verdict settings ({'OFI tolerance, ' if audit.has_outcomes else ''}α, adjustment), the "
+               "names below, who saved it and the "
                "tool version. Not the rows: an opened copy has no stability tab. Saves with the same model and "
                "different periods form a series (a trend on the Saved audits page); use periods that sort, such "
                "as 2026-Q3 or 2026-07.")

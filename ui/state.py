@@ -100,9 +100,8 @@ def verdict_settings(outcomes: bool = True) -> VerdictSettings:
     """OFI tolerance, significance level and multiplicity adjustment, as one settings object: sidebar widgets shared by Home and
     Bias Audit, kept when moving between pages. Without ``outcomes`` (decisions alone) OFI has no tolerance to
     set: its kept value is returned unused."""
-    if not outcomes:
+    if not outcomes:   # no tolerance to set; the page says once what needs outcomes
         tolerance = st.session_state.get("kept-ofi-tol", DEFAULT_OFI_TOLERANCE)
-        st.caption("Decisions alone: no OFI tolerance (OFI needs outcomes).")
     else:
         tolerance = st.slider("OFI tolerance (|OFI| at or below this counts as ≈ 0)", 0.0, 0.20, step=0.005,
                               format="%.3f", **_kept("ofi-tol", DEFAULT_OFI_TOLERANCE),

@@ -129,7 +129,8 @@ def _style(df: pd.DataFrame, precision: int, formats: Mapping[str, str | Callabl
 
 #: Probabilities that can be astronomically small: three significant digits.
 P_FORMATS = {c: "{:.3g}" for c in ("p-value", "adjusted p-value", "percentile", "p_value", "p_value_error",
-                                   "percentile_error", "OFI p (adjusted)", "DI p (adjusted)")}
+                                   "percentile_error", "OFI p (adjusted)", "DI p (adjusted)",
+                                   "impact ratio p (adjusted)")}
 
 
 def require(selection: object, what: str) -> None:
@@ -268,8 +269,9 @@ _SELECTION_HELP = {
 }
 
 
-def verdict_summary(verdicts: pd.DataFrame) -> None:
-    """One tile per verdict: how many group pairs get it (inconclusive included), and of how many."""
+def verdict_summary(verdicts: pd.DataFrame, pairs: str = "pairs") -> None:
+    """One tile per verdict: how many group pairs get it (inconclusive included), and of how many ``pairs`` (the
+    caption's words for them, e.g. "pairs of sex categories")."""
     counts = verdicts["verdict"].value_counts()
     if not verdicts.outcomes:   # decisions alone: the four-fifths verdicts
         names, helps = SELECTION_VERDICTS, _SELECTION_HELP
@@ -277,7 +279,7 @@ def verdict_summary(verdicts: pd.DataFrame) -> None:
         names, helps = VERDICTS, _VERDICT_HELP
     for col, verdict in zip(st.columns(len(names)), names):
         col.metric(verdict.capitalize(), f"{counts.get(verdict, 0):,}", help=helps[verdict])
-    st.caption(f"Group pairs with each verdict, of {len(verdicts):,} pairs in all.")
+    st.caption(f"Group pairs with each verdict, of {len(verdicts):,} {md_escape(pairs)} in all.")
 
 
 def questions_panel(audit, verdicts: pd.DataFrame, answers: dict | None = None) -> None:  # type: ignore[no-untyped-def]

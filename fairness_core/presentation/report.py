@@ -31,9 +31,10 @@ from . import plots
 from .. import regulatory
 from ..statistics import smoothing
 from .._version import __version__
-from ..audit import Audit, DECISION_METRICS, NEEDS_OUTCOMES
+from ..audit import Audit, DECISION_METRICS
 from ..statistics.verdicts import SELECTION_VERDICTS, VERDICTS, VerdictSettings, interval_label
 from ..results import Verdicts
+from ..wording.decisions import NEEDS_OUTCOMES_ONCE as NEEDS_ONCE, SELECTION_WORDS, pairs_of
 from ..wording.reading import findings_first, verdict_reading
 from ..wording.publication import data_used_text
 from ..services.io import to_safe_csv
@@ -60,7 +61,10 @@ class Report:
     def summary(self) -> dict[str, Any]:
         v = self.tables["verdicts"]
         if not self.audit.has_outcomes:
-            return {"pairs": int(len(v)), "has outcomes": False, "needs outcomes": NEEDS_OUTCOMES,
+            return {"each attribute alone": {a: _decision_counts(self.tables[f"verdicts by {a} alone"])
+                                             for a in self.audit.attributes},
+                    "pairs of": pairs_of(self.audit.attributes),
+                    "pairs": int(len(v)), "has outcomes": False, "needs outcomes": NEEDS_ONCE,
                     "verdicts": {k: int((v["verdict"] == k).sum()) for k in SELECTION_VERDICTS},
                     "DI interval level": interval_label(v, "di"),
                     "four-fifths violations (point estimate)": int((~v["four_fifths"].isin(["no bias", "undefined"])).sum()),
@@ -144,15 +148,16 @@ class Report:
         s = self.summary()
         counts = ", ".join(f"{esc(k)}: {v}" for k, v in s["verdicts"].items())
         questions = "".join(f"<li><b>{esc(q)}</b> {esc(a)}</li>" for q, a in s["three questions"].items())
-        if not s["has outcomes"]:
-            parts.append(f"<h2>Summary</h2><p class='note'>Decisions alone: no outcome was observed, so this report "
-                         f"answers what decisions can — selection rates, impact ratios and the four-fifths rule. OFI, "
-                         f"error rates and calibration {esc(NEEDS_OUTCOMES.split(': ', 1)[0])}.</p>"
-                         f"<ol class='questions'>{questions}</ol><p>{s['pairs']} group pairs — {counts}.</p>"
-                         f"<p>{esc(s['findings'])}</p><p>Four-fifths rule violated by the point estimate in "
-                         f"{s['four-fifths violations (point estimate)']} pairs, significantly in "
-                         f"{s['four-fifths violations (significant)']}. Every verdict rests on a multiplicity-adjusted "
-                         "interval of the impact ratio, printed beside it.</p></header>")
+        if not s["has outcomes"]:   # each attribute alone leads; the groups as loaded follow
+            parts.append(f"<h2>Summary</h2><p class='note'>Decisions alone: {esc(NEEDS_ONCE)}</p>")
+            for attribute, a in s["each attribute alone"].items():
+                tally = ", ".join(f"{esc(k)}: {n}" for k, n in a["verdicts"].items())
+                parts.append(f"<h3>By {esc(attribute)} alone</h3><p>{a['pairs']} pairs of {esc(attribute)} categories "
+                             f"— {tally}.</p><p>{esc(a['findings'])}</p><p>{esc(a['four-fifths rule'])}</p>")
+            parts.append(f"<h3>{esc(s['pairs of'].capitalize())}</h3><p>{s['pairs']} pairs — {counts}.</p>"
+                         f"<p>{esc(s['findings'])}</p><ol class='questions'>{questions}</ol>"
+                         "<p>Every verdict rests on a multiplicity-adjusted interval of the impact ratio, printed "
+                         "beside it.</p></header>")
             return parts
         parts.append(f"<h2>Summary</h2><ol class='questions'>{questions}</ol>"
                      f"<p>{s['pairs']} group pairs — {counts}.</p><p>{esc(s['findings'])}</p>"
@@ -174,13 +179,14 @@ class Report:
                       if len(verdicts) > MAX_HTML_ROWS else "")
         parts = [f"<section><h2>Verdict per pair</h2>{shown_note}"
                  + _table(reading, index=False, css="reading") + "</section>"]
+        alone = []
         for attribute in self.audit.attributes:   # each attribute alone, beside the intersections above
             table = self.tables[f"verdicts by {attribute} alone"]
             items = "".join(f"<li><b>{esc(q)}</b> {esc(a)}</li>" for q, a in self.questions[attribute].items())
-            parts.append(f"<section><h2>By {esc(attribute)} alone</h2><ol class='questions'>{items}</ol>"
+            alone.append(f"<section><h2>By {esc(attribute)} alone</h2><ol class='questions'>{items}</ol>"
                          + _table(verdict_reading(table, MAX_HTML_ROWS).iloc[:, :9], index=False, css="reading")
                          + "</section>")
-        return parts
+        return [*parts, *alone] if self.audit.has_outcomes else [*alone, *parts]   # decisions: each attribute leads
 
     def _html_figures(self) -> list[str]:
         """Every figure, interactive; plotly.js inlined once, with the first."""
@@ -232,7 +238,6 @@ _TITLES = {"verdicts": "Every number behind the verdicts", "cells": "Groups and 
            "smoothing": "Cross-Prior Smoothing: raw and smoothed scores (Briscoe 2024, §4.6)",
            "undefined": "Why values are undefined",
            "equal opportunity": "Equal opportunity: FNR and FPR gaps of every pair (simultaneous intervals)",
-           "needs outcomes": "What decisions alone cannot answer",
            LL144: "The regulator's summary (NYC Local Law 144)",
            TREND_CHANGES: "A model over time: each pair's change of OFI between consecutive periods",
            TREND_VERDICTS: "A model over time: each period's verdicts"}
@@ -509,13 +514,12 @@ def _build_decisions(audit: Audit, verdicts: Verdicts, reference: str, opts: Rep
     """The report of an audit of decisions alone: selection rates, the four-fifths verdicts, the Local Law 144
     summary and each attribute alone; every measure that needs outcomes is named as such, never computed."""
     s = verdicts.settings
-    tables = {"verdicts": verdicts, "cells": audit.group_table(DECISION_METRICS), LL144: _ll144(audit, s, opts),
-              "needs outcomes": pd.DataFrame({"measure": ["OFI and the verdicts built on it", "error rates (FNR, FPR) "
-                                                          "and equal opportunity", "calibration and ROC",
-                                                          "MATCH tests and smoothing of label-dependent metrics"],
-                                              "why not shown": NEEDS_OUTCOMES})}
+    tables = {"verdicts": verdicts, "cells": audit.group_table(DECISION_METRICS).rename(columns=SELECTION_WORDS),
+              LL144: _ll144(audit, s, opts)}
     questions = {"": verdicts.three_questions()["text"]}
     _each_attribute(audit, s, tables, questions)
+    # decisions answer one of the three questions; what the other two need is said once (NEEDS_ONCE)
+    questions = {k: {q_: a for q_, a in q.items() if q_ == "The four-fifths rule"} for k, q in questions.items()}
     tables.update(opts.extra_tables or {})
     figures = {"Selection rate per group": plots.selection_rates(audit, s.alpha)}
     settings = {"model (name and version)": opts.model.strip() or "not given",
@@ -533,6 +537,12 @@ def _build_decisions(audit: Audit, verdicts: Verdicts, reference: str, opts: Rep
                 "Local Law 144 summary": regulatory.rules_text(tables[LL144])}
     return Report(audit, settings, tables, figures, datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                   list(opts.notes), questions=questions)
+
+
+def _decision_counts(v: Verdicts) -> dict[str, Any]:
+    """One attribute's four-fifths verdicts in the summary: pairs, counts, findings and the four-fifths answer."""
+    return {"pairs": int(len(v)), "verdicts": {k: int((v["verdict"] == k).sum()) for k in SELECTION_VERDICTS},
+            "findings": v.findings(), "four-fifths rule": v.three_questions()["four_fifths"]["text"]}
 
 
 def _ll144_rate(table: pd.DataFrame) -> str:

@@ -199,9 +199,8 @@ def count_rows(df: pd.DataFrame, label_column: str | None, prediction_column: st
     else:
         decided = f"{prediction_column} >= {threshold:g}" if threshold is not None else (
             f"{prediction_column} = {positive_prediction}")
-        notes = name_notes + [f"No outcome column: the decisions ({decided}) are audited alone. Selection rates, "
-                              "impact ratios and the four-fifths rule are shown; OFI, error rates and calibration "
-                              "need observed outcomes."]
+        # what needs outcomes is said once, where the audit is shown (the page's box, the report's summary)
+        notes = name_notes + [f"No outcome column: the decisions ({decided}) are audited alone."]
         if flip:
             notes.append(f"{decided} is harmful, so the favourable decision counted is its opposite.")
         outcome = positive_outcome or (opposite_outcome(decided) if flip else decided)

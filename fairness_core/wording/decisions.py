@@ -13,6 +13,31 @@ from ..common import text
 from ..statistics.verdicts import SELECTION_VERDICTS, interval_label
 from ..common.vocabulary import adjustment
 
+#: The selection metrics in the page's words (the groups table of decisions alone, on the page and in the report).
+SELECTION_WORDS = {"PPR": "selection rate", "PNR": "not selected"}
+
+#: What an audit of decisions alone cannot answer, said once (the report's summary and its JSON).
+NEEDS_OUTCOMES_ONCE = ("no outcome was observed, so this audit answers what decisions can — selection rates, impact "
+                       "ratios and the four-fifths rule. Whether each decision was right — OFI, error rates, equal "
+                       "opportunity, calibration — needs the observed outcome beside the decisions.")
+
+
+def report_contents(has_outcomes: bool) -> str:
+    """What the audit report's downloads hold, in words (the caption above them): an audit of decisions alone is
+    promised only what its report holds."""
+    body = ("the verdicts with their intervals, p-values and methods, the OFI-vs-DI and forest charts, the OFI and DI "
+            "heatmaps, every metric table, MATCH tests, Cross-Prior Smoothing of every group"
+            if has_outcomes else
+            "each attribute's and the groups' four-fifths verdicts with their intervals, p-values and methods, the "
+            "selection rate of every group, the Local Law 144 summary")
+    return ("One self-contained HTML file (interactive figures, opens offline): provenance, groups and sizes, "
+            f"{body}, the settings used, the date and the tool version. The same numbers as JSON, and every table as "
+            "CSV in a zip.")
+
+
+def pairs_of(attributes: tuple[str, ...]) -> str:
+    """What the groups as loaded are, in words: "the sex × race intersections", or "the groups as loaded"."""
+    return f"the {' × '.join(attributes)} intersections" if len(attributes) > 1 else "the groups as loaded"
 
 
 def _ratio_text(row: pd.Series) -> str:
@@ -32,7 +57,7 @@ def selection_reading(verdicts: pd.DataFrame, max_rows: int | None = None) -> pd
             text.ratio_text(d, lo, hi) for d, lo, hi in zip(v["di"], v["di_ci_low"], v["di_ci_high"])],
         "verdict": v["verdict"], "reading": v["explanation"],
         "selection rate i": v["rate_i"], "selection rate j": v["rate_j"], "n_i": v["n_i"], "n_j": v["n_j"],
-        "DI p (adjusted)": v["di_p_adjusted"], "DI method": v["di_method"],
+        "impact ratio p (adjusted)": v["di_p_adjusted"], "interval method": v["di_method"],
     })
     return out.reset_index(drop=True)
 
@@ -58,7 +83,8 @@ def selection_explanations(df: pd.DataFrame) -> np.ndarray:
 
 def selection_findings(verdicts: pd.DataFrame, max_items: int = 3) -> str:
     """What the four-fifths verdicts of decisions alone say, in plain words: the counts, the lowest impact
-    ratios shown below 0.8 with their adjusted intervals, and that OFI and error rates need outcomes.
+    ratios shown below 0.8 with their adjusted intervals. What needs outcomes is said once, where the audit is shown
+    (not in every findings).
 
     >>> from fairness_core.audit import Audit
     >>> a = Audit.from_decisions([1] * 92 + [0] * 308 + [1] * 407 + [0] * 693, ["a"] * 400 + ["b"] * 1100,
@@ -87,8 +113,7 @@ def selection_findings(verdicts: pd.DataFrame, max_items: int = 3) -> str:
     if not len(adverse) and not unclear:
         parts.append("No pair's selection rates are shown to differ"
                      + (" at these sample sizes." if counts.get("inconclusive", 0) else "."))
-    parts.append("Whether the decisions were right for each person (OFI, error rates) needs observed outcomes.")
     return " ".join(parts)
 
 
-__all__ = ["selection_explanations", "selection_findings", "selection_reading"]
+__all__ = ["NEEDS_OUTCOMES_ONCE", "SELECTION_WORDS", "pairs_of", "report_contents", "selection_explanations", "selection_findings", "selection_reading"]
