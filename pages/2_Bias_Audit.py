@@ -13,6 +13,7 @@ from ui import scores as scores_view
 from fairness_core.wording.decisions import report_contents
 from ui.decisions import decisions_view
 from ui.ll144 import DECISIONS, LL144_RATE, chosen_score, session_scores
+from ui.ll144_publish import data_used_caption, declared, publish_section
 from ui.state import base_audit, data_banner, page_setup, verdict_settings
 from ui.widgets import (MAX_VERDICT_ROWS, P_FORMATS, chart, csv_download, md_escape, option_label, styled,
                         questions_panel, verdict_summary)
@@ -47,14 +48,14 @@ else:
 def audit_report(_audit: Audit, fingerprint: str, reference: str, settings: VerdictSettings,  # type: ignore[no-untyped-def]
                  model: str, period: str, _trend=None, trend_key: tuple = (),
                  score_name: str | None = None, score_digest: str | None = None, _scores=None,
-                 _analysis=None, analysis_key: tuple = ()):
+                 _analysis=None, analysis_key: tuple = (), data_used: tuple = (None, "")):
     """Shared by the sessions: keyed by everything the report prints (the audit's content hash covers its groups,
     cells, source, notes, what positive means, whether that was declared, and the provenance), every setting,
     the trend's identity (its saved audits' ids and periods; the trend is judged at the same settings) and the
     Local Law 144 score's name and content hash with the rows' labels and groups (:func:`ui.cached.score_digest`)."""
     return report.build(_audit, reference=reference, settings=settings, model=model,
                         period=period, trend=_trend, scores=_scores, score_name=score_name or "",
-                        score_analysis=_analysis)
+                        score_analysis=_analysis, data_used=data_used[0], test_data_reason=data_used[1])
 
 
 @st.fragment
@@ -90,9 +91,12 @@ def report_downloads(audit: Audit, reference: str, settings: VerdictSettings,
     key = () if analysis is None else (analysis.score_name, analysis.threshold, analysis.alpha,
                                        str(analysis.calibration.attrs.get("strategy")))
 
+    data_used = declared()   # the user's declaration under "Publish the Local Law 144 summary"
+    st.caption(data_used_caption() + " The report says so.")
+
     def built():  # type: ignore[no-untyped-def]
         return audit_report(audit, audit.fingerprint, reference, settings, model, period,
-                            trend, trend_key, name, digest, values, analysis, key)  # cached
+                            trend, trend_key, name, digest, values, analysis, key, data_used)  # cached
 
     def or_failure(make, what: str):  # type: ignore[no-untyped-def]
         """The download's bytes, or a short file that says the download failed and why (never silence)."""
@@ -170,6 +174,9 @@ with st.expander("Local Law 144 summary", icon=":material/gavel:"):
         csv_download(ll144, f"ll144_summary_scoring_rate_{score_name}.csv",
                      f"Download the Local Law 144 summary, scoring rate of “{md_escape(score_name)}” (CSV)",
                      key="ll144-scoring-csv", index=False, names={"score": score_name})
+
+with st.expander("Publish the Local Law 144 summary (one page, HTML and CSV)", icon=":material/public:"):
+    publish_section(ll144)
 
 if not audit.has_outcomes:
     decisions_view(audit, base_audit(), settings, reference)

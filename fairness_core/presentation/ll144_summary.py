@@ -38,9 +38,9 @@ MAX_NAME, MAX_TEXT = 200, 1000
 PAGE_WIDTH_PT, PAGE_HEIGHT_PT = (210 - 20) / 25.4 * 72, (279.4 - 20) / 25.4 * 72
 #: Base type sizes tried, largest first, and the share of the page the estimate may fill (the rest is slack).
 SIZES_PT = (9.0, 8.5, 8.0, 7.5, 7.0, 6.5, 6.0, 5.5, 5.0)
-FILL = 0.86
+FILL = 0.9
 #: The average width of a character of the page's sans-serif type, in ems (generous, as DejaVu Sans is wide).
-CHAR_EM = 0.6
+CHAR_EM = 0.55
 
 
 @dataclasses.dataclass(frozen=True)
@@ -209,14 +209,14 @@ def _layout(prose: list[tuple[str, str, float]], blocks: list[tuple[str, list[st
                                 for label, t, w in prose)
         room = PAGE_HEIGHT_PT * FILL - head
         column_width = (PAGE_WIDTH_PT - (k - 1) * 1.5 * size) / k
-        name_width = column_width * 0.46 - 0.7 * size
+        name_width = column_width * 0.43 - 0.7 * size
         row_height = [[_lines(r, name_width, size) * 1.2 * size + 0.35 * size for r in rows] for _, rows in blocks]
         columns = _fill(blocks, row_height, room, caption=2 * size + 2 * 1.2 * size + 0.35 * size, k=k)
         if columns is not None:
             return size, k, columns, True
     # too long for one page even so: three even columns at the smallest size, continued on the next page
     size, k = SIZES_PT[-1], 3
-    heights = [[_lines(r, PAGE_WIDTH_PT / 3 * 0.46, size) * 1.2 * size + 0.35 * size for r in rows] for _, rows in blocks]
+    heights = [[_lines(r, PAGE_WIDTH_PT / 3 * 0.43, size) * 1.2 * size + 0.35 * size for r in rows] for _, rows in blocks]
     room = sum(map(sum, heights)) / k
     while (columns := _fill(blocks, heights, room, 3.2 * size, k)) is None:
         room *= 1.1
@@ -269,8 +269,8 @@ th,td{padding:.1rem .2rem .1rem .45rem;border-bottom:.5pt solid #bbb;vertical-al
 th{text-align:left;border-bottom:1pt solid #111;font-weight:bold}
 th.n,td.n{text-align:right;font-variant-numeric:tabular-nums}
 td.c{overflow-wrap:anywhere}
-col.c{width:46%%}
-col.v{width:18%%}
+col.c{width:43%%}
+col.v{width:19%%}
 tr.excluded td,tr.unknown td{color:#555;font-style:italic}
 tr.top td{font-weight:bold}
 footer{margin-top:.4rem;color:#444;font-size:.9rem;border-top:.5pt solid #bbb;padding-top:.3rem}
