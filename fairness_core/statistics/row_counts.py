@@ -38,6 +38,20 @@ def is_text(s: pd.Series) -> bool:
     return s.dtype == object or isinstance(s.dtype, pd.StringDtype)
 
 
+def third_value_problem(s: pd.Series, what: str = "prediction") -> Problem | None:
+    """Why ``s`` cannot be a binary column: the first row holding a third distinct value (missing values do not
+    count), named by row and column; None when it has two values or fewer. The one message for this, whether an
+    audit refuses the column or a guess passes over it."""
+    codes, uniques = pd.factorize(s, sort=False)
+    if len(uniques) <= 2:
+        return None
+    r = int(np.flatnonzero(codes == 2)[0])
+    return Problem(
+        f"{show_value(s.iloc[r])} is a third distinct value (after {show_value(uniques[0])} and "
+        f"{show_value(uniques[1])}); the {what} must be binary"
+        + (" — or give a threshold for a score" if what == "prediction" else ""), r + 1, s.name)
+
+
 def binary_column(df: pd.DataFrame, col: str, positive: Any, what: str, threshold: float | None) -> np.ndarray:
     s = df[col]
     missing = s.isna().to_numpy()
@@ -58,12 +72,8 @@ def binary_column(df: pd.DataFrame, col: str, positive: Any, what: str, threshol
         check_selects_some(chosen, values.to_numpy(), threshold, col)
         return chosen
     codes, uniques = pd.factorize(s, sort=False)
-    if len(uniques) > 2:
-        r = int(np.flatnonzero(codes == 2)[0])
-        raise DataValidationError(Problem(
-            f"{show_value(s.iloc[r])} is a third distinct value (after {show_value(uniques[0])} and {show_value(uniques[1])}); "
-            f"the {what} must be binary" + (" — or give a threshold for a score" if what == "prediction" else ""),
-            r + 1, col))
+    if len(uniques) > 2:   # named by the one message for it (factorized again only on this way out)
+        raise DataValidationError(third_value_problem(s, what))
     matches = [k for k, u in enumerate(uniques) if _same(u, positive)]
     if not matches and len(uniques) == 1:
         return np.zeros(len(s), dtype=bool)  # every row is the negative value

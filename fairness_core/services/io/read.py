@@ -28,6 +28,10 @@ from .warehouse import aggregate
 from .workbook import read_xlsx
 
 
+#: How many characters of a too-long column name a message shows.
+NAME_SHOWN = 40
+
+
 def normalize_header(name: Hashable) -> str:
     return re.sub(r"[\s_\-./()]+", "", str(name)).lower()
 
@@ -84,10 +88,12 @@ def read_table(data: bytes, filename: str, max_rows: int = MAX_ROWS, sheet: str 
     for k, c in enumerate(df.columns):
         if (why := hidden_name_problem(c, f"column {k + 1}'s name")) is not None:
             raise DataValidationError(f"{filename}: {why}")
-    long = [c for c in df.columns if len(c) > MAX_NAME_LENGTH]
-    if long:
-        raise DataValidationError(f"{filename}: a column name has {len(long[0]):,} characters; the limit is "
-                                  f"{MAX_NAME_LENGTH}")
+    long = [k for k, c in enumerate(df.columns) if len(c) > MAX_NAME_LENGTH]
+    if long:   # which column: its position and how its name begins (the whole name would fill the message)
+        name = df.columns[long[0]]
+        more = f" ({len(long) - 1:,} more column names are too long)" if len(long) > 1 else ""
+        raise DataValidationError(f"{filename}: column {long[0] + 1}'s name has {len(name):,} characters; the limit "
+                                  f"is {MAX_NAME_LENGTH}. It begins {name[:NAME_SHOWN]!r}…{more}")
     df = _resolve_duplicate_columns(df, notices)
     df = _drop_index_column(df, notices)
     plain = [c for c, t in zip(df.columns, df.dtypes) if t != TEXT]

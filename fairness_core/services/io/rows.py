@@ -14,7 +14,7 @@ from ...audit import Audit
 from ...common.vocabulary import opposite_outcome
 from ...compare import MAX_MODELS, Candidates
 from ...common.numbers import as_numbers
-from ...statistics.row_counts import binary_column, count_rows
+from ...statistics.row_counts import binary_column, count_rows, third_value_problem
 from ...common.validation import (MAX_ROWS, UNKNOWN_VALUES, DataValidationError, Problem, clean_name, direction,
                                   hidden_name_problem,
                                   intersection_names, lines_for, show_value)
@@ -33,6 +33,9 @@ _OUTCOME_NAMES = ("approved", "hired", "admitted", "recid", "default", "income",
                   "repaid", "churn", "fraud")
 _GROUP_NAMES = ("race", "sex", "gender", "ethnicity", "group", "age", "agegroup", "religion", "nationality",
                 "disability", "region", "country")
+#: Most distinct values of a text column named like a decision that the guess reports when it passes it over (a
+#: decision with a stray value or two; more values are free text, not a decision).
+_FEW_VALUES = 10
 #: The reason given when no column can be the label.
 NO_OUTCOME = "no column named like an actual outcome: audit the decisions alone, or pick the outcome column"
 
@@ -46,6 +49,9 @@ class ColumnGuess:
     prediction: str | None
     groups: tuple[str, ...]
     reasons: tuple[str, ...]
+    #: Why a column named like a decision was passed over (a third value, named by row), one sentence each: the
+    #: guess then asks another question than the file's name says, and the page says so at once.
+    warnings: tuple[str, ...] = ()
 
 
 def _name_score(column: str, names: tuple[str, ...]) -> int:
@@ -127,7 +133,13 @@ def guess_columns(df: pd.DataFrame, max_group_levels: int = 50) -> ColumnGuess:
         reasons.append(f"prediction = {prediction!r} ({kind}, named like a "
                        + ("decision)" if _name_score(prediction, _DECISION_NAMES) >= _name_score(
                            prediction, _PREDICTION_NAMES) else "prediction)"))
-    taken = {label, prediction}
+    # A decision with a stray value ("Maybe", "pending") or with one value only is passed over: say so, since the
+    # guess then audits another column (an id, a date or free text named "interview…" is no decision: not named).
+    passed_over = [c for c, (d, _) in stats_.items()
+                   if c not in (label, prediction) and c not in scores and c not in unique_per_row
+                   and (d == 1 or 2 < d <= _FEW_VALUES) and named_like_a_decision(c)]
+    warnings = tuple(_passed_over(df, c, stats_[c][0], prediction, stats_) for c in passed_over)
+    taken = {label, prediction, *passed_over}   # a broken decision is never guessed as a group either
     groups = [c for c, (d, num) in stats_.items()
               if c not in taken and c not in unique_per_row and 2 <= d <= max_group_levels and not num]
     groups.sort(key=lambda c: -_name_score(c, _GROUP_NAMES))
@@ -138,7 +150,23 @@ def guess_columns(df: pd.DataFrame, max_group_levels: int = 50) -> ColumnGuess:
                        + (", named like a protected attribute)" if named else ")"))
     if unique_per_row:
         reasons.append(f"not used: {', '.join(map(repr, sorted(unique_per_row)))} (a different value in every row)")
-    return ColumnGuess(label, prediction, chosen, tuple(reasons))
+    return ColumnGuess(label, prediction, chosen, tuple(reasons), warnings)
+
+
+def _passed_over(df: pd.DataFrame, column: str, distinct: int, prediction: str | None,
+                 stats_: Mapping[str, tuple[int, bool]]) -> str:
+    """Why :func:`guess_columns` did not take ``column``, named like a decision, for the prediction, and what it
+    took instead: the row and column of its third value (the message an audit of it gives), or its one value."""
+    col = df[next(c for c in df.columns if str(c) == column)]
+    problem = third_value_problem(col) if distinct > 2 else None
+    why = (str(lines_for([problem], df)[0]) if problem is not None
+           else f"it holds one value only, {show_value(col.dropna().iloc[0])}")
+    instead = ("no prediction was guessed: choose it" if prediction is None else
+               f"the prediction guessed instead is {prediction!r} ("
+               + ("two values" if stats_[prediction][0] == 2 else "a numeric score, cut at a threshold") + ")")
+    return (f"{column!r} is named like a decision but cannot be the prediction as it is — {why}. So {instead}: "
+            "a different question from the one the file's names ask. Correct the file, or choose the prediction "
+            "column yourself.")
 
 
 def distinct_values(series: pd.Series, limit: int = 20) -> list[Any]:
