@@ -13,16 +13,19 @@ from fairness_core.io import (MAX_ROWS, DataValidationError, cms_from_table, cms
                               distinct_values, find_count_columns, guess_columns, read_table)
 from ui.state import GONE_KEY, current_demo, data_banner, load_demo, page_setup, set_audit, set_candidates
 from ui.uploads import (IN_PLACE_DECISIONS, aggregate_rows, candidate_columns, ensemble_columns, forget,
-                        label_column, once, positive_prediction, read_upload, show_problems, unknown_categories)
+                        label_column, loaded_file_note, once, positive_prediction, read_upload, remember_file,
+                        show_problems, unknown_categories)
 from ui.widgets import csv_download, md_escape
 
 DATA_DOC = Path(__file__).resolve().parents[1] / "docs" / "data.md"
 
 audit = page_setup("Upload")
 st.title("Load data")
-st.write("Audit a classifier from its **per-group confusion matrices**. Say for each upload whether the positive "
-         "prediction is a benefit (hired, released, approved) or a harm (flagged as likely to reoffend) for the person: "
-         "harms are flipped so that every measure reads the favourable decision.")
+st.write("Audit a model or a screening tool from what you have: its **per-group confusion matrices**, its "
+         "**row-level predictions** with the outcomes observed, or its **decisions alone** (who was selected, no "
+         "outcome column: selection rates, impact ratios and the Local Law 144 summary). Say for each upload whether "
+         "the positive prediction is a benefit (hired, released, approved) or a harm (flagged as likely to reoffend) "
+         "for the person: harms are flipped so that every measure reads the favourable decision.")
 
 
 DIRECTIONS = {"benefit": "a **benefit** for the person (approved, hired, released, promoted)",
@@ -42,12 +45,16 @@ def direction_question(key: str, what: str, context: tuple = ()) -> str | None:
                          "if it were a benefit reverses every verdict.")
 
 
-def commit(new_audit, message: str, candidates=None) -> None:  # type: ignore[no-untyped-def]
-    """Make ``new_audit`` the session's data (with the candidate models of its rows, if any); the next run says
-    so at the top and offers the audit."""
+def commit(new_audit, message: str, candidates=None,  # type: ignore[no-untyped-def]
+           file: tuple[str, str, str] | None = None) -> None:
+    """Make ``new_audit`` the session's data (with the candidate models of its rows, if any; ``file``: the
+    uploader, file name and what was read, named when the page opens again); the next run says so at the top
+    and offers the audit."""
     set_audit(new_audit)
     if candidates is not None:
         set_candidates(candidates)
+    if file is not None:
+        remember_file(*file)
     st.session_state["just-loaded"] = message
     st.rerun()
 
@@ -59,6 +66,8 @@ if loaded := st.session_state.pop("just-loaded", None):
                    f"n = {audit.total().n:,}, {md_escape(audit.direction)}.",
                    icon=":material/check_circle:")
         st.page_link("pages/2_Bias_Audit.py", label="Open the bias audit →", icon=":material/balance:")
+else:
+    loaded_file_note({"cm-file": "Confusion-matrix file", "rows-file": "Row-level predictions"})
 
 
 with st.expander("Data formats and limits", icon=":material/help:"):
@@ -112,7 +121,8 @@ with table_tab:
             if cm_direction is None:
                 st.caption("Say whether the positive class is a benefit or a harm to use these groups.")
             if st.button("Use these groups", type="primary", key="use-cm-file", disabled=cm_direction is None):
-                commit(parsed, f"Loaded {len(parsed.groups)} groups from {upload.name}")
+                commit(parsed, f"Loaded {len(parsed.groups)} groups from {upload.name}",
+                       file=("cm-file", upload.name, f"{len(parsed.groups)} groups"))
 
 with rows_tab:
     st.write(f"One row per individual: the model's or tool's **decision** (or a score), one or more **group** columns "
@@ -138,6 +148,8 @@ with rows_tab:
             guess = once(derived, ("guess",), lambda: guess_columns(rows))
             if guess.reasons:
                 st.caption("Guessed from names and values — check them: " + md_escape("; ".join(guess.reasons)) + ".")
+            for passed_over in guess.warnings:   # a decision column the guess could not take: why, at once
+                st.warning(md_escape(passed_over), icon=":material/rule:")
             c1, c2, c3 = st.columns(3)
             label_col = label_column(c1, cols, guess)
             decisions_only = label_col is None
@@ -175,12 +187,12 @@ with rows_tab:
             row_direction = direction_question("rows-direction", shown_positive,
                                                (upload.file_id, label_col, str(pos_label), pred_col, str(pos_pred),
                                                 threshold))
-            off = ("These need every row in memory: not for a file counted in place." if sampled else
-                   "These need an outcome column: not for decisions alone." if decisions_only else None)
+            in_memory = "These need every row in memory: not for a file counted in place." if sampled else None
+            off = in_memory or ("These need an outcome column: not for decisions alone." if decisions_only else None)
             prob_cols, feature_cols = ensemble_columns(cols, label_col, pred_col, group_cols, off)
             other_preds, positive_values, score_cols = candidate_columns(
                 rows, derived, cols, label_col, pred_col, group_cols, pos_label if pos_pred is None else pos_pred,
-                threshold is not None, off)
+                threshold is not None, off, in_memory, decisions_only)
             if row_direction is None:
                 st.caption("Say whether the positive prediction is a benefit or a harm to aggregate.")
             if st.button("Aggregate and use", type="primary", key="use-rows",
@@ -196,11 +208,14 @@ with rows_tab:
                 except DataValidationError as exc:
                     show_problems(exc)
                 else:
-                    extra = ("" if models is None else f", with {len(models.predictions)} candidate models and "
-                             f"{len(models.scores)} score(s) for Compare and Mitigate")
+                    kept = list(parsed.rows.scores or {}) if decisions_only and parsed.rows is not None else []
+                    extra = (f", with {len(models.predictions)} candidate models and {len(models.scores)} score(s) "
+                             "for Compare and Mitigate" if models is not None else
+                             f", with the scoring rate of {', '.join(map(repr, kept))} for Local Law 144" if kept
+                             else "")
                     what = "decisions" if decisions_only else "rows"
                     commit(parsed, f"Aggregated {parsed.total().n:,} {what} into {len(parsed.groups)} groups{extra}",
-                           models)
+                           models, ("rows-file", upload.name, f"{parsed.total().n:,} rows"))
 
 with type_tab:
     st.write("Edit the table (add rows at the bottom), or paste CSV text below it.")

@@ -112,8 +112,9 @@ def test_the_hr_file_is_audited_as_decisions_alone_with_its_unknowns_counted(mon
     assert "**sex** — read as unknown: Decline to state (45 rows)" in text
     assert "**race\\_ethnicity** — read as unknown: \\(blank\\) (71 rows), Prefer not to say (9 rows)" in text
     unknown_boxes = {m.label: m.value for m in at.multiselect if "read as unknown" in m.label}
-    assert unknown_boxes == {"Values of sex read as unknown": ["Decline to state"],
-                             "Values of race\\_ethnicity read as unknown": ["Prefer not to say"]}
+    assert unknown_boxes == {"Values of sex read as unknown": ["Decline to state"],     # sex has no blank value
+                             "Values of race\\_ethnicity read as unknown, besides its 71 blank rows":
+                                 ["Prefer not to say"]}
     assert at.selectbox(key="pos-pred").value == "Yes"
     assert at.multiselect(key="cand-pred-cols").disabled and at.multiselect(key="prob-cols").disabled
     at.multiselect(key="group-cols").set_value(["race_ethnicity"]).run()
@@ -133,7 +134,7 @@ def test_the_hr_file_is_audited_as_decisions_alone_with_its_unknowns_counted(mon
 def test_a_value_added_as_unknown_is_counted_as_unknown(monkeypatch):
     at = upload_page(monkeypatch, HR.read_bytes())
     at.multiselect(key="group-cols").set_value(["race_ethnicity"]).run()
-    box = next(m for m in at.multiselect if m.label == "Values of race\\_ethnicity read as unknown")
+    box = next(m for m in at.multiselect if m.label.startswith("Values of race\\_ethnicity read as unknown"))
     box.set_value(["Prefer not to say", "Two or more races"]).run()
     assert "Two or more races (110 rows)" in page_text(at)
     declare(at)
@@ -226,3 +227,134 @@ def test_a_score_with_a_bad_value_is_thresholded_from_its_median_and_the_bad_row
     at.button(key="use-rows").click().run()
     assert at.session_state["audit"] is before
     assert "row 5 (file line 6), column 'tool_score': 'oops' is not a number" in at.error[0].value.replace("\\", "")
+
+
+# Issue 52: the tool's score beside its decisions, a guess that passes over a decision says why at once, and the
+# Upload page's words (the opening, a column name too long, the unknowns box, the file named when the page reopens).
+
+def test_a_decisions_only_upload_keeps_the_tools_score_for_the_ll144_scoring_rate(monkeypatch):
+    from fairness_core import regulatory
+
+    at = upload_page(monkeypatch, HR.read_bytes())
+    scores = at.multiselect(key="cand-score-cols")
+    assert not scores.disabled and "tool_score" in scores.options          # enabled for decisions alone
+    assert at.multiselect(key="cand-pred-cols").disabled                    # other models still need outcomes
+    assert any(e.label == "Optional: the tool's score (Local Law 144 scoring rate)" for e in at.expander)
+    scores.set_value(["tool_score"]).run()
+    declare(at)
+    at.button(key="use-rows").click().run()
+    assert not at.exception and not at.error
+    assert "with the scoring rate of 'tool\\_score' for Local Law 144" in at.success[0].value
+    audit = at.session_state["audit"]
+    assert not audit.has_outcomes and list(audit.rows.scores) == ["tool_score"]
+    df = hr_rows()
+    score = pd.to_numeric(df["tool_score"])
+    assert audit.rows.scores["tool_score"].tolist() == score.tolist()     # row for row, as uploaded
+    # the law's scoring rate, computed here by pandas: the share of each sex scoring above the whole sample's median
+    sex = df["sex"].where(df["sex"] != "Decline to state", "unknown")
+    above = (score > score.median()).groupby(sex).mean()
+    summary = regulatory.ll144_summary(audit.marginal("sex"), scores=audit.rows.scores["tool_score"])
+    got = summary.set_index("category")["scoring rate"]
+    assert got.to_dict() == pytest.approx(above.to_dict(), abs=1e-12)
+    at.switch_page("pages/2_Bias_Audit.py").run()                            # the page offers it
+    assert not at.exception
+    assert at.radio(key="ll144-rate").options == ["selection rate (decisions)", "scoring rate (tool\\_score)"]
+
+
+def test_a_decision_column_with_a_third_value_is_passed_over_with_its_reason_at_once(monkeypatch):
+    rows = hr_rows()
+    rows.loc[9, "advanced_to_interview"] = "Maybe"
+    guess = guess_columns(rows)
+    assert guess.prediction == "tool_score"
+    (said,) = guess.warnings
+    assert said.startswith("'advanced_to_interview' is named like a decision but cannot be the prediction as it is — "
+                           "row 10 (file line 11), column 'advanced_to_interview': 'Maybe' is a third distinct value")
+    assert "the prediction guessed instead is 'tool_score' (a numeric score, cut at a threshold)" in said
+    assert "advanced_to_interview" not in guess.groups                      # never a group either
+    assert guess_columns(hr_rows()).warnings == ()                         # the clean file: nothing to say
+
+    at = upload_page(monkeypatch, rows.to_csv(index=False).encode(), "maybe.csv")
+    assert at.selectbox(key="pred-col").value == "tool_score"
+    (warning,) = at.warning                                                 # on the first look, not after a pick
+    text = warning.value.replace("\\", "")
+    assert "row 10 (file line 11), column 'advanced_to_interview': 'Maybe' is a third distinct value" in text
+    assert "the prediction guessed instead is 'tool_score'" in text
+
+
+def test_a_decision_column_with_one_value_is_passed_over_with_its_reason():
+    df = pd.DataFrame({"sex": list("FMFMFMFM"), "shortlisted": ["No"] * 8,
+                       "tool_score": ["12", "40", "55", "71", "30", "90", "64", "18"]})
+    (said,) = guess_columns(df).warnings
+    assert "'shortlisted' is named like a decision" in said and "it holds one value only, 'No'" in said
+    free_text = df.assign(shortlisted=[f"note {k}" for k in range(8)])     # a different value per row: no decision
+    assert guess_columns(free_text).warnings == ()
+
+
+def test_a_column_name_too_long_is_named_by_its_position_and_first_characters(monkeypatch):
+    from fairness_core.io import DataValidationError
+
+    name = "*x*<b>" + "n" * 4994
+    data = f"sex,{name},advanced\nF,1,Yes\nM,2,No\n".encode()
+    with pytest.raises(DataValidationError) as exc:
+        read_table(data, "hr.csv")
+    assert str(exc.value) == ("hr.csv: column 2's name has 5,000 characters; the limit is 200. It begins "
+                              f"{name[:40]!r}…")
+    at = upload_page(monkeypatch, data, "hr.csv")
+    shown = at.error[0].value
+    assert "column 2's name has 5,000 characters" in shown and "\\*x\\*\\<b\\>nnnn" in shown   # escaped, as typed
+    assert "n" * 41 not in shown                                                                # not the whole name
+
+
+def test_the_page_opens_with_all_three_ways_in(monkeypatch):
+    at = upload_page(monkeypatch, HR.read_bytes())
+    opening = at.markdown[0].value
+    for way in ("**per-group confusion matrices**", "**row-level predictions**", "**decisions alone**"):
+        assert way in opening, way
+    assert "Audit a classifier from its" not in opening
+
+
+def test_the_unknowns_box_and_the_line_below_agree_on_blanks(monkeypatch):
+    at = upload_page(monkeypatch, HR.read_bytes())
+    at.multiselect(key="group-cols").set_value(["race_ethnicity"]).run()
+    box = next(m for m in at.multiselect if m.label.startswith("Values of race\\_ethnicity read as unknown"))
+    box.set_value([]).run()                                                 # no value chosen: the blanks still are
+    box = next(m for m in at.multiselect if m.label.startswith("Values of race\\_ethnicity read as unknown"))
+    blanks = int(hr_rows()["race_ethnicity"].isna().sum())
+    assert box.label == f"Values of race\\_ethnicity read as unknown, besides its {blanks} blank rows"
+    assert box.placeholder == "no other value" and box.value == []
+    assert f"read as unknown: \\(blank\\) ({blanks} rows)" in page_text(at)
+    declare(at)
+    at.button(key="use-rows").click().run()
+    assert at.session_state["audit"].cms["unknown"].n == blanks            # what the box and the line said
+
+
+def test_returning_to_upload_names_the_loaded_file(monkeypatch):
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    data, held = HR.read_bytes(), {"file": True}
+
+    class File:
+        name, file_id, size = "hr.csv", "hr-1", len(HR.read_bytes())
+
+        def getvalue(self) -> bytes:
+            return data
+
+    monkeypatch.setattr(st, "file_uploader", lambda label, *a, key=None, **k:
+                        File() if key == "rows-file" and held["file"] else None)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/1_Upload.py").run()
+    assert not any(i.value.startswith("**Loaded:") for i in at.info)       # the demo: no file to name
+    declare(at)
+    at.button(key="use-rows").click().run()
+    at.switch_page("pages/2_Bias_Audit.py").run()
+    held["file"] = False                                                    # the browser forgot the file
+    at.switch_page("pages/1_Upload.py").run()
+    assert not at.exception
+    (note,) = [i.value for i in at.info if i.value.startswith("**Loaded:")]
+    assert note.startswith("**Loaded: hr\\.csv, 2,400 rows** — every page audits these data.")
+    assert "*Row-level predictions*" in note and "upload again only to change the data" in note
+    at.button(key="load-demo").click().run()                                # other data: the file is not named
+    assert at.session_state["demo_key"] is not None
+    assert not any(i.value.startswith("**Loaded:") for i in at.info)

@@ -29,6 +29,10 @@ CANDIDATES_KEY = "candidates"   # the uploaded rows' candidate models (datasets.
 #: report. Any other data clears it (:func:`set_audit`); a reload keeps it with the data (a "kept-" key).
 SAVED_MODEL_KEY = "kept-opened-model"
 GONE_KEY = "upload-gone"
+#: The uploaded file the current data came from (name, what was read), for the Upload page to name when it opens
+#: again with its uploader empty (Streamlit's uploader forgets its file across pages). Any other data clears it
+#: (:func:`set_audit`); a reload keeps it with the data (a "kept-" key).
+LOADED_FILE_KEY = "kept-loaded-file"
 
 
 @st.cache_data(show_spinner=False)

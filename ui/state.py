@@ -10,8 +10,8 @@ from fairness_core.verdicts import DEFAULT_OFI_TOLERANCE, VerdictSettings
 from fairness_core.vocabulary import DEFAULT_ALPHA
 from ui import jobs, saved
 from ui.pages import NAVIGATION
-from ui.session import (AUDIT_KEY, CANDIDATES_KEY, DEMO_KEY, GONE_KEY, SAVED_HOURS, SAVED_MODEL_KEY, SAVED_SESSIONS,
-                        cached_demo, remember, session_id)
+from ui.session import (AUDIT_KEY, CANDIDATES_KEY, DEMO_KEY, GONE_KEY, LOADED_FILE_KEY, SAVED_HOURS, SAVED_MODEL_KEY,
+                        SAVED_SESSIONS, cached_demo, remember, session_id)
 from ui.server import freeze_imports, return_freed_memory
 from ui.widgets import BuiltIn, md_escape
 
@@ -61,6 +61,7 @@ def set_audit(audit: Audit, demo_key: str | None = None) -> None:
     st.session_state.pop(CANDIDATES_KEY, None)   # candidates belong to the data they came with, never to others
     st.session_state.pop(GONE_KEY, None)
     st.session_state.pop(SAVED_MODEL_KEY, None)   # set again only by "Open in the workbench"
+    st.session_state.pop(LOADED_FILE_KEY, None)   # set again only by the Upload page, for the file just read
     remember()
 
 

@@ -21,6 +21,7 @@ from fairness_core.validation import UNKNOWN_VALUES, unknown_values_in
 
 #: Uploads that can be counted in place when large (io.aggregate_upload).
 IN_PLACE = (".csv", ".tsv", ".txt", ".parquet", ".pq")
+from ui.session import LOADED_FILE_KEY
 from ui.widgets import md_escape
 
 
@@ -129,17 +130,29 @@ def ensemble_columns(cols: list[str], label_col: str | None, pred_col: str, grou
 
 def candidate_columns(rows: Any, derived: dict, cols: list[str], label_col: str | None, pred_col: str,
                       group_cols: list[str], main_positive: Any, use_threshold: bool,
-                      off: str | None) -> tuple[list[str], dict[str, Any], list[str]]:
+                      off: str | None, scores_off: str | None = None,
+                      decisions_only: bool = False) -> tuple[list[str], dict[str, Any], list[str]]:
     """The row-level tab's optional candidate models for the Compare and Mitigate page: other prediction columns
     (with a positive value picked where theirs differ from the main prediction's) and score columns. ``off``: why
-    they cannot be used here, or None."""
-    with st.expander("Optional: other candidate models (to compare and mitigate)"):
-        st.caption("For the Compare and Mitigate page: other models' predictions on the same rows (binary, "
-                   "compared with this prediction, which is always the first candidate) and scores to fit "
-                   "per-group decision thresholds to (numbers, higher = more likely the positive prediction "
-                   "value; a harm is flipped like the prediction).")
-        if off:
-            st.caption(off)
+    other predictions cannot be used here, or None; ``scores_off``: why scores cannot (a file counted in place).
+    For decisions alone (``decisions_only``) the score columns are the tool's scores, kept with the decisions for
+    the Local Law 144 scoring rate; other predictions need outcomes."""
+    title = ("Optional: the tool's score (Local Law 144 scoring rate)" if decisions_only and not scores_off
+             else "Optional: other candidate models (to compare and mitigate)")
+    with st.expander(title):
+        if decisions_only and not scores_off:
+            st.caption("A tool that scores the people it decides on: pick its score column (numbers, higher = more "
+                       "likely selected). It is kept with the decisions, and the Bias Audit page's Local Law 144 "
+                       "summary then offers its **scoring rate** (the share of a category scoring above the whole "
+                       "sample's median) beside the selection rate. Other models' predictions need an outcome "
+                       "column.")
+        else:
+            st.caption("For the Compare and Mitigate page: other models' predictions on the same rows (binary, "
+                       "compared with this prediction, which is always the first candidate) and scores to fit "
+                       "per-group decision thresholds to (numbers, higher = more likely the positive prediction "
+                       "value; a harm is flipped like the prediction).")
+            if off:
+                st.caption(off)
         others = [c for c in cols if c not in (label_col, pred_col, *group_cols)]
         other_preds = st.multiselect("Other prediction columns (binary)", others, key="cand-pred-cols",
                                      max_selections=MAX_MODELS - 1, disabled=bool(off))
@@ -152,11 +165,15 @@ def candidate_columns(rows: Any, derived: dict, cols: list[str], label_col: str 
         score_cols = st.multiselect("Score columns (numeric)",
                                     [c for c in cols if c not in (label_col, *group_cols, *other_preds)
                                      and (c != pred_col or use_threshold)], key="cand-score-cols",
-                                    disabled=bool(off),
+                                    disabled=bool(scores_off),
                                     help="Higher = more likely the positive prediction value. With a harm "
                                          "the scores are negated, so that higher means the beneficial "
                                          "outcome.")
-    return ([], {}, []) if off else (other_preds, positive_values, score_cols)
+        if scores_off and scores_off != off:
+            st.caption(scores_off)
+    if off:
+        other_preds, positive_values = [], {}
+    return other_preds, positive_values, [] if scores_off else score_cols
 
 
 #: Why a large file counted in place (io.aggregate_upload) cannot be audited without outcomes, for now.
@@ -286,8 +303,13 @@ def unknown_categories(rows: pd.DataFrame, derived: dict, ident: object, group_c
         for col in group_cols:
             options = once(derived, ("all-values", col), lambda: _named_values(rows[col]))
             default = [v for v, _ in read[col] if v in options]
-            chosen += st.multiselect(f"Values of {md_escape(col)} read as unknown", options, default=default,
-                                     key=_key("unknown", ident, col), placeholder="none")
+            blanks = dict(read[col]).get("(blank)", 0) if blank else 0   # unknown without being chosen here
+            besides = f", besides its {blanks:,} blank row{'s' if blanks != 1 else ''}" if blanks else ""
+            chosen += st.multiselect(f"Values of {md_escape(col)} read as unknown{besides}", options,
+                                     default=default, key=_key("unknown", ident, col),
+                                     placeholder="no other value" if blanks else "none",
+                                     help="Blank values are always an attribute's unknown category here; this box "
+                                          "lists the other values read as unknown." if blanks else None)
         found = unknown_values_in(rows, group_cols, tuple(chosen), blank=True)
         for col, values in found.items():
             listed = ", ".join(f"{md_escape(v)} ({n:,} row{'s' if n != 1 else ''})" for v, n in values
@@ -298,6 +320,24 @@ def unknown_categories(rows: pd.DataFrame, derived: dict, ident: object, group_c
         if len(group_cols) > 1:
             st.caption("A value chosen for one column is read as unknown in every group column.")
     return tuple(chosen), blank
+
+
+def remember_file(uploader: str, name: str, what: str) -> None:
+    """After :func:`ui.state.set_audit`: the current data came from file ``name``, read by the uploader keyed
+    ``uploader`` (``what``: "2,400 rows", "12 groups")."""
+    st.session_state[LOADED_FILE_KEY] = {"uploader": uploader, "name": name, "what": what}
+
+
+def loaded_file_note(tabs: dict[str, str]) -> None:
+    """At the top of the Upload page, when the uploader (``tabs``: uploader key → its tab's name) that read the
+    current data is empty again: which file every page audits. Streamlit's uploader forgets its file when the user
+    leaves the page, while the data stay loaded; without this the empty box reads as "nothing loaded"."""
+    record = st.session_state.get(LOADED_FILE_KEY)
+    if not isinstance(record, dict) or record.get("uploader") not in tabs or st.session_state.get(record["uploader"]):
+        return
+    st.info(f"**Loaded: {md_escape(record['name'])}, {md_escape(record['what'])}** — every page audits these data. "
+            f"The upload box of *{tabs[record['uploader']]}* is empty because the browser does not keep a file "
+            "across pages: upload again only to change the data.", icon=":material/task:")
 
 
 def _named_values(s: pd.Series) -> list[str]:
@@ -323,7 +363,8 @@ def aggregate_rows(upload: Any, rows: pd.DataFrame, *, label: str | None, predic
     if label is None:
         return audit_from_decisions(rows, prediction, groups, positive_prediction, threshold=threshold,
                                     unknown=UNKNOWN_VALUES if unknown is None else unknown,
-                                    positive_is=positive_is, source=f"{upload.name}"), None
+                                    positive_is=positive_is, source=f"{upload.name}",
+                                    score_columns=score_columns), None
     parsed = cms_from_predictions(rows, label, prediction, groups, positive_label, positive_prediction,
                                   positive_is=positive_is, threshold=threshold, source=f"{upload.name}",
                                   unknown=unknown or None, blank_as_unknown=blank,
