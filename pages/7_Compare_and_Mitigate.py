@@ -153,14 +153,16 @@ for col, name in zip(cards, [*cmp.TARGET_MEASURES[target], objective.replace("_"
     r = chosen.loc[name]
     higher_better = name in ("smallest impact ratio", "accuracy", "balanced accuracy")
     col.metric(f"{name[0].upper() + name[1:]} (before → after)", f"{r['before estimate']:.3f} → {r['after estimate']:.3f}",
-               f"{r['after estimate'] - r['before estimate']:+.3f}", delta_color="normal" if higher_better else "inverse",
-               help=f"Before {cmp.interval_text(r, 'before')}; after {cmp.interval_text(r, 'after')}.")
+               cmp.delta_text(r["before estimate"], r["after estimate"]), delta_color="normal" if higher_better else "inverse",
+               help=f"Before {cmp.interval_text(r, 'before')}; after {cmp.interval_text(r, 'after')} "
+                    f"({chosen.attrs['interval']}).")
 bias = [int(x.get("verdict: algorithmic bias", 0)) for x in (before, after)]
-cards[-1].metric("Pairs with algorithmic bias", f"{bias[0]} → {bias[1]}", f"{bias[1] - bias[0]:+d}",
+cards[-1].metric("Pairs with algorithmic bias", f"{bias[0]} → {bias[1]}", cmp.delta_text(bias[0], bias[1], 0),
                  delta_color="inverse" if bias[0] != bias[1] else "off")
 level = md_escape(held["interval_level"].iloc[0])
 st.markdown(reading.mitigation_held_out(before, after, objective, label, level, alpha) if estimate == "split"
             else cmp.cross_fitted_reading(before, after, objective, label, level, alpha))
+st.caption(cmp.intervals_note(level, md_escape(det.attrs["interval"]), md_escape(label)))
 st.markdown(f"**Deterministic or randomized, {where}.** Each estimate with its {md_escape(det.attrs['interval'])}.")
 st.dataframe(cmp.side_by_side(det, rnd, target, objective), hide_index=True, width="stretch")
 mixed = cmp.fit(rows, rows.key, rnd_s).rule

@@ -217,6 +217,30 @@ def cross_fitted_reading(before: pd.Series, after: pd.Series, objective: str, la
             f"{interval_level} for |OFI|, {1 - alpha:.0%} for {label}).")
 
 
+def delta_text(before: float, after: float, places: int = 3) -> str | None:
+    """A tile's change from ``before`` to ``after`` as shown ("+0.012", "-2"), or None where it rounds to nothing:
+    Streamlit's metric draws an arrow for any delta text, "+0" and "+0.000" included, so an unchanged tile gets none.
+
+    >>> delta_text(0.382, 0.271), delta_text(0, 0, 0), delta_text(0.5, 0.50004), delta_text(1, 3, 0)
+    ('-0.111', None, None, '+2')
+    """
+    if not (math.isfinite(before) and math.isfinite(after)):
+        return None
+    change = round(after - before, places)
+    return None if change == 0 else f"{change:+.{places}f}"
+
+
+def intervals_note(simultaneous: str, bootstrap: str, label: str) -> str:
+    """Which interval is which where the same number is printed twice: the sentence's (the comparison's: for the
+    largest |OFI| the simultaneous interval across all pairs, at ``simultaneous``; for the objective ``label`` its
+    own) and the tiles' and the table's (the bootstrap interval of the number itself, ``bootstrap``). Markdown; the
+    levels are the library's words."""
+    return (f"**Two intervals for the same numbers.** The sentence above gives the comparison's intervals: for the "
+            f"largest |OFI| the *simultaneous interval across all pairs* ({simultaneous}), which holds whichever pair "
+            f"has the largest gap and so is the wider; for {label}, its own. The tiles (hover) and the table below give "
+            f"the *bootstrap interval of each number itself* ({bootstrap}).")
+
+
 def interval_text(row: pd.Series, side: str) -> str:
     """An estimate and its interval as people read it ("undefined" with the reason where it is NaN)."""
     est = row[f"{side} estimate"]

@@ -11,6 +11,7 @@ from fairness_core import plots
 from fairness_core.audit import DECISION_METRICS, Audit
 from fairness_core.common.validation import EXCLUDE_BELOW
 from fairness_core.wording.decisions import SELECTION_WORDS, selection_findings, selection_reading
+from fairness_core.wording.glossary import MATERIALITY_UNCLEAR, interval_gloss, selection_terms
 from fairness_core.reading import three_questions
 from fairness_core.verdicts import VerdictSettings
 from ui import cached
@@ -35,6 +36,7 @@ def _answer(audit: Audit, settings: VerdictSettings, title: str, reference: str 
             verdict_summary(v, f"pairs of {attribute} categories")
         st.markdown(md_escape(findings))
         st.caption(md_escape(ff))
+        st.caption(md_escape(selection_terms(v)))   # the terms above in plain words, where an HR reader meets them
         if attribute is not None:
             with st.expander(f"Every pair of {md_escape(attribute)} categories"):
                 _verdict_table(v, shown, attribute)
@@ -45,9 +47,12 @@ def _verdict_table(v: pd.DataFrame, shown: pd.DataFrame, attribute: str | None =
     """The verdicts as people read them, and the CSV with every number (of one ``attribute`` alone, or of the
     groups chosen)."""
     suffix = "" if attribute is None else f"-{attribute}"
+    interval = next((c for c in shown.columns if str(c).startswith("impact ratio [")), None)
     st.dataframe(styled(shown, 3, P_FORMATS), width="stretch", hide_index=True, key=f"selection-verdicts{suffix}",
                  column_config={"reading": st.column_config.TextColumn(width="large"),
-                                "pair": st.column_config.TextColumn(pinned=True)})
+                                "pair": st.column_config.TextColumn(pinned=True),
+                                "verdict": st.column_config.TextColumn(help=MATERIALITY_UNCLEAR),
+                                **({interval: st.column_config.TextColumn(help=interval_gloss(v))} if interval else {})})
     if attribute is None:
         csv_download(v, "four_fifths_verdicts.csv", "Download verdicts with every number (CSV)", index=False)
     else:
