@@ -216,3 +216,42 @@ def test_report_downloaded_from_the_app_shows_forty_long_group_names(page, tmp_p
     report_page.goto(path.as_uri())
     report_page.wait_for_selector(".js-plotly-plot", timeout=WAIT)
     assert_group_labels_visible(report_page, names)  # and in the file a colleague opens
+
+
+def test_an_attribute_alone_leads_with_the_adverse_impact_the_intersections_do_not_show(page, tmp_path):
+    """Decisions alone, uploaded row by row: race alone shows adverse impact (A 50 %, B 35 %, 1,800 a side), the
+    28 sex × race pairs of 450 do not. Race's own tiles, words and table lead and say 1 adverse impact; the
+    intersections' tiles follow with 0, never standing for the attributes."""
+    from test_decisions_one_answer import race_alone_adverse
+
+    df = race_alone_adverse()
+    selected = df["advanced"].eq("Yes").groupby(df["race"]).mean()   # independent: 0.5 and 158/450
+    path = tmp_path / "screen.csv"
+    df.to_csv(path, index=False)
+    page.get_by_role("tab", name="Row-level predictions").click()
+    page.locator("[data-testid='stFileUploader'] input[type='file']").nth(1).set_input_files(str(path))
+    page.get_by_text("3,600 rows × 3 columns").wait_for(timeout=WAIT)
+    declare(page, "benefit")
+    page.get_by_role("button", name="Aggregate and use").click()
+    page.get_by_text("Aggregated 3,600 decisions into").wait_for(timeout=WAIT)
+
+    page.get_by_test_id("stSidebar").get_by_role("link", name="Bias Audit").click()
+    page.get_by_role("heading", name="Bias audit").wait_for(timeout=WAIT)
+    main = page.get_by_test_id("stMain")
+    main.get_by_text("of 28 pairs of these groups in all").wait_for(timeout=WAIT)   # the last tiles are drawn
+    page.wait_for_function(IDLE, timeout=WAIT)
+    tiles = main.get_by_test_id("stMetric")
+    tiles.nth(11).wait_for(timeout=WAIT)   # the condition: the twelfth tile is drawn
+    assert tiles.count() == 12   # sex alone, race alone, then the intersections: four verdicts each
+    values = [int(tiles.nth(k).get_by_test_id("stMetricValue").inner_text()) for k in range(12)]
+    labels = [tiles.nth(k).get_by_test_id("stMetricLabel").inner_text().strip() for k in range(4)]
+    assert labels == ["Adverse impact", "Materiality unclear", "No adverse impact detected", "Inconclusive"]
+    assert values[4:8] == [1, 0, 0, 0]      # race alone: its one pair, adverse impact
+    assert values[8] == 0 and sum(values[8:]) == 28   # the intersections show none
+    assert sum(values[:4]) == 6             # the six pairs of sex categories
+    text = main.inner_text()
+    assert text.index("By race alone") < text.index("Intersections") < text.index("What the decisions say")
+    assert "Of 1 group pair: 1 adverse impact" in text
+    ratio = selected["B"] / selected["A"]
+    assert f"the lowest: race = B against race = A, impact ratio {ratio:.2f} [" in text   # one-letter values keep their name
+    assert text.count("OFI") == 1   # what needs outcomes, once
