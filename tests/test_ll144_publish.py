@@ -287,3 +287,17 @@ def test_the_page_declares_validates_and_offers_the_summary_with_the_scoring_rat
     at.date_input(key="ll144-audit-date").set_value("2025-03-01").run()   # before the data end: refused, said why
     box = publish_box(at)
     assert not box.get("download_button") and "“Date of this bias audit”" in box.error[0].value
+
+
+def test_the_second_demo_is_one_click_away_on_the_upload_page():
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.run()
+    at.switch_page("pages/1_Upload.py")
+    at.run()
+    demo = at.selectbox[0]
+    assert demo.options[-1] == "AI résumé ranking, decisions and scores (Local Law 144; synthetic)"   # as titled
+    demo.set_value("hr_resume_ranking").run()
+    at.button(key="load-demo").click().run()
+    assert not at.exception, at.exception
+    audit = at.session_state["audit"]
+    assert audit.total().n == 3000 and not audit.has_outcomes and list(audit.rows.scores) == ["resume_score"]
