@@ -12,7 +12,7 @@ from ui import jobs, saved
 from ui.pages import NAVIGATION
 from ui.session import (AUDIT_KEY, CANDIDATES_KEY, DEMO_KEY, GONE_KEY, LOADED_FILE_KEY, SAVED_HOURS, SAVED_MODEL_KEY,
                         SAVED_SESSIONS, cached_demo, remember, session_id)
-from ui.server import freeze_imports, return_freed_memory
+from ui.server import freeze_imports, keep_generated_downloads, return_freed_memory
 from ui.widgets import BuiltIn, md_escape
 
 
@@ -145,6 +145,7 @@ def page_setup(title: str) -> Audit:
 
     freeze_imports()
     return_freed_memory()
+    keep_generated_downloads()
     st.set_page_config(page_title=f"{title} · Fairness audit workbench", page_icon=":material/balance:",
                        layout="wide")
     auth.require_user()   # the sign-in screen (or a server that must not serve) stops here, before any data
