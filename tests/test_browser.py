@@ -139,6 +139,7 @@ def test_training_starts_live_and_cancels(open_page, path, button):
 def test_report_downloads_and_holds_the_numbers(open_page, tmp_path):
     pg = open_page("Bias_Audit")
     pg.get_by_role("heading", name="Bias audit").wait_for(timeout=WAIT)
+    pg.wait_for_function(IDLE, timeout=WAIT)   # the run has ended: its download buttons are the ones a click uses
     pg.get_by_text("Download the audit report").click()
     with pg.expect_download(timeout=WAIT) as info:
         pg.get_by_role("button", name="Audit report (HTML)").click()

@@ -87,6 +87,8 @@ async def one_session(browser, base: str, k: str, tmp: Path, after: asyncio.Even
         await page.get_by_text(f"Loaded 3 groups from {k}.csv.").wait_for(timeout=timeout)
         await page.get_by_test_id("stMain").get_by_role("link", name="Open the bias audit →").click(timeout=timeout)
         await page.wait_for_function(RENDERED_JS, arg=AUDIT_READY, timeout=timeout, polling=200)
+        # the run has ended: a download button clicked while a run is under way may hold a file id that run replaces
+        await page.wait_for_function(IDLE, timeout=timeout)
         out = {"page": await page.evaluate("() => document.body.innerText")}
         await page.get_by_text("Download the audit report").click()
         for name, button in (("report", "Audit report (HTML)"),
