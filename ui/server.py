@@ -1,6 +1,7 @@
 """How this server process tunes itself for many sessions: imported modules moved out of the garbage collector's
-way, and memory that ended sessions freed handed back to the operating system. Pages only call
-:func:`freeze_imports` and :func:`return_freed_memory` (``ui.state.page_setup`` does, on every run)."""
+way, memory that ended sessions freed handed back to the operating system, and downloads made on request kept
+until the browser fetches them. Pages only call :func:`freeze_imports`, :func:`return_freed_memory` and
+:func:`keep_generated_downloads` (``ui.state.page_setup`` does, on every run)."""
 
 from __future__ import annotations
 
