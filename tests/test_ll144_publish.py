@@ -255,7 +255,7 @@ def test_the_page_declares_validates_and_offers_the_summary_with_the_scoring_rat
     box = publish_box(at)
     assert [b.proto.label for b in box.get("download_button")] == ["Publishable summary (HTML, one page)",
                                                                    "Publishable summary (CSV)"]
-    assert any("Data this audit used:** not declared" in m.value for m in box.markdown)   # never assumed
+    assert any("Data this audit used:** not declared — declare it above" in m.value for m in box.markdown)   # never assumed
     assert any("Data this audit used:** not declared" in c.value for c in at.caption)   # beside the report
     assert facts(text(captured["ll144_bias_audit_summary.html"]()))["Data used"] == "not declared"
     assert json.loads(text(captured["fairness_audit_report.json"]()))["settings"]["data the audit used"] == "not declared"

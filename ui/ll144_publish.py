@@ -37,11 +37,12 @@ def declared() -> tuple[str | None, str]:
     return kind, reason
 
 
-def data_used_caption() -> str:
-    """What the page says of the data used, from the declaration (markdown, escaped)."""
+def data_used_caption(where: str = "below") -> str:
+    """What the page says of the data used, from the declaration (markdown, escaped); ``where`` the declaration is
+    drawn, seen from the caption ("below", "above")."""
     kind, reason = declared()
     return f"**Data this audit used:** {md_escape(words.data_used_text(kind, reason))}" + (
-        " — declare it below." if kind is None else " (as declared below).")
+        f" — declare it {where}." if kind is None else f" (as declared {where}).")
 
 
 def publish_section(summary: pd.DataFrame) -> None:
@@ -59,7 +60,7 @@ def publish_section(summary: pd.DataFrame) -> None:
         st.text_area("Why historical data were insufficient, and how the test data were made", key=REASON,
                      max_chars=publish.MAX_TEXT, placeholder="e.g. the tool is new to us; the vendor's test set of "
                      "2,400 anonymized résumés from 2024")
-    st.markdown(data_used_caption())
+    st.markdown(data_used_caption("above"))
     c1, c2, c3 = st.columns(3)
     tool = c1.text_input("Tool's name and version", key=TOOL, max_chars=publish.MAX_NAME,
                          placeholder="e.g. HireScreen 3.1")

@@ -253,7 +253,7 @@ CSS = """
 *{box-sizing:border-box}
 html{font-size:%(size)spt}
 body{margin:0;font-family:"DejaVu Sans",Arial,Helvetica,sans-serif;color:#111;line-height:1.3}
-main{max-width:190mm;margin:0 auto;padding:6mm 0}
+main{max-width:190mm;margin:0 auto;padding:6mm 5mm}
 h1{font-size:1.6rem;margin:0 0 .2rem;overflow-wrap:anywhere}
 .sub{margin:0 0 .6rem;color:#444}
 dl{display:grid;grid-template-columns:1fr 1fr;gap:.15rem 1.2rem;margin:0 0 .5rem}
