@@ -40,7 +40,8 @@ def law_table(df: pd.DataFrame, rate: str) -> pd.DataFrame:
     impact ratio is the rate over the highest rate among the categories left."""
     known = {"sex": df["sex"].where(df["sex"] != "Decline to state"),
              "race_ethnicity": df["race_ethnicity"].where(df["race_ethnicity"].fillna("").str.strip() != "")}
-    both = (known["sex"] + " & " + known["race_ethnicity"]).where(known["sex"].notna() & known["race_ethnicity"].notna())
+    both = (known["sex"] + " & " + known["race_ethnicity"]).where(
+        known["sex"].notna() & known["race_ethnicity"].notna())
     hit = (df["advanced_to_interview"] == "yes") if rate == "selection rate" else \
         (df["tool_score"] > df["tool_score"].median())
     frames = []
@@ -89,12 +90,13 @@ def test_an_hr_export_with_the_tools_score_gives_both_rates_as_pandas_computes_t
     pg.get_by_role("tab", name="Row-level predictions").click()
     pg.locator("[data-testid='stFileUploader'] input[type='file']").nth(1).set_input_files(str(path))
     pg.get_by_text("2,400 rows × 5 columns").wait_for(timeout=WAIT)
+    pg.wait_for_function(IDLE, timeout=WAIT)   # the upload's run has ended: the expander below is not redrawn
     # decisions alone (no outcome column guessed): the score's box is offered under a title that says what for
     pg.locator("summary").filter(has_text="Optional: the tool's score (Local Law 144 scoring rate)").click(timeout=WAIT)
     box = pg.get_by_test_id("stMultiSelect").filter(has_text="Score columns (numeric)")
-    box.click()
+    box.locator("input").click()   # the box itself (a click on its middle can land between label and box)
     pg.keyboard.type("tool_score")
-    pg.get_by_role("option", name="tool_score", exact=True).click()
+    pg.get_by_role("option", name="tool_score", exact=True).click(timeout=WAIT)
     pg.wait_for_function(IDLE, timeout=WAIT)
     box.get_by_text("tool_score", exact=True).wait_for(timeout=WAIT)   # the choice holds after its run
     declare(pg, "benefit")
