@@ -68,8 +68,11 @@ def same_as_pandas(csv: bytes, want: pd.DataFrame, rate: str) -> None:
 
 
 def download(pg, name: str, path) -> bytes:  # type: ignore[no-untyped-def]
+    button = pg.get_by_role("button", name=name)
+    button.wait_for(timeout=WAIT)
+    pg.wait_for_function(IDLE, timeout=WAIT)   # the run has ended: its download button is the one a click uses
     with pg.expect_download(timeout=WAIT) as info:
-        pg.get_by_role("button", name=name).click()
+        button.click()
     info.value.save_as(path)
     return path.read_bytes()
 
