@@ -68,17 +68,19 @@ MIB = 1024 * 1024
 #: The Bias Audit page has drawn its first tab: the verdict table, every chart, nothing running, no error.
 RENDERED_JS = """(want) => {
   if (document.querySelector('[data-testid="stException"]')) return 'exception';
-  if (document.querySelector('[data-testid="stStatusWidget"]')) return false;
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
   if (document.querySelector('[data-stale="true"]')) return false;
   if (document.querySelectorAll('.js-plotly-plot').length < want.charts) return false;
   if (document.querySelectorAll('[data-testid="stDataFrame"]').length < want.tables) return false;
   if (want.text && !document.body.innerText.includes(want.text)) return false;
   return true;
 }"""
-#: A rerun is under way.
-STARTED_JS = """() => !!document.querySelector('[data-testid="stStatusWidget"], [data-stale="true"]')"""
+#: A rerun is under way (Streamlit marks its app element's script state; the status widget is never drawn with
+#: toolbarMode "minimal").
+STARTED_JS = """() => !!document.querySelector('[data-testid="stApp"][data-test-script-state="running"], [data-stale="true"]')"""
 #: A plain page has drawn: its title, nothing running.
-PLAIN_JS = """() => !document.querySelector('[data-testid="stStatusWidget"]')
+PLAIN_JS = """() => !!document.querySelector('[data-testid="stApp"][data-test-script-state="notRunning"]')
   && !!document.querySelector('h1') && document.body.innerText.includes('Methods')"""
 
 

@@ -38,7 +38,7 @@ def main(base: str, out: str, width: int = 1400, only: str = "") -> None:
             page.goto(f"{base.rstrip('/')}/{path}")
             page.wait_for_selector("[data-testid='stApp']")
             page.wait_for_timeout(1500)
-            page.wait_for_function("!document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60000)
+            page.wait_for_function("!!document.querySelector('[data-testid=\"stApp\"][data-test-script-state=\"notRunning\"]')", timeout=60000)
             page.wait_for_timeout(2500)
             if name in TRAIN:
                 button, finished = TRAIN[name]

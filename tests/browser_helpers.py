@@ -101,12 +101,13 @@ def assert_group_labels_visible(page, groups: list[str]) -> None:  # type: ignor
 
 # ------------------------------------------------------------------------------------------------ waits that say what they saw
 
-#: What a page shows, read when a wait gives up: its address, whether a script still runs (Streamlit's status widget),
+#: What a page shows, read when a wait gives up: its address, its script's state (notRunning, running, initial),
 #: how many elements are stale (drawn by an earlier run), the exceptions and figures on it, and the start of its text.
 SEEN_JS = """() => {
   const main = document.querySelector('[data-testid="stMain"]') || document.body;
   return {url: location.href,
-          running: !!document.querySelector('[data-testid="stStatusWidget"]'),
+          script: (document.querySelector('[data-testid="stApp"]') || {getAttribute: () => 'no app'})
+                    .getAttribute('data-test-script-state'),
           stale: document.querySelectorAll('[data-stale="true"]').length,
           exceptions: [...document.querySelectorAll('[data-testid="stException"]')].map(e => e.innerText.slice(0, 300)),
           figures: document.querySelectorAll('.js-plotly-plot').length,
@@ -119,7 +120,7 @@ def describe_seen(seen: object) -> str:
     if not isinstance(seen, dict):
         return f"  (the page could not be read: {seen})"
     text = "\n".join("    " + line for line in str(seen["text"]).splitlines() if line.strip())
-    return (f"  at {seen['url']}; a script {'still running' if seen['running'] else 'not running'}; "
+    return (f"  at {seen['url']}; script {seen['script']}; "
             f"{seen['stale']} stale elements; {seen['figures']} figures; exceptions: {seen['exceptions'] or 'none'}\n"
             f"  its text begins:\n{text}")
 
@@ -184,10 +185,15 @@ def name_what_waits_saw() -> None:
 #: it out, and a two-core machine running the suite beside other work is several times slower than a quiet one.
 WAIT = 120_000
 
-#: The page has ended its run: no status widget ("Running…") and no element left stale from an earlier run. Alone it
-#: holds before a click's rerun has reached the server too, so a test waits for it together with what the run shows.
-IDLE = ("() => !document.querySelector('[data-testid=\"stStatusWidget\"]') && "
-        "!document.querySelector('[data-stale=\"true\"]')")
+#: The page's script has ended its run: Streamlit marks its app element ``data-test-script-state="notRunning"`` (it
+#: reads "initial" before the first run and "running" during one; Streamlit's own browser tests wait on it). The
+#: status widget ("Running…") is no sign: with ``toolbarMode = "minimal"`` it is never drawn.
+RUN_ENDED = ("(document.querySelector('[data-testid=\"stApp\"]') || {getAttribute: () => null})"
+             ".getAttribute('data-test-script-state') === 'notRunning'")
+
+#: The page has ended its run and holds no element left stale from an earlier one. Alone it holds before a click's
+#: rerun has reached the server too, so a test waits for it together with what the run shows.
+IDLE = f"() => {RUN_ENDED} && !document.querySelector('[data-stale=\"true\"]')"
 
 #: ``[count, *texts]``: at least ``count`` figures are drawn and their text together holds each of ``texts``.
 FIGURES_HOLD = """([count, ...texts]) => {
@@ -196,9 +202,9 @@ FIGURES_HOLD = """([count, ...texts]) => {
   return plots.length >= count && texts.every(t => text.includes(t));
 }"""
 
-#: The page has ended its run (no status widget, no stale element) with the radio option whose label holds ``arg``
+#: The page has ended its run (no stale element) with the radio option whose label holds ``arg``
 #: checked.
-ANSWERED = """words => !document.querySelector('[data-testid="stStatusWidget"]')
+ANSWERED = f"""words => {RUN_ENDED}
   && !document.querySelector('[data-stale="true"]')
   && [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stRadio"] label')].some(
        l => l.innerText.includes(words) && l.querySelector('input[type="radio"]:checked'))"""

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from browser_helpers import app_server, free_port
+from browser_helpers import IDLE, app_server, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium")
@@ -151,7 +151,7 @@ def test_two_users_sign_in_and_each_sees_their_own_name(server, provider, chromi
 
 
 def _main_text(page) -> str:  # type: ignore[no-untyped-def]
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60000)
+    page.wait_for_function(IDLE, timeout=60000)
     return page.locator('[data-testid="stMain"]').inner_text().replace("\u2060", "")
 
 

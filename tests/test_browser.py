@@ -30,6 +30,7 @@ def test_upload_csv_and_see_heatmaps(page, tmp_path):
     page.get_by_role("heading", name="Bias audit").wait_for(timeout=WAIT)
     # OFI vs DI, forest, OFI and DI heatmaps, benefit chart, the heatmaps naming the groups
     page.wait_for_function(FIGURES_HOLD, arg=[5, "Alpha", "Gamma", "OFI = B"], timeout=WAIT)
+    page.wait_for_function(IDLE, timeout=WAIT)   # the run has ended: the tiles and readings below are all drawn
     assert page.locator(".js-plotly-plot").count() >= 5  # OFI vs DI, forest, OFI and DI heatmaps, benefit chart
     assert "OFI against DI for every pair" in page.locator(".js-plotly-plot").nth(0).inner_text()
     heatmaps = page.locator(".js-plotly-plot").nth(2).inner_text() + page.locator(".js-plotly-plot").nth(3).inner_text()
@@ -63,6 +64,7 @@ def test_bad_upload_shows_row_and_column_and_keeps_data(page, tmp_path):
     upload_cm_file(page, tmp_path / "bad.csv", "group,TP,FN,FP,TN\nAlpha,1,0,0,5\nBeta,7,-1,1,10\n",
                    direction=None)
     page.get_by_text("Nothing was loaded").wait_for(timeout=WAIT)
+    page.wait_for_function(IDLE, timeout=WAIT)
     assert page.get_by_text("row 2 (file line 3), column 'FN': negative count -1").count() == 1
     assert page.get_by_text("Data: COMPAS").count() == 1
 
@@ -150,8 +152,7 @@ def test_report_downloads_and_holds_the_numbers(open_page, tmp_path):
     assert "COMPAS" in html and "African-American" in html and "algorithmic bias" in html
     report_page = pg.context.browser.new_page()  # the file opens offline and draws its figures
     report_page.goto(path.as_uri())
-    report_page.wait_for_selector(".js-plotly-plot", timeout=WAIT)
-    assert report_page.locator(".js-plotly-plot").count() >= 3
+    report_page.wait_for_function(FIGURES_HOLD, arg=[3], timeout=WAIT)   # the file draws its figures one by one
     assert_group_labels_visible(report_page, ["African-American", "Asian", "Caucasian", "Hispanic",
                                               "Native American", "Other"])
 
@@ -173,7 +174,7 @@ def test_save_share_by_link_trend_and_the_ll144_csv(open_page, tmp_path):
     colleague.goto(address)
     colleague.get_by_role("heading", name="COMPAS Q1").wait_for(timeout=WAIT)
     colleague.get_by_role("heading", name="Local Law 144 summary").wait_for(timeout=WAIT)
-    assert colleague.get_by_text("Save this model's audit of another period").count() == 1
+    colleague.get_by_text("Save this model's audit of another period").wait_for(timeout=WAIT)
     pg.get_by_test_id("stSidebar").get_by_role("link", name="Bias Audit").click()
     pg.get_by_role("heading", name="Bias audit").wait_for(timeout=WAIT)
     pg.locator("summary").filter(has_text="Save this audit").click()
@@ -181,7 +182,7 @@ def test_save_share_by_link_trend_and_the_ll144_csv(open_page, tmp_path):
     colleague.reload()
     colleague.get_by_text("has 2 saved periods").wait_for(timeout=WAIT)
     colleague.wait_for_function(IDLE, timeout=WAIT)
-    colleague.wait_for_selector(".js-plotly-plot", timeout=WAIT)   # the trend charts: OFI, then DI
+    colleague.wait_for_function(FIGURES_HOLD, arg=[2, "OFI", "DI"], timeout=WAIT)   # the trend charts: OFI, then DI
     charts = colleague.locator(".js-plotly-plot")
     assert charts.count() == 2 and colleague.get_by_text("2026-Q2").count() >= 1
     assert "OFI" in charts.nth(0).inner_text() and "DI" in charts.nth(1).inner_text()

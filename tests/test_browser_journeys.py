@@ -68,6 +68,7 @@ def test_a_journalists_audit_of_the_published_compas_file(page, tmp_path):
     page.get_by_role("tab", name="Row-level predictions").click()
     page.locator("[data-testid='stFileUploader'] input[type='file']").nth(1).set_input_files(str(path))
     page.get_by_text("7,214 rows × 51 columns").wait_for(timeout=WAIT)   # 53 columns, two identical copies kept once
+    page.wait_for_function(IDLE, timeout=WAIT)
     assert page.get_by_text("'decile_score' appears more than once with identical values").count() == 1
     choose(page, "Label column", "two_year_recid")
     threshold = page.get_by_label("Positive when score ≥")   # decile_score is a numeric score: always thresholded

@@ -35,7 +35,7 @@ def test_a_wait_that_gives_up_says_what_the_page_showed(tmp_path):
             assert "300ms" in text                                   # Playwright's own words: what and how long
             assert "When the wait gave up, the page showed:" in text
             assert "3 groups read from mine.csv" in text and "ValueError: boom" in text
-            assert "a script not running" in text and "0 figures" in text
+            assert "script no app" in text and "0 figures" in text
         browser.close()
 
 

@@ -26,9 +26,8 @@ if not shutil.which("chromium"):
 GROUPS = ("Kestrel", "Marten", "Osprey")
 #: Ten analysts at once, as issue 28 asks ("while 10 sessions run").
 SESSIONS = ("Amber", "Basalt", "Cobalt", "Dune", "Ember", "Fjord", "Garnet", "Heath", "Iris", "Jade")
-#: The Upload page has finished its run; the same with a radio option checked whose label holds the argument.
-IDLE = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
-from browser_helpers import ANSWERED  # noqa: E402
+#: The page has finished its run; the same with a radio option checked whose label holds the argument.
+from browser_helpers import ANSWERED, IDLE  # noqa: E402
 
 
 def table(k: str) -> str:
