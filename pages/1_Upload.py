@@ -84,7 +84,8 @@ with demo_tab:
         load_demo(chosen)
         st.rerun()
     st.caption("COMPAS: ProPublica's Broward County data and filter · Adult: UCI census income with predictions "
-               "from a cross-fitted logistic regression · Ricci: New Haven firefighter exams (the thesis's Table 3.1). "
+               "from a cross-fitted logistic regression · Ricci: New Haven firefighter exams (the thesis's Table 3.1) · "
+               "the two hiring tools: synthetic applicants, decisions alone and decisions with a score (Local Law 144). "
                "Provenance in assets/PROVENANCE.md.")
 
 with table_tab:
