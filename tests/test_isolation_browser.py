@@ -54,6 +54,24 @@ async def upload(page, path: Path, read: str, timeout: int) -> None:  # type: ig
                 raise
 
 
+async def download(page, button: str, saved: Path, timeout: int) -> None:  # type: ignore[no-untyped-def]
+    """Click ``button`` until the browser has the file, at most three times, a third of the time each. On the
+    loaded two-core machine of a fresh-clone CI run with two CPU hogs beside it, one click of ten sessions' twenty
+    once brought no download at all within 240 s (run 3 of docs/contributing.md's record; not reproduced since, its
+    cause not found): the file a click asks for is made on request, so a click answered by nothing is clicked
+    again, and the last attempt's error, with what the page showed, is what the test reports."""
+    for attempt in range(3):
+        try:
+            async with page.expect_download(timeout=timeout // 3) as info:
+                await page.get_by_role("button", name=button).click(timeout=timeout // 3)
+            await (await info.value).save_as(saved)
+            return
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
+            await page.wait_for_function(IDLE, timeout=timeout)
+
+
 async def one_session(browser, base: str, k: str, tmp: Path, after: asyncio.Event | None,
                       opened: asyncio.Event) -> dict[str, str]:  # type: ignore[no-untyped-def]
     """Upload session ``k``'s file, use it, open the Bias Audit page; its page text and downloads. The session
@@ -92,10 +110,8 @@ async def one_session(browser, base: str, k: str, tmp: Path, after: asyncio.Even
         await page.get_by_text("Download the audit report").click()
         for name, button in (("report", "Audit report (HTML)"),
                              ("verdicts", "Download verdicts with every number (CSV)")):
-            async with page.expect_download(timeout=timeout) as info:
-                await page.get_by_role("button", name=button).click()
             saved = tmp / f"{k}-{name}"
-            await (await info.value).save_as(saved)
+            await download(page, button, saved, timeout)
             out[name] = saved.read_text(encoding="utf-8")
         return out
     finally:
