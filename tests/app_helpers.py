@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -19,3 +21,17 @@ def page_with_audit(audit, page: str = "app.py") -> AppTest:  # type: ignore[no-
         at.switch_page(page)
         at.run()
     return at
+
+
+@pytest.fixture
+def captured(monkeypatch):  # type: ignore[no-untyped-def]
+    """Each deferred download's callable as a run registers it, by file name (AppTest drops its media manager).
+    A fixture: a test module imports it to use it by name."""
+    kept: dict[str, object] = {}
+    add = MediaFileManager.add_deferred
+
+    def keep(self, data, mimetype, coordinates, file_name=None, **kwargs):  # type: ignore[no-untyped-def]
+        kept[file_name] = data
+        return add(self, data, mimetype, coordinates, file_name=file_name, **kwargs)
+    monkeypatch.setattr(MediaFileManager, "add_deferred", keep)
+    return kept

@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
+from app_helpers import captured  # noqa: F401 - a fixture, used by name
 from fairness_core import datasets, io, regulatory
 from fairness_core.audit import Audit
 from fairness_core.statistics.rows import RowData
@@ -53,19 +53,6 @@ def loaded(score_columns: tuple[str, ...] = (HOSTILE,), candidates: bool = True)
     at.switch_page(PAGE).run()
     assert not at.exception, at.exception
     return at, audit, c
-
-
-@pytest.fixture
-def captured(monkeypatch):  # type: ignore[no-untyped-def]
-    """Each deferred download's callable as a run registers it, by file name (AppTest drops its media manager)."""
-    kept: dict[str, object] = {}
-    add = MediaFileManager.add_deferred
-
-    def keep(self, data, mimetype, coordinates, file_name=None, **kwargs):  # type: ignore[no-untyped-def]
-        kept[file_name] = data
-        return add(self, data, mimetype, coordinates, file_name=file_name, **kwargs)
-    monkeypatch.setattr(MediaFileManager, "add_deferred", keep)
-    return kept
 
 
 def box(at: AppTest):  # type: ignore[no-untyped-def]

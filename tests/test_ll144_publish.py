@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
+from app_helpers import captured  # noqa: F401 - a fixture, used by name
 from fairness_core import datasets, io, regulatory, report
 from fairness_core.presentation import ll144_summary as publish
 
@@ -220,19 +220,6 @@ def test_the_published_summary_prints_to_one_page_on_a4_and_letter(tmp_path):
 # ------------------------------------------------------------------------------------------ the Bias Audit page
 
 APP = str(ROOT / "app.py")
-
-
-@pytest.fixture
-def captured(monkeypatch):  # type: ignore[no-untyped-def]
-    """Each deferred download's callable as a run registers it, by file name (AppTest drops its media manager)."""
-    kept: dict[str, object] = {}
-    add = MediaFileManager.add_deferred
-
-    def keep(self, data, mimetype, coordinates, file_name=None, **kwargs):  # type: ignore[no-untyped-def]
-        kept[file_name] = data
-        return add(self, data, mimetype, coordinates, file_name=file_name, **kwargs)
-    monkeypatch.setattr(MediaFileManager, "add_deferred", keep)
-    return kept
 
 
 def text(data: object) -> str:
