@@ -245,6 +245,19 @@ class MulticlassAudit:
         toward = list(self.classes[::-1] if self.sign > 0 else self.classes)
         return [toward[0]] + [f"{c} or better" for c in toward[1:-1]]
 
+    @property
+    def cut_classes(self) -> list[str]:
+        """The class at each of :attr:`cuts` (the least favourable class each cut still selects)."""
+        self._require_order("cuts")
+        return list(self.classes[::-1] if self.sign > 0 else self.classes)[:-1]
+
+    def decisions(self) -> "MulticlassAudit":
+        """The same audit with the outcomes set aside: each group's rows per predicted class (what the tool
+        decided), for the questions decisions alone answer (the Local Law 144 rates)."""
+        if not self.outcomes:
+            return self
+        return dataclasses.replace(self, counts=self.placed, outcomes=False)
+
     def require_outcomes(self, what: str) -> None:
         if not self.outcomes:
             raise NeedsOutcomes(f"{what} {NEEDS_OUTCOMES}; this audit answers class shares, impact ratios and the "

@@ -27,6 +27,7 @@ import pandas as pd
 
 from .statistics import inference
 from .audit import Audit
+from .multiclass import MulticlassAudit
 from .statistics.verdicts import DEFAULT_OFI_TOLERANCE, VerdictSettings, level_text, unpack_settings
 from .common.vocabulary import DEFAULT_ALPHA, check_alpha
 from .statistics.confusion import ConfusionMatrix
@@ -52,7 +53,7 @@ OFI_COLUMNS = ("OFI", "OFI verdict")
 UNKNOWN_NAME = "unknown"
 
 
-def ll144_summary(audit_or_rows: Audit | RowData, *, scores: npt.ArrayLike | None = None,
+def ll144_summary(audit_or_rows: Audit | RowData | MulticlassAudit, *, scores: npt.ArrayLike | None = None,
                   score_name: str | None = None, categories: Sequence[str] | None = None, exclude_below: float = EXCLUDE_BELOW,
                   alpha: float = DEFAULT_ALPHA, unknown: Iterable[str] = UNKNOWN,
                   tolerance: float | VerdictSettings = DEFAULT_OFI_TOLERANCE, adjust: str = "holm") -> pd.DataFrame:
@@ -60,9 +61,15 @@ def ll144_summary(audit_or_rows: Audit | RowData, *, scores: npt.ArrayLike | Non
 
     Parameters
     ----------
-    audit_or_rows : Audit or RowData
+    audit_or_rows : Audit, RowData or MulticlassAudit
         An audit (its confusion matrices; its rows when ``scores`` are given) or row-level data alone
-        (one attribute: the rows' groups).
+        (one attribute: the rows' groups). A :class:`~fairness_core.multiclass.MulticlassAudit` (a tool that
+        sorts people into several classes) gives the table once per class — the rate of being placed in it and
+        its impact ratio, as the rules ask of a tool that classifies into groups — and, with an order, once per
+        cut ("Medium or better"; without outcomes the first cut, the favourable class alone, is its class's rows
+        and is not repeated), in two leading columns ``classification`` and ``basis`` ("class" or "cut");
+        with outcomes the cut rows carry the OFI verdict of the cut, the class rows none (a class in the middle
+        of an order has no direction). ``scores`` are not taken with it.
     scores : array-like, optional
         One score per row of the audit's rows (or of ``audit_or_rows``): the table then gives the
         **scoring rate**, the share of a category scoring *strictly above* the median of the whole
@@ -123,6 +130,11 @@ def ll144_summary(audit_or_rows: Audit | RowData, *, scores: npt.ArrayLike | Non
     >>> s["status"].tolist()[2]
     'excluded: under 2 % of the data'
     """
+    if isinstance(audit_or_rows, MulticlassAudit):
+        if scores is not None or score_name is not None:
+            raise ValueError("scores are not taken with a MulticlassAudit: its classes are the decisions")
+        return _classes_summary(audit_or_rows, categories=categories, exclude_below=exclude_below, alpha=alpha,
+                                unknown=unknown, tolerance=tolerance, adjust=adjust)
     tolerance, alpha, adjust = unpack_settings(tolerance, alpha, adjust)
     if not 0 <= exclude_below < 1:
         raise ValueError(f"exclude_below must be a share in [0, 1), got {exclude_below!r}")
@@ -150,6 +162,34 @@ def ll144_summary(audit_or_rows: Audit | RowData, *, scores: npt.ArrayLike | Non
     out.attrs.update(rate=rate_name, level=level, interval=f"{level_text(level)} CI, per ratio (not adjusted)",
                      alpha=alpha, tolerance=tolerance, adjust=adjust, exclude_below=exclude_below,
                      median=median, outcomes=audit.has_outcomes, score=None if scores is None else (score_name or None), notes=_notes(audit, rate_name, median, exclude_below, out))
+    return out
+
+
+def _classes_summary(audit: MulticlassAudit, **options: object) -> pd.DataFrame:
+    """:func:`ll144_summary` of every class of ``audit`` (the rate of being placed in it), then of every cut."""
+    decided = audit.decisions()
+    parts = [("class", c, decided.one_vs_rest(c, positive_is="benefit")) for c in audit.classes]
+    if audit.ordered:
+        cuts = list(zip(audit.cuts, audit.cut_classes))
+        # without outcomes the first cut (the favourable end alone) repeats that class's rows: left out
+        parts += [("cut", label, audit.at_cut(c)) for label, c in (cuts if audit.has_outcomes else cuts[1:])]
+    frames = []
+    for basis, label, binary in parts:
+        table = ll144_summary(binary, **options)  # type: ignore[arg-type]
+        frames.append(table.assign(classification=label, basis=basis))
+    out = pd.concat(frames, ignore_index=True)
+    out = out[["classification", "basis", *[c for c in out.columns if c not in ("classification", "basis")]]]
+    out.attrs.update({k: v for k, v in frames[0].attrs.items() if k != "notes"})
+    out.attrs["outcomes"] = audit.has_outcomes
+    out.attrs["notes"] = [
+        f"A tool that sorts people into classes ({audit.direction}): the rate of each class is the share of a "
+        "category placed in it, and its impact ratio that share over the highest share of the class"
+        + (", in the direction of the data: for an unfavourable class a ratio under 1 favours the category."
+           if audit.favourable else ".")
+        + (" Each cut (a class or any more favourable one) is reported as a selection as well"
+           + ("." if audit.has_outcomes else f", but the first, {audit.cuts[0]!r}, which is that class's rows.")
+           if audit.ordered else ""),
+        *dict.fromkeys(n for f in frames for n in f.attrs.get("notes", []) if "favourable decision" not in n)]
     return out
 
 

@@ -14,6 +14,7 @@ and in the report.
 ``plots.training``     Conditional HydraGAN and PTN
 ``plots.compare``      candidate models' trade-off, paired differences, the mitigation frontier
 ``plots.decisions``    decisions alone: each group's selection rate against four fifths of the highest
+``plots.multiclass``   ordered and unordered categories: k × k heatmaps per group, impact ratios at every cut
 ``plots.trend``        a model over time: each pair's OFI across saved periods
 ``plots.forecast``     PTN's search: cheap fitness against end-of-search fitness
 ``plots.scores``       a score by group: reliability diagram, ROC curves, the threshold sweep
@@ -29,6 +30,7 @@ from .compare import *  # noqa: F403
 from .decisions import *  # noqa: F403
 from .forecast import *  # noqa: F403
 from .inequality import *  # noqa: F403
+from .multiclass import *  # noqa: F403
 from .sample_size import *  # noqa: F403
 from .scores import *  # noqa: F403
 from .smoothing import *  # noqa: F403
