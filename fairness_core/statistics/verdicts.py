@@ -32,7 +32,7 @@ the impact ratio of the four-fifths rule), or j is the ``reference`` group when 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -71,6 +71,10 @@ class VerdictSettings:
     alpha : every claim's error rate, in (0, 1) (:func:`fairness_core.vocabulary.check_alpha`).
     adjust : the multiplicity adjustment across pairs (a key of :data:`fairness_core.vocabulary.ADJUSTMENTS`).
     ofi_method, di_method : the interval methods ("auto" picks by group size).
+    band : the band of the ratio (DI, or an amount audit's mean-prediction ratio) inside which no disparity is
+        claimed; the four-fifths band [4/5, 5/4] by default.
+    amounts : the OFI is a difference of amounts in the outcome's units (:mod:`fairness_core.continuous`), so the
+        tolerance is any finite value >= 0, not one in [0, 2].
 
     >>> VerdictSettings(tolerance=0.02, alpha=0.1)
     VerdictSettings(tolerance=0.02, alpha=0.1, adjust='holm', ofi_method='auto', di_method='auto')
@@ -81,9 +85,15 @@ class VerdictSettings:
     adjust: str = "holm"
     ofi_method: str = "auto"
     di_method: str = "auto"
+    band: tuple[float, float] = field(default=(bias.FOUR_FIFTHS_LOW, bias.FOUR_FIFTHS_HIGH), repr=False)
+    amounts: bool = field(default=False, repr=False)
 
     def __post_init__(self) -> None:
-        _check_settings(self.tolerance, self.alpha, self.adjust)
+        _check_settings(self.tolerance, self.alpha, self.adjust, bounded=not self.amounts)
+        low, high = (float(x) for x in self.band)
+        if not (0 < low < 1 < high < np.inf):
+            raise ValueError(f"band must be (low, high) with 0 < low < 1 < high, got {self.band!r}")
+        object.__setattr__(self, "band", (low, high))
         object.__setattr__(self, "tolerance", float(self.tolerance))
         object.__setattr__(self, "alpha", float(self.alpha))
 
@@ -249,28 +259,36 @@ class _DIClaims:
     di: FloatArray
 
 
-def _check_settings(tolerance: float, alpha: float, adjust: str) -> None:
-    if not (0 <= tolerance <= 2):
+def _check_settings(tolerance: float, alpha: float, adjust: str, bounded: bool = True) -> None:
+    if bounded and not (0 <= tolerance <= 2):
         raise ValueError(f"tolerance must be in [0, 2], got {tolerance}")
+    if not bounded and not (0 <= tolerance < np.inf):
+        raise ValueError(f"tolerance must be a finite amount >= 0 in the outcome's units, got {tolerance}")
     check_alpha(alpha)
     adjustment(adjust)  # validates the name
 
 
 def _di_claims(sel_i: FloatArray, n_i: FloatArray, sel_j: FloatArray, n_j: FloatArray, alpha: float, adjust: str,
                di_method: str) -> _DIClaims:
-    band_low, band_high = bias.FOUR_FIFTHS_LOW, bias.FOUR_FIFTHS_HIGH
-    d = inference.di_pairs(sel_i, n_i, sel_j, n_j, method=di_method)
+    return ratio_claims(inference.di_pairs(sel_i, n_i, sel_j, n_j, method=di_method), alpha, adjust)
+
+
+def ratio_claims(d: Any, alpha: float, adjust: str, band: tuple[float, float] = (bias.FOUR_FIFTHS_LOW,
+                 bias.FOUR_FIFTHS_HIGH), undefined_within: bool = True,
+                 labels: tuple[str, str, str] = ("differs from 1", "beyond the four-fifths band",
+                                                 "within the four-fifths band")) -> _DIClaims:
+    """A ratio of every pair (DI, or any pairs object with DIPairs' interface: ``estimate``, ``nobody``,
+    ``p_value``, ``bounds_at``, ``method``) against 1 and the ``band``, as three families. ``undefined_within``:
+    a pair whose ratio is undefined (``nobody``: nobody selected) counts as inside the band."""
+    band_low, band_high = band
     (q_zero, _, _), di_fam, a_di, (d_lo, d_hi), unadjusted, q_adjusted = _three_families(
-        d, 1.0, band_low, band_high, alpha, adjust,
-        ("differs from 1", "beyond the four-fifths band", "within the four-fifths band"))
-    nobody = np.isnan(q_zero)
+        d, 1.0, band_low, band_high, alpha, adjust, labels)
+    nobody = np.asarray(d.nobody, dtype=bool)
     with np.errstate(invalid="ignore"):
         di_beyond = ((d_hi < band_low) | (d_lo > band_high)) & ~nobody
-        di_within = ((d_lo > band_low) & (d_hi < band_high)) | nobody
-    with np.errstate(divide="ignore", invalid="ignore"):
-        di = np.where(sel_j > 0, (sel_i / n_i) / (sel_j / n_j), np.nan)
+        di_within = ((d_lo > band_low) & (d_hi < band_high)) | (nobody & undefined_within)
     return _DIClaims(d, q_zero, di_fam, a_di, (d_lo, d_hi), unadjusted, _adjusted(q_zero, q_adjusted, alpha, a_di),
-                     nobody, di_beyond, di_within, di)
+                     nobody, di_beyond, di_within, np.asarray(d.estimate, dtype=float))
 
 
 def pair_verdicts(names: list[str], cells: npt.ArrayLike, tolerance: float, alpha: float, adjust: str,
@@ -289,25 +307,37 @@ def pair_verdicts(names: list[str], cells: npt.ArrayLike, tolerance: float, alph
     i, j = _orient(sel, n, *np.triu_indices(len(names), 1), ref)
     args = (fp[i], fn[i], n[i], fp[j], fn[j], n[j])
     t = float(tolerance)
-
-    # OFI against 0 and ±T, DI against 1 and the four-fifths band: each with its three families' critical
-    # levels and the one decision level, read from the interval printed beside the verdict.
     o = inference.ofi_pairs(*args, method=ofi_method)
+    dc = _di_claims(sel[i], n[i], sel[j], n[j], alpha, adjust, di_method)
+    settings = VerdictSettings(t, alpha, adjust, ofi_method, di_method)
+    df, levels = judge_pairs(names, i, j, n, o, dc, (fp - fn) / n, settings)
+    return VerdictTable.of(df, settings, levels, reference, outcomes=True)
+
+
+def judge_pairs(names: list[str], i: np.ndarray, j: np.ndarray, n: FloatArray, o: Any, dc: _DIClaims,
+                b: FloatArray, settings: VerdictSettings) -> tuple[pd.DataFrame, VerdictLevels]:
+    """The verdict of every pair (i[k], j[k]) of groups ``names`` (sizes ``n``, marginal benefits ``b``) from its
+    OFI pairs object ``o`` (:class:`fairness_core.inference.OFIPairs`, or any object with its interface: an amount
+    audit's :class:`fairness_core.statistics.amounts.MeanPairs`) and its ratio claims ``dc`` (:func:`ratio_claims`),
+    read against ``settings``' tolerance and band: the table's columns and its levels. A pair whose OFI p-values
+    are NaN is no test (no claim is made: "inconclusive")."""
+    t, alpha, adjust = settings.tolerance, settings.alpha, settings.adjust
+    # OFI against 0 and ±T, DI against 1 and the band: each with its three families' critical
+    # levels and the one decision level, read from the interval printed beside the verdict.
     (p_zero, p_beyond, p_within), ofi_fam, a, (lo, hi), (lo_u, hi_u), p_zero_adjusted = _three_families(
         o, 0.0, -t, t, alpha, adjust, ("differs from 0", "beyond the tolerance", "within the tolerance"))
-    nonzero, beyond = (lo > 0) | (hi < 0), (lo > t) | (hi < -t)
-    within = (lo > -t) & (hi < t)
+    with np.errstate(invalid="ignore"):
+        nonzero, beyond = (lo > 0) | (hi < 0), (lo > t) | (hi < -t)
+        within = (lo > -t) & (hi < t)
     estimate = o.estimate
-    dc = _di_claims(sel[i], n[i], sel[j], n[j], alpha, adjust, di_method)
 
     code = np.select([beyond, nonzero & ~within, within & dc.beyond, within & dc.within], [0, 1, 2, 3], 4)
     verdict = _VERDICT_OBJECTS[code]
     rows_i, rows_j, reach = _rows_needed((code == 1) | (code == 4), estimate, lo, hi, t, n[i], n[j], within,
-                                         (dc.di, *dc.bounds))
+                                         (dc.di, *dc.bounds), settings.band)
     z_a = stats.norm.ppf(1 - a / 2)
     se = (hi - lo) / (2 * z_a)
     group_i, group_j = np.array(names, dtype=object)[i], np.array(names, dtype=object)[j]
-    b = (fp - fn) / n
     df = pd.DataFrame({
         "group_i": group_i, "group_j": group_j,
         "n_i": n[i].astype(np.int64), "n_j": n[j].astype(np.int64),
@@ -327,9 +357,8 @@ def pair_verdicts(names: list[str], cells: npt.ArrayLike, tolerance: float, alph
         "rows_needed_i": rows_i, "rows_needed_j": rows_j, "rows_needed_note": reach,
         "B_i": b[i], "B_j": b[j], "ofi_method": _as_objects(o.method), "di_method": _as_objects(dc.pairs.method),
     })
-    settings = VerdictSettings(t, alpha, adjust, ofi_method, di_method)
     levels = VerdictLevels(1 - a, 1 - dc.critical, ofi_fam, dc.families, 1 - alpha, len(df))
-    return VerdictTable.of(df, settings, levels, reference, outcomes=True)
+    return df, levels
 
 
 def selection_verdicts(names: list[str], selected: npt.ArrayLike, n: npt.ArrayLike, alpha: float, adjust: str,
@@ -411,7 +440,9 @@ def _as_objects(words: npt.NDArray[np.str_]) -> npt.NDArray[np.object_]:
 
 def _rows_needed(open_: npt.NDArray[np.bool_], estimate: FloatArray, lo: FloatArray, hi: FloatArray, t: float,
                  n_i: FloatArray, n_j: FloatArray, within: np.ndarray,
-                 di_parts: tuple[FloatArray, FloatArray, FloatArray]) -> tuple[FloatArray, FloatArray, np.ndarray]:
+                 di_parts: tuple[FloatArray, FloatArray, FloatArray],
+                 band: tuple[float, float] = (bias.FOUR_FIFTHS_LOW, bias.FOUR_FIFTHS_HIGH)
+                 ) -> tuple[FloatArray, FloatArray, np.ndarray]:
     """More rows per group (both grown by one factor k at the same rates) that would settle an open pair at
     the current adjusted level: OFI's interval beyond or inside ±T, or, when OFI is settled inside ±T, DI's
     interval beyond or inside the four-fifths band. Each side of the interval shrinks towards the estimate as
@@ -427,7 +458,7 @@ def _rows_needed(open_: npt.NDArray[np.bool_], estimate: FloatArray, lo: FloatAr
         k = np.minimum(k_beyond, k_within)
         di, d_lo, d_hi = di_parts
         log_di, log_lo, log_hi = np.log(di), np.log(np.maximum(d_lo, 1e-300)), np.log(d_hi)
-        edge_lo, edge_hi = np.log(bias.FOUR_FIFTHS_LOW), np.log(bias.FOUR_FIFTHS_HIGH)
+        edge_lo, edge_hi = np.log(band[0]), np.log(band[1])
         up, down = log_hi - log_di, log_di - log_lo
         k_out = np.where(log_di < edge_lo, (up / (edge_lo - log_di)) ** 2,
                          np.where(log_di > edge_hi, (down / (log_di - edge_hi)) ** 2, np.inf))
