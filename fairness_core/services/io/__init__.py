@@ -12,7 +12,7 @@ One module per job; every name is importable from here, as it always was:
 - :mod:`.cm_table` tables of per-group confusion matrices;
 - :mod:`.rows` row-level predictions (one row per individual) and candidate models;
 - :mod:`.arrays` a notebook's arrays;
-- :mod:`.warehouse` data counted where they live (DuckDB, Ibis);
+- :mod:`.warehouse` data counted where they live (DuckDB, Ibis); :mod:`.amounts` amount audits the same way;
 - :mod:`.export` safe CSV.
 
 :class:`Problem`, :class:`DataValidationError`, the row, group and name limits and the name checks are
@@ -26,7 +26,8 @@ from ...common.validation import (INTERSECTION_SEP, MAX_COUNT, MAX_GROUPS, MAX_N
                                   Problem, clean_name, direction, group_values, hidden_name_problem, intersection_names,
                                   row_notes)
 from ...statistics.row_counts import TEXT
-from . import arrays, cm_table, export, limits, parquet, read, rows, warehouse, workbook
+from . import amounts, arrays, cm_table, export, limits, parquet, read, rows, warehouse, workbook
+from .amounts import aggregate_amounts
 from .arrays import audit_from_predictions
 from .cm_table import cms_from_table, cms_to_table, find_count_columns
 from .export import neutralize_cell, to_safe_csv
@@ -41,10 +42,10 @@ from .workbook import EXCEL_MAX_ROWS, MAX_XLSX_CELLS, MAX_XLSX_XML_BYTES, sheet_
 __all__ = [
     "EXCEL_MAX_ROWS", "INTERSECTION_SEP", "LARGE_UPLOAD_BYTES", "MAX_CELLS", "MAX_COLUMNS", "MAX_COUNT",
     "MAX_EXPANDED_BYTES", "MAX_GROUPS", "MAX_NAME_LENGTH", "MAX_ROWS", "MAX_XLSX_CELLS", "MAX_XLSX_XML_BYTES",
-    "SAMPLE_ROWS", "TEXT", "ColumnGuess", "DataValidationError", "Problem", "aggregate", "aggregate_upload",
+    "SAMPLE_ROWS", "TEXT", "ColumnGuess", "DataValidationError", "Problem", "aggregate", "aggregate_amounts", "aggregate_upload",
     "audit_from_decisions", "audit_from_predictions", "candidates_from_predictions", "clean_name", "cms_from_predictions", "cms_from_table",
     "cms_to_table", "direction", "distinct_values", "find_count_columns", "group_values", "guess_columns",
     "hidden_name_problem", "intersection_names", "neutralize_cell", "parquet_shape", "read_sample", "read_table",
     "row_notes", "sheet_names", "to_numbers", "to_safe_csv",
-    "arrays", "cm_table", "export", "limits", "parquet", "read", "rows", "warehouse", "workbook",
+    "amounts", "arrays", "cm_table", "export", "limits", "parquet", "read", "rows", "warehouse", "workbook",
 ]
