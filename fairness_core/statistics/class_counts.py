@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from .row_counts import _compact, _group_codes, _levels_of, _sensitive_frame, _vector
-from ..common.validation import (MAX_GROUPS, UNKNOWN_CATEGORY, UNKNOWN_VALUES, DataValidationError, Problem,
+from ..common.validation import (MAX_GROUPS, MAX_ROWS, UNKNOWN_CATEGORY, UNKNOWN_VALUES, DataValidationError, Problem,
                                  group_values, intersection_names, show_value, unknown_key)
 
 #: Most classes a multiclass audit takes (a k × k matrix per group is shown and stored).
@@ -49,7 +49,7 @@ def _class_key(value: Any) -> str:
 
 
 def _check_missing(values: np.ndarray, column: str) -> None:
-    missing = pd.isna(pd.Series(values, dtype=object)).to_numpy()
+    missing = np.asarray(pd.isna(values))   # on the array as it is: numbers never go through Python objects
     if missing.any():
         rows = np.flatnonzero(missing)
         more = f" ({rows.size:,} such positions)" if rows.size > 1 else ""
@@ -76,7 +76,7 @@ def class_codes(values: np.ndarray, column: str, classes: Sequence[str] | None) 
     """Each row's class index in ``classes`` (matched as trimmed text) and the classes; with ``classes`` None,
     the data's own classes, sorted. A value outside ``classes`` is refused with its first position."""
     _check_missing(values, column)
-    codes, uniques = pd.factorize(pd.Series(values, dtype=object), sort=False)
+    codes, uniques = pd.factorize(np.asarray(values), sort=False)
     keys = [_class_key(u) for u in uniques]   # one per distinct value, never per row
     if classes is None:
         try:
@@ -122,6 +122,8 @@ def count_classes(y_true: Any, y_pred: Any, sensitive_features: Any, order: Sequ
         raise DataValidationError("lengths differ: " + ", ".join(f"{k} has {v:,}" for k, v in sizes.items()))
     if len(predictions) == 0:
         raise DataValidationError("no rows")
+    if len(predictions) > MAX_ROWS:   # the binary audit's limit (FAIRNESS_MAX_UPLOAD_ROWS)
+        raise DataValidationError(f"{len(predictions):,} rows; the limit is {MAX_ROWS:,}")
     declared = None if order is None else _declared_order(order)
     if labels is not None:
         _check_missing(labels, "y_true")
