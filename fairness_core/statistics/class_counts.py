@@ -150,7 +150,9 @@ def count_classes(y_true: Any, y_pred: Any, sensitive_features: Any, order: Sequ
         never = [c for c in range(k) if not observed[c] and (pi == c).any()]
         if never:
             c = never[0]
-            sentence = (f"{classes[c]!r} is predicted ({int((pi == c).sum()):,} rows, first y_pred[{int(np.argmax(pi == c))}]) "
+            count = int((pi == c).sum())
+            sentence = (f"{classes[c]!r} is predicted ({count:,} row{'' if count == 1 else 's'}, first "
+                        f"y_pred[{int(np.argmax(pi == c))}]) "
                         "but never an observed outcome in y_true")
             if order is None:
                 raise DataValidationError(sentence + f" (outcomes: {', '.join(repr(classes[j]) for j in np.flatnonzero(observed))}); "
@@ -158,7 +160,7 @@ def count_classes(y_true: Any, y_pred: Any, sensitive_features: Any, order: Sequ
                                           "audit a class nobody was observed in")
             message = (sentence + ": its one-vs-rest TPR and FNR are undefined (no one observed in it)"
                        + (f"; also {', '.join(repr(classes[j]) for j in never[1:])}" if len(never) > 1 else ""))
-            warnings.warn(message, UserWarning, stacklevel=4)
+            warnings.warn(message, UserWarning, stacklevel=3)
             notes.append(message[0].upper() + message[1:] + ".")
 
     try:
