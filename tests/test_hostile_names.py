@@ -200,7 +200,14 @@ def _figure_cases() -> dict:  # type: ignore[type-arg]
     decided = Audit.from_decisions(rng.integers(0, 2, 80), np.repeat(NAMES, 10), positive_is="benefit")
     probability = rng.uniform(size=80)
     scored = score_analysis(rng.uniform(size=80) < probability, probability, np.repeat(NAMES, 10), 0.5, LINK)
+    from fairness_core.multiclass import MulticlassAudit
+
+    tiers = np.array([LINK, "plain", STYLED], dtype=object)   # hostile class names as well as group names
+    ranked = MulticlassAudit.from_predictions(tiers[np.arange(80) % 3], tiers[rng.integers(0, 3, 80)],
+                                              np.repeat(NAMES, 10), order=list(tiers), favourable=LINK)
     return {
+        "class_heatmaps": lambda: plots.class_heatmaps(ranked),
+        "impact_ratio_chart": lambda: plots.impact_ratio_chart(ranked.impact_ratios()),
         "pairwise_heatmap": lambda: plots.pairwise_heatmap(audit, "OFI", v),
         "disparate_impact_heatmap": lambda: plots.disparate_impact_heatmap(audit, v),
         "benefit_chart": lambda: plots.benefit_chart(audit),

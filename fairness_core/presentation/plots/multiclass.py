@@ -73,8 +73,9 @@ def class_heatmaps(audit: MulticlassAudit, groups: list[str] | None = None) -> g
     for k in range(len(chosen)):   # the class predicted under the lowest panel of each column
         if k + cols >= len(chosen):
             fig.update_xaxes(title_text="predicted", row=k // cols + 1, col=k % cols + 1)
-    return _plain(fig, f"Observed against predicted class, per group ({' < '.join(classes) if audit.ordered else 'unordered'})",
-                  height=60 + 300 * rows)
+    scale = plotly_text(" < ".join(classes)) if audit.ordered else "unordered classes"   # class names are user text
+    return _plain(fig, f"Observed against predicted class, per group<br><sup>{scale}</sup>", height=60 + 300 * rows,
+                  wrap=False)
 
 
 def impact_ratio_chart(ratios: pd.DataFrame) -> go.Figure:
