@@ -324,11 +324,20 @@ def declare(page, direction: str) -> None:
 
 def save_audit(pg, name: str, model: str, period: str) -> None:  # type: ignore[no-untyped-def]
     """Fill the Bias Audit page's "Save this audit" form and submit it; wait until it says it is saved."""
+    pg.wait_for_function(IDLE, timeout=WAIT)   # the page's run has ended: a form filled while it draws may be redrawn
     form = pg.get_by_test_id("stForm")
     for label, value in (("Name", name), ("Model", model), ("Period", period)):
         form.get_by_label(label, exact=True).fill(value)
     form.get_by_role("button", name="Save this audit").click()
     pg.get_by_role("link", name="Open the saved audit").wait_for(timeout=WAIT)
+
+
+def press(page, button) -> None:  # type: ignore[no-untyped-def]
+    """Click ``button`` once the page's run has ended with nothing stale. A click that lands while a run is still
+    drawing the page can be lost: under two CPU hogs, "Make a link" clicked as the saved audit's page was still
+    drawing made no link, and the page sat idle without it for the whole wait."""
+    page.wait_for_function(IDLE, timeout=WAIT)
+    button.click()
 
 
 def choose(page, label: str, option: str) -> None:

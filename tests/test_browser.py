@@ -11,7 +11,7 @@ import csv
 
 import pytest
 
-from browser_helpers import (FIGURES_HOLD, IDLE, WAIT, assert_group_labels_visible, browser_at, declare, save_audit,
+from browser_helpers import (FIGURES_HOLD, IDLE, WAIT, assert_group_labels_visible, browser_at, declare, press, save_audit,
                              skip_without_chromium, upload_cm_file)
 from browser_helpers import open_page, page, server  # noqa: F401 - fixtures, used by name
 
@@ -22,7 +22,7 @@ def test_upload_csv_and_see_heatmaps(page, tmp_path):
     upload_cm_file(page, tmp_path / "my_groups.csv",
                    "group,TP,FN,FP,TN\nAlpha,1,0,0,5\nBeta,7,0,1,10\nGamma,1,1,0,5\n")
     page.get_by_text("3 groups read from my_groups.csv").wait_for(timeout=WAIT)
-    page.get_by_role("button", name="Use these groups").click()
+    press(page, page.get_by_role("button", name="Use these groups"))
     page.get_by_text("Data: my_groups.csv").first.wait_for(timeout=WAIT)
     # the top of the page confirms it and offers the next step
     page.get_by_text("Loaded 3 groups from my_groups.csv.").wait_for(timeout=WAIT)
@@ -54,7 +54,7 @@ def test_cm_table_says_what_positive_means_and_flips_a_harmful_one(page, tmp_pat
     declare(page, "harm")
     page.get_by_text("positive = not reoffends").wait_for(timeout=WAIT)
     page.get_by_text("the classes were swapped (TP ↔ TN, FN ↔ FP)").wait_for(timeout=WAIT)
-    page.get_by_role("button", name="Use these groups").click()
+    press(page, page.get_by_role("button", name="Use these groups"))
     page.get_by_text("Loaded 2 groups from harm.csv.").wait_for(timeout=WAIT)
     current = page.get_by_test_id("stMain").get_by_text("positive = not reoffends")
     assert current.count() >= 1
@@ -131,7 +131,7 @@ def test_smoothing_slider_moves_and_the_page_follows(open_page):
 def test_training_starts_live_and_cancels(open_page, path, button):
     pg = open_page(path)
     pg.get_by_role("button", name=button).wait_for(timeout=WAIT)
-    pg.get_by_role("button", name=button).click()
+    press(pg, pg.get_by_role("button", name=button))
     pg.get_by_text("Running ·").first.wait_for(timeout=WAIT)
     pg.get_by_role("button", name="Cancel").click()
     pg.get_by_text("Cancelled. Nothing from this run is used").wait_for(timeout=WAIT)
@@ -144,7 +144,7 @@ def test_report_downloads_and_holds_the_numbers(open_page, tmp_path):
     pg.wait_for_function(IDLE, timeout=WAIT)   # the run has ended: its download buttons are the ones a click uses
     pg.get_by_text("Download the audit report").click()
     with pg.expect_download(timeout=WAIT) as info:
-        pg.get_by_role("button", name="Audit report (HTML)").click()
+        press(pg, pg.get_by_role("button", name="Audit report (HTML)"))
     path = tmp_path / "report.html"
     info.value.save_as(path)
     html = path.read_text(encoding="utf-8")
@@ -165,7 +165,7 @@ def test_save_share_by_link_trend_and_the_ll144_csv(open_page, tmp_path):
     pg.get_by_role("link", name="Open the saved audit").click()      # the owner makes a link to it
     pg.get_by_role("heading", name="COMPAS Q1").wait_for(timeout=WAIT)
     pg.locator("summary").filter(has_text="Links").click()
-    pg.get_by_role("button", name="Make a link").click()
+    press(pg, pg.get_by_role("button", name="Make a link"))
     box = pg.get_by_test_id("stCode").filter(has_text="/Saved_Audits?link=")
     box.wait_for(timeout=WAIT)
     address = box.inner_text().strip()
@@ -188,7 +188,7 @@ def test_save_share_by_link_trend_and_the_ll144_csv(open_page, tmp_path):
     assert "OFI" in charts.nth(0).inner_text() and "DI" in charts.nth(1).inner_text()
     assert colleague.locator("[data-testid='stException']").count() == 0
     with colleague.expect_download(timeout=WAIT) as info:
-        colleague.get_by_role("button", name="Download the Local Law 144 summary (CSV)").click()
+        press(colleague, colleague.get_by_role("button", name="Download the Local Law 144 summary (CSV)"))
     path = tmp_path / "ll144.csv"
     info.value.save_as(path)
     header = next(csv.reader(path.read_text(encoding="utf-8").splitlines()))
@@ -203,7 +203,7 @@ def test_report_downloaded_from_the_app_shows_forty_long_group_names(page, tmp_p
             for g in names]
     upload_cm_file(page, tmp_path / "forty.csv", "group,TP,FN,FP,TN\n" + "\n".join(rows) + "\n")
     page.get_by_text("40 groups read from forty.csv").wait_for(timeout=WAIT)
-    page.get_by_role("button", name="Use these groups").click()
+    press(page, page.get_by_role("button", name="Use these groups"))
     page.get_by_text("Data: forty.csv").wait_for(timeout=WAIT)
     page.get_by_test_id("stSidebar").get_by_role("link", name="Bias Audit").click()
     page.get_by_role("heading", name="Bias audit").wait_for(timeout=WAIT)
@@ -211,7 +211,7 @@ def test_report_downloaded_from_the_app_shows_forty_long_group_names(page, tmp_p
     assert_group_labels_visible(page, names)  # in the app
     page.get_by_text("Download the audit report").click()
     with page.expect_download(timeout=180000) as info:
-        page.get_by_role("button", name="Audit report (HTML)").click()
+        press(page, page.get_by_role("button", name="Audit report (HTML)"))
     path = tmp_path / "report.html"
     info.value.save_as(path)
     report_page = page.context.browser.new_page()
@@ -234,7 +234,7 @@ def test_an_attribute_alone_leads_with_the_adverse_impact_the_intersections_do_n
     page.locator("[data-testid='stFileUploader'] input[type='file']").nth(1).set_input_files(str(path))
     page.get_by_text("3,600 rows × 3 columns").wait_for(timeout=WAIT)
     declare(page, "benefit")
-    page.get_by_role("button", name="Aggregate and use").click()
+    press(page, page.get_by_role("button", name="Aggregate and use"))
     page.get_by_text("Aggregated 3,600 decisions into").wait_for(timeout=WAIT)
 
     page.get_by_test_id("stSidebar").get_by_role("link", name="Bias Audit").click()

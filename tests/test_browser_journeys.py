@@ -5,7 +5,7 @@ gives up (tests/browser_helpers.py)."""
 
 import re
 
-from browser_helpers import ARGS, ARTIFACTS, CHROMIUM, IDLE, ROOT, WAIT, choose, declare, skip_without_chromium, upload_cm_file
+from browser_helpers import ARGS, ARTIFACTS, CHROMIUM, IDLE, ROOT, WAIT, choose, declare, press, skip_without_chromium, upload_cm_file
 from browser_helpers import open_page, page, server  # noqa: F401 - fixtures, used by name
 
 skip_without_chromium()
@@ -22,14 +22,14 @@ def test_three_sessions_at_once_do_not_cross_talk(server, tmp_path):
             gan.goto(f"{server}/Synthetic_Data")
             fc.goto(f"{server}/Forecasting")
             # one after the other: two clicks at once reach the server in either order on a loaded machine
-            gan.get_by_role("button", name="Train and evaluate").click()
+            press(gan, gan.get_by_role("button", name="Train and evaluate"))
             gan.get_by_text("Running ·").first.wait_for(timeout=WAIT)
-            fc.get_by_role("button", name="Train PTN").click()
+            press(fc, fc.get_by_role("button", name="Train PTN"))
             # PyTorch trainings take turns (one process-wide random state): PTN waits in the queue
             fc.get_by_text("Queued, 0 ahead ·").first.wait_for(timeout=WAIT)
             auditor.goto(f"{server}/Upload")
             upload_cm_file(auditor, tmp_path / "mine.csv", "group,TP,FN,FP,TN\nX,1,0,0,5\nY,7,0,1,10\n")
-            auditor.get_by_role("button", name="Use these groups").click()
+            press(auditor, auditor.get_by_role("button", name="Use these groups"))
             auditor.get_by_text("Data: mine.csv").wait_for(timeout=WAIT)
             auditor.get_by_test_id("stSidebar").get_by_role("link", name="Bias Audit").click()  # same session
             auditor.get_by_role("heading", name="Bias audit").wait_for(timeout=WAIT)
@@ -123,7 +123,7 @@ def test_a_journalists_audit_of_the_published_compas_file(page, tmp_path):
     page.wait_for_function(IDLE, timeout=WAIT)
     assert page.get_by_text("the model “COMPAS v2.0 as scored in Broward County”").count() == 1
     with page.expect_download(timeout=180000) as info:
-        page.get_by_role("button", name="Audit report (HTML)").click()
+        press(page, page.get_by_role("button", name="Audit report (HTML)"))
     report = tmp_path / "report.html"
     info.value.save_as(report)
     html = report.read_text(encoding="utf-8")
@@ -154,7 +154,7 @@ def test_hostile_group_names_stay_text_in_streamlit_and_its_figures(page, tmp_pa
     writer.writerows([[link, 30, 5, 10, 55], [styled, 20, 10, 5, 65], [autolink, 3, 1, 1, 4], ["plain", 50, 10, 10, 80]])
     upload_cm_file(page, tmp_path / "hostile.csv", rows.getvalue())
     page.get_by_text("4 groups read from hostile.csv").wait_for(timeout=WAIT)
-    page.get_by_role("button", name="Use these groups").click()
+    press(page, page.get_by_role("button", name="Use these groups"))
     page.get_by_text("Data: hostile.csv").first.wait_for(timeout=WAIT)
     page.get_by_test_id("stSidebar").get_by_role("link", name="Sample-Size Explorer").click()
     page.get_by_text("What the numbers say.").wait_for(timeout=WAIT)
@@ -186,7 +186,7 @@ def test_compare_two_candidates_mitigate_and_download_the_thresholds(open_page, 
     main = pg.get_by_test_id("stMain")
     expect(main.get_by_text(re.compile(r"differences are significant|No difference between"))).to_be_visible()
     expect(main.get_by_text("On the held-out rows the largest |OFI| goes from")).to_be_visible(timeout=WAIT)
-    pg.get_by_role("button", name="Add the mitigated model to the comparison").click()
+    press(pg, pg.get_by_role("button", name="Add the mitigated model to the comparison"))
     main.get_by_text("In the comparison above as").wait_for(timeout=WAIT)
     pg.wait_for_function(IDLE, timeout=WAIT)
     choose(pg, "First model", "COMPAS decile score, per-group thresholds (ofi ≤ 0.05)")   # now a candidate
@@ -194,7 +194,7 @@ def test_compare_two_candidates_mitigate_and_download_the_thresholds(open_page, 
                          ".includes('(COMPAS decile score, per-group thresholds'))", timeout=WAIT)
     pg.wait_for_function(IDLE, timeout=WAIT)
     with pg.expect_download(timeout=WAIT) as info:
-        pg.get_by_role("button", name="Download the rule (JSON)").click()
+        press(pg, pg.get_by_role("button", name="Download the rule (JSON)"))
     path = tmp_path / "thresholds.json"
     info.value.save_as(path)
     rule = json.loads(path.read_text(encoding="utf-8"))   # the rule file `python -m fairness_core apply` reads

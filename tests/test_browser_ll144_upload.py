@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from browser_helpers import IDLE, WAIT, declare, skip_without_chromium
+from browser_helpers import IDLE, WAIT, declare, press, skip_without_chromium
 from browser_helpers import open_page, server  # noqa: F401 - fixtures, used by name
 
 skip_without_chromium()
@@ -103,7 +103,7 @@ def test_an_hr_export_with_the_tools_score_gives_both_rates_as_pandas_computes_t
     pg.wait_for_function(IDLE, timeout=WAIT)
     box.get_by_text("tool_score", exact=True).wait_for(timeout=WAIT)   # the choice holds after its run
     declare(pg, "benefit")
-    pg.get_by_role("button", name="Aggregate and use").click()
+    press(pg, pg.get_by_role("button", name="Aggregate and use"))
     pg.get_by_text("Aggregated 2,400 decisions into").wait_for(timeout=WAIT)
     pg.get_by_text("with the scoring rate of 'tool_score' for Local Law 144").wait_for(timeout=WAIT)
 

@@ -100,6 +100,7 @@ async def one_session(browser, base: str, k: str, tmp: Path, after: asyncio.Even
                 break
             except PlaywrightTimeout:
                 continue
+        await page.wait_for_function(IDLE, timeout=timeout)   # a click while a run draws the page can be lost
         await page.get_by_role("button", name="Use these groups").click(timeout=timeout)
         await page.get_by_text(f"Loaded 3 groups from {k}.csv.").wait_for(timeout=timeout)
         await page.get_by_test_id("stMain").get_by_role("link", name="Open the bias audit →").click(timeout=timeout)
