@@ -317,12 +317,16 @@ def test_synthetic_data_page_trains_in_the_background_and_shows_the_audit():
 
 
 def test_forecasting_page_trains_ptn_in_the_background_and_reports_skill(monkeypatch):
-    from models import forecast_data
+    import dataclasses
 
-    # A small Lorenz set keeps this test quick; the page's own code path is unchanged.
+    from models import forecast_data, ptn
+
+    # A small Lorenz set and a budget of seconds instead of the demo's minute keep this test quick (it took 59 s of
+    # the suite with the demo's 15 s search and 60 s final trainings); the page's own code path is unchanged.
     real = forecast_data.lorenz_dataset
     monkeypatch.setattr(forecast_data, "lorenz_dataset",
                         lambda *a, **k: real(1, 1, k.get("seed", 0), nvar_steps=200, progress=k.get("progress")))
+    monkeypatch.setattr(ptn, "DEMO", dataclasses.replace(ptn.DEMO, search_seconds=2.0, final_seconds=4.0))
     at = fresh("pages/6_Forecasting.py")
     assert not at.error and "Train PTN" in at.info[0].value
     at.radio(key="ptn-budget").set_value("custom").run()
