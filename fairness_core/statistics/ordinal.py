@@ -8,7 +8,7 @@ sign s = +1 when the last class is the favourable one and s = −1 when the firs
   b > 0 the person was placed on the favourable side of their observed tier (the ordinal false positive, a
   benefit), b < 0 on the unfavourable side (the ordinal false negative). A group's **marginal benefit** is
   B = mean(b) and the **ordinal OFI** of two groups B_i − B_j, in tiers. With k = 2 and s = +1 this is the binary
-  b = ŷ − y, B = (FP − FN)/n and OFI exactly (SCIENCE.md §1–2).
+  b = ŷ − y, B = (FP − FN)/n and OFI exactly (Briscoe 2024, the marginal benefit and OFI; docs/methods.md).
 - **Ordinal FPR** = #{b > 0} / #{not observed at the favourable end}: among those who could be placed above
   their tier (toward the favourable end), the share who were. **Ordinal FNR** = #{b < 0} / #{not observed at
   the unfavourable end}. With k = 2 they are FP/(FP + TN) and FN/(TP + FN). Undefined (NaN, with the reason)
