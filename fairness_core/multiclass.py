@@ -464,8 +464,10 @@ class MulticlassAudit:
 
     def verdicts(self, tolerance: float, alpha: float = DEFAULT_ALPHA, adjust: str = "holm") -> Any:
         """The ordinal OFI verdicts: B_i − B_j in tiers against ``tolerance`` (in tiers), with the amounts' interval
-        and the binary audit's five words (``ContinuousAudit.verdicts``, on :meth:`ordinal_audit`)."""
-        return self.ordinal_audit().verdicts(tolerance, alpha=alpha, adjust=adjust)
+        and the binary audit's words (``ContinuousAudit.verdicts``, on :meth:`ordinal_audit`). No ratio question is
+        asked there (``band=None``): a ratio of mean ranks depends on where the ranks start, so OFI inside the
+        tolerance reads "no bias detected" and a systemic disparity is read from :meth:`impact_ratios` at the cuts."""
+        return self.ordinal_audit().verdicts(tolerance, alpha=alpha, adjust=adjust, band=None)
 
     # --- several attributes ---------------------------------------------------------------------------------------
 
