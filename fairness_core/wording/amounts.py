@@ -13,7 +13,7 @@ from ..statistics.verdicts import level_text
 
 
 def _amount(x: pd.Series, unit: str) -> pd.Series:
-    return x.map(lambda v: f"{unit}{v:,.4g}" if np.isfinite(v) else "—")  # one formatting per pair, no loop logic
+    return x.map(lambda v: f"{'−' if v < 0 else ''}{unit}{abs(v):,.4g}" if np.isfinite(v) else "—")
 
 
 def amount_explanations(df: pd.DataFrame, tolerance: float, level: float, unit: str = "") -> np.ndarray:

@@ -27,7 +27,7 @@ from ...common.validation import (INTERSECTION_SEP, MAX_COUNT, MAX_GROUPS, MAX_N
                                   row_notes)
 from ...statistics.row_counts import TEXT
 from . import amounts, arrays, cm_table, export, limits, parquet, read, rows, warehouse, workbook
-from .amounts import aggregate_amounts
+from .amounts import aggregate, aggregate_amounts   # aggregate: the binary one, or amounts with continuous=True
 from .arrays import audit_from_predictions
 from .cm_table import cms_from_table, cms_to_table, find_count_columns
 from .export import neutralize_cell, to_safe_csv
@@ -36,7 +36,6 @@ from .parquet import MAX_EXPANDED_BYTES, parquet_shape
 from .read import LARGE_UPLOAD_BYTES, SAMPLE_ROWS, aggregate_upload, read_sample, read_table, to_numbers
 from .rows import (ColumnGuess, audit_from_decisions, candidates_from_predictions, cms_from_predictions,
                    distinct_values, guess_columns)
-from .warehouse import aggregate
 from .workbook import EXCEL_MAX_ROWS, MAX_XLSX_CELLS, MAX_XLSX_XML_BYTES, sheet_names
 
 __all__ = [

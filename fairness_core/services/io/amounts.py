@@ -1,6 +1,6 @@
 """Amount audits of data bigger than memory: per-group sufficient statistics in one GROUP BY inside the engine.
 
-:func:`aggregate_amounts` (also ``io.aggregate(..., continuous=True)``) computes, for every group, n and the power
+:func:`aggregate_amounts` (also ``io.aggregate(..., continuous=True)``, :func:`aggregate` here) computes, for every group, n and the power
 sums Σu, Σu², Σu³ of the outcome, the prediction, the benefit, |error| and error² (u = x − a shift: the first
 row's outcome for the outcome and the prediction, so that the central sums keep their digits when the mean is
 large against the spread), where the data live — DuckDB out of core on Parquet or CSV files, or any Ibis backend —
@@ -22,7 +22,20 @@ from ...common.validation import (MAX_GROUPS, DataValidationError, Problem, clea
 from ...common.vocabulary import resolve_positive_is
 from ...continuous import AMOUNTS, ContinuousAudit
 from ...statistics.amounts import Moments
+from . import warehouse
 from .warehouse import _is_ibis_table, _missing, _scores, open_files
+
+
+def aggregate(source: Any, *, continuous: bool = False, **arguments: Any) -> Any:
+    """``io.aggregate``: :func:`fairness_core.io.warehouse.aggregate` (one confusion matrix per group, the arguments
+    documented there), or, with ``continuous=True``, :func:`aggregate_amounts` (an amount audit; ``label``,
+    ``prediction``, ``groups``, ``positive_is`` and ``name`` apply)."""
+    if continuous:
+        return aggregate_amounts(source, **arguments)
+    return warehouse.aggregate(source, **arguments)
+
+
+aggregate.__doc__ = f"{aggregate.__doc__}\n\n{warehouse.aggregate.__doc__}"
 
 
 def aggregate_amounts(source: Any, *, label: str, prediction: str, groups: Sequence[str],

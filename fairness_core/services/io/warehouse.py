@@ -108,12 +108,8 @@ def _literal_like(column: Any, value: Any, what: str, name: str) -> Any:
 def aggregate(source: Any, *, label: str, prediction: str, groups: Sequence[str], positive: Any = 1,
               positive_prediction: Any = None, threshold: float | None = None, flip: bool = False,
               positive_is: str | None = None,
-              name: str | None = None, continuous: bool = False) -> Any:
+              name: str | None = None) -> Audit:
     """Count one confusion matrix per group inside the engine that holds the data.
-
-    ``continuous=True``: the label and prediction are amounts, and the result is a
-    :class:`~fairness_core.continuous.ContinuousAudit` from per-group sufficient statistics
-    (:func:`fairness_core.io.aggregate_amounts`; ``positive``, ``threshold`` and ``flip`` do not apply).
 
     Parameters
     ----------
@@ -139,10 +135,6 @@ def aggregate(source: Any, *, label: str, prediction: str, groups: Sequence[str]
         A missing column, a label or prediction with a third value, a positive value that never
         occurs, missing values (with their count), fewer than 2 or more than 500 groups.
     """
-    if continuous:
-        from .amounts import aggregate_amounts
-        return aggregate_amounts(source, label=label, prediction=prediction, groups=groups, positive_is=positive_is,
-                                 name=name)
     positive_is, flip = direction(positive_is, flip)
     groups = [str(g) for g in groups]
     if not groups:
