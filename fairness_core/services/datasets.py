@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
+
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -19,6 +21,8 @@ import pandas as pd
 from ..statistics import inference
 from ..audit import Audit
 from ..compare import Candidates
+from ..continuous import ContinuousAudit
+from ..multiclass import MulticlassAudit
 from .io import audit_from_decisions, cms_from_predictions
 
 ASSETS_DIR = Path(__file__).resolve().parents[2] / "assets"
@@ -226,6 +230,116 @@ def load_demo(key: str, assets: Path = ASSETS_DIR) -> Audit:
     if key not in DEMOS:
         raise ValueError(f"unknown demo {key!r}; expected one of {', '.join(DEMOS)}")
     return DEMOS[key].load(assets)
+
+
+
+# --- demos of amounts and of ordered categories (issue 53) ---------------------------------------------------
+
+#: COMPAS's three tiers, from one end of the scale to the other; "Low" is the end good for the person.
+COMPAS_TIERS = ("Low", "Medium", "High")
+
+
+@dataclass(frozen=True)
+class KindDemo:
+    """A demo of amounts (``kind="amount"``: a :class:`ContinuousAudit`) or of ordered categories
+    (``kind="ordered"``: a :class:`MulticlassAudit`), built from a row-level table (:attr:`frame`) as an upload of
+    the same columns would be. ``unit`` is the amount's (``"$ per hour"``); ``order`` and ``favourable`` the tiers'."""
+
+    key: str
+    title: str
+    kind: str
+    frame: Callable[[Path], pd.DataFrame]
+    label: str
+    prediction: str
+    groups: tuple[str, ...]
+    explain: Callable[[Any], str]
+    positive_is: str = "benefit"
+    unit: str = ""
+    order: tuple[str, ...] = ()
+    favourable: str = ""
+    source: str = ""
+
+    def load(self, assets: Path = ASSETS_DIR) -> ContinuousAudit | MulticlassAudit:
+        """The demo's audit."""
+        df = self.frame(assets)
+        source = self.source.format(n=len(df))
+        if self.kind == "amount":
+            return ContinuousAudit.from_predictions(df[self.label], df[self.prediction], df[list(self.groups)],
+                                                    positive_is=self.positive_is, source=source)
+        with warnings.catch_warnings():   # a tier predicted but never observed: the audit's notes say so
+            warnings.simplefilter("ignore", UserWarning)
+            return MulticlassAudit.from_predictions(df[self.label], df[self.prediction], df[list(self.groups)],
+                                                    list(self.order), favourable=self.favourable, source=source)
+
+
+def pay_frame(assets: Path = ASSETS_DIR) -> pd.DataFrame:
+    """The pay model's held-out recommendations (``scripts/make_pay_demo.py``): person, sex, exper, school, wage
+    (earned, 1980 $ per hour) and predicted_wage (recommended by a model fitted without sex, cross-fitted)."""
+    return _read(assets / "demo_pay_model.csv")
+
+
+def compas_tier_frame(assets: Path = ASSETS_DIR) -> pd.DataFrame:
+    """COMPAS's rows with the observed outcome read as a tier, as docs/methods.md does: ``observed_tier`` is
+    "High" for a defendant who reoffended within two years and "Low" for one who did not (nobody is observed
+    "Medium"), beside the tool's ``score_text`` (Low / Medium / High)."""
+    df = compas_frame(assets)
+    df["observed_tier"] = np.where(df["two_year_recid"].to_numpy() == 1, "High", "Low")
+    return df
+
+
+def _dollars(x: float) -> str:
+    return f"{'−' if x < 0 else '+'}${abs(x):.2f}"
+
+
+def _explain_pay(audit: ContinuousAudit) -> str:
+    g = audit.by_group(reference="male")
+    f, m = g.loc["female"], g.loc["male"]
+    return (f"A pay model fitted without sex recommends women {_dollars(f['mean_benefit'])} an hour against what "
+            f"they later earned (95 % interval {_dollars(f['mean_benefit_ci_low'])} to "
+            f"{_dollars(f['mean_benefit_ci_high'])}) and men {_dollars(m['mean_benefit'])} "
+            f"({_dollars(m['mean_benefit_ci_low'])} to {_dollars(m['mean_benefit_ci_high'])}): relative to the wages "
+            "observed, the model favours women. The observed wages are no neutral yardstick — women earned less at "
+            "the same experience and schooling — so this OFI measures how far the recommendations depart from the "
+            "pay gap in the data, not a gap the model makes; the recommendations themselves are close "
+            f"(women's mean over men's: {f['prediction_ratio']:.3f}).")
+
+
+def _explain_compas_tiers(audit: MulticlassAudit) -> str:
+    r = audit.rates()
+    aa, w = r.loc["African-American"], r.loc["Caucasian"]
+    return (f"COMPAS's three tiers against what happened (reoffended within two years = High, did not = Low). Among "
+            f"defendants who did not reoffend, {aa['ordinal_fnr']:.0%} of African-American and {w['ordinal_fnr']:.0%}"
+            " of Caucasian defendants were placed above Low (the ordinal FNR): ProPublica's finding, read from the "
+            "three tiers rather than one cut. The impact ratios at each cut (Low; Medium or better) give the Local "
+            "Law 144 reading. Nobody is observed Medium, so Medium's one-vs-rest TPR is undefined.")
+
+
+KIND_DEMOS: dict[str, KindDemo] = {
+    d.key: d
+    for d in (
+        KindDemo("pay_model", "Pay model: recommended hourly wage by sex (amounts; Ecdat Wages1)", "amount",
+                 pay_frame, "wage", "predicted_wage", ("sex",), _explain_pay, positive_is="benefit",
+                 unit="$ per hour",
+                 source="Ecdat Wages1 (US, 1976–82, n = {n:,}): hourly wage recommended by a least-squares pay "
+                        "model without sex (cross-fitted) against the wage earned, 1980 $ per hour"),
+        KindDemo("compas_tiers", "COMPAS's three risk tiers by race (ordered: Low < Medium < High)", "ordered",
+                 compas_tier_frame, "observed_tier", "score_text", ("race",), _explain_compas_tiers,
+                 order=COMPAS_TIERS, favourable="Low",
+                 source="COMPAS (ProPublica, Broward County, n = {n:,}): score_text against the outcome read as a "
+                        "tier (reoffended = High, did not = Low)"),
+    )
+}
+
+
+def load_kind_demo(key: str, assets: Path = ASSETS_DIR) -> ContinuousAudit | MulticlassAudit:
+    """Load demo ``key`` of :data:`KIND_DEMOS` (an amount or ordered-tier audit).
+
+    >>> load_kind_demo("compas_tiers").classes
+    ('Low', 'Medium', 'High')
+    """
+    if key not in KIND_DEMOS:
+        raise ValueError(f"unknown demo {key!r}; expected one of {', '.join(KIND_DEMOS)}")
+    return KIND_DEMOS[key].load(assets)
 
 
 #: Row-level demo tables for the synthetic-data page: protected attributes, a 0/1 label whose
