@@ -122,7 +122,7 @@ def test_list_filter_delete(store):
     c = store.save(_audit(2), name="three", model="credit", period="2026-Q2")
     everything = store.list()
     assert list(everything.columns) == ["id", "name", "model", "period", "created", "groups", "n", "model_version",
-                                        "saved_by", "owner", "access"]
+                                        "saved_by", "owner", "access", "kind"]
     assert set(everything["owner"]) == {store_mod.LOCAL_USER} and set(everything["access"]) == {"owner"}
     assert everything["id"].tolist() == [c, b, a]                  # newest first
     credit = store.list(model="credit")

@@ -292,7 +292,7 @@ def test_a_version_2_store_gives_its_audits_to_the_local_user(url):  # noqa: F81
             conn.exec_driver_sql(statement.format(serial=serial))
     engine.dispose()
     s = AuditStore(url)
-    assert s.schema_version() == store_mod.SCHEMA_VERSION == 3
+    assert s.schema_version() == store_mod.SCHEMA_VERSION == 4
     listed = s.list()
     assert listed["id"].tolist() == ["BBBBBBBBBBBBBBBBBBBBBB", "AAAAAAAAAAAAAAAAAAAAAA"]
     assert set(listed["owner"]) == {LOCAL_USER} and set(listed["access"]) == {"owner"}
@@ -312,8 +312,8 @@ def test_a_version_2_store_gives_its_audits_to_the_local_user(url):  # noqa: F81
     s.share("AAAAAAAAAAAAAAAAAAAAAA", with_users=["ana"])
     assert [h.id for h in s.history("credit", user="ana")] == ["AAAAAAAAAAAAAAAAAAAAAA", new]
     s.close()
-    again = AuditStore(url)      # opened again: no second migration
-    assert again.schema_version() == 3 and (again.events()["action"] == "migrate").sum() == 1
+    again = AuditStore(url)      # opened again: no migration runs twice (2 → 3, then 3 → 4: two events)
+    assert again.schema_version() == 4 and (again.events()["action"] == "migrate").sum() == 2
     again.close()
 
 
@@ -323,5 +323,5 @@ def test_a_version_1_sqlite_store_is_carried_through_both_migrations(tmp_path):
     with sqlite3.connect(path) as raw:
         raw.executescript(_V1)
     s = AuditStore(f"sqlite:///{path}")
-    assert s.schema_version() == 3 and s.list()[["owner", "access"]].values.tolist() == [[LOCAL_USER, "owner"]]
+    assert s.schema_version() == 4 and s.list()[["owner", "access"]].values.tolist() == [[LOCAL_USER, "owner"]]
     s.close()

@@ -19,7 +19,10 @@ means and whether it was declared a benefit or a harm, the group columns and eac
 the provenance, the verdict settings (tolerance, alpha, adjustment), a name, the model's name and version,
 the period the data covers, who saved it (when known), the tool version and when it was saved. Not the
 rows behind the matrices: a loaded audit has ``rows=None`` (the stability tab, the ensemble and anything
-else that needs the individuals is not available for it).
+else that needs the individuals is not available for it). An audit of amounts
+(:class:`~fairness_core.continuous.ContinuousAudit`) keeps each group's sufficient statistics, its direction, unit
+and band instead; an audit of classes (:class:`~fairness_core.multiclass.MulticlassAudit`) each group's class counts,
+the classes, their order and the favourable end (schema version 4; its ``kind``).
 
 Stored text is kept exactly as given (markup included); showing it safely is the page's job, as with
 uploads. Ids are unguessable (``secrets.token_urlsafe(16)``) but are not permissions.
@@ -48,6 +51,7 @@ from __future__ import annotations
 from .._compat import FairnessDeprecationWarning
 
 import json
+import math
 import os
 import re
 import secrets
@@ -65,6 +69,7 @@ from sqlalchemy.pool import StaticPool
 
 from ..common import text
 from ..audit import Audit
+from ..continuous import DEFAULT_BAND
 from ..statistics.verdicts import DEFAULT_OFI_TOLERANCE, VerdictSettings, unpack_settings
 from ..common.vocabulary import ADJUSTMENT_KEYS, DEFAULT_ALPHA, check_alpha
 # The schema, re-exported where callers have always found it (store.SCHEMA_VERSION, store.SavedAudit, ...).
@@ -73,10 +78,11 @@ from .store_schema import ID_PATTERN as _ID
 from .store_schema import audits as _audits, events as _events, groups as _groups, links as _links
 from .store_schema import metadata as _metadata, shares as _shares, versions as _schema
 from .store_schema import insert_groups as _insert_groups, link_row as _link, reach as _reach, saved as _saved
+from .store_schema import KINDS, kind_of as _kind_of, payload as _payload
 from .store_schema import iso as _iso, label as _label, sqlite_settings as _sqlite_settings, token_hash as _hash
 from .store_schema import user_name as _user, user_names as _users, utc as _utc, visible as _visible
 
-__all__ = ["AuditNotFound", "AuditStore", "BUSY_TIMEOUT_S", "DATA_DIR_VARIABLE", "DEFAULT_LINK_LIFETIME",
+__all__ = ["AuditNotFound", "AuditStore", "BUSY_TIMEOUT_S", "DATA_DIR_VARIABLE", "DEFAULT_LINK_LIFETIME", "KINDS",
            "LINK_NOT_FOUND", "LOCAL_USER", "MAX_LABEL", "MAX_LINK_LIFETIME", "MAX_USER", "MIGRATIONS", "NotOwner",
            "SCHEMA_VERSION", "STORE_VARIABLE", "SavedAudit", "StoreError", "default_url"]
 
@@ -285,37 +291,52 @@ class AuditStore:
 
     # ----------------------------------------------------------------- the interface
 
-    def save(self, audit: Audit, name: str, model: str | None = None, period: str | None = None, *,
+    def save(self, audit: Any, name: str, model: str | None = None, period: str | None = None, *,
              model_version: str | None = None, saved_by: str | None = None, user: str = LOCAL_USER,
              tolerance: float | VerdictSettings = DEFAULT_OFI_TOLERANCE, alpha: float = DEFAULT_ALPHA,
-             adjust: str = "holm") -> str:
+             adjust: str = "holm", unit: str = "") -> str:
         """Save ``audit`` (not its rows) in one transaction; returns its new, unguessable id. ``user`` owns it and
         is recorded as ``saved_by``; it is private to them until shared.
 
-        ``name`` is required; ``model`` and ``period`` place it in a series (:meth:`history`). Each label is
+        ``audit`` is an :class:`Audit` (its confusion matrices are kept), a
+        :class:`~fairness_core.continuous.ContinuousAudit` (each group's sufficient statistics) or a
+        :class:`~fairness_core.multiclass.MulticlassAudit` (each group's class counts); :meth:`load` gives back the
+        same kind. ``name`` is required; ``model`` and ``period`` place it in a series (:meth:`history`). Each label is
         text of at most :data:`MAX_LABEL` characters without hidden characters. ``tolerance``, ``alpha`` and
-        ``adjust`` are the verdict settings it was judged at (or one :class:`~fairness_core.verdicts.VerdictSettings` in place of ``tolerance``). ``saved_by`` is kept for the old call form only: who
+        ``adjust`` are the verdict settings it was judged at (or one :class:`~fairness_core.verdicts.VerdictSettings`
+        in place of ``tolerance``, whose band an amount audit keeps). The tolerance is in the OFI's units: in (0, 2)
+        for a binary audit and for classes (tiers), any finite amount above 0 for amounts, whose ``unit`` ("$", "a
+        year") is kept beside it. ``saved_by`` is kept for the old call form only: who
         saved an audit is ``user``, and a ``saved_by`` that differs is ignored with a DeprecationWarning (a
         typed name cannot claim to be another user).
         """
-        if not isinstance(audit, Audit):
-            raise ValueError(f"expected an Audit, got {type(audit).__name__}")
+        kind = _kind_of(audit)
         user = _user(user)
         if _label(saved_by, "saved by") not in (None, user):
             warnings.warn(f"saved_by is deprecated and ignored: the audit is saved by and belongs to {user!r}",
                           FairnessDeprecationWarning, stacklevel=2)
         labels = {"name": _label(name, "name", required=True), "model": _label(model, "model"),
                   "period": _label(period, "period"), "model_version": _label(model_version, "model version")}
+        band = tolerance.band if isinstance(tolerance, VerdictSettings) else DEFAULT_BAND
         tolerance, alpha, adjust = unpack_settings(tolerance, alpha, adjust)
-        if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not (0 < tolerance < 2):
-            raise ValueError(f"tolerance must be a number in (0, 2), got {tolerance!r}")
+        amounts = kind == "continuous"
+        if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not (
+                0 < tolerance < (math.inf if amounts else 2)):
+            wanted = "a finite amount above 0, in the outcome's units" if amounts else "a number in (0, 2)"
+            raise ValueError(f"tolerance must be {wanted}, got {tolerance!r}")
+        if not isinstance(unit, str) or len(unit) > MAX_LABEL or (unit and text.hidden_characters(unit) is not None):
+            raise ValueError(f"unit must be short text without hidden characters (e.g. '$'), got {unit!r}")
+        if unit and not amounts:
+            raise ValueError("unit names an amount audit's units; this audit is not one of amounts")
         check_alpha(alpha)
         if adjust not in _ADJUSTMENTS:
             raise ValueError(f"adjust must be one of {', '.join(_ADJUSTMENTS)}, got {adjust!r}")
         try:
-            provenance = json.dumps({str(k): v for k, v in dict(audit.provenance).items()}, ensure_ascii=False)
+            provenance = json.dumps({str(k): v for k, v in dict(getattr(audit, "provenance", {})).items()},
+                                    ensure_ascii=False)
             notes = json.dumps(list(audit.notes), ensure_ascii=False)
             columns = json.dumps(list(audit.group_columns), ensure_ascii=False)
+            kept = _payload(audit, unit, band)
         except (TypeError, ValueError) as e:
             raise ValueError(f"the audit's notes, group columns and provenance must be plain text or numbers: {e}") \
                 from None
@@ -324,17 +345,25 @@ class AuditStore:
         except ImportError:  # pragma: no cover - the package always has one
             tool_version = None
         audit_id = secrets.token_urlsafe(16)
+        if kind == "binary":
+            n, positive_outcome = int(sum(cm.n for cm in audit.cms.values())), audit.positive_outcome
+        elif kind == "continuous":
+            n, positive_outcome = int(audit.n.sum()), f"an amount ({audit.direction})"
+        else:
+            n, positive_outcome = int(audit.counts.sum()), f"a class ({audit.direction})"
         row = {"id": audit_id, **labels, "saved_by": user, "owner": user, "tool_version": tool_version,
                "created": _iso(self._now_utc()),
-               "source": audit.source, "notes": notes, "positive_outcome": audit.positive_outcome,
-               "positive_is": audit.positive_is, "group_columns": columns, "provenance": provenance,
+               "source": audit.source, "notes": notes, "positive_outcome": positive_outcome,
+               "positive_is": getattr(audit, "positive_is", None), "group_columns": columns, "provenance": provenance,
                "has_group_values": audit.group_values is not None, "tolerance": float(tolerance),
-               "alpha": float(alpha), "adjust": adjust, "n_groups": len(audit.cms),
-               "has_outcomes": audit.has_outcomes, "unknown_groups": json.dumps(list(audit.unknown), ensure_ascii=False),
-               "n": int(sum(cm.n for cm in audit.cms.values()))}
+               "alpha": float(alpha), "adjust": adjust, "n_groups": len(audit.groups),
+               "has_outcomes": bool(getattr(audit, "has_outcomes", True)),
+               "unknown_groups": json.dumps(list(getattr(audit, "unknown", ())), ensure_ascii=False),
+               "n": n, "kind": kind, "payload": kept}
         with self._write() as conn:
             seq = conn.execute(_audits.insert().values(**row)).inserted_primary_key[0]
-            _insert_groups(conn, seq, audit)
+            if kind == "binary":
+                _insert_groups(conn, seq, audit)
             self._log(conn, user, "save", audit_id, True, labels["name"] or "")
         return audit_id
 
@@ -356,20 +385,20 @@ class AuditStore:
 
     def list(self, model: str | None = None, *, user: str = LOCAL_USER) -> pd.DataFrame:
         """The saved audits ``user`` may see, newest first (of one model when given): id, name, model, period,
-        created, groups (how many), n (rows counted), model_version, saved_by, owner, and access ("owner" for
-        theirs, "shared" for those shared with them, read-only)."""
+        created, groups (how many), n (rows counted), model_version, saved_by, owner, access ("owner" for
+        theirs, "shared" for those shared with them, read-only) and kind (binary, continuous or multiclass)."""
         user = _user(user)
         access = sa.case((_audits.c.owner == user, "owner"), else_="shared")
         query = sa.select(_audits.c.id, _audits.c.name, _audits.c.model, _audits.c.period, _audits.c.created,
                           _audits.c.n_groups, _audits.c.n, _audits.c.model_version, _audits.c.saved_by,
-                          _audits.c.owner, access).where(_visible(user))
+                          _audits.c.owner, access, _audits.c.kind).where(_visible(user))
         if model is not None:
             query = query.where(_audits.c.model == model)
         with self._read() as conn:
             rows = conn.execute(query.order_by(_audits.c.seq.desc())).all()
         df = pd.DataFrame([tuple(r) for r in rows],
                           columns=["id", "name", "model", "period", "created", "groups", "n", "model_version",
-                                   "saved_by", "owner", "access"])
+                                   "saved_by", "owner", "access", "kind"])
         df["created"] = pd.to_datetime(df["created"], utc=True, format="ISO8601")
         return df.astype({"groups": "int64", "n": "int64"})
 

@@ -10,28 +10,38 @@ append-only).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import sqlite3
 import time
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from hashlib import sha256
 from typing import Any, Callable
 
+import numpy as np
 import pandas as pd
 import sqlalchemy as sa
 from sqlalchemy import event
 
 from ..common import text
 from ..audit import Audit
+from ..continuous import DEFAULT_BAND, ContinuousAudit
+from ..multiclass import MulticlassAudit
 from ..statistics.confusion import ConfusionMatrix
 from ..statistics.verdicts import VerdictSettings
 
 #: The schema this code writes. A store at an older version is migrated forward by :data:`MIGRATIONS`
 #: when opened; one at a newer version is refused (written by a newer workbench).
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
+
+#: The kinds of audit a store keeps (the ``kind`` column, version 4): yes/no decisions (:class:`Audit`), amounts
+#: (:class:`~fairness_core.continuous.ContinuousAudit`) and ordered or unordered classes
+#: (:class:`~fairness_core.multiclass.MulticlassAudit`); the names of the command line's ``--kind``.
+KINDS = ("binary", "continuous", "multiclass")
 
 #: Longest name, model name, model version, period or "saved by", in characters.
 MAX_LABEL = 200
@@ -81,6 +91,10 @@ audits = sa.Table(
     sa.Column("unknown_groups", sa.Text, nullable=False, server_default="[]"),
     # version 3: the user who saved it, and alone may delete, share or link it; audits saved before: LOCAL_USER
     sa.Column("owner", sa.String(MAX_USER), nullable=False, server_default=LOCAL_USER, index=True),
+    # version 4: the kind of audit (KINDS; audits saved before: "binary") and, for amounts and classes, everything
+    # the audit is rebuilt from (JSON: per-group sufficient statistics, or per-group class counts; no rows)
+    sa.Column("kind", sa.String(16), nullable=False, server_default="binary"),
+    sa.Column("payload", sa.Text),
 )
 
 groups = sa.Table(
@@ -145,9 +159,19 @@ def _add_owners(conn: sa.Connection) -> None:
                                          allowed=True, detail=f"schema 2 to 3: {n} saved audits given to {LOCAL_USER!r}"))
 
 
+def _add_kinds(conn: sa.Connection) -> None:
+    """Version 3 → 4: audits of amounts and of classes (issue 53). Every audit saved before is a binary one, kept
+    as it was in ``audit_groups``; the migration is recorded as an event."""
+    conn.execute(sa.text("ALTER TABLE audits ADD COLUMN kind VARCHAR(16) NOT NULL DEFAULT 'binary'"))
+    conn.execute(sa.text("ALTER TABLE audits ADD COLUMN payload TEXT"))
+    n = conn.execute(sa.select(sa.func.count()).select_from(audits)).scalar_one()
+    conn.execute(events.insert().values(time=iso(datetime.now(timezone.utc)), username=LOCAL_USER, action="migrate",
+                                         allowed=True, detail=f"schema 3 to 4: {n} saved audits kept as binary audits"))
+
+
 #: ``{version: step}``: ``step(connection)`` brings a store at ``version`` to ``version + 1``, inside the
 #: opening transaction.
-MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {1: _add_outcomes_columns, 2: _add_owners}
+MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {1: _add_outcomes_columns, 2: _add_owners, 3: _add_kinds}
 
 
 def _text(value: Any, what: str, limit: int, hidden: str) -> str:
@@ -242,11 +266,17 @@ def sqlite_settings(engine: sa.Engine) -> None:
 
 @dataclass(frozen=True)
 class SavedAudit:
-    """A saved audit with what was stored beside it. It reads as the :class:`Audit` it holds (every attribute and
-    method not its own is the audit's; ``.audit`` is the Audit itself). ``rows`` is None: rows are not stored."""
+    """A saved audit with what was stored beside it. It reads as the audit it holds (every attribute and method not
+    its own is the audit's; ``.audit`` is the audit itself: an :class:`Audit`, a
+    :class:`~fairness_core.continuous.ContinuousAudit` or a :class:`~fairness_core.multiclass.MulticlassAudit`, as
+    ``kind`` says). ``rows`` is None: rows are not stored.
+
+    ``tolerance`` is in the OFI's units: a share for a binary audit, the outcome's units for amounts (``unit`` names
+    them, e.g. "$"), tiers for ordered classes. ``band`` is an amount audit's band of the mean-prediction ratio (None:
+    no ratio question was asked)."""
 
     id: str
-    audit: Audit
+    audit: Any
     name: str
     model: str | None
     model_version: str | None
@@ -260,18 +290,40 @@ class SavedAudit:
     owner: str = LOCAL_USER
     #: How the user reached it: "owner", "shared" (read-only) or "link" (read-only, through a link).
     access: str = "owner"
+    #: One of :data:`KINDS`.
+    kind: str = "binary"
+    unit: str = ""
+    band: tuple[float, float] | None = DEFAULT_BAND
 
     @property
     def settings(self) -> VerdictSettings:
-        """The verdict settings it was saved with."""
+        """The verdict settings it was saved with (for amounts: the tolerance in the outcome's units, the band)."""
+        if self.kind == "continuous":
+            return VerdictSettings(self.tolerance, self.alpha, self.adjust, band=self.band or DEFAULT_BAND,
+                                   amounts=True)
         return VerdictSettings(self.tolerance, self.alpha, self.adjust)
+
+    @property
+    def has_outcomes(self) -> bool:
+        """Whether observed outcomes stand behind it (an audit of amounts always has them)."""
+        return bool(getattr(self.audit, "has_outcomes", True))
 
     def verdicts(self, tolerance: float | None = None, *, alpha: float | None = None, adjust: str | None = None,
                  **options: Any) -> pd.DataFrame:
-        """The audit's verdicts, at the settings it was saved with unless others are given."""
-        return self.audit.verdicts(self.tolerance if tolerance is None else tolerance,
-                                   alpha=self.alpha if alpha is None else alpha,
-                                   adjust=self.adjust if adjust is None else adjust, **options)
+        """The audit's verdicts, at the settings it was saved with unless others are given: a binary audit's and an
+        amount audit's pair verdicts (the latter in its unit, against its band), an ordered class audit's ordinal
+        OFI verdicts; classes without an order or without outcomes have no OFI, and give their impact ratios."""
+        tolerance = self.tolerance if tolerance is None else tolerance
+        alpha = self.alpha if alpha is None else alpha
+        adjust = self.adjust if adjust is None else adjust
+        if self.kind == "continuous":
+            options = {"band": self.band, "unit": self.unit, **options}
+            return self.audit.verdicts(tolerance, alpha=alpha, adjust=adjust, **options)
+        if self.kind == "multiclass":
+            if self.audit.ordered and self.audit.has_outcomes:
+                return self.audit.verdicts(tolerance, alpha=alpha, adjust=adjust)
+            return self.audit.impact_ratios(alpha=alpha, adjust=adjust, **options)
+        return self.audit.verdicts(tolerance, alpha=alpha, adjust=adjust, **options)
 
     def __getattr__(self, attribute: str) -> Any:
         """Everything else is the audit's: what :meth:`AuditStore.load` returns reads as the Audit it holds
@@ -279,6 +331,67 @@ class SavedAudit:
         if attribute.startswith("__") or attribute == "audit":
             raise AttributeError(attribute)
         return getattr(self.audit, attribute)
+
+
+def kind_of(audit: Any) -> str:
+    """The kind of ``audit`` (one of :data:`KINDS`); anything else is refused with a ValueError."""
+    if isinstance(audit, Audit):
+        return "binary"
+    if isinstance(audit, ContinuousAudit):
+        return "continuous"
+    if isinstance(audit, MulticlassAudit):
+        return "multiclass"
+    raise ValueError(f"expected an Audit, a ContinuousAudit or a MulticlassAudit, got {type(audit).__name__}")
+
+
+def _values(group_values: Any) -> dict[str, list[str]] | None:
+    return None if group_values is None else {str(g): list(v) for g, v in dict(group_values).items()}
+
+
+def payload(audit: Any, unit: str = "", band: tuple[float, float] | None = DEFAULT_BAND) -> str | None:
+    """What an audit of amounts or of classes is rebuilt from, as JSON (None for a binary audit, whose confusion
+    matrices go to ``audit_groups``). Amounts: each group's n and the mean, M2 and M3 of every amount
+    (:meth:`~fairness_core.continuous.ContinuousAudit.stats`; floats are written as Python's shortest repr, so they
+    read back bit for bit), the direction, the unit and the band. Classes: each group's class counts and the
+    classes, their order and the favourable end or classes."""
+    kind = kind_of(audit)
+    if kind == "binary":
+        return None
+    common = {"groups": list(audit.groups), "source": audit.source, "notes": list(audit.notes),
+              "group_columns": list(audit.group_columns), "group_values": _values(audit.group_values)}
+    if kind == "continuous":
+        stats = audit.stats()
+        doc = {**common, "positive_is": audit.positive_is, "unit": unit,
+               "band": None if band is None else [float(band[0]), float(band[1])],
+               "stats": {c: stats[c].astype(float).tolist() for c in stats.columns}}
+    else:
+        doc = {**common, "counts": audit.counts.tolist(), "classes": list(audit.classes), "ordered": audit.ordered,
+               "favourable": list(audit.favourable), "outcomes": audit.has_outcomes, "unknown": list(audit.unknown),
+               "provenance": {str(k): str(v) for k, v in dict(audit.provenance).items()}}
+    return json.dumps(doc, ensure_ascii=False)
+
+
+def _from_payload(kind: str, text_: str) -> tuple[Any, str, tuple[float, float] | None]:
+    """The audit, its unit and its band, rebuilt from :func:`payload`'s JSON."""
+    doc = json.loads(text_)
+    values = None if doc["group_values"] is None else {g: tuple(v) for g, v in doc["group_values"].items()}
+    if kind == "continuous":
+        stats = pd.DataFrame(doc["stats"], index=pd.Index(doc["groups"], name="group"))
+        with warnings.catch_warnings():   # an undeclared direction was warned about when the audit was made
+            warnings.simplefilter("ignore", UserWarning)
+            audit = ContinuousAudit.from_stats(stats, doc["positive_is"], source=doc["source"],
+                                               group_columns=doc["group_columns"], group_values=values)
+        audit = dataclasses.replace(audit, notes=tuple(doc["notes"]))
+        band = None if doc["band"] is None else (float(doc["band"][0]), float(doc["band"][1]))
+        return audit, doc["unit"], band
+    if kind == "multiclass":
+        audit = MulticlassAudit(np.asarray(doc["counts"], dtype=np.int64), tuple(doc["groups"]), tuple(doc["classes"]),
+                                ordered=doc["ordered"], favourable=tuple(doc["favourable"]), outcomes=doc["outcomes"],
+                                group_columns=tuple(doc["group_columns"]), group_values=values,
+                                unknown=tuple(doc["unknown"]), source=doc["source"], notes=tuple(doc["notes"]),
+                                provenance=doc["provenance"])
+        return audit, "", DEFAULT_BAND
+    raise ValueError(f"this store holds an audit of an unknown kind {kind!r}: upgrade the workbench to open it")
 
 
 def reach(conn: sa.Connection, audit_id: Any, user: str, lock: bool = False) \
@@ -326,13 +439,18 @@ def insert_groups(conn: sa.Connection, seq: int, audit: Audit) -> None:
 
 
 def saved(row: sa.Row, groups: list[sa.Row], access: str) -> SavedAudit:
-    cms = {g.name: ConfusionMatrix(int(g.tp), int(g.fn), int(g.fp), int(g.tn)) for g in groups}
-    values = {g.name: tuple(json.loads(g.group_values)) for g in groups} if row.has_group_values else None
-    audit = Audit(cms, source=row.source, notes=tuple(json.loads(row.notes)), positive_outcome=row.positive_outcome,
-                  group_columns=tuple(json.loads(row.group_columns)), positive_is=row.positive_is,
-                  group_values=values, provenance=json.loads(row.provenance), outcomes=bool(row.has_outcomes),
-                  unknown=tuple(json.loads(row.unknown_groups)))
+    kind = getattr(row, "kind", "binary") or "binary"
+    unit, band = "", DEFAULT_BAND
+    if kind == "binary":
+        cms = {g.name: ConfusionMatrix(int(g.tp), int(g.fn), int(g.fp), int(g.tn)) for g in groups}
+        values = {g.name: tuple(json.loads(g.group_values)) for g in groups} if row.has_group_values else None
+        audit: Any = Audit(cms, source=row.source, notes=tuple(json.loads(row.notes)),
+                           positive_outcome=row.positive_outcome, group_columns=tuple(json.loads(row.group_columns)),
+                           positive_is=row.positive_is, group_values=values, provenance=json.loads(row.provenance),
+                           outcomes=bool(row.has_outcomes), unknown=tuple(json.loads(row.unknown_groups)))
+    else:
+        audit, unit, band = _from_payload(kind, row.payload)
     return SavedAudit(id=row.id, audit=audit, name=row.name, model=row.model, model_version=row.model_version,
                       period=row.period, saved_by=row.saved_by, tool_version=row.tool_version,
                       created=utc(row.created), tolerance=float(row.tolerance), alpha=float(row.alpha),
-                      adjust=row.adjust, owner=row.owner, access=access)
+                      adjust=row.adjust, owner=row.owner, access=access, kind=kind, unit=unit, band=band)
