@@ -1,0 +1,354 @@
+"""Paired statistics: the same cases answered once per group (counterfactual tests), compared within each case.
+
+Each base case (a résumé, an applicant) is sent once per group with only the group's words changed, so group i
+and group j are compared on the same cases. For a pair of groups and the n cases complete for both, a 2 × 2
+table counts the cases selected by both, by i only (``only_i`` = b), by j only (``only_j`` = c) and by neither.
+Only the discordant cases carry information about a difference (McNemar):
+
+- **difference of selection rates** δ = p_i − p_j = (b − c)/n, the difference of two cells of one multinomial;
+  Tango's score interval (Tango, *Equivalence test and confidence interval for the difference in proportions for
+  the paired-sample design*, 1998) with a continuity correction of :data:`PAIRED_CC` count, chosen over Tango's
+  uncorrected limits and Newcombe's hybrid method 10 by exact coverage (docs/methods.md, "Counterfactual tests";
+  ``bench/paired_coverage.py``). Its one-sided p-values are the dual of the interval at every level and null
+  value (:class:`PairedDifferences`), so a verdict read from an adjusted interval and the p printed beside it
+  never disagree;
+- **flip rate** (b + c)/n: how often changing only the group's words changed the decision; Clopper–Pearson's
+  exact interval (:func:`clopper_pearson`);
+- **exact McNemar test**: b | b + c ~ Binomial(b + c, ½) under H0 p_i = p_j, p = min(1, 2·P(X ≤ min(b, c)))
+  (:func:`mcnemar_exact`; equal to statsmodels' ``mcnemar(table, exact=True)``);
+- **conditional odds ratio** ψ = b/c, the odds of "i only" among discordant cases, with the interval
+  θ/(1 − θ) from Clopper–Pearson's interval of θ = b/(b + c) — the interval of R's ``exact2x2::mcnemar.exact``,
+  which excludes 1 exactly when the exact McNemar p is below α (:func:`conditional_odds_ratio`).
+
+Across all k groups: Cochran's Q (:func:`cochrans_q`), exact by enumerating every arrangement of each case's
+responses when the informative cases are few (:data:`EXACT_Q_CASES`), chi-square with k − 1 degrees of freedom
+otherwise; for ranks, the share of cases where a group is ranked first against the chance rate 1/k
+(:func:`top_choice_tests`, exact binomial per group and an exact multinomial test across groups when its outcomes
+are few); for scores, the Wilcoxon signed-rank test of paired differences (:func:`wilcoxon_pairs`, SciPy's).
+
+Everything is vectorized over pairs and cases: no Python loop over either on the main path.
+
+>>> mcnemar_exact([9], [2]).round(4).tolist()
+[0.0654]
+>>> low, high = clopper_pearson([11], [100], 0.05)
+>>> round(float(low[0]), 4), round(float(high[0]), 4)
+(0.0562, 0.1883)
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from scipy import special, stats
+
+from .inference.limits import _TangoVar
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Continuity correction of Tango's paired-difference limits, in counts (docs/methods.md: the exact coverage that
+#: chose it; the same ¼ count the library's other paired differences use).
+PAIRED_CC = 0.25
+#: The paired-difference interval methods: "tango" (the default, with :data:`PAIRED_CC`), "tango0" (no
+#: correction) and "newcombe" (Newcombe's hybrid score method 10), the last two for reference and the coverage bench.
+PAIRED_METHODS = ("tango", "tango0", "newcombe")
+#: Cochran's Q is exact (every arrangement of each case's responses enumerated) when at most this many cases are
+#: informative (some but not all groups selected) and the distinct column-total patterns stay under
+#: :data:`EXACT_Q_STATES`; chi-square otherwise.
+EXACT_Q_CASES = 40
+EXACT_Q_STATES = 200_000
+#: The exact multinomial test of first places is used when its outcomes number at most this many.
+EXACT_MULTINOMIAL_OUTCOMES = 2_000_000
+
+
+def _arrays(*values: npt.ArrayLike) -> list[FloatArray]:
+    return [np.asarray(v, dtype=float) for v in np.broadcast_arrays(*values)]
+
+
+def clopper_pearson(x: npt.ArrayLike, n: npt.ArrayLike, alpha: float | npt.ArrayLike = 0.05
+                    ) -> tuple[FloatArray, FloatArray]:
+    """Clopper–Pearson's exact interval of a proportion x/n at confidence 1 − ``alpha`` (each tail α/2):
+    low = Beta⁻¹(α/2; x, n − x + 1), high = Beta⁻¹(1 − α/2; x + 1, n − x); 0 and 1 at the ends; NaN where n = 0."""
+    x, n, a = _arrays(x, n, alpha)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low = np.where(x <= 0, 0.0, special.betaincinv(np.maximum(x, 1e-300), np.maximum(n - x + 1, 1e-300), a / 2))
+        high = np.where(x >= n, 1.0, special.betaincinv(x + 1, np.maximum(n - x, 1e-300), 1 - a / 2))
+    empty = n <= 0
+    return np.where(empty, np.nan, low), np.where(empty, np.nan, high)
+
+
+def mcnemar_exact(only_i: npt.ArrayLike, only_j: npt.ArrayLike) -> FloatArray:
+    """Exact (conditional) McNemar p-value, two-sided: min(1, 2·F(min(b, c); b + c, ½)), F the binomial CDF.
+
+    1 when there is no discordant case. Equal to statsmodels' ``mcnemar([[a, b], [c, d]], exact=True).pvalue``.
+    """
+    b, c = _arrays(only_i, only_j)
+    return np.minimum(1.0, 2 * stats.binom.cdf(np.minimum(b, c), b + c, 0.5))
+
+
+def conditional_odds_ratio(only_i: npt.ArrayLike, only_j: npt.ArrayLike, alpha: float | npt.ArrayLike = 0.05
+                           ) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """The conditional (discordant-pair) odds ratio ψ = b/c with the exact interval that agrees with
+    :func:`mcnemar_exact`: θ = b/(b + c) has Clopper–Pearson's interval [θ_L, θ_U], and ψ's is
+    [θ_L/(1 − θ_L), θ_U/(1 − θ_U)] (R's ``exact2x2::mcnemar.exact``). It excludes 1 exactly when the exact
+    McNemar p < α. Estimate ∞ when c = 0 < b; everything NaN without discordant cases (undefined)."""
+    b, c = _arrays(only_i, only_j)
+    low, high = clopper_pearson(b, b + c, alpha)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        estimate = np.where(b + c > 0, b / c, np.nan)
+        return estimate, low / (1 - low), np.where(high >= 1, np.inf, high / (1 - high))
+
+
+# --------------------------------------------------------------------------- the paired difference
+
+
+def _score_p(b: FloatArray, c: FloatArray, n: FloatArray, null: FloatArray, side: str, cc: float,
+             var: _TangoVar | None = None) -> FloatArray:
+    """One-sided p of Tango's score test: "above" tests H0 δ ≤ null (z = (b − c − cc − n·null)/sd(null)),
+    "below" H0 δ ≥ null (z = (n·null − b + c − cc)/sd(null)); sd at the constrained MLE."""
+    var = _TangoVar(b, c, n) if var is None else var
+    v = var(null)
+    num = (b - c - cc - n * null) if side == "above" else (n * null - (b - c) - cc)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(v > 0, num / np.sqrt(v), np.where(num > 0, np.inf, np.where(num < 0, -np.inf, 0.0)))
+    return stats.norm.sf(z)
+
+
+def _tango_bounds(b: FloatArray, c: FloatArray, n: FloatArray, z: FloatArray, cc: float,
+                  iterations: int = 52) -> tuple[FloatArray, FloatArray]:
+    """Tango's one-sided score bounds of δ at normal quantiles ``z`` (bisection: the statistic falls in δ)."""
+    b, c, n, z = np.broadcast_arrays(b, c, n, z)
+    var = _TangoVar(b, c, n)
+    est = (b - c) / n
+    lo_a, lo_b = np.full(b.shape, -1.0), est.copy()
+    hi_a, hi_b = est.copy(), np.full(b.shape, 1.0)
+    zz, below, above = z * z, b - c - cc, b - c + cc
+    for _ in range(iterations):
+        m = (lo_a + lo_b) / 2
+        num = below - n * m
+        ok = (num > 0) & (num * num > zz * var(m))     # m is still below the lower bound
+        lo_a, lo_b = np.where(ok, m, lo_a), np.where(ok, lo_b, m)
+        m = (hi_a + hi_b) / 2
+        num = above - n * m
+        ok = (num < 0) & (num * num > zz * var(m))     # m is already above the upper bound
+        hi_b, hi_a = np.where(ok, m, hi_b), np.where(ok, hi_a, m)
+    return lo_a, hi_b
+
+
+def _wilson(x: FloatArray, n: FloatArray, z: FloatArray) -> tuple[FloatArray, FloatArray]:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = x / n
+        centre = (x + z * z / 2) / (n + z * z)
+        half = z * np.sqrt(n * p * (1 - p) + z * z / 4) / (n + z * z)
+    return np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
+
+
+def newcombe_interval(both: npt.ArrayLike, only_i: npt.ArrayLike, only_j: npt.ArrayLike, neither: npt.ArrayLike,
+                      alpha: float = 0.05) -> tuple[FloatArray, FloatArray]:
+    """Newcombe's hybrid score interval for a paired difference of proportions, method 10 (*Improved confidence
+    intervals for the difference between binomial proportions based on paired data*, 1998): Wilson limits
+    (l₁, u₁) of p_i = (a + b)/n and (l₂, u₂) of p_j = (a + c)/n, combined with the phi coefficient
+    φ = (ad − bc)/√((a + b)(c + d)(a + c)(b + d)) (0 where a margin is empty):
+    δ̂ − √((p_i − l₁)² − 2φ(p_i − l₁)(u₂ − p_j) + (u₂ − p_j)²) to δ̂ + √((u₁ − p_i)² − 2φ(u₁ − p_i)(p_j − l₂) +
+    (p_j − l₂)²). For reference and the coverage bench; the audits use Tango's (docs/methods.md)."""
+    a, b, c, d = _arrays(both, only_i, only_j, neither)
+    n = a + b + c + d
+    z = np.full(n.shape, stats.norm.isf(alpha / 2))
+    p1, p2 = (a + b) / n, (a + c) / n
+    l1, u1 = _wilson(a + b, n, z)
+    l2, u2 = _wilson(a + c, n, z)
+    margins = (a + b) * (c + d) * (a + c) * (b + d)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        phi = np.where(margins > 0, (a * d - b * c) / np.sqrt(margins), 0.0)
+    delta = p1 - p2
+    low = delta - np.sqrt(np.maximum((p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2, 0))
+    high = delta + np.sqrt(np.maximum((u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2, 0))
+    return np.clip(low, -1, 1), np.clip(high, -1, 1)
+
+
+def tango_interval(only_i: npt.ArrayLike, only_j: npt.ArrayLike, n: npt.ArrayLike, alpha: float = 0.05,
+                   cc: float = PAIRED_CC) -> tuple[FloatArray, FloatArray]:
+    """Tango's score interval of δ = (b − c)/n at confidence 1 − ``alpha``, continuity correction ``cc`` counts:
+    the δ₀ where |b − c − n·δ₀| − cc = z·sd(δ₀), sd² = n(2q̃ + δ₀ − δ₀²), q̃ the constrained maximum-likelihood
+    estimate of the "j only" probability (Tango 1998, eq. 3)."""
+    b, c, n = _arrays(only_i, only_j, n)
+    return _tango_bounds(b, c, n, np.full(b.shape, stats.norm.isf(alpha / 2)), cc)
+
+
+class PairedDifferences:
+    """δ = p_i − p_j for many pairs of groups measured on the same cases, with dual bounds and p-values at any
+    level and null value (the interface of :class:`fairness_core.inference.OFIPairs`, so the verdict machinery of
+    :mod:`fairness_core.statistics.verdicts` reads it): ``p_value(null, "above")`` tests H0 δ ≤ null and is below γ
+    exactly when ``bounds(γ)[0] > null``. Tango's score limits with :data:`PAIRED_CC`; NaN where n = 0."""
+
+    def __init__(self, only_i: npt.ArrayLike, only_j: npt.ArrayLike, n: npt.ArrayLike, cc: float = PAIRED_CC):
+        self.only_i, self.only_j, self.n = (a.ravel() for a in _arrays(only_i, only_j, n))
+        self.size, self.cc = self.n.size, float(cc)
+        self._ok = self.n > 0
+        safe = np.where(self._ok, self.n, 1.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            self.estimate = np.where(self._ok, (self.only_i - self.only_j) / safe, np.nan)
+        self._var = _TangoVar(self.only_i, self.only_j, safe)
+        self.method = np.full(self.size, "tango score" if cc else "tango score (uncorrected)")
+        self.nobody = np.zeros(self.size, dtype=bool)
+
+    def p_value(self, null: float = 0.0, side: str = "two-sided") -> FloatArray:
+        """p of H0 δ ≤ null ("above"), δ ≥ null ("below") or δ = null ("two-sided": twice the smaller, ≤ 1)."""
+        if side == "two-sided":
+            return np.minimum(1.0, 2 * np.minimum(self.p_value(null, "above"), self.p_value(null, "below")))
+        safe = np.where(self._ok, self.n, 1.0)
+        nulls = np.broadcast_to(np.asarray(null, dtype=float), (self.size,))
+        p = _score_p(self.only_i, self.only_j, safe, nulls, side, self.cc, self._var)
+        return np.where(self._ok, p, np.nan)
+
+    def bounds(self, gamma: float | npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
+        """Lower and upper bounds, each one-sided at level 1 − ``gamma``."""
+        z = np.broadcast_to(stats.norm.isf(np.asarray(gamma, dtype=float)), (self.size,))
+        safe = np.where(self._ok, self.n, 1.0)
+        low, high = _tango_bounds(self.only_i, self.only_j, safe, z, self.cc)
+        return np.where(self._ok, low, np.nan), np.where(self._ok, high, np.nan)
+
+    def bounds_at(self, *gammas: float) -> tuple[FloatArray, ...]:
+        """:meth:`bounds` at several ``gammas``: (low, high) of the first, then of the next, ... in one tuple."""
+        return tuple(b for gamma in gammas for b in self.bounds(gamma))
+
+
+# --------------------------------------------------------------------------- across all groups
+
+
+@dataclass(frozen=True)
+class OmnibusResult:
+    """A test across all groups at once: ``statistic``, ``p_value``, degrees of freedom ``df``, ``method`` (how p
+    was computed, in words), the ``cases`` it used and ``test`` (its name)."""
+
+    test: str
+    statistic: float
+    p_value: float
+    df: int
+    method: str
+    cases: int
+
+
+def _q_statistic(column_totals: FloatArray, row_totals: FloatArray, k: int) -> FloatArray:
+    """Cochran's Q = (k − 1)(k·ΣC_j² − N²)/(k·N − ΣR_i²) over the last axis of ``column_totals``."""
+    total = row_totals.sum()
+    denominator = k * total - np.sum(row_totals ** 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (k - 1) * (k * np.sum(column_totals ** 2, axis=-1) - total ** 2) / denominator
+
+
+def _exact_q_distribution(row_totals: npt.NDArray[np.int64], k: int) -> tuple[FloatArray, FloatArray] | None:
+    """The permutation distribution of ΣC_j² when each informative case's R_i ones fall on a uniformly random
+    R_i of the k groups (H0: the groups are exchangeable within a case): (values, probabilities), or None when
+    the distinct sorted column-total patterns exceed :data:`EXACT_Q_STATES`. Sorting is allowed because the
+    groups are exchangeable, so the sorted totals are a Markov chain over the cases (a loop over at most
+    :data:`EXACT_Q_CASES` cases)."""
+    states = np.zeros((1, k), dtype=np.int16)
+    weights = np.ones(1)
+    subsets_of: dict[int, npt.NDArray[np.int16]] = {}
+    for r in row_totals:
+        if r not in subsets_of:
+            idx = np.array(list(itertools.combinations(range(k), int(r))), dtype=np.intp)
+            rows = np.zeros((idx.shape[0], k), dtype=np.int16)
+            rows[np.arange(idx.shape[0])[:, None], idx] = 1
+            subsets_of[int(r)] = rows
+        subsets = subsets_of[int(r)]
+        grown = np.sort((states[:, None, :] + subsets[None, :, :]).reshape(-1, k), axis=1)
+        w = np.repeat(weights / subsets.shape[0], subsets.shape[0])
+        states, inverse = np.unique(grown, axis=0, return_inverse=True)
+        weights = np.bincount(inverse.ravel(), weights=w, minlength=states.shape[0])
+        if states.shape[0] > EXACT_Q_STATES:
+            return None
+    return np.sum(states.astype(np.int64) ** 2, axis=1).astype(float), weights
+
+
+def cochrans_q(responses: npt.ArrayLike, exact: bool | None = None) -> OmnibusResult:
+    """Cochran's Q test that k groups share one selection rate, from a cases × k array of 0/1 responses (complete
+    cases): Q = (k − 1)(k·ΣC_j² − N²)/(k·N − ΣR_i²), C_j the groups' totals, R_i the cases' (the statistic of
+    statsmodels' ``cochrans_q``). ``exact=None`` (auto): exact when at most :data:`EXACT_Q_CASES` cases are
+    informative (0 < R_i < k) — p = P(Q ≥ Q_obs) over every arrangement of each case's responses among the
+    groups — and chi-square with k − 1 df otherwise (statsmodels' p). No informative case: Q undefined, p = 1.
+
+    >>> r = cochrans_q([[1, 0], [1, 0], [1, 0], [0, 1], [1, 1]])
+    >>> round(r.statistic, 4), round(r.p_value, 4), r.method     # = the exact McNemar p with b = 3, c = 1
+    (1.0, 0.625, 'exact (every arrangement of 4 informative cases)')
+    """
+    x = np.asarray(responses, dtype=float)
+    if x.ndim != 2 or x.shape[1] < 2:
+        raise ValueError(f"responses must be a cases × groups array with at least 2 groups, got shape {x.shape}")
+    cases, k = x.shape
+    rows, columns = x.sum(axis=1), x.sum(axis=0)
+    informative = (rows > 0) & (rows < k)
+    m = int(informative.sum())
+    if m == 0:
+        return OmnibusResult("Cochran's Q", float("nan"), 1.0, k - 1, "no case with a split decision", cases)
+    q = float(_q_statistic(columns, rows, k))
+    if exact is None:
+        exact = m <= EXACT_Q_CASES
+    if exact:
+        found = _exact_q_distribution(rows[informative].astype(np.int64), k)
+        if found is not None:
+            values, probability = found
+            # Cases where every group selected add one to every column: Q is increasing in the informative
+            # cases' ΣC_j² given the row totals, so that sum carries the test.
+            observed = float(np.sum(x[informative].sum(axis=0) ** 2))
+            p = float(np.minimum(1.0, probability[values >= observed - 1e-9].sum()))
+            return OmnibusResult("Cochran's Q", q, p, k - 1, f"exact (every arrangement of {m} informative cases)",
+                                 cases)
+    return OmnibusResult("Cochran's Q", q, float(stats.chi2.sf(q, k - 1)), k - 1, "chi-square", cases)
+
+
+def binomial_two_sided(x: npt.ArrayLike, n: npt.ArrayLike, p: float) -> FloatArray:
+    """Exact two-sided binomial p-value, the central method: min(1, 2·min(P(X ≤ x), P(X ≥ x))), X ~ Bin(n, p)
+    (dual to Clopper–Pearson's interval). NaN where n = 0."""
+    x, n = _arrays(x, n)
+    out = np.minimum(1.0, 2 * np.minimum(stats.binom.cdf(x, n, p), stats.binom.sf(x - 1, n, p)))
+    return np.where(n > 0, out, np.nan)
+
+
+def multinomial_equal_test(counts: npt.ArrayLike) -> OmnibusResult:
+    """Are k counts (each case's first place falls on one group) equally likely, 1/k each? Exact multinomial test
+    (p = the total probability of outcomes no more likely than the one observed) when its outcomes number at most
+    :data:`EXACT_MULTINOMIAL_OUTCOMES`, else Pearson's chi-square with k − 1 df."""
+    x = np.asarray(counts, dtype=np.int64)
+    k, n = x.size, int(x.sum())
+    expected = n / k
+    chi2 = float(np.sum((x - expected) ** 2) / expected) if n else float("nan")
+    outcomes = math.comb(n + k - 1, k - 1)
+    if n and outcomes <= EXACT_MULTINOMIAL_OUTCOMES:
+        # every composition of n into k parts: stars and bars, vectorized through the bar positions
+        bars = np.array(list(itertools.combinations(range(n + k - 1), k - 1)), dtype=np.int64)
+        edges = np.concatenate([np.full((bars.shape[0], 1), -1), bars, np.full((bars.shape[0], 1), n + k - 1)],
+                               axis=1)
+        parts = np.diff(edges, axis=1) - 1
+        log_p = special.gammaln(n + 1) - special.gammaln(parts + 1).sum(axis=1) - n * math.log(k)
+        observed = special.gammaln(n + 1) - special.gammaln(x + 1).sum() - n * math.log(k)
+        p = float(np.minimum(1.0, np.exp(log_p[log_p <= observed + 1e-9]).sum()))
+        return OmnibusResult("first places against chance", chi2, p, k - 1,
+                             f"exact multinomial ({outcomes:,} outcomes)", n)
+    p = float(stats.chi2.sf(chi2, k - 1)) if n else 1.0
+    return OmnibusResult("first places against chance", chi2, p, k - 1, "chi-square", n)
+
+
+def wilcoxon_pairs(differences: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
+    """The Wilcoxon signed-rank test of paired differences, one row per pair of groups (NaN where a case is
+    incomplete): (statistic, p) exactly as :func:`scipy.stats.wilcoxon` gives them (two-sided, zeros dropped,
+    SciPy's choice of exact or normal method). A pair whose differences are all zero gets p = 1."""
+    d = np.atleast_2d(np.asarray(differences, dtype=float))
+    stat, p = np.full(d.shape[0], np.nan), np.full(d.shape[0], np.nan)
+    nonzero = np.nansum(np.abs(d) > 0, axis=1) > 0
+    p[~nonzero] = 1.0
+    if nonzero.any():
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = stats.wilcoxon(d[nonzero], axis=1, nan_policy="omit")
+        stat[nonzero], p[nonzero] = r.statistic, r.pvalue
+    return stat, p
+
+
+__all__ = ["PAIRED_CC", "PAIRED_METHODS", "EXACT_Q_CASES", "EXACT_Q_STATES", "EXACT_MULTINOMIAL_OUTCOMES",
+           "OmnibusResult", "PairedDifferences", "binomial_two_sided", "clopper_pearson", "cochrans_q",
+           "conditional_odds_ratio", "mcnemar_exact", "multinomial_equal_test", "newcombe_interval",
+           "tango_interval", "wilcoxon_pairs"]
