@@ -45,7 +45,9 @@ import numpy as np
 import numpy.typing as npt
 from scipy import special, stats
 
+from . import verdicts
 from .inference.limits import _TangoVar
+from .inference.multiplicity import adjust_p_values
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -348,7 +350,124 @@ def wilcoxon_pairs(differences: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
     return stat, p
 
 
-__all__ = ["PAIRED_CC", "PAIRED_METHODS", "EXACT_Q_CASES", "EXACT_Q_STATES", "EXACT_MULTINOMIAL_OUTCOMES",
+# --------------------------------------------------------------------------- every pair of groups at once
+
+#: What the verdict column of a paired comparison says: the difference of selection rates (or of mean scores)
+#: shown beyond ±tolerance; shown ≠ 0 but reaching inside ±tolerance; shown inside ±tolerance; none of these.
+#: The words of :data:`fairness_core.statistics.verdicts.SELECTION_VERDICTS` with "adverse impact" read as the
+#: paired difference it is here (docs/methods.md, "Counterfactual tests").
+PAIRED_VERDICTS = ("material difference", "materiality unclear", "no material difference detected", "inconclusive")
+_VERDICT_OBJECTS = np.array(PAIRED_VERDICTS, dtype=object)
+
+
+def pair_counts(selected: FloatArray, observed: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray,
+                                                                     FloatArray, npt.NDArray[np.intp],
+                                                                     npt.NDArray[np.intp]]:
+    """For every pair of columns i < j of cases × groups 0/1 arrays (``selected`` 0 where not ``observed``): the
+    cases complete for both (n), selected by both, by i only, by j only, and the pairs' (i, j). Four matrix
+    products over the cases: no loop over cases or pairs."""
+    s, o = np.asarray(selected, dtype=float), np.asarray(observed, dtype=float)
+    not_selected = o - s
+    i, j = np.triu_indices(s.shape[1], 1)
+    return ((o.T @ o)[i, j], (s.T @ s)[i, j], (s.T @ not_selected)[i, j], (not_selected.T @ s)[i, j], i, j)
+
+
+class MeanDifferences:
+    """Mean paired differences d̄ of many pairs with Student's t bounds and p-values (df = n − 1), dual at every
+    level and null value (the interface of :class:`PairedDifferences`): from each pair's n, Σd and Σd²."""
+
+    def __init__(self, total: npt.ArrayLike, total_squares: npt.ArrayLike, n: npt.ArrayLike) -> None:
+        total, squares, self.n = (a.ravel() for a in _arrays(total, total_squares, n))
+        self.size = self.n.size
+        with np.errstate(divide="ignore", invalid="ignore"):
+            self.estimate = np.where(self.n > 0, total / self.n, np.nan)
+            var = np.where(self.n > 1, np.maximum(squares - self.n * self.estimate ** 2, 0) / (self.n - 1), np.nan)
+            self.se = np.sqrt(var / self.n)
+        self.df = np.maximum(self.n - 1, 1)
+        self.method = np.full(self.size, "paired t")
+        self.nobody = np.zeros(self.size, dtype=bool)
+
+    def p_value(self, null: float = 0.0, side: str = "two-sided") -> FloatArray:
+        """p of H0 mean ≤ null ("above"), ≥ null ("below") or = null ("two-sided")."""
+        if side == "two-sided":
+            return np.minimum(1.0, 2 * np.minimum(self.p_value(null, "above"), self.p_value(null, "below")))
+        diff = self.estimate - null if side == "above" else null - self.estimate
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(self.se > 0, diff / self.se, np.where(diff > 0, np.inf, np.where(diff < 0, -np.inf, 0.0)))
+        return np.where(np.isnan(self.se), np.nan, stats.t.sf(t, self.df))
+
+    def bounds(self, gamma: float | npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
+        """Lower and upper bounds, each one-sided at level 1 − ``gamma``."""
+        q = stats.t.isf(np.asarray(gamma, dtype=float), self.df)
+        return self.estimate - q * self.se, self.estimate + q * self.se
+
+    def bounds_at(self, *gammas: float) -> tuple[FloatArray, ...]:
+        return tuple(b for gamma in gammas for b in self.bounds(gamma))
+
+
+@dataclass(frozen=True)
+class Judged:
+    """The three-sided reading of many pairs against ±``tolerance`` (:func:`judge`): ``verdict`` (words of
+    :data:`PAIRED_VERDICTS`), ``low``/``high`` at the decision level ``level`` (1 − the smallest critical level of the
+    three families), ``low_unadjusted``/``high_unadjusted`` at 1 − α, ``p`` (two-sided against 0), ``p_adjusted``
+    (below α exactly when the adjusted interval excludes 0), ``differs``, ``beyond``, ``within``."""
+
+    verdict: npt.NDArray[np.object_]
+    low: FloatArray
+    high: FloatArray
+    low_unadjusted: FloatArray
+    high_unadjusted: FloatArray
+    p: FloatArray
+    p_adjusted: FloatArray
+    differs: npt.NDArray[np.bool_]
+    beyond: npt.NDArray[np.bool_]
+    within: npt.NDArray[np.bool_]
+    level: float
+
+
+def judge(pairs: PairedDifferences | MeanDifferences, tolerance: float, alpha: float, adjust: str) -> Judged:
+    """Every pair's difference read against 0 and ±``tolerance`` as three families of tests (differs from 0,
+    beyond ±T, within ±T), each adjusted across the pairs by ``adjust``, and all read from one interval per pair at
+    the smallest of the three critical levels — the verdict machinery of :mod:`.verdicts`, so every claim keeps its
+    family's error rate and the printed interval is the one that decided (docs/methods.md, "Verdicts")."""
+    t = float(tolerance)
+    (p_zero, _, _), _, a, (low, high), (low_u, high_u), adjusted = verdicts._three_families(
+        pairs, 0.0, -t, t, alpha, adjust, ("differs from 0", "beyond the tolerance", "within the tolerance"))
+    with np.errstate(invalid="ignore"):
+        differs, beyond = (low > 0) | (high < 0), (low > t) | (high < -t)
+        within = (low > -t) & (high < t)
+    code = np.select([beyond, differs & ~within, within], [0, 1, 2], 3)
+    return Judged(_VERDICT_OBJECTS[code], low, high, low_u, high_u, p_zero,
+                  verdicts._adjusted(p_zero, adjusted, alpha, a), differs, beyond, within, 1 - a)
+
+
+def flips_against_baseline(selected: FloatArray, observed: FloatArray, g0: int, g1: int, i: npt.NDArray[np.intp],
+                           j: npt.NDArray[np.intp], alpha: float, adjust: str) -> dict[str, FloatArray]:
+    """Each pair's flip rate against the baseline's (groups ``g0`` and its null swap ``g1``) on the cases complete
+    for the pair and both baseline groups: a paired difference of two binary indicators per case, with u = the
+    pair flipped and the baseline did not, v = the reverse (matrix products over the cases, no loop). Returns
+    ``baseline_flip_rate``, ``flip_excess`` (Tango's interval at 1 − α: ``flip_excess_ci_low``/``_high``),
+    ``flip_excess_p`` (exact McNemar on u, v) and ``flip_excess_p_adjusted``; NaN for the baseline pair itself."""
+    ok = observed[:, g0] * observed[:, g1]
+    f0 = np.abs(selected[:, g0] - selected[:, g1]) * ok
+    s, o = selected * ok[:, None], observed * ok[:, None]
+    no = o - s
+    n = (o.T @ o)[i, j]
+    flips = (s.T @ no + no.T @ s)[i, j]
+    u = ((s * (1 - f0)[:, None]).T @ no + (no * (1 - f0)[:, None]).T @ s)[i, j]
+    v = ((s * f0[:, None]).T @ s + (no * f0[:, None]).T @ no)[i, j]
+    itself = ((i == g0) & (j == g1)) | ((i == g1) & (j == g0))
+    d = PairedDifferences(u, v, n)
+    low, high = d.bounds(alpha / 2)
+    p = np.where(itself, np.nan, mcnemar_exact(u, v))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = (flips - u + v) / n
+    return {"baseline_flip_rate": np.where(itself, np.nan, rate), "flip_excess": np.where(itself, np.nan, d.estimate),
+            "flip_excess_ci_low": np.where(itself, np.nan, low), "flip_excess_ci_high": np.where(itself, np.nan, high),
+            "flip_excess_p": p, "flip_excess_p_adjusted": adjust_p_values(p, adjust)}
+
+
+__all__ = ["flips_against_baseline", "PAIRED_VERDICTS", "Judged", "MeanDifferences", "judge", "pair_counts", "PAIRED_CC", "PAIRED_METHODS", "EXACT_Q_CASES", "EXACT_Q_STATES", "EXACT_MULTINOMIAL_OUTCOMES",
            "OmnibusResult", "PairedDifferences", "binomial_two_sided", "clopper_pearson", "cochrans_q",
            "conditional_odds_ratio", "mcnemar_exact", "multinomial_equal_test", "newcombe_interval",
            "tango_interval", "wilcoxon_pairs"]
