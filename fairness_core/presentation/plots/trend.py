@@ -27,7 +27,9 @@ def _oriented(verdicts: pd.DataFrame) -> pd.DataFrame:
     names = [canon[frozenset((gi, gj))] for gi, gj in zip(verdicts["group_i"], verdicts["group_j"])]
     flip = np.array([n != (gi, gj) for n, gi, gj in zip(names, verdicts["group_i"], verdicts["group_j"])], bool)
     ofi, lo, hi = (verdicts[c].to_numpy(float) for c in ("ofi", "ofi_ci_low", "ofi_ci_high"))
-    di, d_lo, d_hi = (verdicts[c].to_numpy(float) for c in ("di", "di_ci_low", "di_ci_high"))
+    ratio = ("di", "di_ci_low", "di_ci_high") if "di" in verdicts else ("ratio", "ratio_ci_low", "ratio_ci_high")
+    di, d_lo, d_hi = (verdicts[c].to_numpy(float) if c in verdicts else np.full(len(verdicts), np.nan)
+                      for c in ratio)   # an amount series: the mean prediction ratio; tiers: none
     with np.errstate(divide="ignore", invalid="ignore"):   # DI turned is 1 / DI, its interval [1 / high, 1 / low]
         di_t, d_lo_t, d_hi_t = 1 / di, 1 / d_hi, 1 / d_lo
     return pd.DataFrame({"period": verdicts["period"].to_numpy(), "key": [frozenset(n) for n in names],
@@ -122,9 +124,11 @@ def ofi_trend(trend: Any, max_pairs: int = MAX_TREND_PAIRS) -> go.Figure:
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name="no significant change (hover names the pair)",
                                  legendgroup="unchanged", line=dict(color="#b8b8b8", width=1.5)))
     shown = _periods_axis_and_key(fig, rows, keys, periods)
-    fig.update_yaxes(title="OFI = B<sub>i</sub> − B<sub>j</sub>")
+    unit = getattr(trend, "unit", "")
+    fig.update_yaxes(title="OFI = B<sub>i</sub> − B<sub>j</sub>" + (f" ({plotly_text(unit)})" if unit else ""))
     sub = (f"each period's multiplicity-adjusted interval (α = {trend.alpha:g}) · marker colour: that period's verdict"
-           f" · band: |OFI| ≤ {trend.tolerance:g}<br>bold: OFI changed significantly between consecutive periods"
+           f" · band: |OFI| ≤ {trend.tolerance:g}{(' ' + plotly_text(unit)) if unit else ''}<br>bold: OFI changed "
+           "significantly between consecutive periods"
            f" · ring: became algorithmic bias{shown}")
     return _plain(fig, f"OFI of each pair across periods<br><sup>{sub}</sup>", height=500, legend_below=True,
                   wrap=False)
