@@ -60,8 +60,6 @@ crystal daisy dale dawn dean destiny drew earl faith frank gene ginger glen grac
 honey hope hunter iris ivy jack jade jasmine joy june justice king lance lane liberty lily major mark mason max may
 melody miles norm olive page pat patience pearl penny precious prince ray reed rich river rob robin rose ruby rusty
 sandy sky star sterling stone summer sunny victor violet wade will winter young""".split())
-#: Rows of a results table that :func:`audit` refuses are named by their position (``df.iloc[row]``).
-OUTPUT_KINDS = ("decision", "score", "rank")
 _SEP = "\x00"
 _YES_NO = {"yes": 1.0, "no": 0.0, "true": 1.0, "false": 0.0, "1": 1.0, "0": 0.0}
 
@@ -126,13 +124,15 @@ def _swap_table(swaps: pd.DataFrame | Mapping[str, Sequence[str]]) -> pd.DataFra
                          "write the base texts in a column whose words are distinct (e.g. 'he' or 'they' pronouns)")
     long = table.stack().rename("word").reset_index().rename(columns={"level_0": "row", "level_1": "group"})
     long["key"] = long["word"].str.casefold()
-    long["family"] = long["group"].str.removesuffix(NULL_SUFFIX)
-    clash = long.merge(long, on="key")
-    clash = clash[(clash["family_x"] != clash["family_y"]) & (clash["row_x"] != clash["row_y"])]
+    rows = long.groupby(["key", "group"], sort=False)["row"].agg(frozenset).reset_index()
+    clash = rows.merge(rows, on="key")
+    clash = clash[(clash["group_x"].str.removesuffix(NULL_SUFFIX) != clash["group_y"].str.removesuffix(NULL_SUFFIX))
+                  & (clash["row_x"] != clash["row_y"])]
     if len(clash):
         c = clash.iloc[0]
-        raise ValueError(f"swaps: {c['word_x']!r} is listed for group {c['group_x']!r} (row {c['row_x']}) and for "
-                         f"group {c['group_y']!r} (row {c['row_y']}); a word may stand for one group only")
+        raise ValueError(f"swaps: {c['key']!r} is listed for group {c['group_x']!r} (row {min(c['row_x'])}) and for "
+                         f"group {c['group_y']!r} (row {min(c['row_y'])}) in different rows; a name may stand for "
+                         "one group only (a word shared by groups, like a pronoun, sits in the same rows)")
     return table
 
 
@@ -145,11 +145,14 @@ def _forms(word: str) -> tuple[str, ...]:
     return word, _first_upper(word), word.upper()
 
 
-def _pattern(words: Sequence[str]) -> re.Pattern[str]:
+def _pattern(words: Sequence[str], as_written: bool = False) -> re.Pattern[str]:
     """Whole words only: not inside another word ("he" in "Theodore"), a hyphenated name ("Jean-Paul") or after an
-    apostrophe within a word ("O'Neil"); a possessive or contraction after it is kept ("Jamal's", "he'll")."""
-    alternatives = sorted({re.escape(f).replace(r"\ ", r"\s+") for w in words for f in _forms(w)}, key=len, reverse=True)
-    return re.compile(r"(?<![\w\-])(?<!\w['’])(" + "|".join(alternatives) + r")(?!\w)(?!-\w)")
+    apostrophe within a word ("O'Neil"); a possessive or contraction after it is kept ("Jamal's", "he'll"). The
+    first-letter class in front lets the engine skip every other position cheaply."""
+    forms = set(words) if as_written else {f for w in words for f in _forms(w)}
+    alternatives = sorted({re.escape(f).replace(r"\ ", r"\s+") for f in forms}, key=len, reverse=True)
+    first = "".join(sorted({re.escape(f[0]) for f in forms}))
+    return re.compile(rf"(?=[{first}])(?<![\w\-])(?<!\w['’])(" + "|".join(alternatives) + r")(?!\w)(?!-\w)")
 
 
 def _warn_common_words(table: pd.DataFrame, corpus: str) -> None:
@@ -157,8 +160,8 @@ def _warn_common_words(table: pd.DataFrame, corpus: str) -> None:
     flagged = sorted(w for w in names if w.casefold() in COMMON_WORDS)
     lower = sorted(names - set(flagged))
     if lower:
-        found = re.findall(r"(?<!\w)(" + "|".join(re.escape(w.lower()) for w in lower) + r")(?!\w)", corpus)
-        flagged += sorted({_first_upper(w) for w in found})
+        found = _pattern([w.lower() for w in lower], as_written=True).search(corpus)
+        flagged += [] if found is None else [_first_upper(found.group())]
     if flagged:
         warnings.warn(f"swaps: {', '.join(map(repr, sorted(set(flagged))))} "
                       f"{'is' if len(set(flagged)) == 1 else 'are'} also common English word(s): a capitalized or "
@@ -197,44 +200,40 @@ def variants(df: pd.DataFrame | Sequence[str], text: str, swaps: pd.DataFrame | 
             raise ValueError(f"column {case!r}, row {row}: the case id {ids.iloc[row]!r} is "
                              f"{'missing' if pd.isna(ids.iloc[row]) else 'repeated'}; each base text needs its own")
         case_ids = ids.to_numpy()
-    clash = [c for c in df.columns if c in VARIANT_COLUMNS and c not in (text, case)]
-    if clash:
-        raise ValueError(f"the base table's column {clash[0]!r} would be overwritten; rename it")
-    if any(_SEP in t for t in values):
-        raise ValueError(f"column {text!r}, row {next(k for k, t in enumerate(values) if _SEP in t)}: a NUL character")
+    for column in [c for c in df.columns if c in VARIANT_COLUMNS and c not in (text, case)][:1]:
+        raise ValueError(f"the base table's column {column!r} would be overwritten; rename it")
+    _where(df[text], np.array([_SEP in t for t in values]), "holds a NUL character")
     corpus = _SEP.join(values)
     _warn_common_words(table, corpus)
     source, groups = table.columns[0], list(table.columns)
     lookup = {form: (row, kind) for row, word in enumerate(table[source]) for kind, form in enumerate(_forms(word))}
     pieces = _pattern(table[source].tolist()).split(corpus)
-    matches = pieces[1::2]
-    codes, uniques = pd.factorize(pd.Series(matches, dtype=object))
+    codes, uniques = pd.factorize(np.array(pieces[1::2], dtype=object))
+    uniques = np.asarray(uniques, dtype=object)
     where = [lookup[u if u in lookup else " ".join(u.split())] for u in uniques]
     lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
     starts = (np.cumsum(lengths) - lengths)[1::2]
     sizes = np.fromiter(map(len, values), dtype=np.int64, count=len(values)) + 1
-    text_starts = np.cumsum(sizes) - sizes
-    text_of = np.searchsorted(text_starts, starts, side="right") - 1
+    text_of = np.searchsorted(np.cumsum(sizes) - sizes, starts, side="right") - 1
     n, k = len(values), len(groups)
-    out_text, out_changed = np.empty(n * k, dtype=object), np.empty(n * k, dtype=object)
+    out_text, out_changed = np.empty(n * k, dtype=object), np.full(n * k, "", dtype=object)
     out_count = np.zeros(n * k, dtype=np.int64)
+    shape = (lambda w: w, _first_upper, str.upper)
     for g, group in enumerate(groups):
         targets = table[group].tolist()
-        shape = (lambda w: w, _first_upper, str.upper)
         new = np.array([shape[kind](targets[row]) for row, kind in where], dtype=object)
-        new_u = pd.Series(new, dtype=object) if new.size else pd.Series([], dtype=object)
         swapped = list(pieces)
-        swapped[1::2] = new[codes].tolist() if len(codes) else []
+        swapped[1::2] = new[codes].tolist()
         out_text[g::k] = "".join(swapped).split(_SEP)
-        differs = (new_u.to_numpy() != uniques.to_numpy()) if len(uniques) else np.zeros(0, dtype=bool)
-        hit = differs[codes] if len(codes) else np.zeros(0, dtype=bool)
+        hit = (new != uniques)[codes]
         out_count[g::k] = np.bincount(text_of[hit], minlength=n)
-        labels = pd.Series(uniques.to_numpy(), dtype=object) + "→" + new_u if len(uniques) else new_u
-        said = pd.DataFrame({"text": text_of[hit], "label": labels.to_numpy()[codes[hit]]}).drop_duplicates()
-        joined = said.groupby("text", sort=False)["label"].agg(", ".join)
-        column = np.full(n, "", dtype=object)
-        column[joined.index.to_numpy()] = joined.to_numpy()
-        out_changed[g::k] = column
+        said = pd.DataFrame({"text": text_of[hit], "label": (uniques + "→" + new)[codes[hit]]}).drop_duplicates()
+        if len(said):      # rows come in text order: one join, split where the text changes
+            at = said["text"].to_numpy()
+            joined = np.empty(2 * len(at), dtype=object)
+            joined[0::2] = np.array([_SEP, ", "], dtype=object)[np.r_[False, at[1:] == at[:-1]].astype(np.intp)]
+            joined[1::2] = said["label"].to_numpy()
+            out_changed[g::k][np.unique(at)] = "".join(joined[1:].tolist()).split(_SEP)
     touched = np.bincount(text_of, minlength=n) > 0
     if (~touched).any():
         rows = np.flatnonzero(~touched)
@@ -255,9 +254,6 @@ def variants(df: pd.DataFrame | Sequence[str], text: str, swaps: pd.DataFrame | 
     return pd.concat([frame, rest.loc[rest.index.repeat(k)].reset_index(drop=True)], axis=1)
 
 
-# --------------------------------------------------------------------------- running a model
-
-
 def run(predict: Callable[[list[str]], Any], variants: pd.DataFrame, batch_size: int = 64,
         on_progress: ProgressCallback | None = None, should_stop: Callable[[], bool] | None = None,
         text: str = "text", output: str = "decision", errors: str = "raise") -> pd.DataFrame:
@@ -268,12 +264,11 @@ def run(predict: Callable[[list[str]], Any], variants: pd.DataFrame, batch_size:
     submits ``lambda on_progress, should_stop: run(predict, v, on_progress=on_progress, should_stop=should_stop)``.
     Returns ``case_id``, ``group`` and ``output``. ``errors="record"``: a failing batch's rows get a missing output
     and the error in an ``error`` column (the audit counts those cases as incomplete); "raise" (default) stops."""
-    if not callable(predict):
-        raise ValueError(f"predict must be a callable taking a list of texts, got {type(predict).__name__}")
-    if not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be a whole number >= 1, got {batch_size!r}")
-    if errors not in ("raise", "record"):
-        raise ValueError(f"errors must be 'raise' or 'record', got {errors!r}")
+    for bad, message in ((not callable(predict), f"predict must be a callable taking a list of texts, got {predict!r}"),
+                         (not isinstance(batch_size, int) or batch_size < 1, f"batch_size must be >= 1, got {batch_size!r}"),
+                         (errors not in ("raise", "record"), f"errors must be 'raise' or 'record', got {errors!r}")):
+        if bad:
+            raise ValueError(message)
     for column in ("case_id", "group", text):
         if column not in variants.columns:
             raise ValueError(f"the variants have no column {column!r} (made by counterfactual.variants?)")
@@ -323,13 +318,14 @@ def flip_column(predict: Callable[[pd.DataFrame], Any], X: pd.DataFrame, column:
                          "original": np.tile(X[column].to_numpy(dtype=object), k), output: got})
 
 
-# --------------------------------------------------------------------------- the audit
+def _plain(value: Any) -> Any:  # a NumPy scalar as the plain Python value it prints as
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _where(series: pd.Series, bad: np.ndarray, what: str) -> None:
     if bad.any():
         row = int(np.argmax(bad))
-        raise ValueError(f"column {series.name!r}, row {row}: {series.iloc[row]!r} {what}")
+        raise ValueError(f"column {series.name!r}, row {row}: {_plain(series.iloc[row])!r} {what}")
 
 
 def _outputs(series: pd.Series, kind: str, positive: Any, k: int) -> np.ndarray:
@@ -393,7 +389,7 @@ def audit(df: pd.DataFrame, case: str = "case_id", group: str = "group", decisio
     seen = np.bincount(flat, minlength=cases * k)
     if seen.max() > 1:
         first = np.flatnonzero(seen[flat] > 1)
-        raise ValueError(f"column {group!r}, row {first[1]}: case {case_ids[case_code[first[1]]]!r} and group "
+        raise ValueError(f"column {group!r}, row {first[1]}: case {_plain(case_ids[case_code[first[1]]])!r} and group "
                          f"{names[group_code[first[1]]]!r} appear twice (rows {first[0]} and {first[1]})")
     per_case = np.bincount(case_code, minlength=cases)
     lone = per_case[case_code] == 1
