@@ -6,6 +6,12 @@ fitted range included unless ``--allow-out-of-range``, nothing written: :mod:`fa
 Writes the same report the Bias Audit page downloads (HTML, or JSON with ``--json``) and
 exits non-zero when a chosen threshold is crossed, so a scheduled job or CI pipeline can gate
 on it. Exit codes: 0 no threshold crossed, 1 a threshold crossed, 2 bad input or usage.
+
+``--kind continuous`` audits amounts (a premium, a salary: :class:`~fairness_core.continuous.ContinuousAudit`;
+``--tolerance`` in the outcome's units, named by ``--unit``) and ``--kind multiclass`` ordered or unordered classes
+(risk tiers: :class:`~fairness_core.multiclass.MulticlassAudit`; ``--order Low,Medium,High`` and the good end
+``--favourable Low``, or ``--positive-is harm``: the order's last class is the harm); ``--kind binary`` is the
+default and unchanged.
 """
 
 from __future__ import annotations
@@ -13,11 +19,13 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import signal
 import sys
 import threading
+import warnings
 from pathlib import Path
-from typing import Sequence, TextIO
+from typing import Any, Sequence, TextIO
 
 from .presentation import report as report_mod
 from .audit import Audit
@@ -26,8 +34,8 @@ from .common.vocabulary import DEFAULT_ALPHA
 from .statistics.inference import ADJUSTMENTS
 from .statistics.verdicts import VerdictSettings
 from .services.io.warehouse import is_glob
-from .services.io import (DataValidationError, aggregate, audit_from_decisions, cms_from_predictions, cms_from_table,
-                          find_count_columns, read_table)
+from .services.io import (DataValidationError, Problem, aggregate, aggregate_amounts, audit_from_decisions,
+                          cms_from_predictions, cms_from_table, find_count_columns, read_table)
 from .common.text import terminal_safe
 
 EXIT_OK, EXIT_THRESHOLD, EXIT_BAD_INPUT = 0, 1, 2
@@ -70,6 +78,17 @@ def _parser() -> argparse.ArgumentParser:
                                 "DuckDB")
     a.add_argument("--group", action="append", required=True, metavar="COL",
                    help="group column (repeat for intersections)")
+    a.add_argument("--kind", choices=list(KINDS), default="binary",
+                   help="binary (default: a yes/no decision), continuous (an amount: a premium, a salary; --label and "
+                        "--prediction are numbers, --tolerance is in their units) or multiclass (classes such as risk "
+                        "tiers; with --order, the cut-wise impact ratios and the ordinal OFI)")
+    a.add_argument("--order", metavar="C1,C2,...",
+                   help="--kind multiclass: the classes from one end of the scale to the other, comma-separated "
+                        "(e.g. Low,Medium,High); without it the classes are unordered")
+    a.add_argument("--favourable", metavar="CLASS[,CLASS]",
+                   help="--kind multiclass: the class that is good for the person (with --order: one end of it); "
+                        "without an order, one or several good classes")
+    a.add_argument("--unit", help="--kind continuous: the outcome's unit, named beside every amount (e.g. '$')")
     a.add_argument("--label", help="row-level data: the actual outcome column")
     a.add_argument("--decisions-only", action="store_true", dest="decisions_only",
                    help="row-level data without an outcome column: audit the --prediction decisions alone (selection "
@@ -85,8 +104,9 @@ def _parser() -> argparse.ArgumentParser:
                         "direction; without it a benefit is assumed and the output says so")
     a.add_argument("--flip", action="store_true", help="deprecated: the same as --positive-is harm")
     a.add_argument("--reference", help="reference group for the one-vs-reference table (default: the largest)")
-    a.add_argument("--tolerance", type=_finite(0, 2, "--tolerance"), default=DEFAULT_OFI_TOLERANCE,
-                   help="|OFI| counted as 0 (default 0.05)")
+    a.add_argument("--tolerance", type=_finite(0, 1e300, "--tolerance"),
+                   help="|OFI| counted as 0 (default 0.05; in [0, 2] for binary and multiclass, where it is in tiers; "
+                        "required with --kind continuous, in the outcome's units: 200 for $200)")
     a.add_argument("--out", type=Path, help="write the report here (default: print a summary only)")
     a.add_argument("--json", action="store_true", help="write JSON instead of HTML")
     a.add_argument("--alpha", type=_finite(1e-12, 0.4999, "--alpha"), default=DEFAULT_ALPHA,
@@ -95,9 +115,10 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--adjust", choices=list(ADJUSTMENTS), default="holm",
                    help="multiplicity adjustment across pairs: holm (family-wise error, default), bh "
                         "(Benjamini–Hochberg false discovery rate) or none")
-    a.add_argument("--fail-ofi", type=_finite(0, 2, "--fail-ofi"), metavar="T",
+    a.add_argument("--fail-ofi", type=_finite(0, 1e300, "--fail-ofi"), metavar="T",
                    help="exit 1 when some pair's multiplicity-adjusted OFI interval (the one printed beside its "
-                        "verdict) lies entirely beyond ±T: a shown exceedance, not a point estimate above T")
+                        "verdict) lies entirely beyond ±T: a shown exceedance, not a point estimate above T (T in "
+                        "[0, 2], or in the outcome's units with --kind continuous)")
     a.add_argument("--fail-four-fifths", action="store_true",
                    help="exit 1 when some pair's multiplicity-adjusted DI interval lies entirely outside the "
                         "four-fifths band [0.8, 1.25]")
@@ -205,7 +226,21 @@ def _in_place(path: str, row_level: bool) -> bool:
     return p.suffix.lower() in (".parquet", ".pq") or (p.is_file() and p.stat().st_size > IN_PLACE_BYTES)
 
 
+def _bounded(args: argparse.Namespace) -> str | None:
+    """Why --tolerance or --fail-ofi is out of range for a share or a number of tiers (binary, multiclass), or None."""
+    for flag, value in (("--tolerance", args.tolerance), ("--fail-ofi", args.fail_ofi)):
+        if value is not None and value > 2:
+            return f"{flag} must be a finite number in [0, 2] for --kind {args.kind}, got {value:g}"
+    return None
+
+
 def _run(args: argparse.Namespace) -> int:
+    if args.kind != "binary":
+        return _run_kind(args)
+    if (why := _bounded(args)) or (why := _kind_flags(args)):
+        _print(f"error: {why}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    args.tolerance = DEFAULT_OFI_TOLERANCE if args.tolerance is None else args.tolerance
     if args.flip:
         if args.positive_is == "benefit":
             _print("error: --flip contradicts --positive-is benefit", file=sys.stderr)
@@ -271,7 +306,7 @@ def _run(args: argparse.Namespace) -> int:
     return _report(args, audit)
 
 
-def _save(args: argparse.Namespace, audit: Audit) -> int:
+def _save(args: argparse.Namespace, audit: Any) -> int:
     """Save ``audit`` in the store (--save NAME, --model, --period …) and print its id, or say why not."""
     from .services.store import LOCAL_USER, AuditStore, StoreError   # late: only a saving run needs SQLAlchemy
 
@@ -279,7 +314,7 @@ def _save(args: argparse.Namespace, audit: Audit) -> int:
         store = AuditStore(args.store)
         audit_id = store.save(audit, args.save, args.model, args.period, model_version=args.model_version,
                               user=args.user or LOCAL_USER, tolerance=args.tolerance, alpha=args.alpha,
-                              adjust=args.adjust)
+                              adjust=args.adjust, **({"unit": args.unit or ""} if args.kind == "continuous" else {}))
     except (StoreError, ValueError) as exc:
         _print(f"error: the audit was not saved: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -316,17 +351,8 @@ def _report(args: argparse.Namespace, audit: Audit) -> int:
     for question, answer in summary["three questions"].items():
         _print(f"{question} {answer}")
     _print(summary["findings"])
-    if args.out:
-        text = rep.to_json() if args.json else rep.html()
-        tmp = args.out.with_name(f".{args.out.name}.part")
-        try:  # write beside, then rename: an interrupted run never leaves half a report
-            tmp.write_text(text, encoding="utf-8")
-            os.replace(tmp, args.out)
-        except OSError as exc:
-            tmp.unlink(missing_ok=True)
-            _print(f"error: cannot write {args.out}: {exc.strerror}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        _print(f"wrote {args.out}")
+    if (code := _write(args, rep)) != EXIT_OK:
+        return code
     if args.save is not None and (code := _save(args, audit)) != EXIT_OK:
         return code
     crossed = []
@@ -337,6 +363,195 @@ def _report(args: argparse.Namespace, audit: Audit) -> int:
     if args.fail_four_fifths and summary["four-fifths violations (significant)"]:
         crossed.append(f"four-fifths rule significantly violated in {summary['four-fifths violations (significant)']} "
                        "pairs")
+    if crossed:
+        _print("threshold crossed: " + "; ".join(crossed), file=sys.stderr)
+        return EXIT_THRESHOLD
+    return EXIT_OK
+
+
+def _write(args: argparse.Namespace, rep: Any) -> int:
+    """Write the report to ``--out`` (HTML, or JSON with ``--json``) beside its target, then rename it there: an
+    interrupted run never leaves half a report."""
+    if not args.out:
+        return EXIT_OK
+    text = rep.to_json() if args.json else rep.html()
+    tmp = args.out.with_name(f".{args.out.name}.part")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, args.out)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        _print(f"error: cannot write {args.out}: {exc.strerror}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    _print(f"wrote {args.out}")
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- amounts and classes (issue 53)
+
+#: The kinds of audit ``--kind`` chooses (the store's kinds).
+KINDS = ("binary", "continuous", "multiclass")
+#: A library problem that names an array and a position, "y_true[3]: ...".
+_AT = re.compile(r"^(?P<name>[^\[\]]+)\[(?P<k>\d+)\]: ?(?P<message>.*)$", re.S)
+
+
+def _kind_flags(args: argparse.Namespace) -> str | None:
+    """Why a flag of another kind was given, or None."""
+    own = {"continuous": ("unit",), "multiclass": ("order", "favourable")}
+    for flag in ("unit", "order", "favourable"):
+        if getattr(args, flag) is not None and flag not in own.get(args.kind, ()):
+            kinds = [k for k, v in own.items() if flag in v]
+            return f"--{flag} goes with --kind {kinds[0]}, not --kind {args.kind}"
+    for flag, name in (("threshold", "--threshold"), ("flip", "--flip")):
+        if args.kind != "binary" and getattr(args, flag) not in (None, False):
+            return f"{name} is for yes/no decisions (--kind binary)"
+    if args.kind != "binary" and args.positive != "1":
+        return "--positive is for yes/no decisions (--kind binary)"
+    return None
+
+
+def _located(exc: DataValidationError, columns: dict[str, str]) -> DataValidationError:
+    """The library's problems ("y_true[3]: ...") named by the file's column and row, as the binary audit names them."""
+    located = []
+    for problem in exc.problems:
+        hit = _AT.match(problem.message) if problem.row is None else None
+        if hit and hit["name"] in columns:
+            located.append(Problem(hit["message"], row=int(hit["k"]) + 1, column=columns[hit["name"]]))
+        else:
+            located.append(problem)
+    return DataValidationError(located)
+
+
+def _kind_audit(args: argparse.Namespace) -> Any:
+    """The audit of amounts or of classes of ``args.data``; raises DataValidationError (problems named by column and
+    row) or ValueError (a sentence)."""
+    from .continuous import ContinuousAudit
+    from .multiclass import MulticlassAudit
+
+    columns = {"y_true": args.label or "", "y_pred": args.prediction or "", **{g: g for g in args.group}}
+    if args.kind == "continuous" and _in_place(args.data, True):
+        return aggregate_amounts(args.data, label=args.label, prediction=args.prediction, groups=args.group,
+                                 positive_is=args.positive_is,
+                                 name=args.data if is_glob(args.data) else Path(args.data).name)
+    path = Path(args.data)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror}") from None
+    wanted = [c for c in (args.label, args.prediction, *args.group) if c]
+    table = read_table(data, path.name, columns=wanted if path.suffix.lower() in (".parquet", ".pq") else None)
+    if missing := [c for c in wanted if c not in table.columns]:
+        raise DataValidationError([Problem(f"no such column; the file's columns are {', '.join(map(str, table.columns))}",
+                                           column=c) for c in missing])
+    groups = {g: table[g].to_numpy(dtype=object) for g in args.group}
+    try:
+        if args.kind == "continuous":
+            return ContinuousAudit.from_predictions(table[args.label].to_numpy(dtype=object),
+                                                    table[args.prediction].to_numpy(dtype=object), groups,
+                                                    positive_is=args.positive_is, source=path.name)
+        order = [c.strip() for c in args.order.split(",")] if args.order else None
+        favourable = _favourable(args, order)
+        y = None if args.decisions_only else table[args.label].to_numpy(dtype=object)
+        return MulticlassAudit.from_predictions(y, table[args.prediction].to_numpy(dtype=object), groups, order,
+                                                favourable=favourable, source=path.name)
+    except DataValidationError as exc:
+        raise _located(exc, columns) from None
+
+
+def _favourable(args: argparse.Namespace, order: list[str] | None) -> Any:
+    """The favourable class(es): --favourable, or with an order the end --positive-is names (benefit: a higher class
+    is good, so the last; harm: the first)."""
+    if args.favourable is not None and args.positive_is is not None:
+        raise ValueError("give --favourable or --positive-is for classes, not both")
+    if args.favourable is not None:
+        named = [c.strip() for c in args.favourable.split(",") if c.strip()]
+        return named[0] if order and len(named) == 1 else named
+    if order is None:
+        if args.positive_is is not None:
+            raise ValueError("--positive-is needs --order for classes (which end is higher); without an order name the "
+                             "good classes with --favourable")
+        return None
+    if args.positive_is is None:
+        raise ValueError(f"--order needs the end that is good for the person: --favourable {order[0]} (or "
+                         f"{order[-1]}), or --positive-is harm (the last class, {order[-1]}, is the harm)")
+    return order[-1] if args.positive_is == "benefit" else order[0]
+
+
+def _run_kind(args: argparse.Namespace) -> int:
+    """``audit --kind continuous|multiclass``: checks, the audit, the report, the summary, the gates, --save."""
+    from .presentation.report_kinds import build
+    from .wording.kind_answers import amount_text
+
+    problem = _kind_flags(args)
+    if args.kind == "continuous":
+        if problem is None and not (args.label and args.prediction):
+            problem = "--kind continuous needs --label (the observed amount) and --prediction (the predicted one)"
+        if problem is None and args.decisions_only:
+            problem = "--decisions-only is for yes/no decisions and classes: an amount's audit needs the outcome"
+        if problem is None and args.tolerance is None:
+            problem = ("--kind continuous needs --tolerance in the outcome's units: the smallest gap in mean benefit "
+                       "that matters (e.g. --tolerance 200 --unit '$' for $200)")
+        if problem is None and args.tolerance == 0:
+            problem = "--tolerance must be above 0 for amounts"
+    else:
+        problem = problem or _bounded(args)
+        if problem is None and not args.prediction:
+            problem = "--kind multiclass needs --prediction (the class given) and --label (the observed class)"
+        if problem is None and not args.label and not args.decisions_only:
+            problem = ("--kind multiclass needs --label (the observed class), or --decisions-only when no outcome "
+                       "was observed")
+        if problem is None and args.label and args.decisions_only:
+            problem = "--decisions-only audits the --prediction column alone: give --prediction and no --label"
+        args.tolerance = DEFAULT_OFI_TOLERANCE if args.tolerance is None else args.tolerance
+    if problem is None and args.out is not None:
+        problem = _check_out(args.out)
+    if problem is None and args.save is None and any(getattr(args, k) for k in ("model", "model_version", "period",
+                                                                                  "saved_by", "user", "store")):
+        problem = "--model, --model-version, --period, --user and --store go with --save NAME"
+    if problem is not None:
+        _print(f"error: {problem}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.kind == "continuous" and args.positive_is is None:
+        _print("note: --positive-is not given: assuming a larger predicted amount is a benefit for the person (a "
+               "credit limit, a salary); for a premium or a price say --positive-is harm", file=sys.stderr)
+    try:
+        with warnings.catch_warnings():   # the assumption is said above, once, as a note
+            warnings.simplefilter("ignore", UserWarning)
+            audit = _kind_audit(args)
+        settings = VerdictSettings(args.tolerance, args.alpha, args.adjust, amounts=args.kind == "continuous")
+        rep = build(audit, reference=args.reference, settings=settings, unit=args.unit or "")
+    except DataValidationError as exc:
+        return _rejected(exc)
+    except ValueError as exc:
+        _print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    summary = rep.summary()
+    n = int(audit.n.sum()) if args.kind == "continuous" else int(audit.counts.sum())
+    ofi = (f"; max |OFI| = {amount_text(summary['max |OFI|'], rep.unit)}" if summary.get("max |OFI|") is not None
+           else "")
+    _print(f"{audit.source}: {audit.direction}")
+    _print(f"{audit.source}: {len(audit.groups)} groups, n = {n:,}, {summary['pairs']} comparisons; "
+           + ", ".join(f"{k} {v}" for k, v in summary["verdicts"].items())
+           + f"{ofi}; ratios beyond the band {summary['band violations (significant)']} significant")
+    for question, answer in summary["three questions"].items():
+        _print(f"{question} {answer}")
+    if (code := _write(args, rep)) != EXIT_OK:
+        return code
+    if args.save is not None and (code := _save(args, audit)) != EXIT_OK:
+        return code
+    crossed = []
+    if args.fail_ofi is not None:
+        if "max |OFI| lower bound" not in summary:
+            _print("error: --fail-ofi needs an OFI: classes without an order or without outcomes have none (use "
+                   "--fail-four-fifths)", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        bound = summary["max |OFI| lower bound"]
+        if bound > args.fail_ofi:
+            crossed.append(f"some pair's adjusted OFI interval lies entirely beyond ±{args.fail_ofi:g} (|OFI| >= "
+                           f"{bound:.6g} at the verdicts' adjusted level {summary['OFI interval level']})")
+    if args.fail_four_fifths and summary["band violations (significant)"]:
+        crossed.append(f"a ratio's adjusted interval lies entirely outside its band in "
+                       f"{summary['band violations (significant)']} comparisons")
     if crossed:
         _print("threshold crossed: " + "; ".join(crossed), file=sys.stderr)
         return EXIT_THRESHOLD

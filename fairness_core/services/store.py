@@ -68,7 +68,6 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
 from ..common import text
-from ..audit import Audit
 from ..continuous import DEFAULT_BAND
 from ..statistics.verdicts import DEFAULT_OFI_TOLERANCE, VerdictSettings, unpack_settings
 from ..common.vocabulary import ADJUSTMENT_KEYS, DEFAULT_ALPHA, check_alpha
