@@ -37,12 +37,15 @@ def show(s: SavedAudit) -> None:
     meta = [("Model", s.model), ("Version", s.model_version), ("Period", s.period), ("Owner", s.owner)]
     st.markdown(" · ".join(f"**{k}:** {md_escape(v)}" for k, v in meta if v)
                 + f" · **Saved:** {s.created:%Y-%m-%d %H:%M} UTC with version {md_escape(s.tool_version or '?')}")
-    st.caption(f"Verdicts as saved: OFI tolerance {s.tolerance:g} · α = {s.alpha:g} · {ADJUSTMENTS.get(s.adjust, s.adjust)}. "
-               "Read-only; the rows were not stored (no stability tab). "
+    st.caption(f"Verdicts as saved: OFI tolerance {saved.tolerance_text(s)} · α = {s.alpha:g} · "
+               f"{ADJUSTMENTS.get(s.adjust, s.adjust)}. Read-only; the rows were not stored (no stability tab). "
                + {"owner": "Yours: share it or make a link below.", "shared": "Shared with you by its owner.",
                   "link": "Opened from a link."}.get(s.access, ""))
-    data_banner(s.audit)
-    if st.button("Open in the workbench", icon=":material/open_in_browser:", key="open-in-workbench",
+    if s.kind != "binary":   # amounts and classes: what it is, then its reading below
+        saved.kind_banner(s)
+    else:
+        data_banner(s.audit)
+    if s.kind == "binary" and st.button("Open in the workbench", icon=":material/open_in_browser:", key="open-in-workbench",
                  help="Make it this session's data: every page then audits it, at the settings it was saved with."):
         set_audit(s.audit)
         if s.model:   # the Bias Audit report then carries this model's trend across its saved periods
@@ -56,8 +59,11 @@ def show(s: SavedAudit) -> None:
             saved.owner_tools(s)
         except (AuditNotFound, NotOwner, StoreError) as e:
             st.error(md_escape(saved.failure(e)), icon=":material/error:")
-    _verdicts(s)
-    if s.audit.has_outcomes:   # a trend of OFI needs outcomes; it is the owner's series, as far as this user may see it
+    if s.kind == "binary":
+        _verdicts(s)
+    else:
+        saved.kind_view(s)
+    if s.has_outcomes:   # a trend of OFI needs outcomes; it is the owner's series, as far as this user may see it
         try:
             _trend(s)
         except StoreError as e:
@@ -99,8 +105,8 @@ def _trend(s: SavedAudit) -> None:
                     "the adjustment amounts to for each change) then excludes 0, and only then.")
         fig = plots.ofi_trend(trend)
         chart(fig, "ofi_trend.html", key="ofi-trend")
-        di_fig = plots.di_trend(trend)
-        chart(di_fig, "di_trend.html", key="di-trend")
+        if trend.kind == "binary":   # amounts and tiers: their ratios are in each period's verdicts
+            chart(plots.di_trend(trend), "di_trend.html", key="di-trend")
         changes = trend.changes
         flagged = int(changes["significant"].sum()) if len(changes) else 0
         became = int(changes["became_bias"].sum()) if len(changes) else 0
@@ -114,7 +120,8 @@ def _trend(s: SavedAudit) -> None:
             model = " ".join(filter(None, (s.model, s.model_version)))
             st.download_button("Audit report with the trend (HTML)", key="trend-report", on_click="ignore",
                                data=lambda: report.build(s.audit, settings=s.settings, model=model,
-                                                         period=s.period or "", trend=trend).html(),
+                                                         period=s.period or "", trend=trend,
+                                                         **saved.report_options(s)).html(),
                                file_name="fairness_audit_report_with_trend.html", mime="text/html",
                                icon=":material/download:")
 

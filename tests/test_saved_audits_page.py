@@ -322,3 +322,61 @@ def test_filtering_the_saved_list_by_model_does_not_mark_the_audit_as_opened(sto
     assert not at.exception and SAVED_MODEL_KEY not in at.session_state
     at.switch_page("pages/2_Bias_Audit.py").run()
     assert not any("carries the model's trend" in c.value for c in at.caption)
+
+
+def _pay(shift: float, seed: int):  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    from fairness_core.continuous import ContinuousAudit
+    rng = np.random.default_rng(seed)
+    group = np.repeat(["F", LINK], 200)
+    salary = rng.lognormal(10.8, 0.3, 400)
+    recommended = salary * rng.lognormal(0, 0.05, 400) - np.where(group == "F", shift, 0)
+    return ContinuousAudit.from_predictions(salary, recommended, group, positive_is="benefit")
+
+
+def test_a_saved_amount_audit_reads_with_its_verdicts_in_its_unit_and_its_trend(store_url):
+    """Issue 53: a ContinuousAudit opens read-only by id and by link, answers the three questions in its unit, and a
+    second period gives the trend of its OFI in dollars (no DI chart: an amount's ratio is in the verdicts)."""
+    store = AuditStore(store_url)
+    first = store.save(_pay(0, 1), "pay Q1", model="pay", period="2026-Q1", tolerance=1000, unit="$")
+    at = saved_page(first)
+    shown = texts(at)
+    plain = shown.replace("\\", "")                                              # markdown's escapes taken off
+    assert "Error sizes (MAE)" in plain and "±$1,000" in plain and "Amounts" in plain
+    assert "\\<a href" in shown and not re.search(r"(?<!\\)<a href", shown)     # the hostile group name stays text
+    reading = frame_with(at, "in words")                                          # the verdicts as read
+    assert len(reading) == 1 and reading["OFI"].iloc[0].startswith(("$", "−$"))
+    assert len(at.metric) == 5                                                   # the verdict tiles
+    assert "open-in-workbench" not in {b.key for b in at.button}
+    groups = frame_with(at, "mae")
+    assert groups["mae"].tolist() == pytest.approx(_pay(0, 1).by_group()["mae"].tolist())
+    second = store.save(_pay(3000, 2), "pay Q2", model="pay", period="2026-Q2", tolerance=1000, unit="$")
+    at = saved_page(second)
+    assert len(at.get("plotly_chart")) == 1                                      # OFI across periods
+    changes = frame_with(at, "became_bias")
+    assert len(changes) == 1 and bool(changes["became_bias"].iloc[0])
+    visitor = saved_page(link=store.link(second), user="bob@example.org")
+    assert "Opened from a link" in texts(visitor) and "Error sizes (MAE)" in texts(visitor).replace("\\", "")
+    assert {b.key for b in visitor.button} == set()
+
+
+def test_a_saved_tier_audit_reads_with_its_cuts_and_the_local_law_144_table(store_url):
+    import numpy as np
+
+    from fairness_core.multiclass import MulticlassAudit
+    rng = np.random.default_rng(3)
+    names = np.array(["Low", "Medium", "High"])
+    m = MulticlassAudit.from_predictions(names[rng.integers(0, 3, 300)], names[rng.integers(0, 3, 300)],
+                                         rng.choice(["a", "b"], 300), order=list(names), favourable="Low")
+    audit_id = AuditStore(store_url).save(m, "tiers", model="risk", period="2026-Q1", tolerance=0.1)
+    at = saved_page(audit_id)
+    plain = texts(at).replace("\\", "")
+    assert "The four-fifths rule at every cut" in plain and "0.1 tiers" in plain
+    assert len(frame_with(at, "cut")) == len(m.impact_ratios())
+    assert len(frame_with(at, "classification")) == len(regulatory_table(m))
+
+
+def regulatory_table(m):  # type: ignore[no-untyped-def]
+    from fairness_core import regulatory
+    return regulatory.ll144_summary(m, tolerance=0.1)

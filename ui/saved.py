@@ -25,7 +25,10 @@ from fairness_core.verdicts import VerdictSettings
 from ui import auth
 from ui.cached import TTL_S
 from ui.session import SAVED_MODEL_KEY
-from ui.widgets import md_escape
+from ui.widgets import csv_download, md_escape, styled, verdict_summary
+from fairness_core.presentation.report_kinds import kind_tables, reading
+from fairness_core.report import LL144
+from fairness_core.wording.kind_answers import amount_text
 
 #: The page that opens saved audits; its query parameters: an audit the user may open by id (the owner's or one
 #: shared with them), and a link's token (anyone holding it, until it expires or is revoked).
@@ -144,15 +147,16 @@ def _trend(_history: tuple[SavedAudit, ...], ids: tuple[str, ...], settings: Ver
     return series_changes(_history, settings)
 
 
-def model_trend(model: str | None, settings: VerdictSettings, owner: str | None = None) -> tuple[Trend | None, tuple]:
+def model_trend(model: str | None, settings: VerdictSettings, owner: str | None = None,
+                kind: str = "binary") -> tuple[Trend | None, tuple]:
     """The trend of ``model`` across its saved periods at these settings, and its identity (the saved audits' ids
     and periods, () without a trend) for keying anything built from it; no trend when the model has fewer than two
-    periods (or none); with ``owner``, that owner's audits alone (one series). Shared by sessions: keyed by the ids (saved
-    audits never change) and the settings."""
+    periods (or none); with ``owner``, that owner's audits alone (one series); of ``kind`` alone (a series mixes no
+    kinds of audit). Shared by sessions: keyed by the ids (saved audits never change) and the settings."""
     if not model:
         return None, ()
     history = tuple(h for h in store().history(model, user=user())   # what this user may see
-                    if h.audit.has_outcomes and h.owner == (owner or h.owner))   # OFI needs outcomes; one series
+                    if h.has_outcomes and h.kind == kind and h.owner == (owner or h.owner))   # OFI needs outcomes
     if len({h.period for h in history}) < 2:
         return None, ()
     ids = tuple(h.id for h in history)
@@ -162,7 +166,9 @@ def model_trend(model: str | None, settings: VerdictSettings, owner: str | None 
 def trend_of(saved: SavedAudit) -> Trend | None:
     """The trend of ``saved``'s model across its saved periods, judged at ``saved``'s settings; None when the model
     has fewer than two periods (or no model)."""
-    return model_trend(saved.model, saved.settings, saved.owner)[0]
+    if saved.kind == "multiclass" and not saved.audit.ordered:
+        return None   # classes without an order have no ordinal OFI to follow
+    return model_trend(saved.model, saved.settings, saved.owner, saved.kind)[0]
 
 
 def opened_trend(settings: VerdictSettings) -> tuple[Trend | None, tuple]:
@@ -241,3 +247,61 @@ def _act(action, done: str) -> None:  # type: ignore[no-untyped-def]
         st.error(md_escape(failure(e)), icon=":material/error:")
     else:
         st.success(done, icon=":material/check_circle:")
+
+
+# --------------------------------------------------------------------------- audits of amounts and of classes
+
+
+def tolerance_text(s: SavedAudit) -> str:
+    """The saved OFI tolerance in its units: "±$1,000" for amounts, "0.1 tiers" for ordered classes."""
+    if s.kind == "continuous":
+        return f"±{amount_text(s.tolerance, s.unit)}"
+    return f"{s.tolerance:g} tiers" if s.kind == "multiclass" else f"{s.tolerance:g}"
+
+
+def report_options(s: SavedAudit) -> dict:  # type: ignore[type-arg]
+    """What the report of ``s`` needs beyond its settings: an amount audit's unit and band."""
+    return {"unit": s.unit, "band": s.band} if s.kind == "continuous" else {}
+
+
+def kind_banner(s: SavedAudit) -> None:
+    """One line saying what the saved audit of amounts or classes is (the binary audit's data banner)."""
+    a = s.audit
+    n = int(a.n.sum()) if s.kind == "continuous" else int(a.counts.sum())
+    what = "Amounts" if s.kind == "continuous" else "Classes" + ("" if a.has_outcomes else ", decisions alone")
+    st.caption(f"**Data:** {md_escape(a.source)} · {what} · {len(a.groups)} groups · n = {n:,} · "
+               f"{md_escape(a.direction)}" + (f" · unit: {md_escape(s.unit)}" if s.unit else ""))
+    for note in a.notes:
+        st.info(md_escape(note), icon=":material/swap_vert:")
+    st.caption("An audit of amounts or of classes opens here, read-only; the workbench's pages audit yes/no "
+               "decisions.")
+
+
+@st.cache_resource(max_entries=16, ttl=TTL_S, show_spinner="Reading the saved audit…")
+def _kind_tables(audit_id: str, _s: SavedAudit) -> tuple[dict, dict]:  # type: ignore[type-arg]
+    return kind_tables(_s.audit, _s.settings, unit=_s.unit, band=_s.band)
+
+
+def kind_view(s: SavedAudit) -> None:
+    """A saved audit of amounts or of classes, read-only, at the settings it was saved with: the three questions
+    answered, the verdict tiles and reading, the per-group table, and for classes the impact ratios at every cut and
+    the Local Law 144 table — every number the library's (:func:`fairness_core.presentation.report_kinds.kind_tables`)."""
+    tables, questions = _kind_tables(s.id, s)
+    verdicts = tables["verdicts"]
+    st.subheader("The three questions", anchor=False)
+    for question, answer in questions[""].items():
+        st.markdown(f"**{md_escape(question)}** {md_escape(answer)}")
+    st.subheader("Verdict per pair", anchor=False)
+    verdict_summary(verdicts)
+    st.dataframe(reading(verdicts, s.unit if s.kind == "continuous" else ""), width="stretch", hide_index=True,
+                 key="saved-verdicts", column_config={"in words": st.column_config.TextColumn(width="large")})
+    csv_download(verdicts, "saved_pair_verdicts.csv", "Download verdicts (CSV)", key="saved-verdicts-csv",
+                 index=False)
+    shown = [("groups", "Per group, with intervals"), ("impact ratios", "Impact ratios at every cut"),
+             ("ordinal error rates", "Ordinal error rates"), ("one-vs-rest verdicts", "Each class against the rest"),
+             (LL144, "Local Law 144 summary")]
+    for name, title in shown:
+        if name in tables:
+            st.subheader(title, anchor=False)
+            st.dataframe(styled(tables[name], 3), width="stretch", hide_index=name != "groups",
+                         key=f"saved-{name.replace(' ', '-')}")
