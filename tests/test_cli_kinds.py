@@ -174,3 +174,12 @@ def test_the_module_runs_as_a_command(pay_csv, tmp_path):
                          cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr[-2000:]
     assert json.loads(out.read_text())["summary"]["verdicts"]["algorithmic bias"] == 1
+
+
+def test_the_guides_examples_of_amounts_and_classes_run():
+    """docs/guide.md's doctest of ``--kind continuous`` runs as written (docs/api.md's run with the doctest glob)."""
+    import doctest
+
+    result = doctest.testfile(str(ROOT / "docs" / "guide.md"), module_relative=False,
+                              optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 10 and result.failed == 0
