@@ -247,3 +247,17 @@ def test_the_report_of_binary_data_through_the_amount_audit_carries_the_binary_o
     b, c = binary.tables["verdicts"], amounts.tables["verdicts"]
     assert (b["group_i"].tolist(), b["group_j"].tolist()) == (c["group_i"].tolist(), c["group_j"].tolist())
     assert c["ofi"].tolist() == pytest.approx(b["ofi"].tolist(), abs=1e-15)
+
+
+def test_many_groups_draw_the_largest_twelve_matrices_and_table_every_one():
+    from fairness_core.presentation.report_kinds import MAX_HEATMAPS
+
+    rng = np.random.default_rng(4)
+    names = np.array(["L", "M", "H"])
+    group = np.repeat([f"g{k:02d}" for k in range(50)], np.arange(20, 70))   # g49 largest, g00 smallest
+    m = MulticlassAudit.from_predictions(names[rng.integers(0, 3, group.size)], names[rng.integers(0, 3, group.size)],
+                                         group, order=list(names), favourable="L")
+    rep = report.build(m)
+    fig = rep.figures[f"Observed against predicted class, the {MAX_HEATMAPS} largest groups"]
+    assert sorted(t.name for t in fig.data) == [f"g{k}" for k in range(38, 50)]
+    assert rep.tables["confusion matrices"].index.get_level_values("group").nunique() == 50

@@ -54,6 +54,9 @@ from .report_base import (LL144, MAX_HTML_ROWS, TREND_CHANGES, Report, ReportOpt
 
 __all__ = ["KindReport", "build", "error_size_gaps", "kind_tables", "reading"]
 
+#: Most groups drawn as k × k heatmaps in the report (the largest; every group's matrix is in the tables).
+MAX_HEATMAPS = 12
+
 #: The words of an impact ratio's verdict and of an OFI verdict, most telling first (the reading's order).
 _ORDER = {w: k for k, w in enumerate((*VERDICTS[:3], "adverse impact", "materiality unclear", *VERDICTS[3:],
                                       *SELECTION_VERDICTS[2:]))}
@@ -247,7 +250,12 @@ def _figures(audit: Any, tables: dict[str, pd.DataFrame], unit: str, alpha: floa
         figures["Error sizes per group: MAE and RMSE"] = _per_group(tables["groups"], ("mae", "rmse"), unit, alpha,
                                                                     "Error sizes per group: MAE and RMSE")
     else:
-        figures["Observed against predicted class, per group"] = plots.class_heatmaps(audit)
+        if audit.has_outcomes and len(audit.groups) > MAX_HEATMAPS:   # the largest groups; every matrix is a table
+            largest = list(audit.n.sort_values(ascending=False, kind="stable").index[:MAX_HEATMAPS])
+            figures[f"Observed against predicted class, the {MAX_HEATMAPS} largest groups"] = \
+                plots.class_heatmaps(audit, [g for g in audit.groups if g in largest])
+        else:
+            figures["Observed against predicted class, per group"] = plots.class_heatmaps(audit)
         ratios = tables.get("impact ratios", v)
         if len(ratios):
             figures["Impact ratios at every cut" if "cut" in ratios else "Impact ratios of every class's share"] = \
