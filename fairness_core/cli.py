@@ -30,7 +30,7 @@ from typing import Any, Sequence, TextIO
 from .presentation import report as report_mod
 from .audit import Audit
 from .statistics.verdicts import DEFAULT_OFI_TOLERANCE
-from .common.vocabulary import DEFAULT_ALPHA
+from .common.vocabulary import DEFAULT_ALPHA, check_alpha
 from .statistics.inference import ADJUSTMENTS
 from .statistics.verdicts import VerdictSettings
 from .services.io.warehouse import is_glob
@@ -54,6 +54,19 @@ def _finite(low: float, high: float, what: str):  # type: ignore[no-untyped-def]
             raise argparse.ArgumentTypeError(f"{what} must be a finite number in [{low:g}, {high:g}], got {text!r}")
         return value
     return parse
+
+
+def _alpha(text: str) -> float:
+    """An argparse type: the error rate, refused as the library refuses it (:func:`~fairness_core.vocabulary.check_alpha`,
+    one sentence; a usage error, exit 2)."""
+    try:
+        value: object = float(text)
+    except ValueError:
+        value = text
+    try:
+        return check_alpha(value)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _print(text: object, file: TextIO | None = None) -> None:
@@ -102,15 +115,14 @@ def _parser() -> argparse.ArgumentParser:
                    help="what the positive value is for the person: a benefit (approved, hired) or a harm (flagged "
                         "as likely to reoffend: label and prediction are flipped). It decides every verdict's "
                         "direction; without it a benefit is assumed and the output says so")
-    a.add_argument("--flip", action="store_true", help="deprecated: the same as --positive-is harm")
     a.add_argument("--reference", help="reference group for the one-vs-reference table (default: the largest)")
     a.add_argument("--tolerance", type=_finite(0, 1e300, "--tolerance"),
                    help="|OFI| counted as 0 (default 0.05; in [0, 2] for binary and multiclass, where it is in tiers; "
                         "required with --kind continuous, in the outcome's units: 200 for $200)")
     a.add_argument("--out", type=Path, help="write the report here (default: print a summary only)")
     a.add_argument("--json", action="store_true", help="write JSON instead of HTML")
-    a.add_argument("--alpha", type=_finite(1e-12, 0.4999, "--alpha"), default=DEFAULT_ALPHA,
-                   help="significance level of the verdicts (default 0.05); every claim keeps it across the pairs "
+    a.add_argument("--alpha", type=_alpha, default=DEFAULT_ALPHA,
+                   help="the verdicts' error rate, in (0, 0.5) (default 0.05: 95 %% intervals); every claim keeps it across the pairs "
                         "under --adjust, and the intervals printed are at the matching adjusted level")
     a.add_argument("--adjust", choices=list(ADJUSTMENTS), default="holm",
                    help="multiplicity adjustment across pairs: holm (family-wise error, default), bh "
@@ -131,7 +143,6 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--period", help="with --save: the period the data cover, e.g. 2026-Q3")
     a.add_argument("--user", help="with --save: the user who owns the saved audit (default: the single local user, "
                                   "'local'; on a team server, the owner's sign-in e-mail)")
-    a.add_argument("--saved-by", dest="saved_by", help=argparse.SUPPRESS)   # the former spelling of --user
     a.add_argument("--store", metavar="URL",
                    help="with --save: the store's SQLAlchemy URL (default: FAIRNESS_AUDIT_STORE, else a SQLite file "
                         "in FAIRNESS_DATA_DIR or ./data)")
@@ -241,28 +252,15 @@ def _run(args: argparse.Namespace) -> int:
         _print(f"error: {why}", file=sys.stderr)
         return EXIT_BAD_INPUT
     args.tolerance = DEFAULT_OFI_TOLERANCE if args.tolerance is None else args.tolerance
-    if args.flip:
-        if args.positive_is == "benefit":
-            _print("error: --flip contradicts --positive-is benefit", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        _print("note: --flip is deprecated; say --positive-is harm", file=sys.stderr)
-        args.positive_is = "harm"
     if args.positive_is is None:
         _print("note: --positive-is not given: assuming a positive prediction is a benefit for the person; if it is "
               "a harm (e.g. 'likely to reoffend'), every verdict's direction is reversed", file=sys.stderr)
     if args.out is not None and (why := _check_out(args.out)):
         _print(f"error: {why}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    if args.save is None and any(getattr(args, k) for k in ("model", "model_version", "period", "saved_by", "user",
-                                                               "store")):
+    if args.save is None and any(getattr(args, k) for k in ("model", "model_version", "period", "user", "store")):
         _print("error: --model, --model-version, --period, --user and --store go with --save NAME", file=sys.stderr)
         return EXIT_BAD_INPUT
-    if args.saved_by:
-        _print("note: --saved-by is deprecated; say --user (the saved audit's owner)", file=sys.stderr)
-        if args.user and args.user != args.saved_by:
-            _print("error: --saved-by contradicts --user", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        args.user = args.user or args.saved_by
     if args.decisions_only and (args.label or not args.prediction):
         _print("error: --decisions-only audits the --prediction column alone: give --prediction and no --label",
                file=sys.stderr)
@@ -402,9 +400,8 @@ def _kind_flags(args: argparse.Namespace) -> str | None:
         if getattr(args, flag) is not None and flag not in own.get(args.kind, ()):
             kinds = [k for k, v in own.items() if flag in v]
             return f"--{flag} goes with --kind {kinds[0]}, not --kind {args.kind}"
-    for flag, name in (("threshold", "--threshold"), ("flip", "--flip")):
-        if args.kind != "binary" and getattr(args, flag) not in (None, False):
-            return f"{name} is for yes/no decisions (--kind binary)"
+    if args.kind != "binary" and args.threshold is not None:
+        return "--threshold is for yes/no decisions (--kind binary)"
     if args.kind != "binary" and args.positive != "1":
         return "--positive is for yes/no decisions (--kind binary)"
     return None
@@ -506,7 +503,7 @@ def _run_kind(args: argparse.Namespace) -> int:
     if problem is None and args.out is not None:
         problem = _check_out(args.out)
     if problem is None and args.save is None and any(getattr(args, k) for k in ("model", "model_version", "period",
-                                                                                  "saved_by", "user", "store")):
+                                                                                  "user", "store")):
         problem = "--model, --model-version, --period, --user and --store go with --save NAME"
     if problem is not None:
         _print(f"error: {problem}", file=sys.stderr)

@@ -124,7 +124,7 @@ def test_command_line_counts_a_parquet_glob_in_place(rows, parquet_glob, tmp_pat
 
     out = tmp_path / "report.json"
     code = cli.main(["audit", parquet_glob, "--group", "race", "--label", "y", "--prediction", "score",
-                     "--threshold", "0.5", "--flip", "--json", "--out", str(out)])
+                     "--threshold", "0.5", "--positive-is", "harm", "--json", "--out", str(out)])
     assert code == 0, capsys.readouterr().err
     import json
 

@@ -121,6 +121,13 @@ def test_cli_refuses_bad_outputs_and_non_finite_thresholds_with_exit_2(tmp_path,
                 ["--alpha", "0"], ["--threshold", "nan"], ["--adjust", "bonferroni"], ["--no-such-flag"]):
         assert cli.main([*base, *bad]) == cli.EXIT_BAD_INPUT, bad
     assert "finite number" in capsys.readouterr().err
+    for level in ("0.95", "0.5", "yes"):      # a confidence level where the error rate belongs: the library's sentence
+        assert cli.main([*base, "--alpha", level]) == cli.EXIT_BAD_INPUT
+        assert "alpha is the error rate, not the confidence level: a number in (0, 0.5); alpha=0.05 gives a 95 % " \
+               "interval" in capsys.readouterr().err
+    for old in (["--flip"], ["--saved-by", "ana"]):       # removed spellings: --positive-is harm, --user
+        assert cli.main([*base, *old]) == cli.EXIT_BAD_INPUT
+        assert "unrecognized arguments" in capsys.readouterr().err
 
 
 def test_cli_stops_cleanly_on_sigterm_without_a_partial_report(tmp_path, monkeypatch, capsys):

@@ -176,6 +176,7 @@ def test_bad_deleted_and_foreign_ids_say_so(store, new_url):
     ({"name": "ok", "model": "credit\u200e"}, "hidden character"),
     ({"name": "ok", "period": "2026\nQ3"}, "hidden character"),
     ({"name": "ok", "alpha": 1.5}, "alpha"),
+    ({"name": "ok", "alpha": 0.95}, r"alpha is the error rate, not the confidence level: .*\(got 0\.95\)"),
     ({"name": "ok", "adjust": "sidak"}, "adjust"),
 ])
 def test_inputs_are_validated(store, kw, message):

@@ -238,12 +238,12 @@ def test_users_are_stripped_and_the_default_is_the_local_user(store):
         store.share(local, with_users=[])
 
 
-def test_a_saved_by_other_than_the_user_is_ignored_with_a_warning(store):
-    with pytest.warns(DeprecationWarning, match="saved_by is deprecated and ignored"):
-        audit_id = store.save(_audit(), name="Q1", saved_by="someone else", user="ana")
-    saved = store.load(audit_id, user="ana")
+def test_saved_by_is_refused_and_the_user_is_who_saved(store):
+    with pytest.raises(TypeError, match="saved_by"):       # removed: who saves is user=
+        store.save(_audit(), name="Q1", saved_by="someone else", user="ana")
+    assert store.list(user="ana").empty
+    saved = store.load(store.save(_audit(), name="Q1", user="ana"), user="ana")
     assert (saved.saved_by, saved.owner) == ("ana", "ana")
-    assert store.load(store.save(_audit(), name="Q2", saved_by="ana", user="ana"), user="ana").saved_by == "ana"
 
 
 def test_the_clock_must_tell_the_time_zone(url):  # noqa: F811

@@ -30,6 +30,7 @@ from __future__ import annotations
 from .._compat import FairnessDeprecationWarning
 
 import enum
+import numbers
 import warnings
 from dataclasses import dataclass
 from typing import Union
@@ -132,18 +133,35 @@ def alpha_from_level(alpha: float | None, level: float | None, where: str, defau
     return float(alpha)
 
 
-def check_alpha(alpha: float) -> None:
-    """The one check of an error rate α (an interval is at level 1 − α): a number strictly between 0 and 1.
+#: The one sentence every entry point that takes ``alpha`` refuses a bad one with (:func:`check_alpha`), before
+#: "(got …)". A confidence level passed as ``alpha`` (0.95, the habit of statsmodels' and SciPy's ``level``) is the
+#: mistake it is written for.
+ALPHA_RULE = ("alpha is the error rate, not the confidence level: a number in (0, 0.5); alpha=0.05 gives a 95 % "
+              "interval")
+
+
+def alpha_refusal(alpha: object) -> str:
+    """The refusal of a bad ``alpha``: :data:`ALPHA_RULE` and what was given (a page or the CLI prints it)."""
+    shown = repr(float(alpha)) if isinstance(alpha, numbers.Real) and not isinstance(alpha, bool) else repr(alpha)
+    return f"{ALPHA_RULE} (got {shown})"
+
+
+def check_alpha(alpha: object) -> float:
+    """The one check of an error rate α (an interval is at confidence 1 − α): a number in (0, 0.5).
+
+    α ≥ 0.5 would be an interval at a confidence of 50 % or less; it is almost always a confidence level given
+    where the error rate belongs (statsmodels' and SciPy's ``level=0.95``), and it is refused rather than read as
+    a level. So are α ≤ 0, NaN, bools and anything that is not a number. Returns α as a float.
 
     >>> check_alpha(0.05)
-    >>> check_alpha(0.95)   # an error rate of 95 %: allowed, never read as a confidence level
-    >>> check_alpha(1.0)
+    0.05
+    >>> check_alpha(0.95)
     Traceback (most recent call last):
-    ValueError: alpha (an error rate; the interval's level is 1 − alpha) must be a number in (0, 1), got 1.0
+    ValueError: alpha is the error rate, not the confidence level: a number in (0, 0.5); alpha=0.05 gives a 95 % interval (got 0.95)
     """
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
-        raise ValueError(f"alpha (an error rate; the interval's level is 1 − alpha) must be a number in (0, 1), "
-                         f"got {alpha!r}")
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0 < alpha < 0.5:
+        raise ValueError(alpha_refusal(alpha))
+    return float(alpha)
 
 
 def _check_confidence(level: float) -> None:

@@ -48,15 +48,12 @@ processes on one machine can save at once without losing anything; the schema ca
 
 from __future__ import annotations
 
-from .._compat import FairnessDeprecationWarning
-
 import json
 import math
 import os
 import re
 import secrets
 import threading
-import warnings
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -291,7 +288,7 @@ class AuditStore:
     # ----------------------------------------------------------------- the interface
 
     def save(self, audit: Any, name: str, model: str | None = None, period: str | None = None, *,
-             model_version: str | None = None, saved_by: str | None = None, user: str = LOCAL_USER,
+             model_version: str | None = None, user: str = LOCAL_USER,
              tolerance: float | VerdictSettings = DEFAULT_OFI_TOLERANCE, alpha: float = DEFAULT_ALPHA,
              adjust: str = "holm", unit: str = "") -> str:
         """Save ``audit`` (not its rows) in one transaction; returns its new, unguessable id. ``user`` owns it and
@@ -305,15 +302,10 @@ class AuditStore:
         ``adjust`` are the verdict settings it was judged at (or one :class:`~fairness_core.verdicts.VerdictSettings`
         in place of ``tolerance``, whose band an amount audit keeps). The tolerance is in the OFI's units: in (0, 2)
         for a binary audit and for classes (tiers), any finite amount above 0 for amounts, whose ``unit`` ("$", "a
-        year") is kept beside it. ``saved_by`` is kept for the old call form only: who
-        saved an audit is ``user``, and a ``saved_by`` that differs is ignored with a DeprecationWarning (a
-        typed name cannot claim to be another user).
+        year") is kept beside it. ``alpha`` passes :func:`~fairness_core.vocabulary.check_alpha` (in (0, 0.5)).
         """
         kind = _kind_of(audit)
         user = _user(user)
-        if _label(saved_by, "saved by") not in (None, user):
-            warnings.warn(f"saved_by is deprecated and ignored: the audit is saved by and belongs to {user!r}",
-                          FairnessDeprecationWarning, stacklevel=2)
         labels = {"name": _label(name, "name", required=True), "model": _label(model, "model"),
                   "period": _label(period, "period"), "model_version": _label(model_version, "model version")}
         band = tolerance.band if isinstance(tolerance, VerdictSettings) else DEFAULT_BAND
