@@ -134,7 +134,7 @@ class Audit:
 
     @classmethod
     def from_predictions(cls, y_true: Any, y_pred: Any, sensitive_features: Any, pos_label: Any = 1, *,
-                         positive_is: str | None = None, flip: bool | None = None, threshold: float | None = None,
+                         positive_is: str | None = None, threshold: float | None = None,
                          source: str = "predictions") -> "Audit":
         """An audit in one call from labels, predictions and sensitive features, as in Fairlearn.
 
@@ -155,8 +155,6 @@ class Audit:
             (flagged as likely to reoffend). It decides every verdict's direction, so declare it:
             "harm" negates labels and predictions so that positive means the benefit. Without it a
             :class:`UserWarning` names the assumption (a benefit).
-        flip : bool, deprecated
-            The former spelling: ``flip=True`` is ``positive_is="harm"``.
 
         Raises
         ------
@@ -173,12 +171,10 @@ class Audit:
         'positive prediction = 1 = a benefit (declared)'
         """
         if y_true is None:   # no outcomes observed: the decisions alone
-            if flip is not None and positive_is is None:
-                positive_is = "harm" if flip else "benefit"
             return cls.from_decisions(y_pred, sensitive_features, pos_label, positive_is=positive_is,
                                       threshold=threshold, source=source)
         return Audit(**count_arrays(y_true, y_pred, sensitive_features, pos_label,
-                                    positive_is=resolve_positive_is(positive_is, flip, f"pos_label={pos_label!r}"),
+                                    positive_is=resolve_positive_is(positive_is, f"pos_label={pos_label!r}"),
                                     threshold=threshold, source=source))
 
     @classmethod
@@ -214,7 +210,7 @@ class Audit:
         [0.5, 0.667, 0.5]
         """
         return Audit(**count_arrays(None, y_pred, sensitive_features, pos_label,
-                                    positive_is=resolve_positive_is(positive_is, None, f"pos_label={pos_label!r}"),
+                                    positive_is=resolve_positive_is(positive_is, f"pos_label={pos_label!r}"),
                                     threshold=threshold, source=source, unknown=tuple(unknown)))
 
     @property

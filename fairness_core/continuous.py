@@ -135,7 +135,7 @@ class ContinuousAudit:
         >>> a.marginal_benefit().round(3).tolist()      # harm: b = y − ŷ (overcharged rows are negative)
         [-6.667, 5.0]
         """
-        positive_is = resolve_positive_is(positive_is, None, "a larger predicted amount")
+        positive_is = resolve_positive_is(positive_is, "a larger predicted amount")
         y = _vector(y_true, "y_true")
         p = _vector(y_pred, "y_pred")
         features = _sensitive_frame(sensitive_features)
@@ -188,7 +188,7 @@ class ContinuousAudit:
         moments = {a: Moments(n, *(stats[f"{a}_{m}"].to_numpy(dtype=float) for m in ("mean", "m2", "m3")))
                    for a in AMOUNTS}
         if positive_is is None:
-            resolve_positive_is(None, None, "a larger predicted amount")
+            resolve_positive_is(None, "a larger predicted amount")
         return cls(tuple(map(str, stats.index)), moments, positive_is, source, (), tuple(group_columns), group_values)
 
     def stats(self) -> pd.DataFrame:

@@ -372,7 +372,7 @@ def audit(df: pd.DataFrame, case: str = "case_id", group: str = "group", decisio
         if column not in df.columns:
             raise ValueError(f"no column {column!r}; the columns are {', '.join(map(repr, df.columns))}")
     if kind == "decision":
-        positive_is = resolve_positive_is(positive_is, None, f"{decision} = the positive value")
+        positive_is = resolve_positive_is(positive_is, f"{decision} = the positive value")
     case_code, case_ids = pd.factorize(df[case])
     group_code, names = pd.factorize(df[group])
     for column, codes in ((case, case_code), (group, group_code)):

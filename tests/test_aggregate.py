@@ -38,8 +38,8 @@ def _in_memory(rows: pd.DataFrame, **kw):  # noqa: ANN202
 @pytest.mark.parametrize("flip", [False, True])
 def test_parquet_glob_gives_the_in_memory_counts(rows, parquet_glob, groups, flip):
     audit = io.aggregate(parquet_glob, label="y", prediction="score", groups=groups, positive=1, threshold=0.5,
-                         flip=flip)
-    assert audit.cms == _in_memory(rows, groups=groups, flip=flip).cms
+                         positive_is="harm" if flip else None)
+    assert audit.cms == _in_memory(rows, groups=groups, positive_is="harm" if flip else None).cms
     assert f"{len(rows):,} rows" in audit.source
 
 
@@ -130,7 +130,7 @@ def test_command_line_counts_a_parquet_glob_in_place(rows, parquet_glob, tmp_pat
 
     doc = json.loads(out.read_text())
     cells = {r["group"]: (r["TP"], r["FN"], r["FP"], r["TN"]) for r in doc["tables"]["cells"]}
-    expected = _in_memory(rows, groups=["race"], flip=True)
+    expected = _in_memory(rows, groups=["race"], positive_is="harm")
     assert cells == {g: (c.tp, c.fn, c.fp, c.tn) for g, c in expected.cms.items()}
     assert "aggregated in place" in doc["source"]
     bad = cli.main(["audit", str(tmp_path / "none-*.parquet"), "--group", "race", "--label", "y", "--prediction", "p"])
@@ -180,8 +180,8 @@ def _case(rows: pd.DataFrame, tmp_path, case: str):  # noqa: ANN001, ANN202
     df = rows.assign(pred=np.where(rows["score"] >= 0.5, 1, 0))
     kw = {"label": "y", "groups": ["race", "sex"], "positive": 1, "prediction": "pred"}
     if case in ("threshold", "flip", "nan score"):
-        kw.update(prediction="score", threshold=0.5, flip=case == "flip")
-    kw["flip"] = kw.get("flip", False) or case == "binary flip"
+        kw.update(prediction="score", threshold=0.5)
+    kw["positive_is"] = "harm" if case in ("flip", "binary flip") else None
     if case == "text csv":      # every cell text, as an upload: yes/no labels, high/low predictions
         df = df.assign(y=df["y"].map({1: "yes", 0: "no"}), pred=df["pred"].map({1: "high", 0: "low"}))
         df.to_csv(tmp_path / "log.csv", index=False)
@@ -230,7 +230,8 @@ def test_one_pass_over_the_cells_answers_as_the_two_passes_do(rows, tmp_path, mo
         return
     df = pd.read_csv(path, dtype=str) if path.suffix == ".csv" else pd.read_parquet(path)
     expected = io.cms_from_predictions(df, "y", kw["prediction"], kw["groups"], kw["positive"],
-                                       kw.get("positive_prediction"), threshold=kw.get("threshold"), flip=kw["flip"])
+                                       kw.get("positive_prediction"), threshold=kw.get("threshold"),
+                                       positive_is=kw["positive_is"])
     assert one[0] == expected.cms and f"{len(df):,} rows" in one[1]
 
 

@@ -1,7 +1,6 @@
 """An analyst's audit, start to finish: real exports, a declared direction, every attribute, one answer per question."""
 
 import gzip
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -53,12 +52,8 @@ def test_the_direction_is_declared_or_the_assumption_named():
     harm = Audit.from_predictions(y, p, g, positive_is="harm")
     assert harm.positive_is == "harm" and "declared a harm" in harm.direction
     assert harm.cms["a"] == CM(tp=1, fn=0, fp=1, tn=1)   # labels and predictions negated
-    with pytest.warns(DeprecationWarning, match="flip= is deprecated"):
-        flipped = Audit.from_predictions(y, p, g, flip=True)
-    assert flipped.cms == harm.cms and flipped.positive_is == "harm"
-    with pytest.raises(ValueError, match="contradicts"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        Audit.from_predictions(y, p, g, positive_is="benefit", flip=True)
+    with pytest.raises(TypeError, match="flip"):     # removed: positive_is="harm" says it
+        Audit.from_predictions(y, p, g, flip=True)
 
 
 def test_compas_with_high_risk_declared_a_harm_reads_the_right_way_round(capsys, tmp_path):

@@ -115,7 +115,7 @@ def test_predictions_aggregate_like_an_independent_crosstab():
 def test_flip_swaps_tp_with_tn_and_fn_with_fp():
     df = rows_frame()
     plain = cms_from_predictions(df, "y", "pred", ["race"], positive_label="yes")
-    flipped = cms_from_predictions(df, "y", "pred", ["race"], positive_label="yes", flip=True)
+    flipped = cms_from_predictions(df, "y", "pred", ["race"], positive_label="yes", positive_is="harm")
     for g in plain.groups:
         tp, fn, fp, tn = plain.cms[g].as_array()
         assert flipped.cms[g].as_array().tolist() == [tn, fp, fn, tp]
@@ -193,7 +193,7 @@ def test_probability_columns_are_validated_and_flipped():
     df["m1"], df["m2"], df["m3"] = rng.uniform(size=(3, 50))
     audit = cms_from_predictions(df, "y", "pred", ["race"], positive_label="yes", probability_columns=["m1", "m2", "m3"])
     assert audit.rows.probabilities.shape == (50, 3) and audit.rows.model_names == ("m1", "m2", "m3")
-    flipped = cms_from_predictions(df, "y", "pred", ["race"], positive_label="yes", flip=True,
+    flipped = cms_from_predictions(df, "y", "pred", ["race"], positive_label="yes", positive_is="harm",
                                    probability_columns=["m1", "m2", "m3"])
     assert np.allclose(flipped.rows.probabilities, 1 - audit.rows.probabilities)
 

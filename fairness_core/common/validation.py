@@ -161,16 +161,12 @@ def intersection_names(parts: Sequence[Sequence[str]]) -> list[str]:
     return names
 
 
-def direction(positive_is: str | None, flip: bool) -> tuple[str | None, bool]:
-    """(positive_is, flip) from either spelling: ``positive_is`` "benefit" | "harm" wins; ``flip=True`` alone
-    means "harm"; neither leaves the direction undeclared (None, no flip)."""
-    if positive_is is not None:
-        if positive_is not in ("benefit", "harm"):
-            raise DataValidationError(f"positive_is must be 'benefit' or 'harm', got {positive_is!r}")
-        if flip and positive_is == "benefit":
-            raise DataValidationError("positive_is='benefit' contradicts flip=True")
-        return positive_is, positive_is == "harm"
-    return ("harm", True) if flip else (None, False)
+def direction(positive_is: str | None) -> tuple[str | None, bool]:
+    """(positive_is, whether the classes swap): "harm" swaps them so that positive means the benefit; "benefit"
+    does not; None leaves the direction undeclared (no swap)."""
+    if positive_is is not None and positive_is not in ("benefit", "harm"):
+        raise DataValidationError(f"positive_is must be 'benefit' or 'harm', got {positive_is!r}")
+    return positive_is, positive_is == "harm"
 
 
 def group_values(names: Sequence[str], parts: Sequence[Sequence[Any]]) -> dict[str, tuple[str, ...]] | None:

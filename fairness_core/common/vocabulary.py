@@ -178,17 +178,11 @@ __all__ = ["DEFAULT_ALPHA", "Adjustment", "ADJUSTMENTS", "ADJUSTMENT_KEYS", "adj
 POSITIVE_IS = ("benefit", "harm")
 
 
-def resolve_positive_is(positive_is: str | None, flip: bool | None, what: str) -> str | None:
-    """``positive_is`` from the new argument or the deprecated ``flip``, with a warning when neither says it.
+def resolve_positive_is(positive_is: str | None, what: str) -> str | None:
+    """``positive_is`` checked, with a warning when it is not given.
 
     Returns "benefit", "harm", or None (undeclared: a benefit is assumed and a :class:`UserWarning` says so).
     """
-    if flip is not None:
-        warnings.warn("flip= is deprecated; say positive_is='harm' (or 'benefit')", FairnessDeprecationWarning, stacklevel=3)
-        from_flip = "harm" if flip else "benefit"
-        if positive_is is not None and positive_is != from_flip:
-            raise ValueError(f"positive_is={positive_is!r} contradicts flip={flip!r}")
-        positive_is = from_flip
     if positive_is is None:
         warnings.warn(f"positive_is not given: assuming a positive prediction ({what}) is a benefit for the person. "
                       "If it is a harm (e.g. 'likely to reoffend'), every verdict's direction is reversed: pass "

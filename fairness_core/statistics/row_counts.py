@@ -121,7 +121,7 @@ def _same(a: Any, b: Any) -> bool:
 
 def count_rows(df: pd.DataFrame, label_column: str | None, prediction_column: str,
                group_columns: Sequence[str], positive_label: Any, positive_prediction: Any = None,
-               *, flip: bool = False, threshold: float | None = None,
+               *, threshold: float | None = None,
                source: str = "uploaded predictions", positive_outcome: str | None = None,
                probability_columns: Sequence[str] = (), features: pd.DataFrame | None = None,
                positive_is: str | None = None, positions: bool = False,
@@ -152,7 +152,7 @@ def count_rows(df: pd.DataFrame, label_column: str | None, prediction_column: st
     if not outcomes:
         unknown = UNKNOWN_VALUES if unknown is None else unknown
         blank_as_unknown = True
-    positive_is, flip = direction(positive_is, flip)
+    positive_is, flip = direction(positive_is)
     probability_columns = _check_columns(df, label_column, prediction_column, group_columns, probability_columns,
                                          features)
     if len(df) > MAX_ROWS:

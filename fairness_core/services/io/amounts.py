@@ -51,7 +51,7 @@ def aggregate_amounts(source: Any, *, label: str, prediction: str, groups: Seque
     """
     import ibis
 
-    positive_is = resolve_positive_is(positive_is, None, "a larger predicted amount")
+    positive_is = resolve_positive_is(positive_is, "a larger predicted amount")
     groups = [str(g) for g in groups]
     if not groups:
         raise DataValidationError("choose at least one group column")

@@ -50,7 +50,7 @@ def find_count_columns(columns: Iterable[Hashable]) -> dict[str, str]:
 
 def cms_from_table(df: pd.DataFrame, group_columns: Sequence[str] | None = None,
                    source: str = "uploaded confusion matrices", *, positive: str | None = None,
-                   flip: bool = False, positive_is: str | None = None) -> Audit:
+                   positive_is: str | None = None) -> Audit:
     """Build an Audit from a table with a group column (or two) plus TP, FN, FP, TN.
 
     With two group columns the groups are their intersections ("A & B").
@@ -58,16 +58,16 @@ def cms_from_table(df: pd.DataFrame, group_columns: Sequence[str] | None = None,
     columns explicitly, in which case extra columns are ignored.
 
     ``positive`` says what the table's positive class means ("approved", "reoffends"). With
-    ``positive_is="harm"`` (formerly ``flip=True``) that class is harmful: the classes swap (TP ↔ TN,
+    ``positive_is="harm"`` that class is harmful: the classes swap (TP ↔ TN,
     FN ↔ FP), so that positive means the beneficial outcome, as every measure here assumes, and a note
     says so; ``"benefit"`` declares it beneficial; None leaves it undeclared.
 
     >>> t = pd.DataFrame({"group": ["a", "b"], "TP": [5, 2], "FN": [1, 2], "FP": [3, 0], "TN": [9, 8]})
-    >>> a = cms_from_table(t, positive="reoffends", flip=True)
+    >>> a = cms_from_table(t, positive="reoffends", positive_is="harm")
     >>> a.cms["a"], a.positive_outcome
     (ConfusionMatrix(tp=9, fn=3, fp=1, tn=5), 'not reoffends')
     """
-    positive_is, flip = direction(positive_is, flip)
+    positive_is, flip = direction(positive_is)
     notices_before = list(df.attrs.get("notices", []))
     df = df.reset_index(drop=True)
     df.attrs["notices"] = list(notices_before)

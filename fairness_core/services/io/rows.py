@@ -180,7 +180,7 @@ def distinct_values(series: pd.Series, limit: int = 20) -> list[Any]:
 
 def cms_from_predictions(df: pd.DataFrame, label_column: str, prediction_column: str,
                          group_columns: Sequence[str], positive_label: Any, positive_prediction: Any = None,
-                         *, flip: bool = False, threshold: float | None = None,
+                         *, threshold: float | None = None,
                          source: str = "uploaded predictions", positive_outcome: str | None = None,
                          probability_columns: Sequence[str] = (), features: pd.DataFrame | None = None,
                          positive_is: str | None = None, unknown: Sequence[str] | None = None,
@@ -204,12 +204,10 @@ def cms_from_predictions(df: pd.DataFrame, label_column: str, prediction_column:
         What the positive prediction is for the person. "harm" (COMPAS's "will reoffend") negates
         label and prediction so positive = beneficial; None leaves the direction undeclared (the
         audit says a benefit is assumed).
-    flip : bool
-        The former spelling of ``positive_is="harm"`` (kept for callers that still pass it).
     probability_columns : sequence of str
         Optional: an ensemble's probabilities of the positive value, one column per model
         (at least two), for Virny's stability metrics. Each value must lie in [0, 1]; with
-        ``flip`` they become 1 − p, the probability of the beneficial outcome.
+        ``positive_is="harm"`` they become 1 − p, the probability of the beneficial outcome.
     features : DataFrame, optional
         Feature columns to keep with the rows, from which an ensemble can be trained.
     unknown, blank_as_unknown : group values read as their attribute's unknown category, and whether blank
@@ -221,7 +219,7 @@ def cms_from_predictions(df: pd.DataFrame, label_column: str, prediction_column:
     The returned audit carries the rows (:class:`~fairness_core.statistics.rows.RowData`).
     """
     return Audit(**count_rows(df, label_column, prediction_column, group_columns, positive_label, positive_prediction,
-                              flip=flip, threshold=threshold, source=source, positive_outcome=positive_outcome,
+                              threshold=threshold, source=source, positive_outcome=positive_outcome,
                               probability_columns=probability_columns, features=features, positive_is=positive_is,
                               unknown=unknown, blank_as_unknown=blank_as_unknown,
                               perfect_predictions=perfect_predictions))
@@ -272,7 +270,7 @@ def candidates_from_predictions(df: pd.DataFrame, label_column: str, positive_la
     >>> list(c.predictions), c.predictions["m1"].tolist(), c.scores["s"].tolist()
     (['m1', 'm2'], [False, True, True, True], [-0.9, -0.2, -0.4, -0.1])
     """
-    positive_is, flip = direction(positive_is, False)
+    positive_is, flip = direction(positive_is)
     prediction_columns, score_columns, group_columns = list(prediction_columns), list(score_columns), list(group_columns)
     positive_values, thresholds = dict(positive_values or {}), dict(thresholds or {})
     if positive_prediction is None:

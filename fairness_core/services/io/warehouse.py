@@ -106,7 +106,7 @@ def _literal_like(column: Any, value: Any, what: str, name: str) -> Any:
 
 
 def aggregate(source: Any, *, label: str, prediction: str, groups: Sequence[str], positive: Any = 1,
-              positive_prediction: Any = None, threshold: float | None = None, flip: bool = False,
+              positive_prediction: Any = None, threshold: float | None = None,
               positive_is: str | None = None,
               name: str | None = None) -> Audit:
     """Count one confusion matrix per group inside the engine that holds the data.
@@ -124,8 +124,9 @@ def aggregate(source: Any, *, label: str, prediction: str, groups: Sequence[str]
         The positive value of the label (and of the prediction; by default the same).
     threshold : float, optional
         The prediction is a score; positive means ``score >= threshold``.
-    flip : bool
-        The positive value is harmful: labels and predictions are negated so positive = beneficial.
+    positive_is : {"benefit", "harm"} or None
+        What the positive prediction is for the person: "harm" negates labels and predictions so that positive
+        means the benefit; None leaves the direction undeclared.
     name : str, optional
         Where the data came from, in words (default: the path, or "Ibis table").
 
@@ -135,7 +136,7 @@ def aggregate(source: Any, *, label: str, prediction: str, groups: Sequence[str]
         A missing column, a label or prediction with a third value, a positive value that never
         occurs, missing values (with their count), fewer than 2 or more than 500 groups.
     """
-    positive_is, flip = direction(positive_is, flip)
+    positive_is, flip = direction(positive_is)
     groups = [str(g) for g in groups]
     if not groups:
         raise DataValidationError("choose at least one group column")
