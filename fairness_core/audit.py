@@ -27,7 +27,7 @@ from .statistics.row_counts import count_arrays
 from .statistics.rows import RowData
 from .common.validation import EXCLUDE_BELOW, UNKNOWN_CATEGORY, UNKNOWN_VALUES, under_share
 from .statistics.verdicts import DEFAULT_OFI_TOLERANCE, VerdictSettings
-from .common.vocabulary import (DEFAULT_ALPHA, POSITIVE_IS, Reference, ReferenceLike, adjust_from_bool, reference_or_mode,
+from .common.vocabulary import (DEFAULT_ALPHA, POSITIVE_IS, Reference, ReferenceLike, adjustment, check_reference,
                                 resolve_positive_is)
 
 #: Why a measure is not given for an audit of decisions alone (:attr:`Audit.has_outcomes` False).
@@ -392,13 +392,12 @@ class Audit:
         return pd.DataFrame({"B": b, "OFI": b - b[self._check(reference)]})
 
     def difference(self, metrics: str | Iterable[str] = ("B", "PPR", "TPR", "FPR"), *,
-                   reference: ReferenceLike | None = Reference.RANGE, alpha: float = DEFAULT_ALPHA) -> pd.DataFrame:
+                   reference: ReferenceLike = Reference.RANGE, alpha: float = DEFAULT_ALPHA) -> pd.DataFrame:
         """The largest difference of each single-group metric across groups, as Fairlearn's
         ``MetricFrame.difference()``, saying which groups and, where the verdict work has one, how sure.
 
         ``reference=Reference.RANGE`` (the default): largest minus smallest group value
-        (``method="between_groups"``); a group name: the largest |group − reference|. (``None``, the former
-        spelling of RANGE here, is deprecated.) Columns: value, group_high, group_low (the
+        (``method="between_groups"``); a group name: the largest |group − reference|. Columns: value, group_high, group_low (the
         pair behind it; value = high − low), ci_low, ci_high, interval, undefined_in. For B the
         difference is that pair's OFI with its interval; for every other metric there is no interval
         (NaN, and ``interval`` says so). The interval is at level 1 − α/m for the m pairs the
@@ -411,11 +410,11 @@ class Audit:
         >>> bool(d.loc["B", "ci_low"] > 0)  # small, but not noise
         True
         """
-        return self._aggregate(metrics, reference_or_mode(reference, Reference.RANGE, "Audit.difference"), alpha,
+        return self._aggregate(metrics, check_reference(reference, Reference.RANGE, "Audit.difference"), alpha,
                                ratio=False)
 
     def ratio(self, metrics: str | Iterable[str] = ("PPR", "TPR", "FPR"), *,
-              reference: ReferenceLike | None = Reference.RANGE, alpha: float = DEFAULT_ALPHA) -> pd.DataFrame:
+              reference: ReferenceLike = Reference.RANGE, alpha: float = DEFAULT_ALPHA) -> pd.DataFrame:
         """The smallest ratio of each single-group metric across groups (Fairlearn's ``ratio()``):
         smallest over largest group value (``Reference.RANGE``, the default), or, with a group as ``reference``,
         the ratio group/reference furthest
@@ -429,7 +428,7 @@ class Audit:
         >>> round(float(r.loc["PPR", "value"]), 2), bool(r.loc["PPR", "ci_high"] < 0.8)  # four-fifths broken, not by chance
         (0.31, True)
         """
-        return self._aggregate(metrics, reference_or_mode(reference, Reference.RANGE, "Audit.ratio"), alpha,
+        return self._aggregate(metrics, check_reference(reference, Reference.RANGE, "Audit.ratio"), alpha,
                                ratio=True)
 
     def _aggregate(self, metrics: str | Iterable[str], reference: ReferenceLike, alpha: float,
@@ -475,10 +474,9 @@ class Audit:
         df.index.name = f"group i (vs {reference})"
         return df
 
-    def reference_for(self, group: str, reference: ReferenceLike | None = Reference.REST) -> ConfusionMatrix:
-        """The MATCH reference for ``group``: the rest of the data (``Reference.REST``), or the named group.
-        (``None``, the former spelling of REST here, is deprecated.)"""
-        reference = reference_or_mode(reference, Reference.REST, "Audit.reference_for")
+    def reference_for(self, group: str, reference: ReferenceLike = Reference.REST) -> ConfusionMatrix:
+        """The MATCH reference for ``group``: the rest of the data (``Reference.REST``), or the named group."""
+        reference = check_reference(reference, Reference.REST, "Audit.reference_for")
         if reference is Reference.REST:
             return self.rest_of(group)
         if isinstance(reference, Reference):
@@ -486,7 +484,7 @@ class Audit:
         return self.cms[self._check(reference)]
 
     def match_table(self, names: Iterable[str] = ("PPR", "TPR", "FPR", "B"),
-                    reference: ReferenceLike | None = Reference.REST, method: str = "exact",
+                    reference: ReferenceLike = Reference.REST, method: str = "exact",
                     alpha: float = DEFAULT_ALPHA, adjust: str = "holm", reference_is: str = "sample") -> pd.DataFrame:
         """The MATCH test (docs/methods.md) of every group against its reference, for every metric.
 
@@ -494,16 +492,16 @@ class Audit:
         ----------
         names : metrics from :data:`fairness_core.match.SUPPORTED`.
         reference : ``Reference.REST`` for "the rest of the data" (each group against all
-            other groups pooled), or a group name (that group is then not tested). ``None``, the
-            former spelling of REST, is deprecated.
+            other groups pooled), or a group name (that group is then not tested).
         method : see :func:`fairness_core.match.test` (one-sample methods, for ``reference_is="population"``).
-        alpha : level below which a group "differs from the reference".
+        alpha : the error rate, in (0, 0.5): a group "differs from the reference" when its (adjusted) p-value
+            is below it.
         reference_is : "sample" (default: the reference is itself a sample; two-sample tests whose p
             does not depend on which group is the reference, equal to the verdict table's ``ofi_p`` for
             B and ``di_p`` for PPR) or "population" (the reference's rates are known: the one-sample test).
         adjust : a key of :data:`fairness_core.vocabulary.ADJUSTMENTS`, applied across the whole
             table: "holm" (family-wise error rate alpha, the default), "bh", or "none" (each test stands
-            alone). The former bool (True: "holm", False: "none") is deprecated.
+            alone).
 
         Columns: group, n, metric, observed, reference score, percentile,
         p-value, adjusted p-value (NaN when ``adjust`` is "none"), verdict, note.
@@ -511,12 +509,12 @@ class Audit:
         names = list(names)
         if not self.outcomes and (needing := [n for n in names if n not in DECISION_METRICS]):
             self.require_outcomes("the MATCH test of " + ", ".join(needing))
-        return match.audit_table(self, names, reference_or_mode(reference, Reference.REST, "Audit.match_table"),
-                                 method, alpha, adjust_from_bool(adjust, "Audit.match_table"), reference_is)
+        return match.audit_table(self, names, check_reference(reference, Reference.REST, "Audit.match_table"),
+                                 method, alpha, adjustment(adjust).key, reference_is)
 
     def verdicts(self, tolerance: float | VerdictSettings = DEFAULT_OFI_TOLERANCE, alpha: float = DEFAULT_ALPHA,
                  adjust: str = "holm", ofi_method: str = "auto", di_method: str = "auto",
-                 reference: ReferenceLike | None = Reference.PAIRS) -> Verdicts:
+                 reference: ReferenceLike = Reference.PAIRS) -> Verdicts:
         """A statistically qualified verdict for every unordered pair of groups (docs/methods.md, "Verdicts").
 
         Both groups are samples. Each pair's OFI is compared with the ``tolerance`` T, the size of a
@@ -538,8 +536,7 @@ class Audit:
         ``ofi_ci_low``/``ofi_ci_high`` and ``di_ci_low``/``di_ci_high`` are the multiplicity-adjusted
         intervals that decided the verdict (their levels in the result's ``levels.ofi`` and ``levels.di``); the
         ``*_unadjusted`` columns hold the plain 1 − α intervals. Pairs are oriented so that ``group_j`` is
-        the ``reference`` group (when one is named) or, with ``Reference.PAIRS`` (the default; ``None``, its
-        former spelling, is deprecated), the group selected more often: DI = P̂_i / P̂_j is the impact
+        the ``reference`` group (when one is named) or, with ``Reference.PAIRS`` (the default), the group selected more often: DI = P̂_i / P̂_j is the impact
         ratio of the four-fifths rule. The settings are the result's ``settings``. Groups of unknown category
         (:attr:`unknown`) are left out, and so, without outcomes, are groups under 2 % of the data
         (:attr:`small_groups`, Local Law 144's rule: :attr:`compared_groups`).
@@ -564,7 +561,7 @@ class Audit:
         """
         settings = (tolerance if isinstance(tolerance, VerdictSettings)
                     else VerdictSettings(tolerance, alpha, adjust, ofi_method, di_method))
-        reference = reference_or_mode(reference, Reference.PAIRS, "Audit.verdicts")
+        reference = check_reference(reference, Reference.PAIRS, "Audit.verdicts")
         if isinstance(reference, Reference):
             if reference is not Reference.PAIRS:
                 raise ValueError(f"verdicts take a group or Reference.PAIRS as reference, not {reference!r}")

@@ -37,7 +37,7 @@ from scipy import stats
 from .statistics import inference
 from .audit import Audit
 from .statistics.verdicts import DEFAULT_OFI_TOLERANCE, critical_level, level_text
-from .common.vocabulary import DEFAULT_ALPHA, alpha_from_level, opposite_outcome
+from .common.vocabulary import DEFAULT_ALPHA, check_alpha, opposite_outcome
 from .statistics.row_counts import count_arrays
 from .statistics.mitigation.rule import SCORE_TRANSFORMS
 
@@ -344,15 +344,14 @@ def pareto_by(summary: pd.DataFrame, performance: str = "accuracy") -> npt.NDArr
 
 
 def paired_interval(only_first: npt.ArrayLike, only_second: npt.ArrayLike, n: npt.ArrayLike,
-                    alpha: float = DEFAULT_ALPHA, *, level: float | None = None) -> tuple[FloatArray, FloatArray]:
+                    alpha: float = DEFAULT_ALPHA) -> tuple[FloatArray, FloatArray]:
     """Interval, at confidence 1 − ``alpha``, of the difference between two selection rates measured on the same
     ``n`` individuals, from the counts selected by the first rule only and by the second only (vectorized). See
-    the module docstring. ``level`` (the former confidence, 1 − alpha; also read from a value above 0.5 where
-    ``alpha`` stands) is deprecated.
+    the module docstring. ``alpha`` is in (0, 0.5) (:func:`~fairness_core.vocabulary.check_alpha`).
 
     >>> low, high = paired_interval([10], [2], [100])     # 15 % vs 7 % of 100 individuals (5 chosen by both)
     >>> bool(low[0] > 0), round(float(high[0]), 2)
     (True, 0.16)
     """
-    z = stats.norm.isf(alpha_from_level(alpha, level, "paired_interval") / 2)
+    z = stats.norm.isf(check_alpha(alpha) / 2)
     return inference.cell_difference_limits(only_first, only_second, n, z)

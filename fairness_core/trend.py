@@ -50,7 +50,7 @@ from .multiclass import MulticlassAudit
 from .statistics.amounts import MeanPairs
 from .statistics.verdicts import (DEFAULT_OFI_TOLERANCE, VerdictSettings, critical_level, level_text,
                                   unpack_settings)
-from .common.vocabulary import DEFAULT_ALPHA, adjustment, alpha_from_level, check_alpha
+from .common.vocabulary import DEFAULT_ALPHA, adjustment, check_alpha
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -98,19 +98,19 @@ def _parts(cells: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
 
 
 def ofi_changes(before_i: npt.ArrayLike, before_j: npt.ArrayLike, after_i: npt.ArrayLike, after_j: npt.ArrayLike,
-                alpha: float = DEFAULT_ALPHA, *, level: float | None = None) -> dict[str, FloatArray]:
+                alpha: float = DEFAULT_ALPHA) -> dict[str, FloatArray]:
     """The change of OFI = B_i − B_j between two independent samples, for many pairs at once.
 
     Each argument is an (m, 4) array of cells [tp, fn, fp, tn] (one row per pair). Returns ``estimate``
     (OFI after − OFI before), ``ci_low``/``ci_high`` (MOVER-D at confidence 1 − ``alpha``), ``p_value``
-    (two-sided, H0: no change; the interval's dual), ``ofi_before`` and ``ofi_after``. ``level`` (the former
-    confidence, 1 − alpha) is deprecated.
+    (two-sided, H0: no change; the interval's dual), ``ofi_before`` and ``ofi_after``. ``alpha`` is in (0, 0.5)
+    (:func:`~fairness_core.vocabulary.check_alpha`).
 
     >>> r = ofi_changes([[30, 5, 5, 60]], [[30, 5, 5, 60]], [[30, 5, 5, 60]], [[30, 5, 5, 60]])
     >>> float(r["estimate"][0]), bool(r["ci_low"][0] < 0 < r["ci_high"][0]), float(r["p_value"][0])
     (0.0, True, 1.0)
     """
-    alpha = alpha_from_level(alpha, level, "ofi_changes")
+    alpha = check_alpha(alpha)
     change = _Changes.of_cells(before_i, before_j, after_i, after_j)
     low, high = change.bounds(alpha / 2)
     return {"estimate": change.estimate, "ci_low": low, "ci_high": high, "ofi_before": change.ofi_before,

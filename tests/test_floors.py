@@ -22,7 +22,7 @@ from test_architecture import ROOT, _files, _from_module, _graph, _import_nodes
 
 #: The floors, bottom first. A top-level module is placed by name, so that a new one is placed on purpose.
 FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("common", ("fairness_core._compat", "fairness_core._version", "fairness_core._names", "fairness_core.common")),
+    ("common", ("fairness_core._version", "fairness_core._names", "fairness_core.common")),
     ("statistics", ("fairness_core.statistics",)),
     ("wording", ("fairness_core.wording",)),
     ("audit objects", ("fairness_core.audit", "fairness_core.compare", "fairness_core.results", "fairness_core.trend",

@@ -125,12 +125,8 @@ def test_error_curves_report_progress_and_validate():
     smoothing.error_curves(CM(5, 2, 3, 6), CM(50, 20, 30, 60), [4, 5, 6], names=["ACC"], on_progress=seen.append)
     assert [r.fraction for r in seen] == pytest.approx([1 / 3, 2 / 3, 1.0])
     assert [(r.done, r.total) for r in seen] == [(1, 3), (2, 3), (3, 3)]
-    fractions = []
-    with pytest.warns(DeprecationWarning, match="on_progress"):   # the older spelling, for one release
-        old = smoothing.error_curves(CM(5, 2, 3, 6), CM(50, 20, 30, 60), [4, 5, 6], names=["ACC"],
-                                     progress=fractions.append)
-    assert fractions == pytest.approx([1 / 3, 2 / 3, 1.0])
-    assert old.equals(smoothing.error_curves(CM(5, 2, 3, 6), CM(50, 20, 30, 60), [4, 5, 6], names=["ACC"]))
+    with pytest.raises(TypeError, match="progress"):   # the older fraction callback was removed: on_progress=
+        smoothing.error_curves(CM(5, 2, 3, 6), CM(50, 20, 30, 60), [4, 5, 6], names=["ACC"], progress=print)
     with pytest.raises(ValueError, match="mode"):
         smoothing.error_curves(CM(5, 2, 3, 6), CM(50, 20, 30, 60), [4], mode="bootstrap")
     with pytest.raises(ValueError, match="n must be <="):

@@ -128,10 +128,8 @@ def test_bootstrap_ensemble_is_seeded_and_sensible():
     assert np.array_equal(a.probabilities, b.probabilities) and np.array_equal(a.folds, b.folds)
     assert a.probabilities.shape == (600, 6) and np.bincount(a.folds).tolist() == [120] * 5
     assert calls[-1] == (30, 30) and len(calls) == 30
-    old_calls = []
-    with pytest.warns(DeprecationWarning, match="on_progress"):   # the older spelling, for one release
-        old = ensemble.bootstrap_ensemble(feats, y, n_models=6, seed=3, progress=lambda d, t: old_calls.append((d, t)))
-    assert old_calls == calls and np.array_equal(old.probabilities, a.probabilities)
+    with pytest.raises(TypeError, match="progress"):   # the older (done, total) callback was removed: on_progress=
+        ensemble.bootstrap_ensemble(feats, y, n_models=6, seed=3, progress=lambda d, t: None)
     assert a.accuracy > 0.75  # a learnable signal is learned
     # Out of fold: flipping fold 0's labels changes every other fold's models, but not the
     # probabilities of fold 0's own rows, whose models never saw them.

@@ -1,7 +1,9 @@
 """One vocabulary (issue 25): alpha is the error rate, adjust a registry key, reference a group or a named
-mode, many pairs typed results. The former spellings still work for one release, warn, and give the same numbers."""
+mode, many pairs typed results. The former spellings (issue 51, part 4) are refused, naming what replaced them."""
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pandas as pd
@@ -10,48 +12,44 @@ import pytest
 from fairness_core import ConfusionMatrix as CM
 from fairness_core import inference
 from fairness_core.audit import Audit
-from fairness_core.vocabulary import ADJUSTMENTS, Reference, adjustment
+from fairness_core.vocabulary import ADJUSTMENTS, ALPHA_RULE, Reference, adjustment
 
 A, B = CM(5, 1, 9, 20), CM(30, 12, 4, 60)
 AUDIT = Audit({"a": CM(300, 20, 90, 590), "b": CM(250, 120, 40, 590), "c": CM(20, 5, 3, 30)}, positive_is="benefit")
 
 
-def test_level_is_deprecated_for_alpha_and_gives_the_same_interval():
-    new = inference.ofi_test(A, B, alpha=0.1)
-    with pytest.warns(DeprecationWarning, match="level"):
-        old = inference.ofi_test(A, B, level=0.9)
-    assert old.level == new.level == 0.9
-    assert inference.ofi_test(A, B, 0.9).level == pytest.approx(0.1)   # alpha is an error rate, never a guessed level
-    assert (old.ci_low, old.ci_high, old.p_value) == pytest.approx((new.ci_low, new.ci_high, new.p_value), abs=1e-12)
-    d_new = inference.di_interval(A, B, alpha=0.1)
-    with pytest.warns(DeprecationWarning, match="level"):
-        d_old = inference.di_interval(A, B, level=0.9)
-    assert (d_old.ci_low, d_old.ci_high) == pytest.approx((d_new.ci_low, d_new.ci_high), abs=1e-12)
+def test_alpha_is_the_error_rate_and_the_former_level_is_refused():
+    r = inference.ofi_test(A, B, alpha=0.1)
+    assert r.level == pytest.approx(0.9) and r.alpha == pytest.approx(0.1)
+    with pytest.raises(TypeError, match="level"):
+        inference.ofi_test(A, B, level=0.9)
+    with pytest.raises(TypeError, match="level"):
+        inference.di_interval(A, B, level=0.9)
+    with pytest.raises(ValueError, match=re.escape(ALPHA_RULE + " (got 0.9)")):   # never read as a level
+        inference.ofi_test(A, B, 0.9)
+    # alpha = 0.1 is the 90 % interval: the same as the two one-sided 5 % bounds of the pairs' limits
+    low, high = inference.ofi_pairs(A.fp, A.fn, A.n, B.fp, B.fn, B.n).bounds(0.05)
+    assert (r.ci_low, r.ci_high) == pytest.approx((float(low), float(high)), abs=1e-12)
 
 
-def test_ofi_arrays_is_typed_and_the_former_keys_warn_with_the_same_numbers():
+def test_ofi_arrays_is_typed_and_the_former_keys_and_levels_are_refused():
     args = ([3, 0, 7], [1, 0, 2], [40, 40, 90], [9, 0, 1], [2, 0, 4], [60, 5000, 70])
     r = inference.ofi_arrays(*args, alpha=0.05)
     assert isinstance(r, inference.OFIArrays) and r.level == 0.95
-    with pytest.warns(DeprecationWarning, match="levels"):
-        old = inference.ofi_arrays(*args, (0.95, 0.9), "auto")
-    with pytest.warns(DeprecationWarning, match="indexing"):
-        np.testing.assert_allclose(old["ci_low_0.95"], r.ci_low, atol=1e-12)
-    with pytest.warns(DeprecationWarning):
-        np.testing.assert_allclose(old["ci_high_0.9"], inference.ofi_arrays(*args, alpha=0.1).ci_high, atol=1e-12)
-    with pytest.warns(DeprecationWarning):
-        np.testing.assert_array_equal(old["p_value"], r.p_value)
-    # The usual former call, with the default level: its keys as the dict had them.
-    with pytest.warns(DeprecationWarning):
-        np.testing.assert_allclose(r["ci_low_0.95"], r.ci_low, atol=0)
-    with pytest.warns(DeprecationWarning):
-        np.testing.assert_allclose(r["ci_high_0.95"], r.ci_high, atol=0)
-    assert "ci_low_0.95" in r and "ci_low_0.9" not in r and "p_value" in r.keys()
+    for k in range(3):   # each pair as the one-pair test gives it
+        one = inference.ofi_test(CM(0, args[1][k], args[0][k], args[2][k] - args[0][k] - args[1][k]),
+                                 CM(0, args[4][k], args[3][k], args[5][k] - args[3][k] - args[4][k]))
+        assert (r.ci_low[k], r.ci_high[k], r.p_value[k]) == pytest.approx((one.ci_low, one.ci_high, one.p_value))
+    with pytest.raises(TypeError):
+        r["ci_low_0.95"]                                   # noqa: B018  (fields, not keys: r.ci_low)
+    with pytest.raises(TypeError, match="levels"):
+        inference.ofi_arrays(*args, levels=(0.95,))
+    with pytest.raises(ValueError, match=re.escape(ALPHA_RULE)):   # the former positional tuple of levels
+        inference.ofi_arrays(*args, (0.95, 0.9), "auto")
     d = inference.di_arrays([3, 9], [10, 12], [9, 1], [12, 30], alpha=0.05, method="exact")
-    with pytest.warns(DeprecationWarning):
-        d_old = inference.di_arrays([3, 9], [10, 12], [9, 1], [12, 30], (0.95,), "exact")
-    with pytest.warns(DeprecationWarning):
-        np.testing.assert_array_equal(d_old["ci_high_0.95"], d.ci_high)
+    assert d.level == 0.95 and not hasattr(d, "keys")
+    with pytest.raises(ValueError, match=re.escape(ALPHA_RULE)):
+        inference.di_arrays([3, 9], [10, 12], [9, 1], [12, 30], (0.95,), "exact")
 
 
 def test_one_registry_of_adjustments():
@@ -61,30 +59,25 @@ def test_one_registry_of_adjustments():
         adjustment("Holm")
 
 
-def test_match_table_adjust_bool_is_deprecated_with_the_same_table():
-    for flag, key in ((True, "holm"), (False, "none")):
-        with pytest.warns(DeprecationWarning, match="adjust"):
-            old = AUDIT.match_table(["PPR", "B"], adjust=flag)
-        pd.testing.assert_frame_equal(old, AUDIT.match_table(["PPR", "B"], adjust=key))
+def test_match_table_adjust_is_a_key_and_the_former_bool_is_refused():
+    for flag in (True, False):
+        with pytest.raises(ValueError, match="expected one of holm, bh, none"):
+            AUDIT.match_table(["PPR", "B"], adjust=flag)
     bh = AUDIT.match_table(["PPR", "B"], adjust="bh")
     np.testing.assert_allclose(bh["adjusted p-value"], inference.adjust_p_values(bh["p-value"], "bh"))
+    from statsmodels.stats.multitest import multipletests
+    np.testing.assert_allclose(bh["adjusted p-value"], multipletests(bh["p-value"], method="fdr_bh")[1])
 
 
-def test_reference_none_is_deprecated_and_keeps_what_it_meant_in_each_function():
-    with pytest.warns(DeprecationWarning, match="Reference.REST"):
-        old = AUDIT.match_table(["PPR"], reference=None)
-    pd.testing.assert_frame_equal(old, AUDIT.match_table(["PPR"], reference=Reference.REST))
-    with pytest.warns(DeprecationWarning, match="Reference.REST"):
-        assert AUDIT.reference_for("a", None) == AUDIT.rest_of("a") == AUDIT.reference_for("a")
-    with pytest.warns(DeprecationWarning, match="Reference.RANGE"):
-        old = AUDIT.difference(["B", "PPR"], reference=None)
-    pd.testing.assert_frame_equal(old, AUDIT.difference(["B", "PPR"], reference=Reference.RANGE))
-    with pytest.warns(DeprecationWarning, match="Reference.RANGE"):
-        old = AUDIT.ratio("PPR", reference=None)
-    pd.testing.assert_frame_equal(old, AUDIT.ratio("PPR"))
-    with pytest.warns(DeprecationWarning, match="Reference.PAIRS"):
-        old = AUDIT.verdicts(reference=None)
-    pd.testing.assert_frame_equal(old, AUDIT.verdicts(reference=Reference.PAIRS))
+def test_reference_none_is_refused_naming_the_mode_each_function_takes():
+    for call, mode in ((lambda: AUDIT.match_table(["PPR"], reference=None), "REST"),
+                       (lambda: AUDIT.reference_for("a", None), "REST"),
+                       (lambda: AUDIT.difference(["B", "PPR"], reference=None), "RANGE"),
+                       (lambda: AUDIT.ratio("PPR", reference=None), "RANGE"),
+                       (lambda: AUDIT.verdicts(reference=None), "PAIRS")):
+        with pytest.raises(ValueError, match=rf"reference must be a group's name or .*Reference\.{mode}.*got None"):
+            call()
+    assert AUDIT.reference_for("a") == AUDIT.rest_of("a") == AUDIT.reference_for("a", Reference.REST)
 
 
 def test_a_group_named_like_a_mode_is_a_group():
@@ -95,14 +88,14 @@ def test_a_group_named_like_a_mode_is_a_group():
         audit.difference("PPR", reference=Reference.REST)
 
 
-def test_match_test_reference_is_names_what_the_reference_is_and_the_former_keyword_warns():
+def test_match_test_reference_is_names_what_the_reference_is_and_the_former_keyword_is_refused():
     from fairness_core import match
 
     a, b = CM(10, 2, 1, 0), CM(300, 100, 450, 150)
-    for kind in ("sample", "population"):
-        with pytest.warns(DeprecationWarning, match="reference_is"):
-            old = match.test("PPR", a, b, reference=kind)
-        assert old == match.test("PPR", a, b, reference_is=kind)
+    with pytest.raises(TypeError, match="reference"):
+        match.test("PPR", a, b, reference="population")
+    assert match.test("PPR", a, b, reference_is="sample").p_value > match.test("PPR", a, b,
+                                                                              reference_is="population").p_value
 
 
 def test_the_match_overview_names_the_tables_adjustment():
@@ -114,21 +107,24 @@ def test_the_match_overview_names_the_tables_adjustment():
         assert title in plots.match_overview(table, 0.05).layout.xaxis.title.text
 
 
-def test_paired_interval_takes_alpha_and_the_former_level_warns():
+def test_paired_interval_takes_alpha_and_the_former_level_is_refused():
     from fairness_core.compare import paired_interval
 
-    new = paired_interval([10, 3], [2, 0], [100, 40], alpha=0.1)
-    with pytest.warns(DeprecationWarning):
-        old = paired_interval([10, 3], [2, 0], [100, 40], level=0.9)
-    np.testing.assert_allclose(old, new, atol=1e-12)
+    low, high = paired_interval([10, 3], [2, 0], [100, 40], alpha=0.1)
+    assert (low < high).all() and low[0] > 0
+    with pytest.raises(TypeError, match="level"):
+        paired_interval([10, 3], [2, 0], [100, 40], level=0.9)
+    with pytest.raises(ValueError, match=re.escape(ALPHA_RULE + " (got 0.9)")):
+        paired_interval([10, 3], [2, 0], [100, 40], 0.9)
 
 
-def test_ofi_changes_takes_alpha_and_the_former_level_warns():
+def test_ofi_changes_takes_alpha_and_the_former_level_is_refused():
     from fairness_core.trend import ofi_changes
 
     cells = [[30, 5, 9, 60]], [[40, 9, 2, 60]], [[30, 3, 12, 60]], [[40, 9, 2, 60]]
-    new = ofi_changes(*cells, alpha=0.1)
-    with pytest.warns(DeprecationWarning):
-        old = ofi_changes(*cells, level=0.9)
-    for key in ("ci_low", "ci_high", "p_value"):
-        np.testing.assert_allclose(old[key], new[key], atol=1e-12)
+    wide, narrow = ofi_changes(*cells, alpha=0.01), ofi_changes(*cells, alpha=0.1)
+    assert wide["ci_low"][0] < narrow["ci_low"][0] < narrow["estimate"][0] < narrow["ci_high"][0] < wide["ci_high"][0]
+    with pytest.raises(TypeError, match="level"):
+        ofi_changes(*cells, level=0.9)
+    with pytest.raises(ValueError, match=re.escape(ALPHA_RULE + " (got 0.9)")):
+        ofi_changes(*cells, alpha=0.9)

@@ -23,12 +23,9 @@ a model breaks the page's test instead of silently emptying a chart.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, TypeVar
-
-from .._compat import FairnessDeprecationWarning
+from typing import TypeVar
 
 __all__ = ["Cancelled", "Estimate", "Progress", "ProgressCallback", "ignore", "of_kind", "Stage"]
 
@@ -76,20 +73,6 @@ def ignore(record: Progress) -> None:
 def of_kind(records: Iterable[Progress], kind: type[P]) -> list[P]:
     """The records of one phase (instances of ``kind``), in the order they came."""
     return [r for r in records if isinstance(r, kind)]
-
-
-def legacy_callback(old: Callable[..., Any] | None, on_progress: ProgressCallback | None, name: str,
-                    convert: Callable[[Callable[..., Any], Progress], None]) -> ProgressCallback:
-    """The callback a function uses while it still accepts an older, untyped ``progress=`` argument: that one is
-    wrapped (``convert(old, record)`` calls it the old way) with a :class:`DeprecationWarning` naming
-    ``name``; ``on_progress`` as given otherwise; :func:`ignore` when neither is."""
-    if old is None:
-        return on_progress or ignore
-    if on_progress is not None:
-        raise TypeError(f"{name}: give on_progress=, not both it and the deprecated progress=")
-    warnings.warn(f"{name}(progress=...) is deprecated: pass on_progress=, which receives one "
-                  "fairness_core.progress.Progress record per step", FairnessDeprecationWarning, stacklevel=3)
-    return lambda record: convert(old, record)
 
 
 @dataclass(frozen=True)

@@ -5,18 +5,16 @@ One word, one meaning, everywhere a test, an interval or a verdict takes it:
 ``alpha``
     The error rate. A test rejects when p < alpha; an interval is at confidence 1 − alpha.
     ``level`` appears only in *results*, as the confidence level 1 − alpha of the interval they hold
-    (``OFIResult.level``, ``verdicts.attrs["ofi_level"]``). The former ``level=`` arguments of
-    :func:`fairness_core.inference.ofi_test` and :func:`~fairness_core.inference.di_interval` still work,
-    with a :class:`DeprecationWarning`, until the next release.
+    (``OFIResult.level``, ``verdicts.attrs["ofi_level"]``). Every entry point refuses an ``alpha`` outside
+    (0, 0.5) with one sentence, :data:`ALPHA_RULE` (:func:`check_alpha`): 0.95 is a confidence level given
+    where the error rate belongs, never read as one.
 ``adjust``
     A key of :data:`ADJUSTMENTS`: ``"holm"``, ``"bh"`` or ``"none"``. Each entry carries every label the
     pages, the report and the readings print for it.
 ``reference``
-    A group name, or one of the :class:`Reference` modes. ``None`` used to mean "the rest of the data" in
-    ``Audit.match_table`` but "largest against smallest" in ``Audit.difference``; it still works (with a
-    :class:`DeprecationWarning`) and means what it meant there.
+    A group name, or one of the :class:`Reference` modes (:func:`check_reference`); never ``None``.
 
-This module imports nothing else of the package but ``_compat`` (the deprecations it still accepts).
+This module imports nothing else of the package.
 
 >>> ADJUSTMENTS["bh"].name, ADJUSTMENTS["holm"].prefix + "p"
 ('Benjamini–Hochberg', 'Holm-adjusted p')
@@ -27,13 +25,13 @@ ValueError: unknown p-value adjustment method 'Holm'; expected one of holm, bh, 
 
 from __future__ import annotations
 
-from .._compat import FairnessDeprecationWarning
-
 import enum
 import numbers
 import warnings
 from dataclasses import dataclass
-from typing import Union
+from typing import Any, Union
+
+import numpy as np
 
 #: The error rate when none is given.
 DEFAULT_ALPHA = 0.05
@@ -74,16 +72,6 @@ def adjustment(key: str) -> Adjustment:
                          f"{', '.join(ADJUSTMENT_KEYS)}") from None
 
 
-def adjust_from_bool(adjust: bool | str, where: str) -> str:
-    """``adjust`` as a key, accepting the former bool of ``where`` (True: "holm", False: "none") with a warning."""
-    if isinstance(adjust, bool):
-        warnings.warn(f"{where}: adjust={adjust} is deprecated; pass adjust="
-                      f"{'holm' if adjust else 'none'!r} (a key of fairness_core.vocabulary.ADJUSTMENTS)",
-                      FairnessDeprecationWarning, stacklevel=3)
-        return "holm" if adjust else "none"
-    return adjustment(adjust).key
-
-
 class Reference(enum.Enum):
     """What a group is compared with, when it is not one named group.
 
@@ -104,33 +92,13 @@ class Reference(enum.Enum):
 ReferenceLike = Union[str, Reference]
 
 
-def reference_or_mode(reference: ReferenceLike | None, none_meant: Reference, where: str) -> ReferenceLike:
-    """``reference`` with the former ``None`` replaced, with a warning, by the mode it meant in ``where``."""
-    if reference is None:
-        warnings.warn(f"{where}: reference=None is deprecated; pass reference=Reference.{none_meant.name} "
-                      "(fairness_core.vocabulary.Reference), or a group's name", FairnessDeprecationWarning, stacklevel=3)
-        return none_meant
+def check_reference(reference: ReferenceLike, default: Reference, where: str) -> ReferenceLike:
+    """``reference`` as given when it is a group's name or a :class:`Reference` mode; anything else (``None``
+    included) is refused, naming ``where``'s default mode."""
     if not isinstance(reference, (str, Reference)):
-        raise ValueError(f"reference must be a group's name or a Reference mode, got {reference!r}")
+        raise ValueError(f"{where}: reference must be a group's name or a fairness_core.vocabulary.Reference mode "
+                         f"(the default here is Reference.{default.name}), got {reference!r}")
     return reference
-
-
-def alpha_from_level(alpha: float | None, level: float | None, where: str, default: float = DEFAULT_ALPHA) -> float:
-    """The error rate from ``alpha``, or from the former confidence ``level`` (1 − alpha) with a warning.
-
-    ``alpha`` is always an error rate, whatever its value (:func:`check_alpha`): it is never guessed to be a level.
-    """
-    if level is not None:
-        if alpha is not None and alpha != default:
-            raise ValueError(f"{where}: give alpha (the error rate) or the deprecated level, not both")
-        warnings.warn(f"{where}: level= is deprecated; pass alpha = 1 − level (here alpha={1 - level:g})",
-                      FairnessDeprecationWarning, stacklevel=3)
-        _check_confidence(level)
-        return 1 - level
-    if alpha is None:
-        return default
-    check_alpha(alpha)
-    return float(alpha)
 
 
 #: The one sentence every entry point that takes ``alpha`` refuses a bad one with (:func:`check_alpha`), before
@@ -164,13 +132,30 @@ def check_alpha(alpha: object) -> float:
     return float(alpha)
 
 
-def _check_confidence(level: float) -> None:
-    if not (isinstance(level, (int, float)) and 0.5 <= level < 1):
-        raise ValueError(f"level must be in [0.5, 1), got {level!r}")
+def check_alphas(alpha: Any) -> Any:
+    """:func:`check_alpha` for one error rate or an array of them (one per pair): a float array, or the first bad
+    value refused with :data:`ALPHA_RULE`.
+
+    >>> check_alphas([0.05, 0.01]).tolist()
+    [0.05, 0.01]
+    >>> check_alphas([0.05, 0.95])
+    Traceback (most recent call last):
+    ValueError: alpha is the error rate, not the confidence level: a number in (0, 0.5); alpha=0.05 gives a 95 % interval (got 0.95)
+    """
+    try:
+        values = np.asarray(alpha, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(alpha_refusal(alpha)) from None
+    if np.asarray(alpha).dtype == bool:
+        raise ValueError(alpha_refusal(alpha))
+    bad = ~((values > 0) & (values < 0.5))
+    if bad.any():
+        raise ValueError(alpha_refusal(values[bad].flat[0]))
+    return values
 
 
-__all__ = ["DEFAULT_ALPHA", "Adjustment", "ADJUSTMENTS", "ADJUSTMENT_KEYS", "adjustment", "adjust_from_bool",
-           "Reference", "ReferenceLike", "reference_or_mode", "alpha_from_level", "check_alpha",
+__all__ = ["DEFAULT_ALPHA", "Adjustment", "ADJUSTMENTS", "ADJUSTMENT_KEYS", "adjustment",
+           "Reference", "ReferenceLike", "check_reference", "check_alpha", "check_alphas", "ALPHA_RULE", "alpha_refusal",
            "POSITIVE_IS", "resolve_positive_is", "opposite_outcome"]
 
 

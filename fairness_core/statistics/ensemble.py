@@ -25,7 +25,7 @@ import numpy.typing as npt
 import pandas as pd
 from scipy.special import expit
 
-from ..common.progress import Cancelled, Estimate, Progress, ProgressCallback, legacy_callback
+from ..common.progress import Cancelled, Estimate, Progress, ProgressCallback, ignore
 
 MAX_LEVELS = 50  # a categorical column with more distinct values is refused (likely an ID)
 
@@ -154,8 +154,7 @@ def check_settings(features: pd.DataFrame, y: npt.ArrayLike, n_models: int = 20,
 def bootstrap_ensemble(features: pd.DataFrame, y: npt.ArrayLike, n_models: int = 20, fraction: float = 0.8,
                        folds: int = 5, seed: int = 0, l2: float = 1.0,
                        on_progress: ProgressCallback | None = None,
-                       should_stop: Callable[[], bool] | None = None,
-                       progress: Callable[[int, int], None] | None = None) -> EnsembleFit:
+                       should_stop: Callable[[], bool] | None = None) -> EnsembleFit:
     """Train bootstrap logistic regressions and predict every row out of fold.
 
     Virny measures stability on unseen rows. So that every individual of the audit gets
@@ -176,15 +175,14 @@ def bootstrap_ensemble(features: pd.DataFrame, y: npt.ArrayLike, n_models: int =
     folds : int
         Cross-fitting folds (>= 2).
     on_progress : callable(Progress), optional
-        Called after each model with ``done`` of ``total`` = folds × n_models. (``progress=``, called with
-        ``(done, total)``, is deprecated.)
+        Called after each model with ``done`` of ``total`` = folds × n_models.
     should_stop : callable() -> bool, optional
         Polled before each model and each of its Newton steps; True raises :class:`Cancelled`.
     """
     y = np.asarray(y, dtype=float)
     n = len(y)
     check_settings(features, y, n_models, fraction, folds)
-    report = legacy_callback(progress, on_progress, "bootstrap_ensemble", lambda old, r: old(r.done, r.total))
+    report = on_progress or ignore
     rng = np.random.default_rng(seed)
     fold = rng.permutation(np.arange(n) % folds)
     features = features.reset_index(drop=True)

@@ -17,9 +17,6 @@ p-value 2·min(both), capped at 1.
 
 from __future__ import annotations
 
-from .._compat import FairnessDeprecationWarning
-
-import warnings
 from typing import Any
 from dataclasses import dataclass
 
@@ -251,7 +248,7 @@ REFERENCES = ("sample", "population")
 
 
 def test(metric: str, cm_group: ConfusionMatrix, cm_reference: ConfusionMatrix, method: str = "exact",
-         lam: float = 1.0, reference_is: str = "sample", *, reference: str | None = None) -> MatchResult:
+         lam: float = 1.0, reference_is: str = "sample") -> MatchResult:
     """MATCH test of ``metric`` for ``cm_group`` against ``cm_reference``.
 
     Parameters
@@ -271,9 +268,7 @@ def test(metric: str, cm_group: ConfusionMatrix, cm_reference: ConfusionMatrix, 
         for two groups of 30 rows or more, else the exact dual of the Clopper–Pearson MOVER-R
         interval) — so the p equals the verdict table's for the same pair (``ofi_p`` for B,
         ``di_p`` for PPR). ``"population"``: the reference is a known population (the seed's
-        one-sample MATCH test): its cell rates are taken as exact. ``reference=`` is its former, deprecated
-        name (``reference`` elsewhere names what a group is compared with: a group or a
-        :class:`fairness_core.vocabulary.Reference` mode).
+        one-sample MATCH test): its cell rates are taken as exact.
 
     Returns
     -------
@@ -294,10 +289,6 @@ def test(metric: str, cm_group: ConfusionMatrix, cm_reference: ConfusionMatrix, 
         raise ValueError(f"MATCH is defined for {', '.join(SUPPORTED)}; got {metric!r}")
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
-    if reference is not None:
-        warnings.warn("match.test: reference='sample' / 'population' is deprecated; pass reference_is=",
-                      FairnessDeprecationWarning, stacklevel=2)
-        reference_is = reference
     if reference_is not in REFERENCES:
         raise ValueError(f"reference_is must be one of {', '.join(REFERENCES)}; got {reference_is!r}")
     if cm_group.n == 0:

@@ -30,7 +30,7 @@ import pandas as pd
 
 from . import metrics as m
 from .confusion import ConfusionMatrix
-from ..common.progress import Cancelled, Estimate, Progress, ProgressCallback, legacy_callback
+from ..common.progress import Cancelled, Estimate, Progress, ProgressCallback, ignore
 from .sample_size import MAX_DISTRIBUTION_N, enumerate_matrices, multinomial_pmf, reference_probs
 
 FloatArray = npt.NDArray[np.float64]
@@ -208,8 +208,7 @@ def error_curves(group: ConfusionMatrix, reference: ConfusionMatrix, ns: Sequenc
                  names: Sequence[str] = EXPERIMENT_METRICS, smoothers: Sequence[Smoother] = SEED_SMOOTHERS,
                  mode: str = "exact", draws: int = 10_000, seed: int | None = 0,
                  on_progress: ProgressCallback | None = None,
-                 should_stop: Callable[[], bool] | None = None,
-                 progress: Callable[[float], None] | None = None) -> pd.DataFrame:
+                 should_stop: Callable[[], bool] | None = None) -> pd.DataFrame:
     """MSE of each metric of a size-n subsample of ``group`` against the whole group's score.
 
     Subsamples are drawn with replacement from the group's normalized CM (as the papers'
@@ -224,7 +223,7 @@ def error_curves(group: ConfusionMatrix, reference: ConfusionMatrix, ns: Sequenc
         sum to at most :data:`TAIL` = 1e-14 (an MSE error below 4e-14 / P(defined)). "monte_carlo" draws ``draws`` seeded subsamples per n
         and adds ``se``, the standard error of its MSE.
     on_progress : called with a :class:`~fairness_core.progress.Progress` record (``done`` of ``total`` sample
-        sizes) after each n. (``progress=``, called with the fraction done, is deprecated.)
+        sizes) after each n.
     should_stop : polled before each n; True raises :class:`fairness_core.progress.Cancelled`.
 
     Returns
@@ -252,7 +251,7 @@ def error_curves(group: ConfusionMatrix, reference: ConfusionMatrix, ns: Sequenc
         raise ValueError(f"exact mode enumerates C(n+3, 3) matrices; n must be <= {MAX_DISTRIBUTION_N}")
     if mode == "monte_carlo" and draws < 2:
         raise ValueError("Monte Carlo needs at least 2 draws per n")
-    report = legacy_callback(progress, on_progress, "error_curves", lambda old, r: old(r.fraction))
+    report = on_progress or ignore
     rng = np.random.default_rng(seed)
     rows = []
     for k, n in enumerate(ns):

@@ -1,7 +1,7 @@
 """Uncertainty of a pairwise verdict: intervals and tests for OFI and DI when both groups are samples.
 
-Every function takes ``alpha``, the error rate (an interval at confidence 1 − alpha; the former ``level=``
-still works, deprecated); results say their ``level``, 1 − alpha. The parts, by job: :mod:`.results` (one
+Every function takes ``alpha``, the error rate, in (0, 0.5) (an interval at confidence 1 − alpha;
+:func:`fairness_core.vocabulary.check_alpha` refuses anything else); results say their ``level``, 1 − alpha. The parts, by job: :mod:`.results` (one
 pair and arrays of pairs, typed), :mod:`.pairs` (many pairs at any level or null value), :mod:`.limits`
 (per-group limits and the dual grid), :mod:`.multiplicity` (adjusted p-values), :mod:`.common`.
 
@@ -71,7 +71,7 @@ DI methods (:data:`DI_METHODS`) for the ratio of selection rates PPR_i / PPR_j:
 from __future__ import annotations
 
 from .common import (ADJUSTED_LABEL, ADJUSTMENTS, DI_METHODS, MAX_PERMUTATION_CELLS, OFI_METHODS, OFI_RANGE,
-                     PSEUDO_CORRECT, PSEUDO_FN, PSEUDO_FP, SMALL_N_DI, FloatArray, _check_level, _check_method,
+                     PSEUDO_CORRECT, PSEUDO_FN, PSEUDO_FP, SMALL_N_DI, FloatArray, _check_method,
                      _check_pair, _log_comb, _round_df, _t_ppf)
 from .limits import (_K, _Z_GRID, P_FLOOR, SCORE_CC, Z_MAX, Z_STEP, _b_limits, _cp_limits, _group_index,
                      _GridBounds, _Limits, _mn_z, _mover_ratio, _score_bounds, _t_side, _tango_var,

@@ -28,11 +28,6 @@ PSEUDO_FP, PSEUDO_FN, PSEUDO_CORRECT = 0.5, 0.5, 1.0
 MAX_PERMUTATION_CELLS = 4_000_000
 
 
-def _check_level(level: float) -> None:
-    if not (isinstance(level, (int, float)) and 0.5 <= level < 1):
-        raise ValueError(f"level must be in [0.5, 1), got {level!r}")
-
-
 def _check_method(method: str, allowed: tuple[str, ...], what: str) -> None:
     if method not in allowed:
         raise ValueError(f"unknown {what} method {method!r}; expected one of {', '.join(allowed)}")

@@ -6,7 +6,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
-from ...common.vocabulary import adjustment
+from ...common.vocabulary import adjustment, check_alphas
 from .common import FloatArray
 
 
@@ -42,6 +42,7 @@ def adjust_p_values(p_values: npt.ArrayLike, method: str = "holm") -> FloatArray
 
 def minimum_detectable_ofi(se: npt.ArrayLike, alpha: npt.ArrayLike = 0.05, power: float = 0.8) -> FloatArray:
     """Smallest |Δ| detected with probability ``power`` by a two-sided level-``alpha`` test whose
-    standard error is ``se``: (z_{1−α/2} + z_{power})·se (docs/methods.md)."""
-    alpha = np.asarray(alpha, dtype=float)
+    standard error is ``se``: (z_{1−α/2} + z_{power})·se (docs/methods.md). Each ``alpha`` (one, or one per
+    pair) is in (0, 0.5) (:func:`~fairness_core.vocabulary.check_alpha`)."""
+    alpha = check_alphas(alpha)
     return (stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)) * np.asarray(se, dtype=float)

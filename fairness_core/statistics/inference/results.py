@@ -3,19 +3,16 @@
 
 from __future__ import annotations
 
-from ..._compat import FairnessDeprecationWarning
-
-import warnings
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Mapping
+from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
 from ..confusion import ConfusionMatrix
-from ...common.vocabulary import DEFAULT_ALPHA, alpha_from_level
-from .common import DI_METHODS, MAX_PERMUTATION_CELLS, OFI_METHODS, FloatArray, _check_level, _check_pair, _log_comb
+from ...common.vocabulary import DEFAULT_ALPHA, check_alpha
+from .common import DI_METHODS, MAX_PERMUTATION_CELLS, OFI_METHODS, FloatArray, _check_pair, _log_comb
 from .pairs import di_pairs, ofi_pairs
 
 # --------------------------------------------------------------------------- one pair
@@ -71,47 +68,15 @@ class DIResult(_Interval):
 # --------------------------------------------------------------------------- arrays of pairs
 
 
-def _legacy_key(key: str, alpha: float, legacy: Mapping[str, Any], fields: Mapping[str, Any]) -> Any:
-    """A value by the former dict key, with a warning: a field's name, or ``ci_low_{level:g}``."""
-    warnings.warn(f"indexing the result with {key!r} is deprecated: read its fields (.ci_low, .ci_high, .estimate, "
-                  "...; other levels from ofi_pairs / di_pairs .bounds(alpha / 2))", FairnessDeprecationWarning, stacklevel=3)
-    if key in legacy:
-        return legacy[key]
-    if key in fields:
-        return fields[key]
-    level = 1 - alpha
-    if key == f"ci_low_{level:g}":
-        return fields["ci_low"]
-    if key == f"ci_high_{level:g}":
-        return fields["ci_high"]
-    raise KeyError(key)
-
-
 class _PairArrays:
-    """What :class:`OFIArrays` and :class:`DIArrays` share: the interval's level, and the former dict keys."""
+    """What :class:`OFIArrays` and :class:`DIArrays` share: the interval's level."""
 
     alpha: float
-    _legacy: Mapping[str, Any]
-    _KEYED: ClassVar[tuple[str, ...]] = ()
 
     @property
     def level(self) -> float:
         """The interval's confidence level, 1 − ``alpha``."""
         return 1 - self.alpha
-
-    def _fields(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in (*self._KEYED, "ci_low", "ci_high")}
-
-    def __getitem__(self, key: str) -> Any:
-        return _legacy_key(key, self.alpha, self._legacy, self._fields())
-
-    def keys(self) -> list[str]:
-        """The former dict's keys (deprecated with the indexing): its fields, and ``ci_low_{level:g}`` /
-        ``ci_high_{level:g}`` for the interval."""
-        return [*self._legacy, *self._KEYED, f"ci_low_{self.level:g}", f"ci_high_{self.level:g}"]
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.keys()
 
 
 @dataclass(frozen=True)
@@ -120,8 +85,7 @@ class OFIArrays(_PairArrays):
 
     ``se`` is half the 95 % interval's width over z₀.₉₇₅ for the score method (the t-based methods' own
     standard error otherwise), ``df`` their degrees of freedom (inf for z), ``centre`` the interval's centre,
-    ``method`` per pair. Indexing with the former dict keys (``r["ci_low_0.95"]``) still works, with a
-    :class:`DeprecationWarning`, for one release.
+    ``method`` per pair.
     """
 
     estimate: FloatArray
@@ -133,16 +97,13 @@ class OFIArrays(_PairArrays):
     ci_low: FloatArray
     ci_high: FloatArray
     alpha: float
-    _legacy: Mapping[str, FloatArray] = field(default_factory=dict, repr=False, compare=False)
-
-    _KEYED: ClassVar[tuple[str, ...]] = ("estimate", "p_value", "se", "df", "centre", "method")
 
 
 @dataclass(frozen=True)
 class DIArrays(_PairArrays):
     """DI of many pairs: estimates (NaN where undefined), two-sided p-values of DI = 1 (the interval's dual;
     NaN when nobody is selected in either group), ``method`` per pair and the interval at confidence
-    1 − ``alpha``. Former dict keys work with a :class:`DeprecationWarning`, as for :class:`OFIArrays`."""
+    1 − ``alpha``."""
 
     estimate: FloatArray
     p_value: FloatArray
@@ -150,52 +111,20 @@ class DIArrays(_PairArrays):
     ci_low: FloatArray
     ci_high: FloatArray
     alpha: float
-    _legacy: Mapping[str, FloatArray] = field(default_factory=dict, repr=False, compare=False)
-
-    _KEYED: ClassVar[tuple[str, ...]] = ("estimate", "p_value", "method")
-
-
-def _alphas(alpha: Any, levels: tuple[float, ...] | None, where: str) -> tuple[list[float], tuple[float, ...]]:
-    """The error rate(s) asked for, and the former ``levels`` (kept for the deprecated dict keys)."""
-    if isinstance(alpha, (tuple, list)):      # the former positional ``levels``
-        if levels is not None:
-            raise ValueError(f"{where}: give alpha or the deprecated levels, not both")
-        levels = tuple(alpha)
-    if levels is not None:
-        warnings.warn(f"{where}: levels= is deprecated; pass alpha (the error rate, 1 − level) and read .ci_low, "
-                      ".ci_high", FairnessDeprecationWarning, stacklevel=3)
-        for level in levels:
-            _check_level(level)
-        return [1 - level for level in levels], tuple(levels)
-    return [alpha_from_level(alpha, None, where)], ()
-
-
-def _intervals(pairs: Any, alphas: list[float], levels: tuple[float, ...]) -> tuple[Any, Any, dict[str, Any]]:
-    """The first error rate's bounds and, for the former ``levels``, every level's under its old key."""
-    legacy: dict[str, Any] = {}
-    first = None
-    for k, a in enumerate(alphas):
-        bounds = pairs.bounds(a / 2)
-        first = bounds if first is None else first
-        if levels:
-            legacy[f"ci_low_{levels[k]:g}"], legacy[f"ci_high_{levels[k]:g}"] = bounds
-    assert first is not None
-    return first[0], first[1], legacy
 
 
 def ofi_arrays(fp_i: npt.ArrayLike, fn_i: npt.ArrayLike, n_i: npt.ArrayLike,
                fp_j: npt.ArrayLike, fn_j: npt.ArrayLike, n_j: npt.ArrayLike,
-               alpha: float = DEFAULT_ALPHA, method: str = "auto", *,
-               levels: tuple[float, ...] | None = None) -> OFIArrays:
+               alpha: float = DEFAULT_ALPHA, method: str = "auto") -> OFIArrays:
     """Vectorized OFI intervals (confidence 1 − ``alpha``) and p-values over arrays of pairs (any broadcastable
     shapes), as an :class:`OFIArrays`. ``"permutation"`` is scalar-only (:func:`ofi_test`). For other levels or
-    null values use :func:`ofi_pairs`. ``levels=`` (the former tuple of confidence levels) is deprecated.
+    null values use :func:`ofi_pairs`.
 
     >>> r = ofi_arrays([3, 0], [1, 0], [40, 40], [9, 0], [2, 0], [60, 5000], alpha=0.05)
     >>> r.ci_low.shape, r.method.tolist(), bool(r.ci_low[0] < r.estimate[0] < r.ci_high[0])
     ((2,), ['score', 'score'], True)
     """
-    alphas, levels = _alphas(alpha, levels, "ofi_arrays")
+    alpha = check_alpha(alpha)
     o = ofi_pairs(fp_i, fn_i, n_i, fp_j, fn_j, n_j, method)
     low95, high95 = o.bounds(0.025)
     se = (high95 - low95) / (2 * stats.norm.isf(0.025))
@@ -203,29 +132,26 @@ def ofi_arrays(fp_i: npt.ArrayLike, fn_i: npt.ArrayLike, n_i: npt.ArrayLike,
     centre = (low95 + high95) / 2
     if o._t.size:
         df.ravel()[o._t], se.ravel()[o._t], centre.ravel()[o._t] = o._df, o._se, o._centre
-    low, high, legacy = _intervals(o, alphas, levels)
+    low, high = o.bounds(alpha / 2)
     return OFIArrays(o.estimate.reshape(o.shape), o.p_value(0.0), se, df, centre, o.method.reshape(o.shape),
-                     low, high, alphas[0], legacy)
+                     low, high, alpha)
 
 
 def di_arrays(sel_i: npt.ArrayLike, n_i: npt.ArrayLike, sel_j: npt.ArrayLike, n_j: npt.ArrayLike,
-              alpha: float = DEFAULT_ALPHA, method: str = "auto", *,
-              levels: tuple[float, ...] | None = None) -> DIArrays:
+              alpha: float = DEFAULT_ALPHA, method: str = "auto") -> DIArrays:
     """Vectorized DI intervals (confidence 1 − ``alpha``) and p-values over arrays of pairs; ``sel`` = predicted
-    positives TP + FP. A :class:`DIArrays`. For other levels or null values use :func:`di_pairs`. ``levels=`` is
-    deprecated."""
-    alphas, levels = _alphas(alpha, levels, "di_arrays")
+    positives TP + FP. A :class:`DIArrays`. For other levels or null values use :func:`di_pairs`."""
+    alpha = check_alpha(alpha)
     d = di_pairs(sel_i, n_i, sel_j, n_j, method)
-    low, high, legacy = _intervals(d, alphas, levels)
-    return DIArrays(d.estimate.reshape(d.shape), d.p_value(1.0), d.method.reshape(d.shape), low, high, alphas[0],
-                    legacy)
+    low, high = d.bounds(alpha / 2)
+    return DIArrays(d.estimate.reshape(d.shape), d.p_value(1.0), d.method.reshape(d.shape), low, high, alpha)
 
 
 def di_within(sel_i: npt.ArrayLike, n_i: npt.ArrayLike, sel_j: npt.ArrayLike, n_j: npt.ArrayLike,
               alpha: float, band: tuple[float, float], method: str = "auto") -> npt.NDArray[np.bool_]:
     """Whether DI's interval at confidence 1 − ``alpha`` lies inside ``band`` (the equivalence claim), per pair.
-    False where nobody is selected in either group. (A confidence level here, as before, is deprecated.)"""
-    alpha = alpha_from_level(alpha, None, "di_within")
+    False where nobody is selected in either group."""
+    alpha = check_alpha(alpha)
     low, high = di_pairs(sel_i, n_i, sel_j, n_j, method).bounds(alpha / 2)
     with np.errstate(invalid="ignore"):
         return (low >= band[0]) & (high <= band[1])
@@ -264,17 +190,16 @@ def permutation_p_value(cm_i: ConfusionMatrix, cm_j: ConfusionMatrix) -> float:
 
 
 def ofi_test(cm_i: ConfusionMatrix, cm_j: ConfusionMatrix, alpha: float = DEFAULT_ALPHA,
-             method: Literal["auto", "score", "adjusted", "wald", "permutation"] = "auto", *,
-             level: float | None = None) -> OFIResult:
+             method: Literal["auto", "score", "adjusted", "wald", "permutation"] = "auto") -> OFIResult:
     """Interval for Δ = OFI at confidence 1 − ``alpha`` and the two-sided test of H0: Δ = 0, both groups
     treated as samples.
 
     Parameters
     ----------
     cm_i, cm_j : the two groups' confusion matrices (non-empty).
-    alpha : the error rate, in (0, 0.5]: the interval is at confidence 1 − alpha.
+    alpha : the error rate, in (0, 0.5): the interval is at confidence 1 − alpha
+        (:func:`~fairness_core.vocabulary.check_alpha`).
     method : see the package docstring; ``"auto"`` is ``"score"``.
-    level : deprecated, the former confidence level (1 − alpha).
 
     Examples
     --------
@@ -284,7 +209,7 @@ def ofi_test(cm_i: ConfusionMatrix, cm_j: ConfusionMatrix, alpha: float = DEFAUL
     (-0.0556, True, 0.95)
     """
     _check_pair(cm_i, cm_j, method, OFI_METHODS, "OFI")
-    a = alpha_from_level(alpha, level, "ofi_test")
+    a = check_alpha(alpha)
     core = "score" if method == "permutation" else method
     r = ofi_arrays(cm_i.fp, cm_i.fn, cm_i.n, cm_j.fp, cm_j.fn, cm_j.n, a, core)
     p, used, note = float(r.p_value), str(r.method), ""
@@ -293,14 +218,13 @@ def ofi_test(cm_i: ConfusionMatrix, cm_j: ConfusionMatrix, alpha: float = DEFAUL
         used = "permutation"
         note = ("exact conditional p-value under the strong null (identical outcome distributions); "
                 "interval from the score method")
-    return OFIResult(float(r.estimate), float(r.ci_low), float(r.ci_high), p, used, _level(alpha, level, a),
+    return OFIResult(float(r.estimate), float(r.ci_low), float(r.ci_high), p, used, 1 - a,
                      float(r.se), float(r.df), cm_i.n, cm_j.n, note)
 
 
 def di_interval(cm_i: ConfusionMatrix, cm_j: ConfusionMatrix, alpha: float = DEFAULT_ALPHA,
-                method: Literal["auto", "score", "exact"] = "auto", *, level: float | None = None) -> DIResult:
+                method: Literal["auto", "score", "exact"] = "auto") -> DIResult:
     """Interval for DI = PPR_i / PPR_j at confidence 1 − ``alpha`` and the two-sided test of H0: DI = 1.
-    ``level`` (the former confidence level) is deprecated.
 
     Examples
     --------
@@ -312,18 +236,11 @@ def di_interval(cm_i: ConfusionMatrix, cm_j: ConfusionMatrix, alpha: float = DEF
     'neither group has predicted positives, 0/0'
     """
     _check_pair(cm_i, cm_j, method, DI_METHODS, "DI")
-    a = alpha_from_level(alpha, level, "di_interval")
+    a = check_alpha(alpha)
     r = di_arrays(cm_i.predicted_positives, cm_i.n, cm_j.predicted_positives, cm_j.n, a, method)
     note = ""
     if cm_j.predicted_positives == 0:
         note = ("neither group has predicted positives, 0/0" if cm_i.predicted_positives == 0
                 else "group j has no predicted positives, P^_j = 0")
     return DIResult(float(r.estimate), float(r.ci_low), float(r.ci_high), float(r.p_value), str(r.method),
-                    _level(alpha, level, a), note)
-
-
-def _level(alpha: Any, level: float | None, a: float) -> float:
-    """The confidence level a result reports: the former level as given, else 1 − alpha."""
-    if level is not None:
-        return float(level)
-    return 1 - a
+                    1 - a, note)
