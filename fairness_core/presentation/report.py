@@ -24,6 +24,7 @@ from .. import regulatory
 from ..statistics import smoothing
 from ..audit import Audit, DECISION_METRICS
 from ..continuous import ContinuousAudit
+from ..counterfactual import PairedAudit
 from ..multiclass import MulticlassAudit
 from ..statistics.verdicts import VerdictSettings, interval_label
 from ..results import Verdicts
@@ -37,7 +38,7 @@ from .report_base import (  # noqa: F401 - the report's parts, where callers hav
     _fmt, _cell, _table, trend_tables, _decision_counts)
 
 
-def build(audit: Audit | ContinuousAudit | MulticlassAudit, verdicts: Verdicts | None = None, *,
+def build(audit: Audit | ContinuousAudit | MulticlassAudit | PairedAudit, verdicts: Verdicts | None = None, *,
           reference: str | None = None, settings: VerdictSettings | None = None, **options: Any) -> Report:
     """Compute everything the report shows for ``audit`` and its ``verdicts`` (:meth:`Audit.verdicts`' result, whose
     settings — tolerance, α, adjustment — govern every verdict, interval and the MATCH table's Holm control).
@@ -45,7 +46,10 @@ def build(audit: Audit | ContinuousAudit | MulticlassAudit, verdicts: Verdicts |
     An audit of amounts (:class:`~fairness_core.continuous.ContinuousAudit`) or of classes
     (:class:`~fairness_core.multiclass.MulticlassAudit`) gets the report of its kind
     (:func:`fairness_core.presentation.report_kinds.build`: amounts need ``verdicts`` or ``settings`` with a
-    tolerance in the outcome's units, and take ``unit`` and ``band``).
+    tolerance in the outcome's units, and take ``unit`` and ``band``). A counterfactual test
+    (:class:`~fairness_core.counterfactual.PairedAudit`) gets its own
+    (:func:`fairness_core.presentation.report_paired.build`: ``settings`` with the tolerance of a difference of rates,
+    ``source`` naming the results; scores need the tolerance in their units).
 
     Without ``verdicts`` they are computed at ``settings`` (default :class:`~fairness_core.verdicts.VerdictSettings`)
     against ``reference`` (the largest group of known category by default). ``options`` are
@@ -63,6 +67,9 @@ def build(audit: Audit | ContinuousAudit | MulticlassAudit, verdicts: Verdicts |
     if isinstance(audit, (ContinuousAudit, MulticlassAudit)):   # amounts and classes: their own tables and words
         from . import report_kinds
         return report_kinds.build(audit, verdicts, reference=reference, settings=settings, **options)
+    if isinstance(audit, PairedAudit):   # a counterfactual test: paired comparisons of every pair of groups
+        from . import report_paired
+        return report_paired.build(audit, verdicts, reference=reference, settings=settings, **options)
     opts = ReportOptions(**{k: (tuple(v) if k in ("notes", "match_metrics") and v is not None else v)
                             for k, v in options.items() if v is not None or k in ("trend", "scores")})
     if verdicts is None:

@@ -234,7 +234,12 @@ _TITLES = {"verdicts": "Every number behind the verdicts", "cells": "Groups and 
            "class shares": "Share of each group placed in each class",
            "impact ratios": "Every impact ratio at every cut",
            "ordinal error rates": "Ordinal error rates: every pair's gap (simultaneous intervals)",
-           "one-vs-rest verdicts": "Each class against the rest: the binary verdicts"}
+           "one-vs-rest verdicts": "Each class against the rest: the binary verdicts",
+           # counterfactual tests (report_paired)
+           "pairs": "Every pair of groups: every number behind the verdicts",
+           "discordance": "Discordant cases: the row's variant selected, the column's not",
+           "omnibus": "One test across all groups",
+           "incomplete cases": "Incomplete cases: the groups each lacks"}
 
 #: Widest table (columns, the index included) printed as it is on screen; wider ones are printed
 #: transposed (up to :data:`MAX_TRANSPOSED_ROWS` rows) or in slices of this many columns.

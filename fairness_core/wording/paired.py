@@ -1,0 +1,142 @@
+"""A counterfactual test's answer in words (issue 54): which pairs of groups the model treats differently when only
+the group's words change, by how many percentage points, and how that compares with what the model changes when
+nothing meaningful changes (the null swap's flip rate).
+
+Each sentence reads a table the library computed — :meth:`fairness_core.counterfactual.PairedAudit.pairs` and
+``.omnibus()`` — and quotes the interval that decided each verdict, at its level. A difference of rates is written
+in percentage points ("18.2 pp"), a difference of mean scores in the score's units.
+
+>>> import pandas as pd
+>>> pairs = pd.DataFrame({"group_i": ["A"], "group_j": ["B"], "n": [400], "only_i": [78], "only_j": [5],
+...                       "difference": [0.1825], "difference_ci_low": [0.121], "difference_ci_high": [0.254],
+...                       "verdict": ["material difference"], "favours": ["A"], "level": [0.95],
+...                       "flip_rate": [0.2075]})
+>>> print(answer(pairs, "decision", 0.05)[1])
+A vs B: A was selected 18.2 pp more often (95 % interval 12.1 to 25.4 pp); of 400 cases, 78 selected A only and 5 B only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..statistics.verdicts import level_text
+
+#: What a "hit" is for each kind of output, as the sentences say it, and the rate of hits.
+SELECTED = {"decision": "selected", "rank": "ranked first"}
+RATE = {"decision": "selection rates", "rank": "shares ranked first", "score": "mean scores"}
+
+
+def points(x: float, digits: int = 1, signed: bool = False) -> str:
+    """A difference of two rates in percentage points: ``0.1825`` → ``"18.2 pp"`` (``"+18.2 pp"`` when signed);
+    undefined for NaN."""
+    if x is None or not np.isfinite(x):
+        return "undefined"
+    value = x * 100
+    sign = ("+" if value > 0 else "−" if value < 0 else "") if signed else ("−" if value < 0 else "")
+    return f"{sign}{abs(value):.{digits}f} pp"
+
+
+def _units(x: float, kind: str, unit: str) -> str:
+    if kind != "score":
+        return points(x)
+    if x is None or not np.isfinite(x):
+        return "undefined"
+    return f"{'−' if x < 0 else ''}{abs(x):,.4g}{(' ' + unit) if unit else ''}"
+
+
+def _interval(row: pd.Series, kind: str, unit: str) -> str:
+    """The difference's interval, turned to read with the favoured group first (i − j, or j − i when j leads)."""
+    low, high = float(row["difference_ci_low"]), float(row["difference_ci_high"])
+    if float(row["difference"]) < 0:
+        low, high = -high, -low
+    if kind != "score":
+        return f"{points(low).removesuffix(' pp')} to {points(high)}"
+    return f"{_units(low, kind, '')} to {_units(high, kind, unit)}"
+
+
+def percent(x: float) -> str:
+    """A share as the workbench writes it: ``0.2075`` → ``"20.8 %"``."""
+    return "undefined" if x is None or not np.isfinite(x) else f"{x * 100:.1f} %"
+
+
+def pair_sentence(row: pd.Series, kind: str, unit: str = "") -> str:
+    """One pair's difference in words, the favoured group first, with its interval at its level and, for decisions
+    and ranks, the discordant cases behind it."""
+    i, j, d = str(row["group_i"]), str(row["group_j"]), float(row["difference"])
+    favoured, other = (i, j) if d >= 0 else (j, i)
+    size = _units(abs(d), kind, unit)
+    where = f"{level_text(float(row['level']))} interval {_interval(row, kind, unit)}"
+    if kind == "score":
+        return f"{i} vs {j}: {favoured}'s mean score is higher by {size} ({where}; {int(row['n']):,} cases)."
+    said = SELECTED[kind]
+    return (f"{i} vs {j}: {favoured} was {said} {size} more often ({where}); of {int(row['n']):,} cases, "
+            f"{int(row['only_i']):,} {said} {i} only and {int(row['only_j']):,} {j} only.")
+
+
+def answer(pairs: pd.DataFrame, kind: str, tolerance: float, baseline: tuple[str, str] | None = None,
+           unit: str = "", shown: int = 3, alpha: float = 0.05) -> list[str]:
+    """The answer first: how many pairs differ materially (their difference's adjusted interval beyond
+    ±``tolerance``), the ``shown`` largest of them in words, the other verdicts counted, and — with a baseline — the
+    null swap's flip rate and the pairs whose flip rate exceeds it beyond chance. Plain text, one sentence or
+    paragraph per item (a page escapes it)."""
+    total = len(pairs)
+    verdict = pairs["verdict"].astype(str)
+    material = pairs[verdict == "material difference"]
+    material = material.iloc[np.argsort(-material["difference"].abs().to_numpy(), kind="stable")]
+    tol = _units(tolerance, kind, unit) if kind == "score" else points(tolerance, 3).replace(".000", "")
+    what = RATE[kind]
+    level = level_text(float(pairs["level"].iloc[0])) if total else ""
+    if total == 0:
+        return ["No pair of groups has a case answered for both."]
+    if len(material):
+        lead = (f"Changing only the group's words changed the model's answers materially in {len(material)} of "
+                f"{total} pairs of groups: their difference of {what} lies beyond ±{tol} at the {level} adjusted "
+                "level.")
+    else:
+        lead = (f"No pair of groups shows a material difference: in none of the {total} pairs does the difference "
+                f"of {what} lie beyond ±{tol} at the {level} adjusted level.")
+    out = [lead, *(pair_sentence(r, kind, unit) for _, r in material.head(shown).iterrows())]
+    if len(material) > shown:
+        out.append(f"… and {len(material) - shown} more: the table below has every pair.")
+    counts = {w: int((verdict == w).sum()) for w in ("materiality unclear", "no material difference detected",
+                                                     "inconclusive")}
+    out.append(f"Of the others, {counts['materiality unclear']} differ but perhaps by less than ±{tol} (materiality "
+               f"unclear), {counts['no material difference detected']} are shown within ±{tol} (no material "
+               f"difference detected) and {counts['inconclusive']} are inconclusive at these numbers of cases.")
+    if kind != "score":
+        out.append(baseline_sentence(pairs, baseline, alpha))
+    return out
+
+
+def baseline_sentence(pairs: pd.DataFrame, baseline: tuple[str, str] | None, alpha: float = 0.05) -> str:
+    """How the pairs' flip rates compare with the null swap's: what the model changes when nothing meaningful
+    changes (a pair's excess is called beyond chance when its adjusted exact McNemar p is below ``alpha``; its
+    interval is at 1 − ``alpha``). Without a baseline, what is missing."""
+    if baseline is None or "baseline_flip_rate" not in pairs:
+        return ("No baseline: the flip rates (how often changing only the words changed the decision) are not read "
+                "against what the model changes when nothing meaningful changes. Add a null swap (another name of "
+                "the same group) and choose it as the baseline.")
+    g0, g1 = baseline
+    base = pairs["baseline_flip_rate"].dropna()
+    rate = float(base.iloc[0]) if len(base) else float("nan")
+    judged = pairs.dropna(subset=["flip_excess_p_adjusted"])
+    beyond = judged[judged["flip_excess_p_adjusted"] < alpha]
+    beyond = beyond.iloc[np.argsort(-beyond["flip_excess"].to_numpy(), kind="stable")]
+    head = (f"Against the baseline: swapping {g0} for its null swap {g1} changed {percent(rate)} of the decisions, "
+            "what the model changes when nothing meaningful changes.")
+    if not len(beyond):
+        top = judged.iloc[np.argsort(-judged["flip_rate"].to_numpy(), kind="stable")].head(1)
+        extra = "" if not len(top) else (f" The highest, {top.iloc[0]['group_i']} vs {top.iloc[0]['group_j']}, flips "
+                                         f"{percent(top.iloc[0]['flip_rate'])}.")
+        return head + (" No pair's flip rate exceeds it beyond chance (exact McNemar on the cases where one flipped "
+                       "and the other did not, adjusted across pairs)." + extra)
+    r = beyond.iloc[0]
+    return head + (f" {len(beyond)} pair(s) flip more often beyond chance (adjusted across pairs); the most, "
+                   f"{r['group_i']} vs {r['group_j']}, flips {percent(r['flip_rate'])} of the same cases: "
+                   f"{points(r['flip_excess'], signed=True)} ({level_text(1 - alpha)} interval "
+                   f"{points(r['flip_excess_ci_low'], signed=True).removesuffix(' pp')} to "
+                   f"{points(r['flip_excess_ci_high'], signed=True)}).")
+
+
+__all__ = ["RATE", "SELECTED", "answer", "baseline_sentence", "pair_sentence", "percent", "points"]
