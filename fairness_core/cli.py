@@ -12,6 +12,7 @@ on it. Exit codes: 0 no threshold crossed, 1 a threshold crossed, 2 bad input or
 (risk tiers: :class:`~fairness_core.multiclass.MulticlassAudit`; ``--order Low,Medium,High`` and the good end
 ``--favourable Low``, or ``--positive-is harm``: the order's last class is the harm); ``--kind binary`` is the
 default and unchanged.
+``counterfactual variants|audit``: a counterfactual test's variants, and its paired audit (docs/guide.md).
 """
 
 from __future__ import annotations
@@ -146,6 +147,8 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--store", metavar="URL",
                    help="with --save: the store's SQLAlchemy URL (default: FAIRNESS_AUDIT_STORE, else a SQLite file "
                         "in FAIRNESS_DATA_DIR or ./data)")
+    from .services.counterfactual_files import add_commands   # counterfactual variants|audit (issue 54)
+    add_commands(sub, _finite(0, 1e300, "--tolerance"), _alpha)
     ap = sub.add_parser("apply", help="apply a threshold rule saved from the Compare and Mitigate page (or "
                                       "ThresholdRule.to_json) to a CSV/TSV/XLSX/Parquet file")
     ap.add_argument("rule", type=Path, help="the rule file (JSON)")
@@ -203,6 +206,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise _Terminated()
         previous = signal.signal(signal.SIGTERM, on_term)
     try:
+        if args.command == "counterfactual":
+            return _counterfactual(args)
         return _apply(args) if args.command == "apply" else _run(args)
     except _Terminated:
         _print("stopped by SIGTERM; no report was written", file=sys.stderr)
@@ -551,5 +556,42 @@ def _run_kind(args: argparse.Namespace) -> int:
                        f"{summary['band violations (significant)']} comparisons")
     if crossed:
         _print("threshold crossed: " + "; ".join(crossed), file=sys.stderr)
+        return EXIT_THRESHOLD
+    return EXIT_OK
+
+
+
+# --------------------------------------------------------------------------- counterfactual tests (issue 54)
+
+
+def _counterfactual(args: argparse.Namespace) -> int:
+    """``counterfactual variants|audit``: exit 0, 1 (--fail-material crossed) or 2 (bad input, said in one sentence
+    naming the column and the file's row)."""
+    from .services import counterfactual_files as files
+
+    try:
+        if args.step == "variants":
+            for line in files.variants_file(args.base, args.text, args.swaps, args.out, args.case, args.null_swap):
+                _print(line, file=sys.stderr if line.startswith("warning: ") else None)
+            return EXIT_OK
+        if (problem := files.audit_arguments(args) or (args.out and _check_out(args.out))):
+            raise ValueError(problem)
+        audit = files.audit_file(args)
+        settings = VerdictSettings(args.tolerance, args.alpha, args.adjust, amounts=bool(args.score))
+        rep = report_mod.build(audit, settings=settings, source=args.results.name, unit=args.unit or "",
+                               notes=files.assumed(args))
+    except DataValidationError as exc:
+        return _rejected(exc)
+    except (OSError, ValueError) as exc:
+        _print(f"error: {exc if isinstance(exc, ValueError) else f'{exc.filename}: {exc.strerror}'}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    for line in rep.lines():
+        _print(line)
+    args.kind, args.tolerance = "paired", settings
+    if (code := _write(args, rep)) != EXIT_OK or (args.save and (code := _save(args, audit)) != EXIT_OK):
+        return code
+    material = rep.summary()["verdicts"]["material difference"]
+    if args.fail_material and material:
+        _print(f"threshold crossed: {material} pair(s) differ materially", file=sys.stderr)
         return EXIT_THRESHOLD
     return EXIT_OK

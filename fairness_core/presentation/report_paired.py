@@ -142,6 +142,16 @@ class PairedReport(Report):
             out["baseline flip rate"] = _num(base.iloc[0]) if len(base) else None
         return out
 
+    def lines(self) -> list[str]:
+        """The summary as the command line prints it: what was audited, the notes, the answer, the test across all
+        groups."""
+        s, o = self.summary(), self.summary()["omnibus"]
+        return [f"{self.source}: {len(self.audit.groups)} groups, {s['cases']:,} cases ({s['incomplete cases']:,} "
+                f"incomplete), {s['pairs']} pairs; " + ", ".join(f"{k} {v}" for k, v in s["verdicts"].items()),
+                *(f"note: {n}" for n in self.extra_notes), *self.answer,
+                f"across all groups: {o['test']} ({o['method']}), p = "
+                + ("undefined" if o["p_value"] is None else f"{o['p_value']:.3g}")]
+
     def to_json(self) -> str:
         """Settings, summary and every table as records; undefined numbers as null."""
         doc = {"tool": "fairness-audit-workbench", "version": __version__, "created": self.created, "kind": "paired",

@@ -290,7 +290,7 @@ class AuditStore:
     def save(self, audit: Any, name: str, model: str | None = None, period: str | None = None, *,
              model_version: str | None = None, user: str = LOCAL_USER,
              tolerance: float | VerdictSettings = DEFAULT_OFI_TOLERANCE, alpha: float = DEFAULT_ALPHA,
-             adjust: str = "holm", unit: str = "") -> str:
+             adjust: str = "holm", unit: str = "", source: str | None = None) -> str:
         """Save ``audit`` (not its rows) in one transaction; returns its new, unguessable id. ``user`` owns it and
         is recorded as ``saved_by``; it is private to them until shared.
 
@@ -303,6 +303,12 @@ class AuditStore:
         in place of ``tolerance``, whose band an amount audit keeps). The tolerance is in the OFI's units: in (0, 2)
         for a binary audit and for classes (tiers), any finite amount above 0 for amounts, whose ``unit`` ("$", "a
         year") is kept beside it. ``alpha`` passes :func:`~fairness_core.vocabulary.check_alpha` (in (0, 0.5)).
+
+        A counterfactual test (:class:`~fairness_core.counterfactual.PairedAudit`, kind "paired") keeps every distinct
+        pattern of a case's answers across the groups with its number of cases, and the per-pair discordant and
+        per-group counts of its verdicts — never the texts or the case ids; :meth:`load` gives back a PairedAudit
+        whose every table is the original's with its cases in sorted order (its verdicts bit for bit). Its tolerance
+        is a difference of rates in (0, 1] (scores: in their units); ``source`` names its results file.
         """
         kind = _kind_of(audit)
         user = _user(user)
@@ -310,10 +316,12 @@ class AuditStore:
                   "period": _label(period, "period"), "model_version": _label(model_version, "model version")}
         band = tolerance.band if isinstance(tolerance, VerdictSettings) else DEFAULT_BAND
         tolerance, alpha, adjust = unpack_settings(tolerance, alpha, adjust)
-        amounts = kind == "continuous"
+        amounts = kind == "continuous" or (kind == "paired" and audit.kind == "score")
+        rates = kind == "paired" and not amounts
         if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not (
-                0 < tolerance < (math.inf if amounts else 2)):
-            wanted = "a finite amount above 0, in the outcome's units" if amounts else "a number in (0, 2)"
+                0 < tolerance < (math.inf if amounts else 2)) or (rates and tolerance > 1):
+            wanted = ("a finite amount above 0, in the outcome's units" if amounts else
+                      "a difference of rates in (0, 1]" if rates else "a number in (0, 2)")
             raise ValueError(f"tolerance must be {wanted}, got {tolerance!r}")
         if not isinstance(unit, str) or len(unit) > MAX_LABEL or (unit and text.hidden_characters(unit) is not None):
             raise ValueError(f"unit must be short text without hidden characters (e.g. '$'), got {unit!r}")
@@ -325,8 +333,8 @@ class AuditStore:
         try:
             provenance = json.dumps({str(k): v for k, v in dict(getattr(audit, "provenance", {})).items()},
                                     ensure_ascii=False)
-            notes = json.dumps(list(audit.notes), ensure_ascii=False)
-            columns = json.dumps(list(audit.group_columns), ensure_ascii=False)
+            notes = json.dumps(list(getattr(audit, "notes", ())), ensure_ascii=False)
+            columns = json.dumps(list(getattr(audit, "group_columns", ())), ensure_ascii=False)
             kept = _payload(audit, unit, band)
         except (TypeError, ValueError) as e:
             raise ValueError(f"the audit's notes, group columns and provenance must be plain text or numbers: {e}") \
@@ -340,13 +348,17 @@ class AuditStore:
             n, positive_outcome = int(sum(cm.n for cm in audit.cms.values())), audit.positive_outcome
         elif kind == "continuous":
             n, positive_outcome = int(audit.n.sum()), f"an amount ({audit.direction})"
-        else:
+        elif kind == "multiclass":
             n, positive_outcome = int(audit.counts.sum()), f"a class ({audit.direction})"
+        else:   # a counterfactual test: n counts its cases
+            n = int(len(audit.cases))
+            positive_outcome = {"decision": f"a decision (a {audit.positive_is} when positive)",
+                                "rank": "ranked first", "score": "a higher score"}[audit.kind]
         row = {"id": audit_id, **labels, "saved_by": user, "owner": user, "tool_version": tool_version,
                "created": _iso(self._now_utc()),
-               "source": audit.source, "notes": notes, "positive_outcome": positive_outcome,
+               "source": getattr(audit, "source", None) or source or "counterfactual test results", "notes": notes, "positive_outcome": positive_outcome,
                "positive_is": getattr(audit, "positive_is", None), "group_columns": columns, "provenance": provenance,
-               "has_group_values": audit.group_values is not None, "tolerance": float(tolerance),
+               "has_group_values": getattr(audit, "group_values", None) is not None, "tolerance": float(tolerance),
                "alpha": float(alpha), "adjust": adjust, "n_groups": len(audit.groups),
                "has_outcomes": bool(getattr(audit, "has_outcomes", True)),
                "unknown_groups": json.dumps(list(getattr(audit, "unknown", ())), ensure_ascii=False),

@@ -30,6 +30,7 @@ from sqlalchemy import event
 from ..common import text
 from ..audit import Audit
 from ..continuous import DEFAULT_BAND, ContinuousAudit
+from ..counterfactual import PairedAudit
 from ..multiclass import MulticlassAudit
 from ..statistics.confusion import ConfusionMatrix
 from ..statistics.verdicts import VerdictSettings
@@ -39,9 +40,13 @@ from ..statistics.verdicts import VerdictSettings
 SCHEMA_VERSION = 4
 
 #: The kinds of audit a store keeps (the ``kind`` column, version 4): yes/no decisions (:class:`Audit`), amounts
-#: (:class:`~fairness_core.continuous.ContinuousAudit`) and ordered or unordered classes
-#: (:class:`~fairness_core.multiclass.MulticlassAudit`); the names of the command line's ``--kind``.
-KINDS = ("binary", "continuous", "multiclass")
+#: (:class:`~fairness_core.continuous.ContinuousAudit`), ordered or unordered classes
+#: (:class:`~fairness_core.multiclass.MulticlassAudit`) — the names of the command line's ``--kind`` — and
+#: counterfactual tests (:class:`~fairness_core.counterfactual.PairedAudit`, issue 54: ``counterfactual audit``).
+KINDS = ("binary", "continuous", "multiclass", "paired")
+#: Most distinct answer patterns (a case's answers across the groups) a saved counterfactual test keeps: decisions
+#: have at most 3^k (selected, not, no answer), scores one per case.
+MAX_PATTERNS = 200_000
 
 #: Longest name, model name, model version, period or "saved by", in characters.
 MAX_LABEL = 200
@@ -294,6 +299,8 @@ class SavedAudit:
     kind: str = "binary"
     unit: str = ""
     band: tuple[float, float] | None = DEFAULT_BAND
+    #: What the audit's data came from, as saved (a counterfactual test's results file; the other kinds' own source).
+    source: str = ""
 
     @property
     def settings(self) -> VerdictSettings:
@@ -301,6 +308,8 @@ class SavedAudit:
         if self.kind == "continuous":
             return VerdictSettings(self.tolerance, self.alpha, self.adjust, band=self.band or DEFAULT_BAND,
                                    amounts=True)
+        if self.kind == "paired" and self.audit.kind == "score":   # a difference of mean scores, in their units
+            return VerdictSettings(self.tolerance, self.alpha, self.adjust, amounts=True)
         return VerdictSettings(self.tolerance, self.alpha, self.adjust)
 
     @property
@@ -319,6 +328,8 @@ class SavedAudit:
         if self.kind == "continuous":
             options = {"band": self.band, "unit": self.unit, **options}
             return self.audit.verdicts(tolerance, alpha=alpha, adjust=adjust, **options)
+        if self.kind == "paired":   # a counterfactual test: every pair of groups, paired
+            return self.audit.pairs(tolerance, alpha=alpha, adjust=adjust)
         if self.kind == "multiclass":
             if self.audit.ordered and self.audit.has_outcomes:
                 return self.audit.verdicts(tolerance, alpha=alpha, adjust=adjust)
@@ -341,7 +352,10 @@ def kind_of(audit: Any) -> str:
         return "continuous"
     if isinstance(audit, MulticlassAudit):
         return "multiclass"
-    raise ValueError(f"expected an Audit, a ContinuousAudit or a MulticlassAudit, got {type(audit).__name__}")
+    if isinstance(audit, PairedAudit):
+        return "paired"
+    raise ValueError(f"expected an Audit, a ContinuousAudit or a MulticlassAudit (or a counterfactual test's "
+                     f"PairedAudit), got {type(audit).__name__}")
 
 
 def _values(group_values: Any) -> dict[str, list[str]] | None:
@@ -357,6 +371,8 @@ def payload(audit: Any, unit: str = "", band: tuple[float, float] | None = DEFAU
     kind = kind_of(audit)
     if kind == "binary":
         return None
+    if kind == "paired":
+        return _paired_payload(audit)
     common = {"groups": list(audit.groups), "source": audit.source, "notes": list(audit.notes),
               "group_columns": list(audit.group_columns), "group_values": _values(audit.group_values)}
     if kind == "continuous":
@@ -374,6 +390,8 @@ def payload(audit: Any, unit: str = "", band: tuple[float, float] | None = DEFAU
 def _from_payload(kind: str, text_: str) -> tuple[Any, str, tuple[float, float] | None]:
     """The audit, its unit and its band, rebuilt from :func:`payload`'s JSON."""
     doc = json.loads(text_)
+    if kind == "paired":
+        return _paired_from_payload(doc), "", DEFAULT_BAND
     values = None if doc["group_values"] is None else {g: tuple(v) for g, v in doc["group_values"].items()}
     if kind == "continuous":
         stats = pd.DataFrame(doc["stats"], index=pd.Index(doc["groups"], name="group"))
@@ -392,6 +410,58 @@ def _from_payload(kind: str, text_: str) -> tuple[Any, str, tuple[float, float] 
                                 provenance=doc["provenance"])
         return audit, "", DEFAULT_BAND
     raise ValueError(f"this store holds an audit of an unknown kind {kind!r}: upgrade the workbench to open it")
+
+
+def _paired_payload(audit: PairedAudit) -> str:
+    """What a counterfactual test is rebuilt from, as JSON, never its texts or case ids: its groups, kind of output,
+    direction and baseline; every distinct pattern of a case's answers across the groups (null: no answer) with the
+    number of cases that gave it, in sorted order — every statistic of the audit is a sum over cases, so these are
+    sufficient — and, for decisions and ranks, the per-pair discordant counts and per-group counts the verdicts
+    read, checked against the patterns when it is loaded."""
+    values = np.asarray(audit.values, dtype=float)
+    coded = np.where(np.isnan(values), -np.inf, values)    # outputs are finite: -inf stands for "no answer"
+    patterns, counts = np.unique(coded, axis=0, return_counts=True) if len(coded) else (coded, np.zeros(0, int))
+    if len(patterns) > MAX_PATTERNS:
+        raise ValueError(f"this counterfactual test has {len(patterns):,} distinct patterns of answers across its "
+                         f"groups; a saved one keeps at most {MAX_PATTERNS:,} (a score audit keeps each case's scores)")
+    doc: dict[str, Any] = {
+        "groups": list(audit.groups), "output": audit.kind, "positive_is": audit.positive_is,
+        "baseline": None if audit.baseline is None else list(audit.baseline), "cases": int(len(values)),
+        "patterns": [[None if not np.isfinite(v) else float(v) for v in row] for row in patterns.tolist()],
+        "counts": counts.astype(int).tolist()}
+    doc.update(_paired_counts(audit))
+    return json.dumps(doc, ensure_ascii=False)
+
+
+def _paired_counts(audit: PairedAudit) -> dict[str, Any]:
+    """The per-pair discordant counts (n, both, only_i, only_j) and per-group counts (answered, selected) of a
+    decision or rank audit; nothing for scores."""
+    if audit.kind == "score":
+        return {}
+    from ..statistics.paired import pair_counts   # the library's own counts, read back the same way
+
+    seen = audit.observed.astype(float)
+    selected = np.nan_to_num(audit._binary())
+    n, both, only_i, only_j, _, _ = pair_counts(selected, seen)
+    return {"pair_counts": {"n": n.astype(int).tolist(), "both": both.astype(int).tolist(),
+                            "only_i": only_i.astype(int).tolist(), "only_j": only_j.astype(int).tolist()},
+            "group_counts": {"n": seen.sum(axis=0).astype(int).tolist(),
+                             "selected": selected.sum(axis=0).astype(int).tolist()}}
+
+
+def _paired_from_payload(doc: dict[str, Any]) -> PairedAudit:
+    """The counterfactual test rebuilt from :func:`_paired_payload`'s JSON: each pattern repeated by its count (the
+    cases in sorted order, numbered from 0), its counts checked against those saved beside it."""
+    k = len(doc["groups"])
+    patterns = np.array([[np.nan if v is None else v for v in row] for row in doc["patterns"]],
+                        dtype=float).reshape(-1, k)
+    values = np.repeat(patterns, np.asarray(doc["counts"], dtype=np.int64), axis=0)
+    audit = PairedAudit(tuple(doc["groups"]), np.arange(len(values)), values, doc["output"], doc["positive_is"],
+                        None if doc["baseline"] is None else (doc["baseline"][0], doc["baseline"][1]))
+    if len(values) != doc["cases"] or ({k_: doc[k_] for k_ in ("pair_counts", "group_counts") if k_ in doc}
+                                       != _paired_counts(audit)):
+        raise ValueError("this saved counterfactual test's counts do not match its answers: the store was altered")
+    return audit
 
 
 def reach(conn: sa.Connection, audit_id: Any, user: str, lock: bool = False) \
@@ -453,4 +523,5 @@ def saved(row: sa.Row, groups: list[sa.Row], access: str) -> SavedAudit:
     return SavedAudit(id=row.id, audit=audit, name=row.name, model=row.model, model_version=row.model_version,
                       period=row.period, saved_by=row.saved_by, tool_version=row.tool_version,
                       created=utc(row.created), tolerance=float(row.tolerance), alpha=float(row.alpha),
-                      adjust=row.adjust, owner=row.owner, access=access, kind=kind, unit=unit, band=band)
+                      adjust=row.adjust, owner=row.owner, access=access, kind=kind, unit=unit, band=band,
+                      source=row.source)
