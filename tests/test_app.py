@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGES = ["app.py", "pages/1_Upload.py", "pages/2_Bias_Audit.py", "pages/3_Sample_Size_Explorer.py",
          "pages/4_Smoothing.py", "pages/5_Synthetic_Data.py",
-         "pages/6_Forecasting.py", "pages/8_Saved_Audits.py", "pages/9_Methods.py"]
+         "pages/6_Forecasting.py", "pages/8_Saved_Audits.py", "pages/9_Methods.py", "pages/10_Counterfactual_Test.py"]
 
 
 def plain(markdown: str) -> str:

@@ -94,7 +94,8 @@ PAGES = {"": "Fairness audit workbench", "Upload": "Load data", "Bias_Audit": "B
          "Sample_Size_Explorer": "Sample-size explorer", "Smoothing": "Smoothing",
          "Synthetic_Data": "Synthetic data: Conditional HydraGAN",
          "Forecasting": "Forecasting: Probabilistic Parallel Time Networks",
-         "Compare_and_Mitigate": "Compare and mitigate", "Saved_Audits": "Saved audits", "Methods": "Methods"}
+         "Compare_and_Mitigate": "Compare and mitigate", "Counterfactual_Test": "Counterfactual test",
+         "Saved_Audits": "Saved audits", "Methods": "Methods"}
 
 
 @pytest.mark.parametrize("path", list(PAGES))

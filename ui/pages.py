@@ -39,6 +39,9 @@ PAGES: tuple[Page, ...] = (
     Page("pages/7_Compare_and_Mitigate.py", "Compare and Mitigate", ":material/compare_arrows:",
          "Compare candidate models (which is fairer, at what cost) and mitigate by per-group thresholds, "
          "measured on held-out rows"),
+    Page("pages/10_Counterfactual_Test.py", "Counterfactual test", ":material/swap_horiz:",
+         "Counterfactual test: change only the name in each résumé and count what the model changes (paired "
+         "audits of LLM screeners and any model, against a null swap)"),
     Page("pages/8_Saved_Audits.py", "Saved audits", ":material/bookmarks:"),
     Page("pages/9_Methods.py", "Methods", ":material/menu_book:",
          "Methods: the statistics behind every verdict and the papers cited; data formats and limits; the "
