@@ -27,8 +27,8 @@ from .statistics.row_counts import count_arrays
 from .statistics.rows import RowData
 from .common.validation import EXCLUDE_BELOW, UNKNOWN_CATEGORY, UNKNOWN_VALUES, under_share
 from .statistics.verdicts import DEFAULT_OFI_TOLERANCE, VerdictSettings
-from .common.vocabulary import (DEFAULT_ALPHA, POSITIVE_IS, Reference, ReferenceLike, adjustment, check_reference,
-                                resolve_positive_is)
+from .common.vocabulary import (DEFAULT_ALPHA, POSITIVE_IS, Reference, ReferenceLike, adjustment, check_alpha,
+                                check_reference, resolve_positive_is)
 
 #: Why a measure is not given for an audit of decisions alone (:attr:`Audit.has_outcomes` False).
 NEEDS_OUTCOMES = ("needs outcomes: no outcome was observed (decisions only), so a measure that compares the "
@@ -433,6 +433,7 @@ class Audit:
 
     def _aggregate(self, metrics: str | Iterable[str], reference: ReferenceLike, alpha: float,
                    ratio: bool) -> pd.DataFrame:
+        check_alpha(alpha)
         names = [metrics] if isinstance(metrics, str) else list(metrics)
         if not self.outcomes and (needing := [n for n in names if n not in DECISION_METRICS]):
             self.require_outcomes(", ".join(needing))

@@ -196,6 +196,7 @@ class Comparison:
         """Accuracy (Wilson interval), balanced accuracy and expected cost per row (normal intervals) per model,
         at level 1 − ``alpha``; the cost weighs a false positive by ``cost_fp`` and a false negative by
         ``cost_fn``."""
+        check_alpha(alpha)
         z = float(stats.norm.isf(alpha / 2))
         rows = []
         y = self.y
@@ -227,6 +228,7 @@ class Comparison:
         Pareto front of ``performance`` (a key of :data:`PERFORMANCE`; the expected cost, at these weights,
         lower is better) against the largest |OFI| (:func:`pareto_by`, as the trade-off chart draws it). The
         measure is in ``attrs["pareto_by"]``."""
+        check_alpha(alpha)
         if performance not in PERFORMANCE:
             raise ValueError(f"performance must be one of {', '.join(PERFORMANCE)}, got {performance!r}")
         perf = self.performance(cost_fp, cost_fn, alpha).set_index("model")
@@ -283,6 +285,7 @@ class Comparison:
         paired intervals), with dual p-values adjusted across all of them by ``adjust``; the intervals
         are at the matching level (:func:`~fairness_core.verdicts.critical_level`), so "significant" (adjusted
         p < α) holds exactly when the printed interval excludes 0."""
+        check_alpha(alpha)
         for name in (a, b):
             if name not in self.predictions:
                 raise KeyError(f"no model {name!r}; models are {', '.join(map(repr, self.names))}")

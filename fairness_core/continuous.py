@@ -32,7 +32,7 @@ import pandas as pd
 from .common import text
 from .common.validation import DataValidationError, Problem, group_values as group_values_, intersection_names, \
     show_value
-from .common.vocabulary import DEFAULT_ALPHA, resolve_positive_is
+from .common.vocabulary import DEFAULT_ALPHA, check_alpha, resolve_positive_is
 from .results import Verdicts
 from .statistics import verdicts as verdicts_
 from .statistics.amounts import SKEW_LIMIT, TOO_SKEWED, MeanPairs, Moments, RatioPairs
@@ -237,6 +237,7 @@ class ContinuousAudit:
         :data:`~fairness_core.statistics.amounts.SKEW_LIMIT`, where the benefit's interval may undercover and the
         verdicts give no claim.
         """
+        check_alpha(alpha)
         gamma = alpha / 2
         out = pd.DataFrame({"n": self.n.astype(np.int64)}, index=pd.Index(self.groups, name="group"))
         for label, amount in (("mean_outcome", "outcome"), ("mean_prediction", "prediction"),

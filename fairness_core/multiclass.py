@@ -33,7 +33,7 @@ import pandas as pd
 from .audit import NEEDS_OUTCOMES, Audit, NeedsOutcomes
 from .common import text
 from .common.validation import UNKNOWN_CATEGORY, UNKNOWN_VALUES, under_share
-from .common.vocabulary import DEFAULT_ALPHA, opposite_outcome
+from .common.vocabulary import DEFAULT_ALPHA, check_alpha, opposite_outcome
 from .statistics import ordinal
 from .statistics.class_counts import _class_key, count_classes
 from .statistics.confusion import ConfusionMatrix
@@ -304,6 +304,7 @@ class MulticlassAudit:
     def shares(self, alpha: float = DEFAULT_ALPHA) -> pd.DataFrame:
         """Each group's share placed in each class, with its exact 1 − ``alpha`` interval: group, class, n,
         placed, share, ci_low, ci_high."""
+        check_alpha(alpha)
         placed = self.placed
         n = np.repeat(self.n.to_numpy(), self.k)
         low, high = ordinal.exact_interval(placed.ravel(), n, alpha)
@@ -327,6 +328,7 @@ class MulticlassAudit:
         """Per group (docs/methods.md): n, B (the mean ordinal benefit, in tiers), the shares placed on the
         favourable and unfavourable side of their observed tier, and the ordinal FPR and FNR with exact intervals
         (:func:`fairness_core.statistics.ordinal.ordinal_rates`). Intervals for B and the OFI: :meth:`verdicts`."""
+        check_alpha(alpha)
         self.require_outcomes("the ordinal error rates")
         self._require_order("the ordinal error rates")
         return ordinal.ordinal_rates(self.groups, self.counts, self.sign, alpha)

@@ -142,12 +142,10 @@ def check_alphas(alpha: Any) -> Any:
     Traceback (most recent call last):
     ValueError: alpha is the error rate, not the confidence level: a number in (0, 0.5); alpha=0.05 gives a 95 % interval (got 0.95)
     """
-    try:
-        values = np.asarray(alpha, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(alpha_refusal(alpha)) from None
-    if np.asarray(alpha).dtype == bool:
+    given = np.asarray(alpha)
+    if given.dtype.kind not in "iuf":      # text, None, objects, bools: not an error rate
         raise ValueError(alpha_refusal(alpha))
+    values = given.astype(float)
     bad = ~((values > 0) & (values < 0.5))
     if bad.any():
         raise ValueError(alpha_refusal(values[bad].flat[0]))

@@ -45,6 +45,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import special, stats
 
+from ..common.vocabulary import check_alpha, check_alphas
 from . import verdicts
 from .inference.limits import _TangoVar
 from .inference.multiplicity import adjust_p_values
@@ -74,7 +75,7 @@ def clopper_pearson(x: npt.ArrayLike, n: npt.ArrayLike, alpha: float | npt.Array
                     ) -> tuple[FloatArray, FloatArray]:
     """Clopper–Pearson's exact interval of a proportion x/n at confidence 1 − ``alpha`` (each tail α/2):
     low = Beta⁻¹(α/2; x, n − x + 1), high = Beta⁻¹(1 − α/2; x + 1, n − x); 0 and 1 at the ends; NaN where n = 0."""
-    x, n, a = _arrays(x, n, alpha)
+    x, n, a = _arrays(x, n, check_alphas(alpha))
     with np.errstate(invalid="ignore", divide="ignore"):
         low = np.where(x <= 0, 0.0, special.betaincinv(np.maximum(x, 1e-300), np.maximum(n - x + 1, 1e-300), a / 2))
         high = np.where(x >= n, 1.0, special.betaincinv(x + 1, np.maximum(n - x, 1e-300), 1 - a / 2))
@@ -156,6 +157,7 @@ def newcombe_interval(both: npt.ArrayLike, only_i: npt.ArrayLike, only_j: npt.Ar
     φ = (ad − bc)/√((a + b)(c + d)(a + c)(b + d)) (0 where a margin is empty):
     δ̂ − √((p_i − l₁)² − 2φ(p_i − l₁)(u₂ − p_j) + (u₂ − p_j)²) to δ̂ + √((u₁ − p_i)² − 2φ(u₁ − p_i)(p_j − l₂) +
     (p_j − l₂)²). For reference and the coverage bench; the audits use Tango's (docs/methods.md)."""
+    check_alpha(alpha)
     a, b, c, d = _arrays(both, only_i, only_j, neither)
     n = a + b + c + d
     z = np.full(n.shape, stats.norm.isf(alpha / 2))
@@ -176,6 +178,7 @@ def tango_interval(only_i: npt.ArrayLike, only_j: npt.ArrayLike, n: npt.ArrayLik
     """Tango's score interval of δ = (b − c)/n at confidence 1 − ``alpha``, continuity correction ``cc`` counts:
     the δ₀ where |b − c − n·δ₀| − cc = z·sd(δ₀), sd² = n(2q̃ + δ₀ − δ₀²), q̃ the constrained maximum-likelihood
     estimate of the "j only" probability (Tango 1998, eq. 3)."""
+    check_alpha(alpha)
     b, c, n = _arrays(only_i, only_j, n)
     return _tango_bounds(b, c, n, np.full(b.shape, stats.norm.isf(alpha / 2)), cc)
 
@@ -430,6 +433,7 @@ def judge(pairs: PairedDifferences | MeanDifferences, tolerance: float, alpha: f
     beyond ±T, within ±T), each adjusted across the pairs by ``adjust``, and all read from one interval per pair at
     the smallest of the three critical levels — the verdict machinery of :mod:`.verdicts`, so every claim keeps its
     family's error rate and the printed interval is the one that decided (docs/methods.md, "Verdicts")."""
+    check_alpha(alpha)
     t = float(tolerance)
     (p_zero, _, _), _, a, (low, high), (low_u, high_u), adjusted = verdicts._three_families(
         pairs, 0.0, -t, t, alpha, adjust, ("differs from 0", "beyond the tolerance", "within the tolerance"))
@@ -448,6 +452,7 @@ def flips_against_baseline(selected: FloatArray, observed: FloatArray, g0: int, 
     pair flipped and the baseline did not, v = the reverse (matrix products over the cases, no loop). Returns
     ``baseline_flip_rate``, ``flip_excess`` (Tango's interval at 1 − α: ``flip_excess_ci_low``/``_high``),
     ``flip_excess_p`` (exact McNemar on u, v) and ``flip_excess_p_adjusted``; NaN for the baseline pair itself."""
+    check_alpha(alpha)
     ok = observed[:, g0] * observed[:, g1]
     f0 = np.abs(selected[:, g0] - selected[:, g1]) * ok
     s, o = selected * ok[:, None], observed * ok[:, None]

@@ -30,7 +30,7 @@ from scipy import stats
 from .inference.multiplicity import adjust_p_values
 from ..common.numbers import as_numbers
 from ..common.validation import DataValidationError, show_value
-from ..common.vocabulary import check_alpha
+from ..common.vocabulary import check_alpha, check_alphas
 
 __all__ = ["STRATEGIES", "AUCResult", "Sweep", "auc", "auc_score_interval", "calibration", "clopper_pearson",
            "threshold_sweep", "validate_score"]
@@ -144,6 +144,7 @@ def clopper_pearson(successes: npt.ArrayLike, trials: npt.ArrayLike,
     >>> low.round(4).tolist(), high.round(4).tolist()
     ([0.0, 0.0667], [0.3085, 0.6525])
     """
+    alpha = check_alphas(alpha)
     k, n = np.broadcast_arrays(np.asarray(successes, dtype=float), np.asarray(trials, dtype=float))
     with np.errstate(invalid="ignore", divide="ignore"):
         low = np.where(k > 0, stats.beta.ppf(alpha / 2, k, n - k + 1), 0.0)

@@ -68,7 +68,7 @@ class VerdictSettings:
     """Everything that decides a verdict, in one frozen object (checked once, here).
 
     tolerance : |OFI| at or below which two groups' marginal benefits count as equal, in [0, 2].
-    alpha : every claim's error rate, in (0, 1) (:func:`fairness_core.vocabulary.check_alpha`).
+    alpha : every claim's error rate, in (0, 0.5) (:func:`fairness_core.vocabulary.check_alpha`).
     adjust : the multiplicity adjustment across pairs (a key of :data:`fairness_core.vocabulary.ADJUSTMENTS`).
     ofi_method, di_method : the interval methods ("auto" picks by group size).
     band : the band of the ratio (DI, or an amount audit's mean-prediction ratio) inside which no disparity is
@@ -168,6 +168,7 @@ def critical_level(p_values: npt.ArrayLike, alpha: float, adjust: str) -> float:
     >>> critical_level([0.02, 0.03, 0.3], 0.05, "holm")    # none rejected: Bonferroni
     0.016666666666666666
     """
+    check_alpha(alpha)
     p = np.asarray(p_values, dtype=float)
     return _critical_level(p, None, alpha, adjust)
 
@@ -503,6 +504,7 @@ def error_rate_gaps(names: list[str], cells: npt.ArrayLike, alpha: float) -> pd.
     picked after looking, is still covered; ``differs`` when the interval excludes 0. Undefined rates
     (no qualified, or no unqualified, individuals in a group) give NaN with the reason.
     """
+    check_alpha(alpha)
     cells = np.asarray(cells, dtype=float)
     i, j = np.triu_indices(len(names), 1)
     group = np.array(names, dtype=object)

@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from ...common.vocabulary import check_alpha
 from .inputs import FloatArray, IntArray, _labels, _rows, _vector
 from .rule import ThresholdRule, _measure_counts
 
@@ -138,8 +139,7 @@ def target_measures(y_true: Any, y_pred: Any, groups: Any, objective: str = "acc
     >>> t.set_index("measure").loc[["TPR gap", "accuracy"], "estimate"].tolist()
     [1.0, 0.6666666666666666]
     """
-    if not (isinstance(alpha, (int, float)) and 0 < alpha < 0.5):
-        raise ValueError(f"alpha must be in (0, 0.5); got {alpha!r}")
+    check_alpha(alpha)
     if isinstance(replicates, bool) or not isinstance(replicates, (int, np.integer)) or replicates < 100:
         raise ValueError(f"replicates must be a whole number >= 100; got {replicates!r}")
     rows = _rows(np.zeros(len(_vector(y_pred, "y_pred"))), y_true, groups)
