@@ -37,11 +37,13 @@ def show(s: SavedAudit) -> None:
     meta = [("Model", s.model), ("Version", s.model_version), ("Period", s.period), ("Owner", s.owner)]
     st.markdown(" · ".join(f"**{k}:** {md_escape(v)}" for k, v in meta if v)
                 + f" · **Saved:** {s.created:%Y-%m-%d %H:%M} UTC with version {md_escape(s.tool_version or '?')}")
-    st.caption(f"Verdicts as saved: OFI tolerance {saved.tolerance_text(s)} · α = {s.alpha:g} · "
+    st.caption(f"Verdicts as saved: {'tolerance' if s.kind == 'paired' else 'OFI tolerance'} {saved.tolerance_text(s)} · α = {s.alpha:g} · "
                f"{ADJUSTMENTS.get(s.adjust, s.adjust)}. Read-only; the rows were not stored (no stability tab). "
                + {"owner": "Yours: share it or make a link below.", "shared": "Shared with you by its owner.",
                   "link": "Opened from a link."}.get(s.access, ""))
-    if s.kind != "binary":   # amounts and classes: what it is, then its reading below
+    if s.kind == "paired":   # a counterfactual test: its own banner in its view below
+        pass
+    elif s.kind != "binary":   # amounts and classes: what it is, then its reading below
         saved.kind_banner(s)
     else:
         data_banner(s.audit)
@@ -61,9 +63,11 @@ def show(s: SavedAudit) -> None:
             st.error(md_escape(saved.failure(e)), icon=":material/error:")
     if s.kind == "binary":
         _verdicts(s)
+    elif s.kind == "paired":
+        saved.paired_view(s)
     else:
         saved.kind_view(s)
-    if s.has_outcomes:   # a trend of OFI needs outcomes; it is the owner's series, as far as this user may see it
+    if s.has_outcomes and s.kind != "paired":   # a counterfactual test has no series of OFI over periods   # a trend of OFI needs outcomes; it is the owner's series, as far as this user may see it
         try:
             _trend(s)
         except StoreError as e:

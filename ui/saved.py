@@ -256,6 +256,8 @@ def tolerance_text(s: SavedAudit) -> str:
     """The saved OFI tolerance in its units: "±$1,000" for amounts, "0.1 tiers" for ordered classes."""
     if s.kind == "continuous":
         return f"±{amount_text(s.tolerance, s.unit)}"
+    if s.kind == "paired":   # a counterfactual test: a difference of rates (or of mean scores)
+        return f"±{s.tolerance:g} (mean score)" if s.audit.kind == "score" else f"±{s.tolerance * 100:g} percentage points"
     return f"{s.tolerance:g} tiers" if s.kind == "multiclass" else f"{s.tolerance:g}"
 
 
@@ -305,3 +307,51 @@ def kind_view(s: SavedAudit) -> None:
             st.subheader(title, anchor=False)
             st.dataframe(styled(tables[name], 3), width="stretch", hide_index=name != "groups",
                          key=f"saved-{name.replace(' ', '-')}")
+
+
+# --------------------------------------------------------------------------- counterfactual tests (issue 54)
+
+
+def paired_view(s: SavedAudit) -> None:
+    """A saved counterfactual test, read-only, at the settings it was saved with: what it is, the answer, the
+    verdict per pair, the discordant counts and each group's rate — every number the library's
+    (:func:`fairness_core.presentation.report_paired.tables`), its report downloadable."""
+    from fairness_core.presentation import report_paired
+    from fairness_core.statistics.paired import PAIRED_VERDICTS
+    from fairness_core.wording.paired import answer
+
+    a = s.audit
+    st.caption(f"**Data:** {md_escape(s.source)} · counterfactual test · {len(a.groups)} groups · {len(a.cases):,} "
+               f"cases · {report_paired.OUTPUTS[a.kind]}" + (f" · {a.incomplete:,} incomplete" if a.incomplete else "")
+               + ". Kept: each pattern of answers with its count and the pairs' counts; never the texts or case ids.")
+    tables = _paired_tables(s.id, s)
+    pairs = tables["pairs"]
+    said = answer(pairs, a.kind, s.tolerance, a.baseline, alpha=s.alpha)
+    st.subheader("The answer", anchor=False)
+    for line in said:
+        st.markdown(md_escape(line))
+    counts = pairs["verdict"].value_counts()
+    for col, verdict in zip(st.columns(len(PAIRED_VERDICTS)), PAIRED_VERDICTS):
+        col.metric(verdict.capitalize(), f"{counts.get(verdict, 0):,}")
+    st.dataframe(report_paired.reading(pairs, a.kind, "", 500), width="stretch", hide_index=True,
+                 key="saved-paired-reading")
+    csv_download(pairs, "saved_counterfactual_pairs.csv", "Download every pair (CSV)", key="saved-paired-csv",
+                 index=False)
+    for name, title in (("discordance", "Discordant cases"), ("groups", "Each group's rate"),
+                        ("omnibus", "One test across all groups")):
+        if name in tables:
+            st.subheader(title, anchor=False)
+            st.dataframe(styled(tables[name], 4), width="stretch", hide_index=name != "discordance",
+                         key=f"saved-paired-{name}")
+    st.download_button("Counterfactual test report (HTML)", key="saved-paired-report", on_click="ignore",
+                       data=lambda: report_paired.build(a, pairs, settings=s.settings, source=s.source,
+                                                        model=" ".join(filter(None, (s.model, s.model_version))),
+                                                        period=s.period or "").html(),
+                       file_name="counterfactual_test_report.html", mime="text/html", icon=":material/download:")
+
+
+@st.cache_resource(max_entries=16, ttl=TTL_S, show_spinner="Reading the saved audit…")
+def _paired_tables(audit_id: str, _s: SavedAudit) -> dict:  # type: ignore[type-arg]
+    from fairness_core.presentation.report_paired import tables
+
+    return tables(_s.audit, _s.settings)
