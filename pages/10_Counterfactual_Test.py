@@ -19,8 +19,7 @@ loaded = cf.loaded()
 with st.sidebar:
     settings = cf.settings(loaded.audit.kind if loaded else None)
 
-left, right = st.columns([3, 2])
-if right.button("Load the demo results (synthetic)", icon=":material/science:", key="cf-demo",
+if st.button("Load the demo results (synthetic)", icon=":material/science:", key="cf-demo",
                 help="400 synthetic résumés × 8 name groups with a built-in preference for White-named variants "
                      "(scripts/make_counterfactual_demo.py)."):
     cf.load_demo()

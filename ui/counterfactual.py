@@ -230,7 +230,8 @@ def show_audit(loaded: Loaded, s: VerdictSettings) -> None:
     unit = loaded.unit if a.kind == "score" else "pp"
     st.caption(f"**Data:** {md_escape(loaded.source)} · {len(a.groups)} groups · {len(a.cases):,} cases · "
                f"{report_paired.OUTPUTS[a.kind]}" + (f" · {a.incomplete:,} incomplete" if a.incomplete else ""))
-    said = answer(pairs, a.kind, s.tolerance, a.baseline, loaded.unit, alpha=s.alpha)
+    said = answer(pairs, a.kind, s.tolerance, a.baseline, loaded.unit, alpha=s.alpha,
+                  secondary=report_paired.null_swaps(a))
     with st.container(border=True):
         st.markdown("**The answer.** " + md_escape(said[0]))
         for line in said[1:]:
@@ -241,8 +242,8 @@ def show_audit(loaded: Loaded, s: VerdictSettings) -> None:
     o = tables["omnibus"].iloc[0]
     st.caption(f"Across all groups ({md_escape(o['test'])}, {md_escape(o['method'])}, baseline's null swap left "
                f"out): p = {o['p_value']:.3g} over {int(o['cases']):,} complete cases.")
-    st.dataframe(report_paired.reading(pairs, a.kind, loaded.unit, 500), hide_index=True, width="stretch",
-                 key="cf-reading", column_config={"pair": st.column_config.TextColumn(width="medium")})
+    st.dataframe(report_paired.reading(pairs, a.kind, loaded.unit, 500, report_paired.null_swaps(a)), hide_index=True,
+                 width="stretch", key="cf-reading", column_config={"pair": st.column_config.TextColumn(width="large")})
     csv_download(pairs, "counterfactual_pairs.csv", "Download every pair with every number (CSV)", key="cf-pairs-csv",
                  index=False)
     if a.kind != "score":

@@ -326,14 +326,15 @@ def paired_view(s: SavedAudit) -> None:
                + ". Kept: each pattern of answers with its count and the pairs' counts; never the texts or case ids.")
     tables = _paired_tables(s.id, s)
     pairs = tables["pairs"]
-    said = answer(pairs, a.kind, s.tolerance, a.baseline, alpha=s.alpha)
+    said = answer(pairs, a.kind, s.tolerance, a.baseline, alpha=s.alpha, secondary=report_paired.null_swaps(a))
     st.subheader("The answer", anchor=False)
     for line in said:
         st.markdown(md_escape(line))
     counts = pairs["verdict"].value_counts()
     for col, verdict in zip(st.columns(len(PAIRED_VERDICTS)), PAIRED_VERDICTS):
         col.metric(verdict.capitalize(), f"{counts.get(verdict, 0):,}")
-    st.dataframe(report_paired.reading(pairs, a.kind, "", 500), width="stretch", hide_index=True,
+    st.dataframe(report_paired.reading(pairs, a.kind, "", 500, report_paired.null_swaps(a)), width="stretch",
+                 hide_index=True,
                  key="saved-paired-reading")
     csv_download(pairs, "saved_counterfactual_pairs.csv", "Download every pair (CSV)", key="saved-paired-csv",
                  index=False)

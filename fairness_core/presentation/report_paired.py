@@ -30,7 +30,7 @@ import pandas as pd
 
 from .._version import __version__
 from ..common.vocabulary import adjustment
-from ..counterfactual import PairedAudit
+from ..counterfactual import NULL_SUFFIX, PairedAudit
 from ..statistics.paired import PAIRED_CC, PAIRED_VERDICTS
 from ..statistics.verdicts import VerdictSettings, level_text
 from ..wording import paired as words
@@ -38,10 +38,15 @@ from ..wording.publication import data_used_text
 from .plots.counterfactual import discordance_matrix, paired_forest, paired_rates
 from .report_base import MAX_HTML_ROWS, Report, ReportOptions, _table, _table_json
 
-__all__ = ["PairedReport", "build", "discordance_table", "omnibus_table", "reading", "tables"]
+__all__ = ["PairedReport", "build", "discordance_table", "null_swaps", "omnibus_table", "reading", "tables"]
 
 #: The kinds of output a paired audit reads, in words.
 OUTPUTS = {"decision": "yes/no decisions", "rank": "positions in a ranked list (1 = first)", "score": "scores"}
+
+
+def null_swaps(audit: PairedAudit) -> tuple[str, ...]:
+    """The audit's null-swap groups (named "X (null swap)"): the answer names the other groups' pairs first."""
+    return tuple(g for g in audit.groups if g.endswith(NULL_SUFFIX))
 
 
 def discordance_table(pairs: pd.DataFrame, groups: tuple[str, ...] | list[str]) -> pd.DataFrame:
@@ -76,12 +81,15 @@ def tables(audit: PairedAudit, settings: VerdictSettings) -> dict[str, pd.DataFr
     return out
 
 
-def reading(pairs: pd.DataFrame, kind: str, unit: str = "", max_rows: int | None = None) -> pd.DataFrame:
-    """The pairs as people read them, most telling first (material differences, largest first): pair, verdict,
-    favours, the difference with its adjusted interval, the discordant cases, the flip rate (and the baseline's),
-    McNemar's adjusted p."""
+def reading(pairs: pd.DataFrame, kind: str, unit: str = "", max_rows: int | None = None,
+            secondary: tuple[str, ...] = ()) -> pd.DataFrame:
+    """The pairs as people read them, most telling first (material differences, largest first; pairs of the
+    ``secondary`` groups, the null swaps, after the others within each verdict): pair, verdict, favours, the
+    difference with its adjusted interval, the discordant cases, the flip rate (and the baseline's), McNemar's
+    adjusted p."""
     rank = pairs["verdict"].map({w: k for k, w in enumerate(PAIRED_VERDICTS)}).fillna(len(PAIRED_VERDICTS))
-    order = np.lexsort((-pairs["difference"].abs().fillna(0).to_numpy(), rank.to_numpy()))
+    later = (pairs["group_i"].isin(secondary).astype(int) + pairs["group_j"].isin(secondary)).to_numpy()
+    order = np.lexsort((-pairs["difference"].abs().fillna(0).to_numpy(), later, rank.to_numpy()))
     p = pairs.iloc[order]
     score = kind == "score"
     fmt = (lambda x: words._units(x, "score", unit)) if score else (lambda x: words.points(x, signed=True))
@@ -195,7 +203,8 @@ class PairedReport(Report):
         note = (f"<p class='note'>The first {MAX_HTML_ROWS:,} of {len(pairs):,} pairs, findings first; every pair "
                 "with every number is in the JSON and the CSV zip.</p>" if len(pairs) > MAX_HTML_ROWS else "")
         return [f"<section><h2>Verdict per pair</h2>{note}"
-                + _table(reading(pairs, self.audit.kind, self.unit, MAX_HTML_ROWS), index=False, css="reading")
+                + _table(reading(pairs, self.audit.kind, self.unit, MAX_HTML_ROWS, null_swaps(self.audit)), index=False,
+                         css="reading")
                 + "</section>"]
 
 
@@ -233,7 +242,8 @@ def build(audit: PairedAudit, verdicts: pd.DataFrame | None = None, *, reference
         what = "ranked first" if audit.kind == "rank" else "selected"
         figures["Discordance matrix"] = discordance_matrix(pairs, list(audit.groups), what)
     figures["Rate per group"] = paired_rates(found["groups"], settings.alpha, audit.baseline)
-    answer = tuple(words.answer(pairs, audit.kind, settings.tolerance, audit.baseline, opts.unit, alpha=settings.alpha))
+    answer = tuple(words.answer(pairs, audit.kind, settings.tolerance, audit.baseline, opts.unit, alpha=settings.alpha,
+                                secondary=null_swaps(audit)))
     described = _settings(audit, settings, opts, pairs)
     return PairedReport(audit, described, found, figures, datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                         list(opts.notes), source=source or "counterfactual test results",

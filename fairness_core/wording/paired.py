@@ -75,15 +75,16 @@ def pair_sentence(row: pd.Series, kind: str, unit: str = "") -> str:
 
 
 def answer(pairs: pd.DataFrame, kind: str, tolerance: float, baseline: tuple[str, str] | None = None,
-           unit: str = "", shown: int = 3, alpha: float = 0.05) -> list[str]:
+           unit: str = "", shown: int = 3, alpha: float = 0.05, secondary: tuple[str, ...] = ()) -> list[str]:
     """The answer first: how many pairs differ materially (their difference's adjusted interval beyond
-    ±``tolerance``), the ``shown`` largest of them in words, the other verdicts counted, and — with a baseline — the
-    null swap's flip rate and the pairs whose flip rate exceeds it beyond chance. Plain text, one sentence or
-    paragraph per item (a page escapes it)."""
+    ±``tolerance``), the ``shown`` largest of them in words — pairs of the ``secondary`` groups (null swaps) after
+    the others — the other verdicts counted, and — with a baseline — the null swap's flip rate and the pairs whose
+    flip rate exceeds it beyond chance. Plain text, one sentence or paragraph per item (a page escapes it)."""
     total = len(pairs)
     verdict = pairs["verdict"].astype(str)
     material = pairs[verdict == "material difference"]
-    material = material.iloc[np.argsort(-material["difference"].abs().to_numpy(), kind="stable")]
+    later = (material["group_i"].isin(secondary).astype(int) + material["group_j"].isin(secondary)).to_numpy()
+    material = material.iloc[np.lexsort((-material["difference"].abs().to_numpy(), later))]
     tol = _units(tolerance, kind, unit) if kind == "score" else points(tolerance, 3).replace(".000", "")
     what = RATE[kind]
     level = level_text(float(pairs["level"].iloc[0])) if total else ""
