@@ -123,10 +123,10 @@ def variants_jsonl(v: pd.DataFrame) -> bytes:
     return "".join(json.dumps(r, ensure_ascii=False, default=_plain) + "\n" for r in records).encode("utf-8")
 
 
-def add_commands(sub: Any, tolerance: Any, alpha: Any) -> None:
+def add_commands(sub: Any, tolerance_type: Any, alpha_type: Any) -> None:
     """The command line's ``counterfactual variants`` and ``counterfactual audit`` (docs/guide.md, "Counterfactual
-    tests"), added to ``sub`` (argparse's subparsers); ``tolerance`` and ``alpha`` are the command line's checked
-    number types."""
+    tests"), added to ``sub`` (argparse's subparsers); ``tolerance_type`` and ``alpha_type`` are the command line's
+    checked number types (argparse ``type=``)."""
     steps = sub.add_parser("counterfactual", help="a counterfactual test: write the variants of base texts (only the "
                            "group's words swapped), or audit a model's answers to them as pairs").add_subparsers(
         dest="step", required=True)
@@ -150,10 +150,10 @@ def add_commands(sub: Any, tolerance: Any, alpha: Any) -> None:
     a.add_argument("--positive", help="--decision: the positive value, unless 0/1, true/false or yes/no")
     a.add_argument("--positive-is", choices=["benefit", "harm"], help="--decision: what the positive value is")
     a.add_argument("--baseline", metavar="GROUP", help="the null swap's group, e.g. 'White male (null swap)'")
-    a.add_argument("--tolerance", type=tolerance, help="the smallest difference that matters: "
+    a.add_argument("--tolerance", type=tolerance_type, help="the smallest difference that matters: "
                    "of rates as a share (default 0.05 = 5 points, at most 1), of mean scores in their units")
     a.add_argument("--unit", help="--score: the score's unit")
-    a.add_argument("--alpha", type=alpha, default=DEFAULT_ALPHA, help="the error rate, in (0, 0.5) (default 0.05)")
+    a.add_argument("--alpha", type=alpha_type, default=DEFAULT_ALPHA, help="the error rate, in (0, 0.5) (default 0.05)")
     a.add_argument("--adjust", choices=list(ADJUSTMENTS), default="holm", help="across pairs: holm, bh or none")
     a.add_argument("--out", type=Path, help="write the report here (HTML, or JSON with --json)")
     a.add_argument("--json", action="store_true", help="write JSON instead of HTML")
