@@ -300,7 +300,8 @@ def test_cli_prints_control_characters_in_names_and_sources_visibly(tmp_path, ca
     assert cli.main(["audit", str(path), "--group", "group\x1b[31m\n::warning::x"]) == 2
     audit = Audit({"A": CM(300, 20, 90, 590), "B": CM(250, 120, 40, 590)},
                   source="s\x1b]8;;https://evil.example\x07\x9b\x7f\n::error::forged")
-    args = cli._parser().parse_args(["audit", "x.csv", "--group", "g", "--positive-is", "benefit"])
+    # main() fills in the binary tolerance's default (an amount audit has none); _report is called here directly
+    args = cli._parser().parse_args(["audit", "x.csv", "--group", "g", "--positive-is", "benefit", "--tolerance", "0.05"])
     assert cli._report(args, audit) == 0
     out, err = capsys.readouterr()
     printed = out + err
