@@ -441,9 +441,11 @@ class PairedAudit:
 
     def incomplete_cases(self) -> pd.DataFrame:
         """The incomplete cases and the groups each lacks."""
-        rows = np.flatnonzero(~self.observed.all(axis=1))
-        lacks = [", ".join(np.array(self.groups)[~self.observed[r]]) for r in rows[:10_000]]
-        return pd.DataFrame({"case_id": self.cases[rows[:10_000]], "missing_groups": lacks})
+        seen = self.observed   # once: the property recomputes the whole array on every call
+        rows = np.flatnonzero(~seen.all(axis=1))[:10_000]
+        names = np.array(self.groups, dtype=object)
+        lacks = [", ".join(names[~row]) for row in seen[rows]]
+        return pd.DataFrame({"case_id": self.cases[rows], "missing_groups": lacks})
 
     def _real(self) -> np.ndarray:
         """Which groups are real (not the baseline's null swap)."""
