@@ -302,3 +302,17 @@ def test_the_figures_show_hostile_group_names_as_text():
         strings = list(strings_in(fig.to_plotly_json()))
         assert any("evil.example" in s for s in strings)
         assert not live_markup(strings), live_markup(strings)[:2]
+
+
+@pytest.mark.parametrize("kind, high", [("decision", 2), ("rank", 6)])
+def test_the_stores_integer_patterns_are_numpys_distinct_rows(kind, high):
+    """Decisions and ranks are read as one integer per case; the patterns and counts are np.unique's of the rows."""
+    from fairness_core.services.store_schema import _patterns
+
+    rng = np.random.default_rng(7)
+    values = rng.integers(0 if kind == "decision" else 1, high, (4000, 6)).astype(float)
+    values[rng.random(values.shape) < 0.1] = np.nan
+    patterns, counts = _patterns(values, kind)
+    want, want_counts = np.unique(np.where(np.isnan(values), -np.inf, values), axis=0, return_counts=True)
+    np.testing.assert_array_equal(patterns, want)
+    np.testing.assert_array_equal(counts, want_counts)
