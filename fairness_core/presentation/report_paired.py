@@ -204,7 +204,7 @@ class PairedReport(Report):
                 "with every number is in the JSON and the CSV zip.</p>" if len(pairs) > MAX_HTML_ROWS else "")
         return [f"<section><h2>Verdict per pair</h2>{note}"
                 + _table(reading(pairs, self.audit.kind, self.unit, MAX_HTML_ROWS, null_swaps(self.audit)), index=False,
-                         css="reading")
+                         css="paired")   # not "reading": that style widens the binary reading's 5th column
                 + "</section>"]
 
 
