@@ -1,9 +1,17 @@
-# NOTE (issue 53, report/store engineer, 2026-11-28 04:53 UTC): this file was overwritten by accident by a file of
-# the same name; its original author's text was lost. What follows is a stand-in with the two names the figures
-# (presentation/plots/amounts.py) and ui/kinds.py import; the original author should put their version back.
-"""Amounts in words: a value, or an interval, in the outcome's units.
+"""The three questions of the Bias Audit page, answered for amounts and for categories (issue 53), in plain words.
 
-A short unit that is no word ("$", "€") goes before the number ("$2,747"), a word after it ("0.25 tiers").
+The binary audit's questions (:func:`fairness_core.reading.three_questions`) are: is the algorithm at fault (OFI),
+the four-fifths rule (DI), equal opportunity (error rates). The same three, asked of
+
+- **amounts** (:class:`fairness_core.continuous.ContinuousAudit`): the OFI of mean benefits in the outcome's units;
+  the ratio of mean predictions against its band (the amount's disparity, which the outcomes may share); the gap in
+  mean absolute error (is the model equally accurate for each group), with Bonferroni-simultaneous intervals;
+- **categories** (:class:`fairness_core.multiclass.MulticlassAudit`): the ordinal OFI in tiers (with an order and
+  outcomes); the impact ratios at every cut (or of every class); the ordinal FNR/FPR gaps (with an order and
+  outcomes).
+
+Every number is written with its unit: :func:`amount_text` places a unit's leading symbol before the number and its
+words after it ("$ a year": "$200 a year").
 
 >>> amount_text(-2747.3, "$"), amount_text(0.25, "tiers"), amount_text(float("nan"), "$")
 ('−$2,747', '0.25 tiers', 'undefined')
@@ -13,25 +21,199 @@ A short unit that is no word ("$", "€") goes before the number ("$2,747"), a w
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import pandas as pd
+
+from ..statistics import verdicts as verdicts_
+from ..statistics.amounts import MeanPairs
+from ..statistics.verdicts import interval_label, level_text
+
+__all__ = ["AMOUNT_QUESTIONS", "CLASS_QUESTIONS", "UNORDERED_QUESTIONS", "amount_questions", "amount_range",
+           "amount_text", "class_questions", "mae_gaps", "unit_parts"]
+
+#: The questions' headings, by kind.
+AMOUNT_QUESTIONS = ("Is the model at fault (OFI of mean benefits)?", "Are the amounts themselves apart (mean "
+                    "prediction ratio)?", "Equally accurate (mean absolute error)?")
+CLASS_QUESTIONS = ("Is the tool at fault (ordinal OFI)?", "The four-fifths rule at every cut",
+                   "Equal opportunity (ordinal error rates)")
+UNORDERED_QUESTIONS = ("Is the tool at fault (OFI)?", "The four-fifths rule for every class",
+                       "Equal opportunity (error rates)")
+
+
+def unit_parts(unit: str) -> tuple[str, str]:
+    """A unit as what goes before and after a number: a leading symbol (no letter or digit) before, words after.
+
+    >>> unit_parts("$ a year"), unit_parts("€"), unit_parts("kg"), unit_parts("")
+    (('$', ' a year'), ('€', ''), ('', ' kg'), ('', ''))
+    """
+    unit = unit.strip()
+    if not unit:
+        return "", ""
+    head, _, rest = unit.partition(" ")
+    if not any(ch.isalnum() for ch in head):
+        return head, (f" {rest.strip()}" if rest.strip() else "")
+    return "", f" {unit}"
 
 
 def amount_text(value: float, unit: str = "", digits: int = 4) -> str:
-    """``value`` in the outcome's units: a short non-letter unit ("$", "€") before it, a word after it."""
+    """``value`` with its unit (``digits`` significant digits), a true minus for negatives, "undefined" for NaN.
+
+    >>> amount_text(200, "$ a year"), amount_text(-1.3119, "$ per hour"), amount_text(0.25, "tiers")
+    ('$200 a year', '−$1.312 per hour', '0.25 tiers')
+    """
     if value is None or not np.isfinite(value):
         return "undefined"
-    number = f"{abs(value):,.{digits}g}"
-    sign = "−" if value < 0 else ""
-    if not unit:
-        return f"{sign}{number}"
-    if len(unit) <= 3 and not any(c.isalpha() for c in unit):
-        return f"{sign}{unit}{number}"
-    return f"{sign}{number} {unit}"
+    prefix, suffix = unit_parts(unit)
+    return f"{'−' if value < 0 else ''}{prefix}{abs(float(value)):,.{digits}g}{suffix}"
 
 
-def amount_range(low: float, high: float, unit: str = "", digits: int = 4) -> str:
-    """An interval in the outcome's units, "−$3,086 to −$2,408"."""
-    return f"{amount_text(low, unit, digits)} to {amount_text(high, unit, digits)}"
+def amount_range(low: float, high: float, unit: str = "", digits: int = 3) -> str:
+    """An interval with its unit once: "$1.1 to $1.52 per hour".
+
+    >>> amount_range(1.105, 1.52, "$ per hour"), amount_range(-0.5, 0.25, "tiers")
+    ('$1.1 to $1.52 per hour', '−0.5 to 0.25 tiers')
+    """
+    prefix, suffix = unit_parts(unit)
+    return f"{amount_text(low, prefix, digits)} to {amount_text(high, prefix, digits)}{suffix}"
 
 
-__all__ = ["amount_range", "amount_text"]
+def _sentence(text: str) -> str:
+    return text[0].upper() + text[1:] if text else text
+
+
+# --------------------------------------------------------------------------- amounts
+
+
+def mae_gaps(audit: Any, alpha: float) -> pd.DataFrame:
+    """Every pair's gap in mean absolute error, MAE_i − MAE_j, with Bonferroni-simultaneous 1 − ``alpha`` intervals
+    (the union of Hall's and Welch's, :class:`~fairness_core.statistics.amounts.MeanPairs`): group_i, group_j, n_i,
+    n_j, mae_i, mae_j, gap, ci_low, ci_high, level, differs. Group i is the less accurate (larger MAE)."""
+    mae = audit.moments["abs_error"]
+    i, j = np.triu_indices(len(audit.groups), 1)
+    swap = mae.mean[i] < mae.mean[j]
+    i, j = np.where(swap, j, i), np.where(swap, i, j)
+    pairs = MeanPairs(mae.take(i), mae.take(j), skew_limit=None)
+    level = 1 - alpha / max(len(i), 1)
+    low, high = pairs.bounds((1 - level) / 2)
+    names = np.asarray(audit.groups, dtype=object)
+    return pd.DataFrame({"group_i": names[i], "group_j": names[j], "n_i": audit.n[i].astype(int),
+                         "n_j": audit.n[j].astype(int), "mae_i": mae.mean[i], "mae_j": mae.mean[j],
+                         "gap": pairs.estimate, "ci_low": low, "ci_high": high, "level": level,
+                         "differs": (low > 0) | (high < 0)})
+
+
+def _amount_ofi_answer(v: pd.DataFrame, unit: str, what: str = "more benefit per person") -> str:
+    tol = amount_text(v.settings.tolerance, unit)
+    counts = v["verdict"].value_counts()
+    skewed = int((v["reason"].astype(str).str.startswith("too skewed")).sum())
+    bias = v[v["verdict"] == "algorithmic bias"]
+    if len(bias):
+        top = bias.loc[bias["ofi"].abs().idxmax()]
+        loser = top["group_j"] if top["favours"] == top["group_i"] else top["group_i"]
+        lo, hi = sorted((abs(top["ofi_ci_low"]), abs(top["ofi_ci_high"])))
+        return (f"Yes for {len(bias):,} of {len(v):,} pairs: the largest, {top['favours']} gets "
+                f"{amount_text(abs(top['ofi']), unit)} {what} than {loser} "
+                f"({interval_label(v, 'ofi')} {amount_range(lo, hi, unit)}, beyond ±{tol}).")
+    within = int(counts.get("systemic disparity", 0) + counts.get("no bias detected", 0))
+    unclear = int(counts.get("materiality unclear", 0))
+    open_ = int(counts.get("inconclusive", 0)) - skewed
+    return (f"Not shown for any pair: no OFI interval lies beyond ±{tol}"
+            + (f"; {within} pair(s) are shown within it" if within else "")
+            + (f"; {unclear} pair(s) differ but may be immaterial" if unclear else "")
+            + (f"; {open_} pair(s) are inconclusive" if open_ > 0 else "")
+            + (f"; {skewed} pair(s) are too skewed for their rows to tell" if skewed else "") + ".")
+
+
+def _amount_ratio_answer(v: pd.DataFrame) -> str:
+    band = v.settings.band
+    ok = v.dropna(subset=["ratio"])
+    if not len(ok):
+        return "The mean prediction ratio is undefined for every pair (a mean prediction is not positive)."
+    worst = ok.loc[ok["ratio"].idxmin()]
+    ci = f"{interval_label(v, 'di')} {worst['ratio_ci_low']:.3f} to {worst['ratio_ci_high']:.3f}"
+    beyond = int(v["ratio_beyond_band"].fillna(False).astype(bool).sum())
+    lowest = f"the lowest, {worst['group_i']}'s mean prediction over {worst['group_j']}'s, {worst['ratio']:.3f} ({ci})"
+    if beyond:
+        return (f"{beyond:,} of {len(v):,} pair(s) have mean predictions shown outside the band "
+                f"[{band[0]:g}, {band[1]:g}]: {lowest}. With OFI within the tolerance that is a disparity the "
+                "outcomes share (systemic), not the model's error.")
+    return f"No pair's mean prediction ratio is shown outside the band [{band[0]:g}, {band[1]:g}]; {lowest}."
+
+
+def _mae_answer(gaps: pd.DataFrame, unit: str) -> str:
+    if not len(gaps):
+        return "No pair to compare."
+    top = gaps.loc[gaps["gap"].idxmax()]
+    ci = f"simultaneous {level_text(top['level'])} CI {amount_range(top['ci_low'], top['ci_high'], unit)}"
+    shown = int(gaps["differs"].sum())
+    return (f"The largest gap: {top['group_i']}'s predictions miss by {amount_text(top['mae_i'], unit)} on average, "
+            f"{top['group_j']}'s by {amount_text(top['mae_j'], unit)}, a gap of {amount_text(top['gap'], unit)} ({ci}: "
+            + ("shown" if top["differs"] else "not shown") + f"); {shown} of {len(gaps):,} pair(s) shown to differ.")
+
+
+def amount_questions(audit: Any, verdicts: pd.DataFrame, unit: str = "") -> dict[str, Any]:
+    """The three questions of an amount audit: ``"text"`` maps each heading of :data:`AMOUNT_QUESTIONS` to its
+    answer; ``"mae_gaps"`` is :func:`mae_gaps`' table (at the verdicts' α)."""
+    gaps = mae_gaps(audit, verdicts.settings.alpha)
+    answers = (_amount_ofi_answer(verdicts, unit), _amount_ratio_answer(verdicts), _mae_answer(gaps, unit))
+    return {"text": dict(zip(AMOUNT_QUESTIONS, answers)), "mae_gaps": gaps}
+
+
+# --------------------------------------------------------------------------- categories
+
+
+def _ratio_answer(ratios: pd.DataFrame, label: str) -> str:
+    """The four-fifths reading of impact ratios at every cut (``label`` "cut") or class ("class")."""
+    if not len(ratios):
+        return "No pair of groups to compare."
+    counts = ratios["verdict"].value_counts()
+    adverse_rows = ratios[ratios["verdict"] == "adverse impact"].dropna(subset=["di"])
+    pool = adverse_rows if len(adverse_rows) else ratios.dropna(subset=["di"])
+    if not len(pool):
+        return f"Every impact ratio is undefined (a group selected at no {label})."
+    worst = pool.loc[pool["di"].idxmin()]
+    where = f"at the cut “{worst[label]}”" if label == "cut" else f"for the class “{worst[label]}”"
+    adverse = int(counts.get("adverse impact", 0))
+    head = (f"Adverse impact shown for {adverse:,} of {len(ratios):,} pair-{label}s" if adverse
+            else f"No adverse impact shown for any of {len(ratios):,} pair-{label}s")
+    which = "the lowest shown" if len(adverse_rows) else "the lowest impact ratio"
+    return (f"{head} ({interval_label(ratios, 'di')}, adjusted across {label}s and pairs); {which}, "
+            f"{worst['group_i']} against {worst['group_j']} {where}: {worst['di']:.3f} "
+            f"({worst['di_ci_low']:.3f} to {worst['di_ci_high']:.3f}, {worst['verdict']}).")
+
+
+def _ordinal_rates_answer(gaps: pd.DataFrame) -> str:
+    largest = verdicts_.largest_gaps(gaps)
+    if not len(largest):
+        return "The ordinal error rates are undefined for every pair."
+    parts = []
+    for _, g in largest.iterrows():
+        ci = f"simultaneous {level_text(g['level'])} CI {g['ci_low']:+.3f} to {g['ci_high']:+.3f}"
+        parts.append(f"the largest {g['rate']} gap ({g['meaning']}): {g['group_i']} {g['rate_i']:.1%} against "
+                     f"{g['group_j']} {g['rate_j']:.1%}, {g['gap']:+.3f} ({ci}: "
+                     + ("shown" if g["differs"] else "not shown") + ")")
+    return _sentence("; ".join(parts) + ".")
+
+
+def class_questions(audit: Any, ratios: pd.DataFrame, verdicts: pd.DataFrame | None = None,
+                    gaps: pd.DataFrame | None = None) -> dict[str, Any]:
+    """The three questions of a categories audit: ``"text"`` maps each heading to its answer. ``verdicts`` (the
+    ordinal OFI's) and ``gaps`` (:meth:`~fairness_core.multiclass.MulticlassAudit.error_rate_gaps`) exist only with
+    an order and outcomes; without them the answers say what they need."""
+    label = "cut" if "cut" in ratios.columns else "class"
+    if not audit.has_outcomes:
+        needs = ("Needs outcomes: no observed class was given, so whether each person was placed too high or too "
+                 "low cannot be known from the classes given alone.")
+        ofi, rates = needs, needs
+    elif not audit.ordered:
+        needs = ("Needs an order: without one, “placed above or below the observed class” has no meaning. Open a "
+                 "class's one-vs-rest audit below for its OFI and error rates.")
+        ofi, rates = needs, needs
+    else:
+        assert verdicts is not None and gaps is not None
+        ofi = _amount_ofi_answer(verdicts, "tiers", "more benefit per person (tiers toward the favourable end)")
+        rates = _ordinal_rates_answer(gaps)
+    headings = CLASS_QUESTIONS if audit.ordered else UNORDERED_QUESTIONS
+    return {"text": dict(zip(headings, (ofi, _ratio_answer(ratios, label), rates)))}
