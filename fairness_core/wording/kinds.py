@@ -57,6 +57,16 @@ def unit_parts(unit: str) -> tuple[str, str]:
     return "", f" {unit}"
 
 
+def _number(x: float, digits: int) -> str:
+    """|x| to ``digits`` significant digits, never in exponent form (whole numbers keep every digit), with commas."""
+    x = abs(float(x))
+    if x == 0:
+        return "0"
+    decimals = max(digits - 1 - int(np.floor(np.log10(x))), 0)
+    shown = f"{round(x, decimals):,.{decimals}f}"
+    return shown.rstrip("0").rstrip(".") if decimals else shown
+
+
 def amount_text(value: float, unit: str = "", digits: int = 4) -> str:
     """``value`` with its unit (``digits`` significant digits), a true minus for negatives, "undefined" for NaN.
 
@@ -66,7 +76,7 @@ def amount_text(value: float, unit: str = "", digits: int = 4) -> str:
     if value is None or not np.isfinite(value):
         return "undefined"
     prefix, suffix = unit_parts(unit)
-    return f"{'−' if value < 0 else ''}{prefix}{abs(float(value)):,.{digits}g}{suffix}"
+    return f"{'−' if value < 0 else ''}{prefix}{_number(value, digits)}{suffix}"
 
 
 def amount_range(low: float, high: float, unit: str = "", digits: int = 3) -> str:
