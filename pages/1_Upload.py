@@ -16,6 +16,8 @@ from ui.uploads import (IN_PLACE_DECISIONS, aggregate_rows, candidate_columns, e
                         label_column, loaded_file_note, once, positive_prediction, read_upload, remember_file,
                         show_problems, unknown_categories)
 from ui.widgets import csv_download, md_escape
+from ui import kind_upload
+from ui.kinds import loaded_kind
 
 DATA_DOC = Path(__file__).resolve().parents[1] / "docs" / "data.md"
 
@@ -59,7 +61,9 @@ def commit(new_audit, message: str, candidates=None,  # type: ignore[no-untyped-
     st.rerun()
 
 
-if loaded := st.session_state.pop("just-loaded", None):
+if (loaded := st.session_state.pop("just-loaded", None)) and kind_upload.loaded_note(loaded):
+    pass   # amounts or categories: what the Bias Audit page now audits
+elif loaded:
     with st.container(border=True):
         unknown = f" ({len(audit.unknown)} of them an unknown category)" if audit.unknown else ""
         st.success(f"**{md_escape(loaded)}.** Every page now audits these data: {len(audit.groups)} groups{unknown}, "
@@ -77,15 +81,21 @@ demo_tab, table_tab, rows_tab, type_tab = st.tabs(
     ["Demo data", "Confusion-matrix file", "Row-level predictions", "Type or paste"], key="upload-tab")
 
 with demo_tab:
-    keys = list(datasets.DEMOS)
-    chosen = st.selectbox("Demo data set", keys, format_func=lambda k: datasets.DEMOS[k].title,
-                          index=keys.index(current_demo()) if current_demo() in keys else 0)
+    keys = [*datasets.DEMOS, *datasets.KIND_DEMOS]   # yes/no demos, then amounts and tiers
+    shown_demo = current_demo() or (loaded_kind().demo if loaded_kind() else None)
+    chosen = st.selectbox("Demo data set", keys, format_func=kind_upload.demo_title,
+                          index=keys.index(shown_demo) if shown_demo in keys else 0)
     if st.button("Load demo", type="primary", key="load-demo"):
-        load_demo(chosen)
+        if chosen in datasets.KIND_DEMOS:
+            kind_upload.load_kind_demo(chosen)
+            st.session_state["just-loaded"] = f"Loaded the demo “{kind_upload.demo_title(chosen)}”"
+        else:
+            load_demo(chosen)
         st.rerun()
     st.caption("COMPAS: ProPublica's Broward County data and filter · Adult: UCI census income with predictions "
                "from a cross-fitted logistic regression · Ricci: New Haven firefighter exams (the thesis's Table 3.1) · "
-               "the two hiring tools: synthetic applicants, decisions alone and decisions with a score (Local Law 144). "
+               "the two hiring tools: synthetic applicants, decisions alone and decisions with a score (Local Law 144) · "
+               "Pay model: an hourly wage recommended without sex (an amount) · COMPAS's three tiers (ordered). "
                "Provenance in assets/PROVENANCE.md.")
 
 with table_tab:
@@ -166,57 +176,62 @@ with rows_tab:
                 st.warning("The label and the prediction are the same column: a decision cannot be its own truth. "
                            "With no observed outcome, choose the label's first option and audit the decisions "
                            "alone.", icon=":material/warning:")
-            c1, c2, c3 = st.columns(3)
-            pos_label = None
-            if not decisions_only:
-                label_values = once(derived, ("values", label_col), lambda: distinct_values(rows[label_col]))
-                pos_label = c1.selectbox("Positive label value", label_values, index=len(label_values) - 1,
-                                         key="pos-label")
+            kind = kind_upload.choose_kind(rows, label_col, pred_col, upload.file_id)
+            if kind != "two-valued":   # amounts or categories: their own questions (ui.kind_upload)
+                kind_upload.kind_flow(kind, upload, rows, label_col, pred_col, group_cols, sampled)
             else:
-                c1.caption("No outcome column: selection rates, impact ratios and the four-fifths rule are audited; "
-                           "OFI and error rates need observed outcomes.")
-            pos_pred, threshold, threshold_problem = positive_prediction((c2, c3), rows, derived, upload.file_id,
-                                                                         pred_col, pos_label)
-            refused = threshold_problem or (IN_PLACE_DECISIONS if sampled and decisions_only else None)
-            if refused:   # asked again before anything is computed
-                st.error(md_escape(refused), icon=":material/block:")
-            unknown, blank = unknown_categories(rows, derived, upload.file_id, group_cols, decisions_only,
-                                                "Unknown categories need every row in memory: not for a file counted "
-                                                "in place." if sampled else None)
-            shown_positive = (f"a prediction of {pos_pred!r}" if pos_pred is not None
-                              else f"a score of {threshold:g} or more")
-            row_direction = direction_question("rows-direction", shown_positive,
-                                               (upload.file_id, label_col, str(pos_label), pred_col, str(pos_pred),
-                                                threshold))
-            in_memory = "These need every row in memory: not for a file counted in place." if sampled else None
-            off = in_memory or ("These need an outcome column: not for decisions alone." if decisions_only else None)
-            prob_cols, feature_cols = ensemble_columns(cols, label_col, pred_col, group_cols, off)
-            other_preds, positive_values, score_cols = candidate_columns(
-                rows, derived, cols, label_col, pred_col, group_cols, pos_label if pos_pred is None else pos_pred,
-                threshold is not None, off, in_memory, decisions_only)
-            if row_direction is None:
-                st.caption("Say whether the positive prediction is a benefit or a harm to aggregate.")
-            if st.button("Aggregate and use", type="primary", key="use-rows",
-                         disabled=row_direction is None or bool(refused)):
-                try:
-                    if refused:   # never computed: the same refusal the library would give
-                        raise DataValidationError(refused)
-                    parsed, models = aggregate_rows(
-                        upload, rows, label=label_col, prediction=pred_col, groups=group_cols, positive_label=pos_label,
-                        positive_prediction=pos_pred, threshold=threshold, unknown=unknown, blank=blank,
-                        positive_is=row_direction, probability_columns=prob_cols, feature_columns=feature_cols,
-                        other_predictions=other_preds, positive_values=positive_values, score_columns=score_cols)
-                except DataValidationError as exc:
-                    show_problems(exc)
+                c1, c2, c3 = st.columns(3)
+                pos_label = None
+                if not decisions_only:
+                    label_values = once(derived, ("values", label_col), lambda: distinct_values(rows[label_col]))
+                    pos_label = c1.selectbox("Positive label value", label_values, index=len(label_values) - 1,
+                                             key="pos-label")
                 else:
-                    kept = list(parsed.rows.scores or {}) if decisions_only and parsed.rows is not None else []
-                    extra = (f", with {len(models.predictions)} candidate models and {len(models.scores)} score(s) "
-                             "for Compare and Mitigate" if models is not None else
-                             f", with the scoring rate of {', '.join(map(repr, kept))} for Local Law 144" if kept
-                             else "")
-                    what = "decisions" if decisions_only else "rows"
-                    commit(parsed, f"Aggregated {parsed.total().n:,} {what} into {len(parsed.groups)} groups{extra}",
-                           models, ("rows-file", upload.name, f"{parsed.total().n:,} rows"))
+                    c1.caption("No outcome column: selection rates, impact ratios and the four-fifths rule are audited; "
+                               "OFI and error rates need observed outcomes.")
+                pos_pred, threshold, threshold_problem = positive_prediction((c2, c3), rows, derived, upload.file_id,
+                                                                             pred_col, pos_label)
+                refused = threshold_problem or (IN_PLACE_DECISIONS if sampled and decisions_only else None)
+                if refused:   # asked again before anything is computed
+                    st.error(md_escape(refused), icon=":material/block:")
+                unknown, blank = unknown_categories(rows, derived, upload.file_id, group_cols, decisions_only,
+                                                    "Unknown categories need every row in memory: not for a file counted "
+                                                    "in place." if sampled else None)
+                shown_positive = (f"a prediction of {pos_pred!r}" if pos_pred is not None
+                                  else f"a score of {threshold:g} or more")
+                row_direction = direction_question("rows-direction", shown_positive,
+                                                   (upload.file_id, label_col, str(pos_label), pred_col, str(pos_pred),
+                                                    threshold))
+                in_memory = "These need every row in memory: not for a file counted in place." if sampled else None
+                off = in_memory or ("These need an outcome column: not for decisions alone." if decisions_only else None)
+                prob_cols, feature_cols = ensemble_columns(cols, label_col, pred_col, group_cols, off)
+                other_preds, positive_values, score_cols = candidate_columns(
+                    rows, derived, cols, label_col, pred_col, group_cols, pos_label if pos_pred is None else pos_pred,
+                    threshold is not None, off, in_memory, decisions_only)
+                if row_direction is None:
+                    st.caption("Say whether the positive prediction is a benefit or a harm to aggregate.")
+                if st.button("Aggregate and use", type="primary", key="use-rows",
+                             disabled=row_direction is None or bool(refused)):
+                    try:
+                        if refused:   # never computed: the same refusal the library would give
+                            raise DataValidationError(refused)
+                        parsed, models = aggregate_rows(
+                            upload, rows, label=label_col, prediction=pred_col, groups=group_cols, positive_label=pos_label,
+                            positive_prediction=pos_pred, threshold=threshold, unknown=unknown, blank=blank,
+                            positive_is=row_direction, probability_columns=prob_cols, feature_columns=feature_cols,
+                            other_predictions=other_preds, positive_values=positive_values, score_columns=score_cols)
+                    except DataValidationError as exc:
+                        show_problems(exc)
+                    else:
+                        kept = list(parsed.rows.scores or {}) if decisions_only and parsed.rows is not None else []
+                        extra = (f", with {len(models.predictions)} candidate models and {len(models.scores)} score(s) "
+                                 "for Compare and Mitigate" if models is not None else
+                                 f", with the scoring rate of {', '.join(map(repr, kept))} for Local Law 144" if kept
+                                 else "")
+                        what = "decisions" if decisions_only else "rows"
+                        commit(parsed, f"Aggregated {parsed.total().n:,} {what} into {len(parsed.groups)} groups{extra}",
+                               models, ("rows-file", upload.name, f"{parsed.total().n:,} rows"))
+
 
 with type_tab:
     st.write("Edit the table (add rows at the bottom), or paste CSV text below it.")
@@ -244,6 +259,10 @@ if st.session_state.get(GONE_KEY):
     st.stop()   # the page said the upload is gone; no demo shown in its place
 st.divider()
 st.subheader("Current data")
+if loaded_kind() is not None:
+    kind_upload.current_data(loaded_kind())
+    st.page_link("pages/2_Bias_Audit.py", label="Go to the bias audit →", icon=":material/balance:")
+    st.stop()
 data_banner(audit)
 if current_demo():
     st.markdown(f"**What the numbers say.** {datasets.DEMOS[current_demo()].explain(audit)}")

@@ -12,6 +12,8 @@ from ui.audit_sections import inequality_section, stability_section
 from ui import scores as scores_view
 from fairness_core.wording.decisions import report_contents
 from ui.decisions import decisions_view
+from ui import kind_audit
+from ui.kinds import loaded_kind
 from ui.ll144 import DECISIONS, LL144_RATE, chosen_score, session_scores
 from ui.ll144_publish import data_used_caption, declared, publish_section
 from ui.state import base_audit, data_banner, page_setup, verdict_settings
@@ -19,15 +21,19 @@ from ui.widgets import (MAX_VERDICT_ROWS, P_FORMATS, chart, csv_download, md_esc
                         questions_panel, verdict_summary)
 
 audit = page_setup("Bias Audit")
+kind = loaded_kind()   # amounts or categories: their own answers first; a class's one-vs-rest audit continues below
+if kind is not None:
+    audit = kind_audit.render(kind)
 
 with st.sidebar:
-    st.header("Audit settings")
-    settings = verdict_settings(outcomes=audit.has_outcomes)
+    st.header("Audit settings" if kind is None else "One-vs-rest audit settings")
+    settings = verdict_settings(outcomes=audit.has_outcomes, shared=kind is not None)
     known = audit.compared_groups   # unknown categories (and, for decisions alone, those under 2 %) never are
     reference = st.selectbox("Reference group (every pair with it reads DI = group / reference)", known,
                              index=max(range(len(known)), key=lambda k: audit.cms[known[k]].n), key="reference")
 
-st.title("Bias audit")
+if kind is None:
+    st.title("Bias audit")
 data_banner(audit)
 if audit.has_outcomes:
     st.markdown("**OFI** (Objective Fairness Index) = Bᵢ − Bⱼ, the difference of marginal benefits "
@@ -179,7 +185,7 @@ with st.expander("Publish the Local Law 144 summary (one page, HTML and CSV)", i
     publish_section(ll144)
 
 if not audit.has_outcomes:
-    decisions_view(audit, base_audit(), settings, reference)
+    decisions_view(audit, base_audit() if kind is None else audit, settings, reference)
     st.stop()
 
 #: Tab labels double as the ``?view=`` query parameter, so a link can open any tab; "Scores" when the rows carry a

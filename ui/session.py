@@ -33,6 +33,9 @@ GONE_KEY = "upload-gone"
 #: again with its uploader empty (Streamlit's uploader forgets its file across pages). Any other data clears it
 #: (:func:`set_audit`); a reload keeps it with the data (a "kept-" key).
 LOADED_FILE_KEY = "kept-loaded-file"
+#: An audit of amounts or categories (a :class:`ui.kinds.Loaded`) beside the session's two-valued stand-in Audit
+#: (issue 53); any other data clears it (:func:`ui.state.set_audit`); a reload keeps it with the data.
+KIND_KEY = "kind-audit"
 
 
 @st.cache_data(show_spinner=False)
@@ -111,8 +114,9 @@ def remember() -> None:
     demo = st.session_state.get(DEMO_KEY)
     audit = None if demo else st.session_state[AUDIT_KEY]     # a demo is reloaded by its key, not kept
     candidates = None if demo else st.session_state.get(CANDIDATES_KEY)
+    kind = st.session_state.get(KIND_KEY)
     entry = {"browser": browser_key(), "user": st.session_state.get("user"), "audit": audit, "demo": demo, "candidates": candidates, "time": time.time(),
-             "bytes": held_bytes(audit) + candidate_bytes(candidates),
+             "kind": kind, "bytes": held_bytes(audit) + candidate_bytes(candidates) + (kind.nbytes() if kind else 0),
              "settings": {k: v for k, v in st.session_state.items() if str(k).startswith("kept-")}}
     with _SAVED_LOCK:
         _SAVED[sid] = entry
@@ -207,6 +211,8 @@ def session_id() -> str:
             st.session_state[DEMO_KEY] = saved["demo"]
             if saved.get("candidates") is not None:
                 st.session_state[CANDIDATES_KEY] = saved["candidates"]
+            if saved.get("kind") is not None:
+                st.session_state[KIND_KEY] = saved["kind"]
             for key, value in saved["settings"].items():
                 st.session_state[key] = value
         elif returning and returning not in _KNOWN_SESSIONS:

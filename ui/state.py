@@ -10,8 +10,9 @@ from fairness_core.verdicts import DEFAULT_OFI_TOLERANCE, VerdictSettings
 from fairness_core.vocabulary import DEFAULT_ALPHA
 from ui import jobs, saved
 from ui.pages import NAVIGATION
-from ui.session import (AUDIT_KEY, CANDIDATES_KEY, DEMO_KEY, GONE_KEY, LOADED_FILE_KEY, SAVED_HOURS, SAVED_MODEL_KEY,
-                        SAVED_SESSIONS, cached_demo, remember, session_id)
+from ui.kinds import Loaded, stand_in, two_valued_view
+from ui.session import (AUDIT_KEY, CANDIDATES_KEY, DEMO_KEY, GONE_KEY, KIND_KEY, LOADED_FILE_KEY, SAVED_HOURS,
+                        SAVED_MODEL_KEY, SAVED_SESSIONS, cached_demo, remember, session_id)
 from ui.server import freeze_imports, keep_generated_downloads, return_freed_memory
 from ui.widgets import BuiltIn, md_escape
 
@@ -62,6 +63,16 @@ def set_audit(audit: Audit, demo_key: str | None = None) -> None:
     st.session_state.pop(GONE_KEY, None)
     st.session_state.pop(SAVED_MODEL_KEY, None)   # set again only by "Open in the workbench"
     st.session_state.pop(LOADED_FILE_KEY, None)   # set again only by the Upload page, for the file just read
+    st.session_state.pop(KIND_KEY, None)          # amounts or categories: set again only by set_kind
+    remember()
+
+
+def set_kind(loaded: Loaded) -> None:
+    """Make an audit of amounts or categories the session's data (issue 53), with its two-valued stand-in as the
+    session's Audit (:func:`ui.kinds.stand_in`); the stand-in is built first, so a failure loses nothing."""
+    binary = stand_in(loaded)
+    set_audit(binary)
+    st.session_state[KIND_KEY] = loaded
     remember()
 
 
@@ -97,10 +108,11 @@ def _kept(key: str, default: object) -> dict:
     return {"key": key, "on_change": remember}
 
 
-def verdict_settings(outcomes: bool = True) -> VerdictSettings:
+def verdict_settings(outcomes: bool = True, shared: bool = False) -> VerdictSettings:
     """OFI tolerance, significance level and multiplicity adjustment, as one settings object: sidebar widgets shared by Home and
     Bias Audit, kept when moving between pages. Without ``outcomes`` (decisions alone) OFI has no tolerance to
-    set: its kept value is returned unused."""
+    set: its kept value is returned unused. ``shared``: α and the adjustment were asked already on this run (the
+    settings of an amount or categories audit, :mod:`ui.kind_audit`): their values are used, not asked again."""
     if not outcomes:   # no tolerance to set; the page says once what needs outcomes
         tolerance = st.session_state.get("kept-ofi-tol", DEFAULT_OFI_TOLERANCE)
     else:
@@ -109,6 +121,9 @@ def verdict_settings(outcomes: bool = True) -> VerdictSettings:
                               help="The smallest OFI that matters (a difference of two rates in [−2, 2]). Algorithmic "
                                    "bias is called only when OFI's adjusted interval lies beyond ±tolerance; OFI ≈ 0 "
                                    "only when it lies inside.")
+    if shared:
+        return VerdictSettings(float(tolerance), float(st.session_state["kept-alpha"]),
+                               str(st.session_state["kept-adjust"]))
     alpha = st.select_slider("Significance level α", options=[0.01, 0.05, 0.10], **_kept("alpha", DEFAULT_ALPHA),
                              help="Every claim (beyond, within, or ≠ the null) keeps its error rate α across the pairs "
                                   "under the adjustment below; the intervals printed beside the verdicts are at the "
@@ -186,7 +201,7 @@ def page_setup(title: str) -> Audit:
                 st.session_state.pop(GONE_KEY, None)
                 st.rerun()
             st.stop()
-    return audit
+    return two_valued_view(title, audit)
 
 
 INTERSECTIONS = BuiltIn("every combination")  # never equal to an attribute, whatever its name

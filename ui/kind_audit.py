@@ -1,0 +1,218 @@
+"""The Bias Audit page for amounts and categories (issue 53): the page's three questions answered for the kind of
+audit loaded, the verdict tiles and table with their intervals, figures that fit the data, the tables' downloads,
+and (categories) the one-vs-rest selector that opens a class's ordinary binary audit below.
+
+The page calls :func:`render` first when :func:`ui.kinds.loaded_kind` holds an audit; it returns the one-vs-rest
+:class:`~fairness_core.audit.Audit` the user opened (the page then goes on as for any binary audit) or stops.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from fairness_core import plots
+from fairness_core.audit import Audit
+from fairness_core.continuous import ContinuousAudit
+from fairness_core.multiclass import MulticlassAudit
+from fairness_core.vocabulary import DEFAULT_ALPHA
+from fairness_core.wording.kinds import amount_questions, amount_text, class_questions, unit_parts
+from ui.kinds import Loaded, one_vs_rest
+from ui.state import ADJUSTMENTS, INTERSECTIONS, _kept
+from ui.widgets import P_FORMATS, chart, csv_download, md_escape, styled, verdict_summary
+
+#: The ordinal OFI's default tolerance, in tiers.
+DEFAULT_TIER_TOLERANCE = 0.1
+#: The one-vs-rest selector's first option: stay with every class at once.
+ALL_CLASSES = "every class at once"
+
+
+def default_tolerance(audit: ContinuousAudit) -> float:
+    """An amount's default tolerance: 5 % of the mean outcome's size, to two significant digits (the user sets the
+    one that matters; the input shows it with its unit)."""
+    m = audit.moments["outcome"]
+    scale = abs(float(np.average(m.mean, weights=m.n))) * 0.05 or 1.0
+    return float(f"{scale:.2g}")
+
+
+def settings_sidebar(loaded: Loaded) -> tuple[float, float, str]:
+    """The sidebar: the tolerance in the amount's unit (in tiers for an order), α and the adjustment (kept
+    across pages with the binary audit's)."""
+    st.header("Audit settings")
+    a = loaded.audit
+    tolerance = math.nan
+    if isinstance(a, ContinuousAudit):
+        default = default_tolerance(a)
+        key = f"amount-tol-{loaded.demo or ''}-{loaded.unit}"
+        tolerance = st.number_input(f"Tolerance ({md_escape(loaded.unit.strip()) or 'the outcome’s units'}): a "
+                                    "difference of mean benefits at or below it counts as ≈ 0", min_value=0.0,
+                                    value=default, key=key, format="%.4g",
+                                    help="The smallest difference of mean benefits per person that matters, in the "
+                                         "outcome's own units. Algorithmic bias is called only when OFI's adjusted "
+                                         "interval lies beyond ±tolerance.")
+        st.caption(f"Tolerance: **{md_escape(amount_text(tolerance, loaded.unit))}** per person.")
+    elif a.ordered and a.has_outcomes:
+        tolerance = st.number_input("Tolerance (tiers): a difference of mean ordinal benefits at or below it counts "
+                                    "as ≈ 0", min_value=0.0, max_value=float(a.k - 1), step=0.05,
+                                    **_kept("tier-tol", DEFAULT_TIER_TOLERANCE),
+                                    help="The ordinal benefit counts tiers placed toward the favourable end (+1) or "
+                                         "away from it (−1) relative to the observed tier.")
+    alpha = st.select_slider("Significance level α", options=[0.01, 0.05, 0.10], **_kept("alpha", DEFAULT_ALPHA))
+    adjust = st.selectbox("Adjust for many pairs", list(ADJUSTMENTS), format_func=ADJUSTMENTS.get,
+                          **_kept("adjust", "holm"))
+    return float(tolerance), float(alpha), str(adjust)
+
+
+def _viewed(loaded: Loaded) -> ContinuousAudit | MulticlassAudit:
+    """The audit of the groups the sidebar's "Groups" choice names (one attribute alone, or every combination)."""
+    a = loaded.audit
+    choice = st.session_state.get("kept-groups-view")
+    if a.attributes and choice != INTERSECTIONS and choice in a.attributes:
+        return a.marginal(choice)
+    return a
+
+
+def banner(loaded: Loaded, audit: ContinuousAudit | MulticlassAudit) -> None:
+    """One line saying which data every number comes from, and the audit's notes."""
+    n = int(np.sum(audit.n))
+    st.caption(f"**Data:** {md_escape(audit.source)} · {len(audit.groups)} groups · n = {n:,} · "
+               f"{md_escape(audit.direction)}" + (f" · unit: {md_escape(loaded.unit)}" if loaded.unit.strip() else ""))
+    for note in audit.notes:
+        st.info(md_escape(note), icon=":material/info:")
+
+
+def questions(answers: dict) -> None:
+    """The three questions side by side, each answered in one or two sentences."""
+    for col, (question, answer) in zip(st.columns(3), answers["text"].items()):
+        with col.container(border=True):
+            st.markdown(f"**{md_escape(question)}**")
+            st.markdown(md_escape(answer))
+
+
+def _pairs(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    shown = df[[c for c in columns if c in df.columns]].copy()
+    shown.insert(0, "pair", df["group_i"].astype(str) + " vs " + df["group_j"].astype(str))
+    return shown.drop(columns=["group_i", "group_j"], errors="ignore")
+
+
+def amounts_view(loaded: Loaded, a: ContinuousAudit, tolerance: float, alpha: float, adjust: str) -> None:
+    """An amount audit: its questions, verdicts, benefit distributions and per-group table."""
+    st.markdown(f"**OFI for amounts** = Bᵢ − Bⱼ, the difference of mean **benefits** per person, in "
+                f"{md_escape(loaded.unit.strip() or 'the outcome’s units')}: benefit = "
+                + ("prediction − outcome (a larger prediction is a benefit)" if a.positive_is != "harm"
+                   else "outcome − prediction (a larger prediction is a harm)")
+                + ". OFI beyond the tolerance: the model is at fault; within it with the **mean prediction ratio** "
+                  "outside [0.8, 1.25]: a disparity the outcomes share. Too skewed for its rows: no verdict.")
+    v = a.verdicts(tolerance, alpha=alpha, adjust=adjust, unit=_prefix(loaded.unit))
+    verdict_summary(v, "pairs of groups")
+    questions(amount_questions(a, v, loaded.unit))
+    shown = _pairs(v, ["group_i", "group_j", "n_i", "n_j", "ofi", "ofi_ci_low", "ofi_ci_high", "ofi_p_adjusted",
+                       "ratio", "ratio_ci_low", "ratio_ci_high", "verdict", "explanation"]).rename(
+        columns={"explanation": "reading"})
+    st.subheader("Verdict per pair")
+    st.dataframe(styled(shown, 3, P_FORMATS), width="stretch", hide_index=True, key="amount-verdicts",
+                 column_config={"reading": st.column_config.TextColumn(width="large")})
+    csv_download(v.table if hasattr(v, "table") else v, "amount_verdicts.csv",
+                 "Download verdicts with every number (CSV)", index=False)
+    fig = plots.benefit_distributions(a, loaded.benefits() if a is loaded.audit else None,
+                                      loaded.group_labels() if a is loaded.audit else None, unit=loaded.unit,
+                                      alpha=alpha)
+    chart(fig, "benefit_distributions.html", key="benefit-distributions")
+    st.subheader("Per group")
+    st.caption(f"Means with their {1 - alpha:.0%} intervals (unadjusted); the mean prediction ratio is each group's "
+               f"mean prediction over {md_escape(a.by_group().attrs['reference'])}'s (the largest group).")
+    table = a.by_group(alpha=alpha)
+    st.dataframe(styled(table, 3), width="stretch", key="amount-groups")
+    csv_download(table, "amount_by_group.csv", "Download per-group numbers (CSV)")
+    gaps = amount_questions(a, v, loaded.unit)["mae_gaps"]
+    with st.expander("Mean absolute error gaps for every pair"):
+        st.dataframe(styled(gaps, 3), width="stretch", hide_index=True, key="mae-gaps")
+        csv_download(gaps, "mae_gaps.csv", "Download (CSV)", index=False)
+
+
+def _prefix(unit: str) -> str:
+    """The part of a unit the library's verdict explanations print before a number ("$" of "$ a year")."""
+    return unit_parts(unit)[0]
+
+
+def classes_view(m: MulticlassAudit, tolerance: float, alpha: float, adjust: str) -> None:
+    """A categories audit: its questions, verdicts, heatmaps, impact ratios and tables."""
+    ratios = m.impact_ratios(alpha=alpha, adjust=adjust)
+    label = "cut" if "cut" in ratios.columns else "class"
+    ordinal = m.ordered and m.has_outcomes
+    if ordinal:
+        st.markdown("**Ordinal OFI** = Bᵢ − Bⱼ in tiers: each person's benefit is the number of tiers they were "
+                    "placed toward the favourable end (" + md_escape(m.favourable[0]) + ") relative to their observed "
+                    "tier. **Impact ratios at every cut** (“Medium or better” against the rest) read the four-fifths "
+                    "rule, adjusted across cuts and pairs.")
+        v = m.verdicts(tolerance, alpha=alpha, adjust=adjust)
+        gaps = m.error_rate_gaps(alpha=alpha)
+        verdict_summary(v, "pairs of groups")
+    else:
+        st.markdown(("**Classes given alone** (no observed class): " if not m.has_outcomes else
+                     "**Unordered classes**: ") + "each group's share placed in each class and the impact ratios "
+                    f"of every {label}, adjusted across {label}s and pairs.")
+        v = gaps = None
+        verdict_summary(ratios, f"pair-{label}s")
+    questions(class_questions(m, ratios, v, gaps))
+    if v is not None:
+        st.subheader("Ordinal OFI per pair")
+        shown = _pairs(v, ["group_i", "group_j", "n_i", "n_j", "ofi", "ofi_ci_low", "ofi_ci_high", "ofi_p_adjusted",
+                           "verdict", "explanation"]).rename(columns={"explanation": "reading"})
+        st.dataframe(styled(shown, 3, P_FORMATS), width="stretch", hide_index=True, key="ordinal-verdicts",
+                     column_config={"reading": st.column_config.TextColumn(width="large")})
+        csv_download(v.table if hasattr(v, "table") else v, "ordinal_verdicts.csv",
+                     "Download ordinal OFI verdicts (CSV)", index=False)
+    chart(plots.class_heatmaps(m), "class_heatmaps.html", key="class-heatmaps")
+    chart(plots.impact_ratio_chart(ratios), "impact_ratios.html", key="impact-ratio-chart")
+    st.subheader(f"Impact ratios at every {label}")
+    shown = _pairs(ratios, [label, "group_i", "group_j", "n_i", "n_j", "rate_i", "rate_j", "di", "di_ci_low",
+                            "di_ci_high", "di_p_adjusted", "verdict", "adverse_to"])
+    st.dataframe(styled(shown, 3, P_FORMATS), width="stretch", hide_index=True, key="impact-ratios")
+    csv_download(ratios.table if hasattr(ratios, "table") else ratios, "impact_ratios.csv",
+                 "Download impact ratios (CSV)", index=False)
+    if ordinal:
+        st.subheader("Placed above and below the observed tier")
+        rates = m.rates(alpha=alpha)
+        st.dataframe(styled(rates, 3), width="stretch", key="ordinal-rates")
+        csv_download(rates, "ordinal_rates.csv", "Download ordinal rates (CSV)")
+        with st.expander("Ordinal error-rate gaps for every pair"):
+            assert gaps is not None
+            st.dataframe(styled(gaps, 3), width="stretch", hide_index=True, key="ordinal-gaps")
+            csv_download(gaps, "ordinal_error_rate_gaps.csv", "Download (CSV)", index=False)
+    shares = m.shares(alpha=alpha)
+    with st.expander("Share of each group placed in each class"):
+        st.dataframe(styled(shares, 3), width="stretch", hide_index=True, key="class-shares")
+        csv_download(shares, "class_shares.csv", "Download (CSV)", index=False)
+    if m.has_outcomes:
+        csv_download(m.confusion_table(), "class_counts.csv", "Download every group's k × k counts (CSV)",
+                     index=False)
+
+
+def render(loaded: Loaded) -> Audit:
+    """The whole page for ``loaded``; returns the one-vs-rest audit the user opened, or stops the page."""
+    with st.sidebar:
+        tolerance, alpha, adjust = settings_sidebar(loaded)
+    audit = _viewed(loaded)
+    st.title("Bias audit")
+    banner(loaded, audit)
+    if isinstance(audit, ContinuousAudit):
+        amounts_view(loaded, audit, tolerance, alpha, adjust)
+        st.stop()
+    assert isinstance(audit, MulticlassAudit)
+    classes_view(audit, tolerance, alpha, adjust)
+    st.divider()
+    st.subheader("One class against the rest")
+    st.caption("Every class is also an ordinary yes/no audit: placed in it or not. Opening one shows the binary "
+               "audit's verdicts, metrics, figures, report and Local Law 144 summary below; its direction follows "
+               "the favourable class (a middle tier has none declared).")
+    cls = st.selectbox("One-vs-rest audit", [ALL_CLASSES, *audit.classes], key="one-vs-rest-class",
+                       format_func=lambda c: "— none: every class at once —" if c == ALL_CLASSES
+                       else f"{c} against the rest")
+    if cls == ALL_CLASSES:
+        st.stop()
+    st.header(f"{cls} against the rest")
+    return one_vs_rest(audit, cls)
