@@ -205,7 +205,22 @@ def _figure_cases() -> dict:  # type: ignore[type-arg]
     tiers = np.array([LINK, "plain", STYLED], dtype=object)   # hostile class names as well as group names
     ranked = MulticlassAudit.from_predictions(tiers[np.arange(80) % 3], tiers[rng.integers(0, 3, 80)],
                                               np.repeat(NAMES, 10), order=list(tiers), favourable=LINK)
+    from fairness_core import counterfactual
+    from fairness_core.continuous import ContinuousAudit
+    from fairness_core.presentation.plots import counterfactual as cf_plots
+
+    amounts = ContinuousAudit.from_predictions(rng.lognormal(size=80), rng.lognormal(size=80), np.repeat(NAMES, 10),
+                                               positive_is="benefit")
+    cases = 30
+    paired = counterfactual.audit(pd.DataFrame({"case_id": np.repeat(np.arange(cases), len(NAMES)),
+                                                "group": np.tile(NAMES, cases),
+                                                "decision": rng.integers(0, 2, cases * len(NAMES))}),
+                                  case="case_id", group="group", decision="decision", positive_is="benefit")
     return {
+        "benefit_distributions": lambda: plots.benefit_distributions(amounts, unit=f"{LINK} $"),
+        "discordance_matrix": lambda: cf_plots.discordance_matrix(paired.pairs(), list(paired.groups)),
+        "paired_forest": lambda: cf_plots.paired_forest(paired.pairs(), 0.05),
+        "paired_rates": lambda: cf_plots.paired_rates(paired.by_group()),
         "class_heatmaps": lambda: plots.class_heatmaps(ranked),
         "impact_ratio_chart": lambda: plots.impact_ratio_chart(ranked.impact_ratios()),
         "pairwise_heatmap": lambda: plots.pairwise_heatmap(audit, "OFI", v),
@@ -256,6 +271,7 @@ NO_USER_TEXT = {"gei_decomposition": "α values", "metric_cdfs": "metrics and si
 def test_every_figure_builder_shows_hostile_names_as_text():
     builders = {name for name, fn in vars(plots).items()
                 if callable(fn) and hasattr(fn, "__wrapped__") and fn.__module__.startswith(plots.__name__)}
+    assert {"discordance_matrix", "paired_forest", "paired_rates"} <= builders   # plots.counterfactual's too
     cases = _figure_cases()
     assert builders == set(cases) | set(NO_USER_TEXT), "a new figure builder: add it to one of the two lists"
     for name, make in cases.items():

@@ -16,6 +16,7 @@ and in the report.
 ``plots.decisions``    decisions alone: each group's selection rate against four fifths of the highest
 ``plots.multiclass``   ordered and unordered categories: k × k heatmaps per group, impact ratios at every cut
 ``plots.amounts``      amounts: each group's benefit distribution with its mean and interval
+``plots.counterfactual``  paired counterfactual tests: the discordance matrix, paired differences, per-group rates
 ``plots.trend``        a model over time: each pair's OFI across saved periods
 ``plots.forecast``     PTN's search: cheap fitness against end-of-search fitness
 ``plots.scores``       a score by group: reliability diagram, ROC curves, the threshold sweep
@@ -29,6 +30,7 @@ from ._base import escape_user_text, plotly_text  # noqa: F401
 from .amounts import *  # noqa: F403
 from .audit import *  # noqa: F403
 from .compare import *  # noqa: F403
+from .counterfactual import *  # noqa: F403
 from .decisions import *  # noqa: F403
 from .forecast import *  # noqa: F403
 from .inequality import *  # noqa: F403
