@@ -26,7 +26,7 @@ import fairness_core
 from fairness_core import ConfusionMatrix as CM
 from fairness_core._names import SHORT_NAMES, real_name
 from fairness_core.statistics import paired
-from fairness_core.vocabulary import ALPHA_RULE, Reference, check_alpha, check_alphas
+from fairness_core.vocabulary import ALPHA_RULE, Reference, alpha_refusal, check_alpha, check_alphas
 
 ROOT = Path(__file__).resolve().parents[1]
 API = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
@@ -310,3 +310,30 @@ def test_the_package_has_no_deprecation_left():
         text = path.read_text(encoding="utf-8")
         assert "DeprecationWarning" not in text and "deprecat" not in text.lower(), path
     assert not hasattr(fairness_core, "_compat")
+
+
+def test_the_figures_and_sentences_that_compute_at_alpha_refuse_a_confidence_level_too():
+    """The drawing and wording floors are left out of the search above (they are handed tables computed at α), but
+    those that compute an interval or a significance at α themselves check it with the same sentence."""
+    from fairness_core import plots
+    from fairness_core.presentation import report_kinds
+    from fairness_core.presentation.plots import counterfactual as cf_plots
+    from fairness_core.wording import kinds, paired as paired_words, reading
+
+    audit, paired_audit = _audit(), _paired()
+    calls = {
+        "plots.clopper_pearson": lambda a: plots.decisions.clopper_pearson(np.array([3]), np.array([10]), a),
+        "plots.selection_rates": lambda a: plots.selection_rates(audit, a),
+        "plots.match_overview": lambda a: plots.match_overview(audit.match_table(), a),
+        "plots.paired_rates": lambda a: cf_plots.paired_rates(paired_audit.by_group(), a),
+        "report_kinds.error_size_gaps": lambda a: report_kinds.error_size_gaps(_continuous(), a),
+        "wording.kinds.mae_gaps": lambda a: kinds.mae_gaps(_continuous(), a),
+        "wording.paired.baseline_sentence": lambda a: paired_words.baseline_sentence(paired_audit.pairs(), None, a),
+        "reading.paired_differences": lambda a: reading.paired_differences(_comparison().paired("m1", "m2"), a,
+                                                                           "holm"),
+    }
+    for name, call in calls.items():
+        call(0.05)   # an error rate is taken: the refusal below is the check's, not a badly built argument's
+        with pytest.raises(ValueError) as refused:
+            call(0.95)
+        assert str(refused.value) == alpha_refusal(0.95), name

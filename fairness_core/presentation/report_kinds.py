@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from ..common.vocabulary import check_alpha
 from . import plots
 from .plots._base import PALETTE, _plain
 from .. import regulatory
@@ -77,6 +78,7 @@ def error_size_gaps(audit: ContinuousAudit, alpha: float = 0.05) -> pd.DataFrame
     >>> error_size_gaps(a)[["group_i", "group_j", "mae_i", "mae_j", "gap"]].values.tolist()
     [['a', 'b', 0.75, 1.5, -0.75]]
     """
+    check_alpha(alpha)
     k = len(audit.groups)
     i, j = np.triu_indices(k, 1)
     m = audit.moments["abs_error"]

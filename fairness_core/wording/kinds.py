@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..common.vocabulary import check_alpha
 from ..statistics import verdicts as verdicts_
 from ..statistics.amounts import MeanPairs
 from ..statistics.verdicts import interval_label, level_text
@@ -100,6 +101,7 @@ def mae_gaps(audit: Any, alpha: float) -> pd.DataFrame:
     """Every pair's gap in mean absolute error, MAE_i − MAE_j, with Bonferroni-simultaneous 1 − ``alpha`` intervals
     (the union of Hall's and Welch's, :class:`~fairness_core.statistics.amounts.MeanPairs`): group_i, group_j, n_i,
     n_j, mae_i, mae_j, gap, ci_low, ci_high, level, differs. Group i is the less accurate (larger MAE)."""
+    check_alpha(alpha)
     mae = audit.moments["abs_error"]
     i, j = np.triu_indices(len(audit.groups), 1)
     swap = mae.mean[i] < mae.mean[j]

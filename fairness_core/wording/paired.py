@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..common.vocabulary import check_alpha
 from ..statistics.verdicts import level_text
 
 #: What a "hit" is for each kind of output, as the sentences say it, and the rate of hits.
@@ -114,6 +115,7 @@ def baseline_sentence(pairs: pd.DataFrame, baseline: tuple[str, str] | None, alp
     """How the pairs' flip rates compare with the null swap's: what the model changes when nothing meaningful
     changes (a pair's excess is called beyond chance when its adjusted exact McNemar p is below ``alpha``; its
     interval is at 1 − ``alpha``). Without a baseline, what is missing."""
+    check_alpha(alpha)
     if baseline is None or "baseline_flip_rate" not in pairs:
         return ("No baseline: the flip rates (how often changing only the words changed the decision) are not read "
                 "against what the model changes when nothing meaningful changes. Add a null swap (another name of "

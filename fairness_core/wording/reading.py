@@ -18,6 +18,7 @@ from typing import Any, Mapping, Protocol, Sequence
 import numpy as np
 import pandas as pd
 
+from ..common.vocabulary import check_alpha
 from ..statistics import bias as bias_mod, verdicts as verdicts_
 from ..common import text
 from ..statistics.confusion import ConfusionMatrix
@@ -398,6 +399,7 @@ def three_questions(audit: _Groups, verdicts: pd.DataFrame) -> dict[str, Any]:
 def match_explain(result: Any, group: str, reference_score: float, alpha: float = DEFAULT_ALPHA) -> str:
     """One plain sentence reading a MATCH result (:class:`fairness_core.match.MatchResult`): "at n = 11, a TPR
     of 0.30 against ... has p = ..."."""
+    check_alpha(alpha)
     if not np.isfinite(result.p_value):
         return f"{group}: the MATCH test of {result.metric} is undefined: {result.note}"
     gap = result.observed - reference_score
@@ -483,6 +485,7 @@ def fairest_model(table: pd.DataFrame, perf: str, label: str) -> str:
 def paired_differences(diff: pd.DataFrame, alpha: float, adjust: str, shown: int = 8) -> str:
     """The differences between two models (:meth:`fairness_core.compare.Comparison.paired`) that are significant
     after adjustment, in plain words (raw names: escape the result)."""
+    check_alpha(alpha)
     sig = diff[diff["significant"]]
     how = adjustment(adjust).after
     if sig.empty:

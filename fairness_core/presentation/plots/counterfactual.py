@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from ...common.vocabulary import check_alpha
 from ...common.text import plotly_text
 from ...statistics.verdicts import level_text
 from ._base import FAVOURS_I, FAVOURS_J, FONT, UNDEFINED_COLOR, _plain, _short, safe_figures
@@ -131,6 +132,7 @@ def paired_rates(by_group: pd.DataFrame, alpha: float = 0.05, baseline: tuple[st
     >>> paired_rates(by).data[0].x.tolist()
     [0.5, 0.2]
     """
+    check_alpha(alpha)
     column = next(c for c in ("rate", "top_share", "mean") if c in by_group)
     x = by_group[column].to_numpy(dtype=float)
     low, high = (by_group[f"{column}_ci_{s}"].to_numpy(dtype=float) for s in ("low", "high"))

@@ -7,6 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 from scipy import stats
 
+from ...common.vocabulary import check_alpha
 from ...statistics import bias
 from ...audit import Audit
 from ...statistics.verdicts import level_text
@@ -23,6 +24,7 @@ __all__ = ["clopper_pearson", "selection_rates"]
 
 def clopper_pearson(x: np.ndarray, n: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     """Exact (Clopper–Pearson) two-sided 1 − ``alpha`` bounds of binomial proportions x/n, vectorized."""
+    check_alpha(alpha)
     x, n = np.asarray(x, dtype=float), np.asarray(n, dtype=float)
     with np.errstate(invalid="ignore"):
         low = np.where(x > 0, stats.beta.ppf(alpha / 2, x, n - x + 1), 0.0)
@@ -42,6 +44,7 @@ def selection_rates(audit: Audit, alpha: float = 0.05) -> go.Figure:
     >>> [round(float(x), 3) for x in fig.data[0].x]
     [0.667, 0.5]
     """
+    check_alpha(alpha)
     compared, small = set(audit.compared_groups), set(audit.small_groups)
     cells = np.array([audit.cms[g].as_array() for g in audit.groups], dtype=float)
     n, selected = cells.sum(axis=1), cells[:, 0] + cells[:, 2]

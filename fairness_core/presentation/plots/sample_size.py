@@ -7,6 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ...common.vocabulary import check_alpha
 from ...common.vocabulary import adjustment
 from ._base import PALETTE, UNDEFINED_BAR, _plain, _shades, plotly_text, safe_figures
 
@@ -96,6 +97,7 @@ def match_overview(table: pd.DataFrame, alpha: float = 0.05) -> go.Figure:
 
     Right of the line: the group differs from its reference beyond small-sample noise.
     """
+    check_alpha(alpha)
     use_adj = table["adjusted p-value"].notna().any()
     p = table["adjusted p-value" if use_adj else "p-value"].to_numpy(dtype=float)
     score = np.minimum(-np.log10(np.clip(p, 1e-300, 1)), 30)
