@@ -37,7 +37,7 @@ def benefit_distributions(audit: ContinuousAudit, benefits: Any = None, groups: 
     """
     table = audit.by_group(alpha=alpha)
     names = list(audit.groups)
-    shown = [plotly_text(g) for g in names]
+    shown = [plotly_text(g) for g in names]   # for the hover text; trace labels are escaped on the way out
     fig = go.Figure()
     if benefits is not None:
         frame = pd.DataFrame({"group": np.asarray(groups, dtype=object), "b": np.asarray(benefits, dtype=float)})
@@ -46,7 +46,7 @@ def benefit_distributions(audit: ContinuousAudit, benefits: Any = None, groups: 
         have = q.notna().all(axis=1).to_numpy()
         if have.any():
             fig.add_trace(go.Box(
-                y=[s for s, h in zip(shown, have) if h], orientation="h", name="benefit per person",
+                y=[g for g, h in zip(names, have) if h], orientation="h", name="benefit per person",
                 q1=q[0.25][have], median=q[0.5][have], q3=q[0.75][have], lowerfence=q[WHISKERS[0]][have],
                 upperfence=q[WHISKERS[1]][have], fillcolor="rgba(74,111,165,0.25)", line=dict(color=PALETTE[0]),
                 hoverinfo="skip"))
@@ -56,7 +56,7 @@ def benefit_distributions(audit: ContinuousAudit, benefits: Any = None, groups: 
              f"{round((1 - alpha) * 100):g} % interval {plotly_text(amount_range(lo, hi, unit))}"
              for s, n, b, lo, hi in zip(shown, table["n"], mean, low, high)]
     fig.add_trace(go.Scatter(
-        x=mean, y=shown, mode="markers", name=f"mean benefit, {round((1 - alpha) * 100):g} % interval",
+        x=mean, y=names, mode="markers", name=f"mean benefit, {round((1 - alpha) * 100):g} % interval",
         marker=dict(color=PALETTE[1], size=11, symbol="diamond"),
         error_x=dict(type="data", symmetric=False, array=high - mean, arrayminus=mean - low, color=PALETTE[1],
                      thickness=2.5, width=6),
