@@ -129,7 +129,7 @@ def test_the_compas_tier_demo_shows_the_librarys_verdicts_and_opens_a_class_agai
     ratios = m.impact_ratios()
     page = text(at)
     assert f"Adverse impact shown for {int((ratios['verdict'] == 'adverse impact').sum())} of {len(ratios)}" in page
-    assert "'Medium' is predicted (1,607 rows" in page            # the audit's own note, never hidden
+    assert "'Medium' is predicted (1,607 rows, first column 'score_text', row 5)" in page   # the audit's note
     at.selectbox(key="one-vs-rest-class").set_value("High").run()
     assert not at.exception
     assert "High against the rest" in [h.value for h in at.header]

@@ -20,6 +20,8 @@ from fairness_core.continuous import ContinuousAudit
 from fairness_core.multiclass import MulticlassAudit
 from fairness_core.vocabulary import DEFAULT_ALPHA
 from fairness_core.wording.kinds import amount_questions, amount_text, class_questions, unit_parts
+from fairness_core.io import DataValidationError
+from ui.kind_upload import located
 from ui.kinds import Loaded, one_vs_rest
 from ui.state import ADJUSTMENTS, INTERSECTIONS, _kept
 from ui.widgets import P_FORMATS, chart, csv_download, md_escape, styled, verdict_summary
@@ -80,8 +82,9 @@ def banner(loaded: Loaded, audit: ContinuousAudit | MulticlassAudit) -> None:
     n = int(np.sum(audit.n))
     st.caption(f"**Data:** {md_escape(audit.source)} · {len(audit.groups)} groups · n = {n:,} · "
                f"{md_escape(audit.direction)}" + (f" · unit: {md_escape(loaded.unit)}" if loaded.unit.strip() else ""))
-    for note in audit.notes:
-        st.info(md_escape(note), icon=":material/info:")
+    names = {"y_true": loaded.label, "y_pred": loaded.prediction}
+    for note in audit.notes:   # the library's array positions read as the data's columns and rows
+        st.info(md_escape(str(located(DataValidationError(note), names).problems[0])), icon=":material/info:")
 
 
 def questions(answers: dict) -> None:
