@@ -13,11 +13,11 @@ a short unit that is no word before the number ("$2,747"), a word after it ("0.2
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from ..common import text
 from ..statistics.verdicts import SELECTION_VERDICTS, VERDICTS, interval_label, level_text
+from .kinds import amount_text   # one home for an amount in words (the Bias Audit page's too)
 
 #: The three questions of an audit of amounts, in order (the keys of the ``text`` its answers give).
 AMOUNT_QUESTIONS = ("Is the algorithm at fault (OFI)?", "The mean prediction ratio (four-fifths band)",
@@ -27,19 +27,6 @@ CLASS_QUESTIONS = ("Is the algorithm at fault (OFI)?", "The four-fifths rule at 
                    "Equal opportunity (error rates)")
 #: The second question without an order: the four-fifths rule for every class's share.
 CLASS_SHARE_QUESTION = "The four-fifths rule for every class"
-
-
-def amount_text(value: float, unit: str = "", digits: int = 4) -> str:
-    """``value`` in the outcome's units: a short non-letter unit ("$", "€") before it, a word after it."""
-    if value is None or not np.isfinite(value):
-        return "undefined"
-    number = f"{abs(value):,.{digits}g}"
-    sign = "−" if value < 0 else ""
-    if not unit:
-        return f"{sign}{number}"
-    if len(unit) <= 3 and not any(c.isalpha() for c in unit):
-        return f"{sign}{unit}{number}"
-    return f"{sign}{number} {unit}"
 
 
 def ofi_answer(verdicts: pd.DataFrame, unit: str = "") -> str:
