@@ -17,7 +17,7 @@ import pandas as pd
 
 from ..common import text
 from ..statistics.verdicts import SELECTION_VERDICTS, VERDICTS, interval_label, level_text
-from .kinds import amount_text   # one home for an amount in words (the Bias Audit page's too)
+from .kinds import _amount_ofi_answer, amount_text   # one home for an amount in words (the Bias Audit page's too)
 
 #: The three questions of an audit of amounts, in order (the keys of the ``text`` its answers give).
 AMOUNT_QUESTIONS = ("Is the algorithm at fault (OFI)?", "The mean prediction ratio (four-fifths band)",
@@ -31,26 +31,9 @@ CLASS_SHARE_QUESTION = "The four-fifths rule for every class"
 
 def ofi_answer(verdicts: pd.DataFrame, unit: str = "") -> str:
     """Is the algorithm at fault? The largest OFI shown beyond the tolerance (in ``unit``), or what the pairs show
-    instead, with the pairs too skewed for their rows to tell counted apart."""
-    tol = amount_text(verdicts.settings.tolerance, unit)
-    counts = verdicts["verdict"].value_counts()
-    bias = verdicts[verdicts["verdict"] == "algorithmic bias"]
-    skewed = int(verdicts["reason"].astype(str).str.startswith("too skewed").sum()) if "reason" in verdicts else 0
-    if len(bias):
-        top = bias.loc[bias["ofi"].abs().idxmax()]
-        loser = top["group_j"] if top["favours"] == top["group_i"] else top["group_i"]
-        lo, hi = sorted((abs(top["ofi_ci_low"]), abs(top["ofi_ci_high"])))
-        return (f"Yes for {len(bias):,} of {len(verdicts):,} pairs: the largest, {top['favours']} gets "
-                f"{amount_text(abs(top['ofi']), unit)} more benefit per person than {loser} "
-                f"({interval_label(verdicts, 'ofi')} {amount_text(lo, unit)} to {amount_text(hi, unit)}, beyond ±{tol}).")
-    within = int(counts.get("systemic disparity", 0) + counts.get("no bias detected", 0))
-    unclear = int(counts.get("materiality unclear", 0))
-    open_ = int(counts.get("inconclusive", 0)) - skewed
-    return (f"Not shown for any pair: no OFI interval lies beyond ±{tol}"
-            + (f"; {within} pair(s) are shown within it" if within else "")
-            + (f"; {unclear} pair(s) differ but may be immaterial" if unclear else "")
-            + (f"; {open_} pair(s) are inconclusive" if open_ > 0 else "")
-            + (f"; {skewed} pair(s) are too skewed for their rows to tell" if skewed else "") + ".")
+    instead, with the pairs too skewed for their rows to tell counted apart: the Bias Audit page's sentence
+    (:mod:`.kinds`), its one home."""
+    return _amount_ofi_answer(verdicts, unit)
 
 
 def ratio_answer(verdicts: pd.DataFrame, asked: bool = True) -> str:
