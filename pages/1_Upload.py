@@ -13,8 +13,8 @@ from fairness_core.io import (MAX_ROWS, DataValidationError, cms_from_table, cms
                               distinct_values, find_count_columns, guess_columns, read_table)
 from ui.state import GONE_KEY, current_demo, data_banner, load_demo, page_setup, set_audit, set_candidates
 from ui.uploads import (IN_PLACE_DECISIONS, aggregate_rows, candidate_columns, ensemble_columns, forget,
-                        label_column, loaded_file_note, once, positive_prediction, read_upload, remember_file,
-                        show_problems, unknown_categories)
+                        label_column, loaded_file_note, once, paired_rows_gate, positive_prediction, read_upload,
+                        remember_file, show_problems, unknown_categories)
 from ui.widgets import csv_download, md_escape
 from ui import kind_upload
 from ui.kinds import loaded_kind
@@ -176,6 +176,7 @@ with rows_tab:
                 st.warning("The label and the prediction are the same column: a decision cannot be its own truth. "
                            "With no observed outcome, choose the label's first option and audit the decisions "
                            "alone.", icon=":material/warning:")
+            paired_rows_gate(rows, group_cols, (label_col, pred_col))   # variants of one case are no independent rows
             kind = kind_upload.choose_kind(rows, label_col, pred_col, upload.file_id)
             if kind != "two-valued":   # amounts or categories: their own questions (ui.kind_upload)
                 kind_upload.kind_flow(kind, upload, rows, label_col, pred_col, group_cols, sampled)

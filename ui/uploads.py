@@ -377,3 +377,24 @@ def aggregate_rows(upload: Any, rows: pd.DataFrame, *, label: str | None, predic
             positive_prediction=positive_prediction, positive_values=positive_values,
             thresholds=None if threshold is None else {prediction: threshold}, title=upload.name)
     return parsed, models
+
+
+def paired_rows_gate(rows: pd.DataFrame, group_cols: list[str], used: tuple[str | None, ...]) -> None:
+    """Stop the Upload page before rows laid out as a counterfactual test (each case once per group:
+    :func:`fairness_core.validation.paired_column`) are audited as independent people, unless the user says they
+    are: their intervals would be wrong, so the page points to the paired statistics instead."""
+    from fairness_core.validation import paired_column
+
+    if len(group_cols) != 1 or bool(rows.attrs.get("in_place")):
+        return
+    case = paired_column(rows, group_cols[0], exclude=[c for c in used if c])
+    if case is None:
+        return
+    st.warning(f"These rows look paired: column {md_escape(repr(case))} holds each case once per "
+               f"{md_escape(repr(group_cols[0]))} group, as a counterfactual test sends each base case once per group. "
+               "Variants of one case are not independent people, so an audit of them as rows would print wrong "
+               "intervals. Audit them on the Counterfactual test page, with paired statistics.",
+               icon=":material/swap_horiz:")
+    st.page_link("pages/10_Counterfactual_Test.py", label="Open the counterfactual test →", icon=":material/swap_horiz:")
+    if not st.checkbox("These rows are independent people: audit them as rows", key=f"unpaired-{case}"):
+        st.stop()

@@ -255,3 +255,36 @@ def unknown_values_in(df: pd.DataFrame, group_columns: Sequence[str], unknown: S
         listed = ([("(blank)", blanks)] if blank and blanks else []) + sorted(found.items(), key=lambda kv: -kv[1])
         out[str(col)] = listed
     return out
+
+
+def paired_column(df: pd.DataFrame, group: str, exclude: Sequence[str] = ()) -> str | None:
+    """The column that makes ``df``'s rows *paired* across ``group``'s values, or None: a column (not ``group``, not
+    in ``exclude``) whose every value occurs at most once per group, on at least two groups, with at least half the
+    rows in a case seen under two or more groups — the layout of a counterfactual test, each base case sent once per
+    group. Such rows are not independent people, so an audit of them as rows would give wrong intervals (the
+    counterfactual test's paired statistics are the right ones). Columns named like a case id are tried first.
+
+    >>> df = pd.DataFrame({"case_id": [1, 1, 2, 2, 3, 3], "group": ["a", "b"] * 3, "decision": [1, 0, 1, 1, 0, 0]})
+    >>> paired_column(df, "group"), paired_column(df, "group", exclude=["case_id"])
+    ('case_id', None)
+    >>> paired_column(pd.DataFrame({"id": range(6), "group": ["a", "b"] * 3}), "group") is None   # one row per id
+    True
+    """
+    if group not in df.columns or len(df) < 4:
+        return None
+    groups = df[group].astype("string")
+    if groups.nunique(dropna=True) < 2:
+        return None
+    hinted = ("case", "pair", "base", "resume", "résumé", "cv", "id")
+    columns = [c for c in df.columns if c != group and c not in exclude]
+    columns.sort(key=lambda c: not any(h in str(c).casefold() for h in hinted))
+    for col in columns:
+        cases = df[col]
+        if cases.isna().any() or cases.nunique() > len(df) // 2:
+            continue
+        if pd.DataFrame({"c": cases, "g": groups}).duplicated().any():
+            continue
+        spread = groups.groupby(cases.to_numpy(), sort=False).transform("nunique")
+        if (spread >= 2).mean() >= 0.5:
+            return str(col)
+    return None
