@@ -195,6 +195,38 @@ def classes_view(m: MulticlassAudit, tolerance: float, alpha: float, adjust: str
                      index=False)
 
 
+def report_downloads(loaded: Loaded, audit: ContinuousAudit | MulticlassAudit, tolerance: float, alpha: float,
+                     adjust: str) -> None:
+    """The kind's own report (:mod:`fairness_core.presentation.report_kinds`): HTML, JSON and the tables' CSV zip,
+    each built when its button is pressed; a failure becomes a file that says why."""
+    from fairness_core.presentation import report_kinds
+    from fairness_core.statistics.verdicts import VerdictSettings
+
+    st.subheader("Download the audit report")
+
+    def built():  # type: ignore[no-untyped-def]
+        if isinstance(audit, ContinuousAudit):
+            return report_kinds.build(audit, audit.verdicts(tolerance, alpha=alpha, adjust=adjust,
+                                                            unit=_prefix(loaded.unit)), unit=loaded.unit)
+        return report_kinds.build(audit, settings=VerdictSettings(tolerance, alpha, adjust))
+
+    def or_failure(make, what: str):  # type: ignore[no-untyped-def]
+        def data():  # type: ignore[no-untyped-def]
+            try:
+                return make()
+            except Exception as exc:  # noqa: BLE001 - any failure becomes a message in the file
+                return f"The {what} could not be built: {type(exc).__name__}: {exc}\n".encode()
+        return data
+
+    r1, r2, r3 = st.columns(3)
+    r1.download_button("Audit report (HTML)", data=or_failure(lambda: built().html(), "audit report"),
+                       file_name="fairness_audit_report.html", mime="text/html", key="kind-report-html")
+    r2.download_button("Report data (JSON)", data=or_failure(lambda: built().to_json(), "report's JSON"),
+                       file_name="fairness_audit_report.json", mime="application/json", key="kind-report-json")
+    r3.download_button("Every table (CSV zip)", data=or_failure(lambda: built().csv_zip(), "tables' zip"),
+                       file_name="fairness_audit_tables.zip", mime="application/zip", key="kind-report-zip")
+
+
 def render(loaded: Loaded) -> Audit:
     """The whole page for ``loaded``; returns the one-vs-rest audit the user opened, or stops the page."""
     with st.sidebar:
@@ -204,9 +236,11 @@ def render(loaded: Loaded) -> Audit:
     banner(loaded, audit)
     if isinstance(audit, ContinuousAudit):
         amounts_view(loaded, audit, tolerance, alpha, adjust)
+        report_downloads(loaded, audit, tolerance, alpha, adjust)
         st.stop()
     assert isinstance(audit, MulticlassAudit)
     classes_view(audit, tolerance, alpha, adjust)
+    report_downloads(loaded, audit, tolerance, alpha, adjust)
     st.divider()
     st.subheader("One class against the rest")
     st.caption("Every class is also an ordinary yes/no audit: placed in it or not. Opening one shows the binary "
