@@ -282,7 +282,7 @@ def test_the_second_demo_is_one_click_away_on_the_upload_page():
     at.switch_page("pages/1_Upload.py")
     at.run()
     demo = at.selectbox[0]
-    assert demo.options[-1] == "AI résumé ranking, decisions and scores (Local Law 144; synthetic)"   # as titled
+    assert "AI résumé ranking, decisions and scores (Local Law 144; synthetic)" in demo.options   # as titled
     demo.set_value("hr_resume_ranking").run()
     at.button(key="load-demo").click().run()
     assert not at.exception, at.exception
