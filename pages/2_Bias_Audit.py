@@ -17,7 +17,7 @@ from ui.kinds import loaded_kind
 from ui.ll144 import DECISIONS, LL144_RATE, chosen_score, session_scores
 from ui.ll144_publish import data_used_caption, declared, publish_section
 from ui.state import base_audit, data_banner, page_setup, verdict_settings
-from ui.widgets import (MAX_VERDICT_ROWS, P_FORMATS, chart, csv_download, md_escape, option_label, styled,
+from ui.widgets import (MAX_VERDICT_ROWS, P_FORMATS, chart, csv_download, md_escape, option_label, or_failure, styled,
                         questions_panel, verdict_summary)
 
 audit = page_setup("Bias Audit")
@@ -103,15 +103,6 @@ def report_downloads(audit: Audit, reference: str, settings: VerdictSettings,
     def built():  # type: ignore[no-untyped-def]
         return audit_report(audit, audit.fingerprint, reference, settings, model, period,
                             trend, trend_key, name, digest, values, analysis, key, data_used)  # cached
-
-    def or_failure(make, what: str):  # type: ignore[no-untyped-def]
-        """The download's bytes, or a short file that says the download failed and why (never silence)."""
-        def data():  # type: ignore[no-untyped-def]
-            try:
-                return make()
-            except Exception as exc:  # noqa: BLE001 - any failure becomes a message in the file
-                return f"The {what} could not be built: {type(exc).__name__}: {exc}\n".encode()
-        return data
 
     r1, r2, r3 = st.columns(3)
     r1.download_button("Audit report (HTML)", data=or_failure(lambda: built().html(), "audit report"), file_name="fairness_audit_report.html",

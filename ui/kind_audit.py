@@ -24,7 +24,7 @@ from fairness_core.io import DataValidationError
 from ui.kind_upload import located
 from ui.kinds import Loaded, one_vs_rest
 from ui.state import ADJUSTMENTS, INTERSECTIONS, _kept
-from ui.widgets import P_FORMATS, chart, csv_download, md_escape, styled, verdict_summary
+from ui.widgets import P_FORMATS, chart, csv_download, md_escape, or_failure, styled, verdict_summary
 
 #: The ordinal OFI's default tolerance, in tiers.
 DEFAULT_TIER_TOLERANCE = 0.1
@@ -209,14 +209,6 @@ def report_downloads(loaded: Loaded, audit: ContinuousAudit | MulticlassAudit, t
             return report_kinds.build(audit, audit.verdicts(tolerance, alpha=alpha, adjust=adjust,
                                                             unit=_prefix(loaded.unit)), unit=loaded.unit)
         return report_kinds.build(audit, settings=VerdictSettings(tolerance, alpha, adjust))
-
-    def or_failure(make, what: str):  # type: ignore[no-untyped-def]
-        def data():  # type: ignore[no-untyped-def]
-            try:
-                return make()
-            except Exception as exc:  # noqa: BLE001 - any failure becomes a message in the file
-                return f"The {what} could not be built: {type(exc).__name__}: {exc}\n".encode()
-        return data
 
     r1, r2, r3 = st.columns(3)
     r1.download_button("Audit report (HTML)", data=or_failure(lambda: built().html(), "audit report"),

@@ -370,3 +370,14 @@ def figure_with_downloads(fig: go.Figure, key: str, table: pd.DataFrame, csv_nam
         html_download(fig, f"{key}.html", key=f"{key}-html")
     with right:
         csv_download(table, csv_name, csv_label, index=index)
+
+
+def or_failure(make: Callable[[], object], what: str) -> Callable[[], object]:
+    """A deferred download's data: ``make()``'s bytes, or a short file that says the download failed and why (never
+    silence)."""
+    def data():  # type: ignore[no-untyped-def]
+        try:
+            return make()
+        except Exception as exc:  # noqa: BLE001 - any failure becomes a message in the file
+            return f"The {what} could not be built: {type(exc).__name__}: {exc}\n".encode()
+    return data
