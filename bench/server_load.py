@@ -38,6 +38,10 @@ at most 50 MiB per session, every session served. A new browser's first view als
 files (0.16-0.20 s of server CPU by themselves, a plain page pays them too): it is reported, without a goal.
 The ratio is a new session's Bias Audit view against the plain page's in the same server (cached browsers).
 
+``--proxy nginx``: the browsers reach the server through nginx configured as docs/server.md deploys the team
+server (``/static/`` answered from the installed package's files on disk, everything else proxied, the WebSocket
+included); then a brand-new browser's first view is held to the 0.25 s goal too.
+
 ``--quick``: rounds of 1 and 3 sessions in cached browsers (and the warm-up and the plain-page baselines), 2 s
 of idle measurement, closed sessions kept 3 s.
 """
@@ -131,6 +135,70 @@ def start_server(port: int, ttl: int) -> tuple[subprocess.Popen, Path]:
             time.sleep(0.25)
     proc.kill()
     raise SystemExit(f"streamlit did not start within 60 s; see {log}")
+
+
+NGINX_CONF = """worker_processes 1;
+daemon off;
+pid {tmp}/nginx.pid;
+error_log {tmp}/error.log;
+events {{ worker_connections 1024; }}
+http {{
+    include {mime};
+    access_log off;
+    client_body_temp_path {tmp}/body; proxy_temp_path {tmp}/proxy; fastcgi_temp_path {tmp}/fastcgi;
+    uwsgi_temp_path {tmp}/uwsgi; scgi_temp_path {tmp}/scgi;
+    server {{
+        listen 127.0.0.1:{port};
+        client_max_body_size 200m;
+        location /static/ {{                  # Streamlit's frontend files, from disk (docs/server.md, step 5)
+            alias {static}/;
+            expires 1y;
+            add_header Cache-Control "public, immutable";
+        }}
+        location / {{
+            proxy_pass http://127.0.0.1:{upstream};
+            proxy_http_version 1.1;
+            proxy_set_header Upgrade $http_upgrade;
+            proxy_set_header Connection "upgrade";
+            proxy_set_header Host $host;
+            proxy_read_timeout 86400;
+        }}
+    }}
+}}
+"""
+
+
+def streamlit_static() -> Path:
+    """The folder Streamlit serves at ``/static/``: ``static/static`` inside the installed package."""
+    import streamlit
+
+    return Path(streamlit.__file__).parent / "static" / "static"
+
+
+def start_proxy(upstream: int) -> tuple[subprocess.Popen, int, Path]:
+    """nginx in front of the server as docs/server.md deploys it: ``/static/`` from disk, the rest proxied
+    (WebSocket included). Returns the process, its port and its temporary folder."""
+    import tempfile
+
+    exe = shutil.which("nginx") or "/usr/sbin/nginx"
+    if not Path(exe).exists():
+        raise SystemExit("--proxy nginx needs nginx (Debian: apt-get install nginx-light)")
+    tmp = Path(tempfile.mkdtemp(prefix="server_load_nginx_"))
+    port = free_port()
+    mime = next((m for m in ("/etc/nginx/mime.types", "/usr/local/nginx/conf/mime.types") if Path(m).exists()), None)
+    conf = tmp / "nginx.conf"
+    conf.write_text(NGINX_CONF.format(tmp=tmp, port=port, upstream=upstream, static=streamlit_static(),
+                                      mime=mime or "/dev/null"))
+    proc = subprocess.Popen([exe, "-c", str(conf), "-p", str(tmp)], stdout=subprocess.DEVNULL,
+                            stderr=(tmp / "stderr.log").open("w"))
+    for _ in range(80):
+        try:
+            if urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1).read() == b"ok":
+                return proc, port, tmp
+        except OSError:
+            time.sleep(0.25)
+    proc.kill()
+    raise SystemExit(f"nginx did not start: {(tmp / 'stderr.log').read_text()[:500]}")
 
 
 class Sessions:
@@ -245,8 +313,13 @@ async def run(args: argparse.Namespace) -> dict:
     port = free_port()
     proc, log = start_server(port, args.ttl)
     pid, base = proc.pid, f"http://127.0.0.1:{port}"
-    out: dict = {"bench": "server_load", "page": "Bias Audit (COMPAS demo)", "cores": os.cpu_count(), "rounds": []}
+    out: dict = {"bench": "server_load", "page": "Bias Audit (COMPAS demo)", "cores": os.cpu_count(), "rounds": [],
+                 "proxy": args.proxy}
+    proxy = None
     try:
+        if args.proxy == "nginx":
+            proxy, proxy_port, proxy_tmp = start_proxy(port)
+            base = f"http://127.0.0.1:{proxy_port}"
         async with async_playwright() as p:
             browser = await p.chromium.launch(executable_path=shutil.which("chromium"), args=ARGS)
             wait_idle(pid)
@@ -288,11 +361,16 @@ async def run(args: argparse.Namespace) -> dict:
             out["rss_mib_start"] = round(rss_start, 1)
             await browser.close()
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        for process in (proxy, proc):
+            if process is None:
+                continue
+            process.terminate()
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        if proxy is not None:
+            shutil.rmtree(proxy_tmp, ignore_errors=True)
     errors = [line for line in log.read_text().splitlines() if "Traceback" in line or "Error" in line]
     out["server_log_errors"] = errors[:5]
     log.unlink(missing_ok=True)
@@ -365,6 +443,9 @@ def main() -> None:
                     help="comma-separated, one round each per session count: 'fresh' (a new browser fetches "
                          "Streamlit's frontend files from the server) and/or 'cached' (a browser that has them)")
     ap.add_argument("--quick", action="store_true", help="rounds of 1 and 3 sessions in cached browsers")
+    ap.add_argument("--proxy", choices=("none", "nginx"), default="none",
+                    help="'nginx': the browsers reach the server through nginx configured as docs/server.md deploys "
+                         "it (Streamlit's frontend files served from disk, the rest proxied)")
     args = ap.parse_args()
     if args.quick:
         args.sessions, args.assets, args.idle, args.ttl = "1,3", "cached", min(args.idle, 2), min(args.ttl, 3)
@@ -397,10 +478,13 @@ def declared(out: dict, quick: bool) -> dict:
     view = min((r["cpu_s_per_view"] for r in cached), default=None)
     ratio = None if not plain or view is None else (round(view / plain, 2),
                                                     "Bias Audit first view / plain page, server CPU, cached browsers")
-    return declare({**out, **worst}, goals={"cached_view_net_cpu_s": at_most(0.25),
-                                           "cached_change_net_cpu_s": at_most(0.1),
-                                           "rss_mib_per_session": at_most(50), "failed_sessions": equal_to(0)},
-                   ratio=ratio, quick=quick)
+    goals = {"cached_view_net_cpu_s": at_most(0.25), "cached_change_net_cpu_s": at_most(0.1),
+             "rss_mib_per_session": at_most(50), "failed_sessions": equal_to(0)}
+    if out.get("proxy") == "nginx" and fresh:
+        # behind the documented proxy a brand-new browser's frontend files come from disk: its first view is held
+        # to the same goal as a returning analyst's
+        goals["fresh_view_net_cpu_s"] = at_most(0.25)
+    return declare({**out, **worst}, goals=goals, ratio=ratio, quick=quick)
 
 
 if __name__ == "__main__":
