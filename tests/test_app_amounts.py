@@ -107,7 +107,7 @@ def test_the_pay_demo_shows_the_librarys_verdicts_and_every_page_opens():
     shown = tiles(at)
     assert shown == {w: int((v["verdict"] == w).sum()) for w in shown} and sum(shown.values()) == len(v)
     page = text(at)
-    assert v.loc[0, "verdict"] == "algorithmic bias" and "female gets $1.312 per hour more benefit" in page
+    assert v.loc[0, "verdict"] == "algorithmic bias" and "female gets $1.31 per hour more benefit" in page
     assert f"Tolerance: **${default_tolerance(library):g} per hour**" in page   # the unit beside the tolerance
     for page_script in PAGES:
         at.switch_page(page_script).run()

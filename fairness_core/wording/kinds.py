@@ -32,7 +32,7 @@ from ..statistics.amounts import MeanPairs
 from ..statistics.verdicts import interval_label, level_text
 
 __all__ = ["AMOUNT_QUESTIONS", "CLASS_QUESTIONS", "UNORDERED_QUESTIONS", "amount_questions", "amount_range",
-           "amount_text", "class_questions", "mae_gaps", "unit_parts"]
+           "amount_text", "benefit_sides", "class_questions", "mae_gaps", "unit_parts"]
 
 #: The questions' headings, by kind.
 AMOUNT_QUESTIONS = ("Is the model at fault (OFI of mean benefits)?", "Are the amounts themselves apart (mean "
@@ -68,11 +68,11 @@ def _number(x: float, digits: int) -> str:
     return shown.rstrip("0").rstrip(".") if decimals else shown
 
 
-def amount_text(value: float, unit: str = "", digits: int = 4) -> str:
+def amount_text(value: float, unit: str = "", digits: int = 3) -> str:
     """``value`` with its unit (``digits`` significant digits), a true minus for negatives, "undefined" for NaN.
 
     >>> amount_text(200, "$ a year"), amount_text(-1.3119, "$ per hour"), amount_text(0.25, "tiers")
-    ('$200 a year', '−$1.312 per hour', '0.25 tiers')
+    ('$200 a year', '−$1.31 per hour', '0.25 tiers')
     """
     if value is None or not np.isfinite(value):
         return "undefined"
@@ -88,6 +88,19 @@ def amount_range(low: float, high: float, unit: str = "", digits: int = 3) -> st
     """
     prefix, suffix = unit_parts(unit)
     return f"{amount_text(low, prefix, digits)} to {amount_text(high, prefix, digits)}{suffix}"
+
+
+def benefit_sides(positive_is: str) -> tuple[str, str]:
+    """What a person's benefit is, and what lies right of 0 on its axis, in the direction the user declared.
+
+    >>> benefit_sides("benefit")[0]
+    'prediction − outcome'
+    >>> benefit_sides("harm")
+    ('outcome − prediction', "right of 0: predicted less than the outcome, in the person's favour")
+    """
+    if positive_is == "harm":
+        return "outcome − prediction", "right of 0: predicted less than the outcome, in the person's favour"
+    return "prediction − outcome", "right of 0: predicted more than the outcome, in the person's favour"
 
 
 def _sentence(text: str) -> str:

@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ...continuous import ContinuousAudit
-from ...wording.kinds import amount_range, amount_text
+from ...wording.kinds import amount_range, amount_text, benefit_sides
 from ._base import PALETTE, _plain, plotly_text, safe_figures
 
 __all__ = ["benefit_distributions"]
@@ -25,7 +25,8 @@ def benefit_distributions(audit: ContinuousAudit, benefits: Any = None, groups: 
     computed here, so a million rows send five numbers per group) and, over it, the mean benefit B with its
     1 − ``alpha`` interval (:meth:`ContinuousAudit.by_group`, unadjusted). ``benefits`` and ``groups`` are the rows'
     benefits and group names (the audit's names); without them only the means and intervals are drawn. A dashed
-    line marks 0: no benefit, the prediction equal to the outcome on average.
+    line marks 0: no benefit, the prediction equal to the outcome on average; the caption says which side favours
+    the person in the declared direction (:func:`~fairness_core.wording.kinds.benefit_sides`).
 
     >>> a = ContinuousAudit.from_predictions([10, 12, 9, 11, 20, 22, 19, 21], [11, 12, 10, 12, 18, 21, 18, 19],
     ...                                      ["a"] * 4 + ["b"] * 4, positive_is="benefit")
@@ -62,12 +63,12 @@ def benefit_distributions(audit: ContinuousAudit, benefits: Any = None, groups: 
                      thickness=2.5, width=6),
         hovertext=hover, hoverinfo="text"))
     fig.add_vline(x=0, line_dash="dash", line_color="#888", line_width=1)
-    what = "prediction − outcome" if audit.positive_is != "harm" else "outcome − prediction"
+    what, right = benefit_sides(audit.positive_is)
     fig.update_yaxes(type="category", autorange="reversed")
     fig.update_xaxes(title_text=f"benefit per person ({plotly_text(what)}" + (f", {plotly_text(unit.strip())}"
                                                                            if unit.strip() else "") + ")")
     title = ("Benefit per person by group<br><sup>box: middle half, whiskers 5th–95th percentile; ◆ mean with its "
-             "interval; right of 0: predicted more than the outcome</sup>")
+             f"interval; {plotly_text(right)}</sup>")
     return _plain(fig, title, height=140 + 60 * len(names), legend_below=True, wrap=False)
 
 
