@@ -360,6 +360,21 @@ class MulticlassAudit:
             return "not declared"
         return "favourable" if c in self.favourable else "unfavourable"
 
+    def class_rates(self, cls: Any, alpha: float = DEFAULT_ALPHA) -> pd.DataFrame:
+        """``cls`` against the rest where no direction is declared (a middle tier): per group the shares observed
+        and placed in it, its recall and false-placement rate with exact intervals
+        (:func:`fairness_core.statistics.ordinal.class_rates`); decisions alone: the share placed in it. No OFI and no pair verdict: which way is better
+        for the person is not known, so :meth:`one_vs_rest` of such a class needs ``positive_is``."""
+        check_alpha(alpha)
+        c = self._class(cls)
+        if self.outcomes:
+            return ordinal.class_rates(self.groups, self.counts, c, alpha)
+        placed, n = self.counts[:, c].astype(float), self.n.to_numpy(dtype=float)   # decisions alone: the shares
+        low, high = ordinal.exact_interval(placed, n, alpha)
+        return pd.DataFrame({"n": n.astype(np.int64), "placed": placed.astype(np.int64), "share_placed": placed / n,
+                             "share_placed_ci_low": low, "share_placed_ci_high": high},
+                            index=pd.Index(list(self.groups), name="group"))
+
     def one_vs_rest(self, cls: Any, positive_is: str | None = None) -> Audit:
         """The binary audit of ``cls`` against the rest: positive = placed in (observed in) ``cls``.
 
@@ -367,6 +382,8 @@ class MulticlassAudit:
         an unfavourable one a harm (labels and predictions flipped, as ``Audit.from_predictions(...,
         positive_is="harm")``, so positive there means "not in ``cls``"); a class of undeclared direction (a middle
         tier) gives an audit whose direction is not declared, and a note says why. ``positive_is`` overrides it.
+        Its one note names the class (and says so when nobody was observed in it); the category audit's own notes,
+        about the data as a whole, stay with it.
 
         >>> m = MulticlassAudit.from_predictions([0, 1, 2, 2, 1, 0], [0, 2, 2, 1, 1, 0], ["a"] * 3 + ["b"] * 3,
         ...                                      order=[0, 1, 2], favourable=2)
@@ -386,6 +403,9 @@ class MulticlassAudit:
             cells = np.column_stack([sel, 0 * sel, 0 * sel, self.n.to_numpy() - sel])
         outcome = f"placed in {name}"
         note = f"One-vs-rest audit of the class {name!r} ({self.direction})."
+        if self.outcomes and int(self.counts[:, c, :].sum()) == 0:
+            note += (f" Nobody was observed in {name!r}: its TPR and FNR are undefined, and every placement in it "
+                     "is a false positive.")
         if positive_is == "harm":
             cells, outcome = cells[:, ::-1], opposite_outcome(outcome)   # TP, FN, FP, TN = TN, FP, FN, TP
         elif positive_is is None:
@@ -420,7 +440,7 @@ class MulticlassAudit:
 
     def _binary(self, cells: np.ndarray, outcome: str, positive_is: str | None, note: str, what: str) -> Audit:
         cms = {g: ConfusionMatrix(*map(int, row)) for g, row in zip(self.groups, cells)}
-        return Audit(cms, source=f"{self.source}: {what}", notes=(*self.notes, note), positive_outcome=outcome,
+        return Audit(cms, source=f"{self.source}: {what}", notes=(note,), positive_outcome=outcome,
                      group_columns=self.group_columns, positive_is=positive_is, group_values=self.group_values,
                      outcomes=self.outcomes, unknown=self.unknown,
                      provenance={**self.provenance, "one-vs-rest": what})

@@ -143,8 +143,32 @@ def test_the_compas_tier_demo_shows_the_librarys_verdicts_and_opens_a_class_agai
     assert "this page reads a yes/no decision" in text(at)
     choice = next(s for s in at.selectbox if str(s.key).startswith("ovr-"))
     assert choice.value == "Low"                                   # the favourable class by default
-    choice.set_value("Medium").run()
+    assert list(choice.options) == ["Low against the rest", "High against the rest"]   # no middle tier here
+    choice.set_value("High").run()
     assert not at.exception
+
+
+def test_a_middle_tier_against_the_rest_gives_no_verdict_until_its_direction_is_declared():
+    at = with_demo("compas_tiers")
+    m = datasets.load_kind_demo("compas_tiers")
+    at.switch_page("pages/2_Bias_Audit.py").run()
+    tier_tiles = len(at.metric)
+    at.selectbox(key="one-vs-rest-class").set_value("Medium").run()
+    assert not at.exception
+    page = text(at)
+    assert "No verdicts for Medium against the rest until its direction is declared" in page
+    assert len(at.metric) == tier_tiles                           # no binary verdict tiles below
+    shown = next(d.value for d in at.dataframe if "share_placed" in d.value.columns)
+    library = m.class_rates("Medium")
+    assert shown["placed"].tolist() == library["placed"].tolist()
+    assert shown["share_placed_ci_low"].tolist() == pytest.approx(library["share_placed_ci_low"].tolist())
+    if int(library["observed"].sum()) == 0:
+        assert "Nobody was observed in Medium" in page and library["recall"].isna().all()
+    radio = next(r for r in at.radio if str(r.key).startswith("ovr-direction-"))
+    radio.set_value("a harm").run()
+    assert not at.exception
+    assert len(at.metric) == tier_tiles + 5                      # the binary audit's tiles, its direction declared
+    assert m.one_vs_rest("Medium", "harm").positive_is == "harm"
 
 
 # --------------------------------------------------------------------------- uploads

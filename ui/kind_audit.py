@@ -244,4 +244,34 @@ def render(loaded: Loaded) -> Audit:
     if cls == ALL_CLASSES:
         st.stop()
     st.header(f"{cls} against the rest")
-    return one_vs_rest(audit, cls)
+    positive_is = None
+    if audit.class_direction(cls) == "not declared":
+        choice = st.radio(f"Being placed in {md_escape(cls)} is, for the person,", list(DIRECTION_CHOICES),
+                          horizontal=True, key=f"ovr-direction-{cls}")
+        positive_is = DIRECTION_CHOICES[choice]
+        if positive_is is None:
+            undeclared_class(audit, cls, alpha)
+            st.stop()
+    return one_vs_rest(audit, cls, positive_is)
+
+
+#: The one-vs-rest direction of a class nobody declared (a middle tier): the user's choice, none by default.
+DIRECTION_CHOICES = {"not declared": None, "a benefit": "benefit", "a harm": "harm"}
+
+
+def undeclared_class(m: MulticlassAudit, cls: str, alpha: float) -> None:
+    """A class of no declared direction against the rest: why there is no verdict, and its rates with intervals."""
+    why = (f"{cls} is neither end of the order" if m.ordered else "no class was declared favourable")
+    level = f"{(1 - alpha) * 100:g} %"
+    st.info(f"**No verdicts for {md_escape(cls)} against the rest until its direction is declared.** "
+            f"{md_escape(why)}, so nothing says whether being placed in it helps or harms the person, and OFI and "
+            f"the four-fifths rule both need that. Below: each group's share placed in it"
+            + (", its recall and its false placements" if m.has_outcomes else "")
+            + f", with exact {level} intervals. Declare a direction above for the binary audit.",
+            icon=":material/help:")
+    rates = m.class_rates(cls, alpha)
+    if m.has_outcomes and int(rates["observed"].sum()) == 0:
+        st.warning(f"**Nobody was observed in {md_escape(cls)}.** Every placement there is a false placement, "
+                   "and its recall is undefined in every group.", icon=":material/warning:")
+    st.dataframe(styled(rates, 3), width="stretch", key="class-rates")
+    csv_download(rates, f"class_rates_{cls}.csv", "Download (CSV)")

@@ -100,13 +100,14 @@ def stand_in(loaded: Loaded) -> Audit:
     return cut_audit(loaded, float(np.median(loaded.rows["y"].to_numpy(dtype=float))))
 
 
-def one_vs_rest(m: MulticlassAudit, cls: str) -> Audit:
-    """``m.one_vs_rest(cls)``, kept per audit and class in the session (pages rerun on every click)."""
+def one_vs_rest(m: MulticlassAudit, cls: str, positive_is: str | None = None) -> Audit:
+    """``m.one_vs_rest(cls, positive_is)``, kept per audit, class and direction in the session (pages rerun on
+    every click)."""
     store = st.session_state.setdefault("one-vs-rest-audits", {})
-    key = (id(m), cls)
+    key = (id(m), cls, positive_is)
     if key not in store or store[key][0] is not m:
         store.clear()   # one audit's views at a time
-        store[key] = (m, m.one_vs_rest(cls))
+        store[key] = (m, m.one_vs_rest(cls, positive_is))
     return store[key][1]
 
 
@@ -137,8 +138,11 @@ def two_valued_view(title: str, audit: Audit) -> Audit:
                     "audits one class against the rest; the Bias Audit page answers for every class at once.",
                     icon=":material/category:")
             default = m.favourable[0] if m.favourable else m.classes[0]
-            cls = st.selectbox("One-vs-rest: the class audited against the rest", list(m.classes),
-                               index=list(m.classes).index(default), key=f"ovr-{title}",
+            # a class of no declared direction (a middle tier) has no binary audit here: the Bias Audit page asks
+            # its direction first
+            offered = [c for c in m.classes if m.class_direction(c) != "not declared"] or list(m.classes)
+            cls = st.selectbox("One-vs-rest: the class audited against the rest", offered,
+                               index=offered.index(default) if default in offered else 0, key=f"ovr-{title}",
                                format_func=lambda c: f"{c} against the rest")
             return one_vs_rest(m, cls)
         st.info(f"**The data loaded are {md_escape(loaded.what)}, and this page reads a yes/no decision**, so it "

@@ -127,6 +127,41 @@ def ordinal_rates(groups: Sequence[str], counts: npt.ArrayLike, sign: int, alpha
                         index=pd.Index(list(groups), name="group"))
 
 
+def class_rates(groups: Sequence[str], counts: npt.ArrayLike, c: int, alpha: float) -> pd.DataFrame:
+    """One class against the rest without a direction (a middle tier, a class nobody declared): per group n, the
+    rows observed in class ``c`` and placed in it, the share placed in it, its recall (placed in it among those
+    observed in it) and its false-placement rate (placed in it among those observed elsewhere), each rate with an
+    exact 1 − ``alpha`` interval and NaN with the reason where nobody could be so placed. Nothing here says which
+    way is better for the person; the pair verdicts of a binary audit need that direction.
+
+    >>> class_rates(["a"], [[[3, 1, 0], [0, 2, 2], [0, 1, 1]]], 1, 0.05)[["observed", "placed", "recall"]].round(2)
+           observed  placed  recall
+    group                          
+    a             4       4     0.5
+    """
+    cnt = np.asarray(counts, dtype=np.int64)
+    n = cnt.sum(axis=(1, 2)).astype(float)
+    observed = cnt[:, c, :].sum(axis=1).astype(float)
+    placed = cnt[:, :, c].sum(axis=1).astype(float)
+    hit = cnt[:, c, c].astype(float)
+    elsewhere, false = n - observed, placed - hit
+    with np.errstate(invalid="ignore", divide="ignore"):
+        recall, fpr = hit / observed, false / elsewhere
+    share_lo, share_hi = exact_interval(placed, n, alpha)
+    rec_lo, rec_hi = exact_interval(hit, observed, alpha)
+    fpr_lo, fpr_hi = exact_interval(false, elsewhere, alpha)
+    reason = ["; ".join(r for r, bad in (("recall: nobody observed in this class", o == 0),
+                                          ("false placements: everyone observed in this class", e == 0)) if bad)
+              for o, e in zip(observed, elsewhere)]
+    return pd.DataFrame({"n": n.astype(np.int64), "observed": observed.astype(np.int64),
+                         "placed": placed.astype(np.int64), "share_placed": placed / n,
+                         "share_placed_ci_low": share_lo, "share_placed_ci_high": share_hi,
+                         "recall": recall, "recall_ci_low": rec_lo, "recall_ci_high": rec_hi,
+                         "false_placement_rate": fpr, "false_placement_rate_ci_low": fpr_lo,
+                         "false_placement_rate_ci_high": fpr_hi, "undefined_because": reason},
+                        index=pd.Index(list(groups), name="group"))
+
+
 def cut_counts(placed: npt.ArrayLike, sign: int) -> np.ndarray:
     """Each group's rows placed at each cut or better: ``placed`` is (groups, k) rows per predicted class; the
     result (groups, k − 1) holds, for the cut at each class but the unfavourable end (taken from the favourable

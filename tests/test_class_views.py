@@ -1,0 +1,54 @@
+"""A class against the rest where no direction is declared (issue 53, the newcomer's pass): rates without verdicts,
+and notes that belong to the class viewed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import beta
+from sklearn.metrics import recall_score
+
+from fairness_core import datasets
+from fairness_core.multiclass import MulticlassAudit
+
+
+def _rows():
+    rng = np.random.default_rng(7)
+    n = 300
+    g = rng.choice(["a", "b", "c"], n)
+    y = rng.choice(["L", "M", "H"], n, p=[0.5, 0.3, 0.2])
+    p = np.where(rng.random(n) < 0.7, y, rng.choice(["L", "M", "H"], n))
+    return y, p, g
+
+
+def test_class_rates_equal_direct_counts_sklearns_recall_and_clopper_pearson():
+    y, p, g = _rows()
+    m = MulticlassAudit.from_predictions(y, p, g, order=["L", "M", "H"], favourable="L")
+    r = m.class_rates("M", alpha=0.05)
+    for grp in ["a", "b", "c"]:
+        s = g == grp
+        assert r.loc[grp, "observed"] == int((y[s] == "M").sum())
+        assert r.loc[grp, "placed"] == int((p[s] == "M").sum())
+        assert r.loc[grp, "recall"] == pytest.approx(recall_score(y[s] == "M", p[s] == "M"))
+        false, elsewhere = int(((p[s] == "M") & (y[s] != "M")).sum()), int((y[s] != "M").sum())
+        assert r.loc[grp, "false_placement_rate"] == pytest.approx(false / elsewhere)
+        k, n = r.loc[grp, "placed"], r.loc[grp, "n"]
+        assert r.loc[grp, "share_placed_ci_low"] == pytest.approx(beta.ppf(0.025, k, n - k + 1))
+        assert r.loc[grp, "share_placed_ci_high"] == pytest.approx(beta.ppf(0.975, k + 1, n - k))
+
+
+def test_a_class_nobody_was_observed_in_has_undefined_recall_with_a_reason():
+    m = datasets.load_kind_demo("compas_tiers")
+    r = m.class_rates("Medium")
+    assert (r["observed"] == 0).all() and r["recall"].isna().all()
+    assert r["undefined_because"].str.contains("nobody observed in this class").all()
+
+
+def test_a_classs_binary_audit_carries_only_its_own_note():
+    m = datasets.load_kind_demo("compas_tiers")
+    assert any("'Medium' is predicted" in n for n in m.notes)          # about the data as a whole
+    high = m.one_vs_rest("High")
+    assert not any("'Medium'" in n for n in high.notes) and len(high.notes) == 1
+    medium = m.one_vs_rest("Medium", "harm")
+    assert "Nobody was observed in 'Medium'" in medium.notes[0]
+    assert not any("y_pred" in n or "y_true" in n for n in (*high.notes, *medium.notes))
