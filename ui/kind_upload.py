@@ -111,11 +111,25 @@ def choose_kind(rows: pd.DataFrame, label: str | None, prediction: str, ident: A
     """The one sentence saying what the pair holds, and the radio to change it; returns the kind chosen."""
     guess, why = classify(None if label is None else rows[label], rows[prediction])
     options = list(KINDS)
-    st.markdown(f"**What these columns hold:** {md_escape(why)}, so they are read as **{KINDS[guess]}** — change it "
+    sentence = st.empty()   # above the radio, written after it: the sentence says what the user chose
+    chosen = st.radio("Read the outcome and the prediction as", options, index=options.index(guess),
+                      horizontal=True, format_func=KINDS.get,
+                      key=f"kind-{hash((ident, label, prediction)) & 0xFFFFFFFF:x}", label_visibility="collapsed")
+    sentence.markdown(kind_sentence(why, guess, chosen))
+    return chosen
+
+
+def kind_sentence(why: str, guess: str, chosen: str) -> str:
+    """What the pair holds, in one sentence that follows the user's choice.
+
+    >>> kind_sentence("the outcome column “y” holds 3 different values", "unordered", "ordered")
+    '**What these columns hold:** the outcome column “y” holds 3 different values; you chose to read them as **ordered categories (tiers, grades)** (the guess was unordered categories (classes)).'
+    """
+    if chosen == guess:
+        return (f"**What these columns hold:** {md_escape(why)}, so they are read as **{KINDS[guess]}** — change it "
                 "if that is wrong.")
-    return st.radio("Read the outcome and the prediction as", options, index=options.index(guess), horizontal=True,
-                    format_func=KINDS.get, key=f"kind-{hash((ident, label, prediction)) & 0xFFFFFFFF:x}",
-                    label_visibility="collapsed")
+    return (f"**What these columns hold:** {md_escape(why)}; you chose to read them as **{KINDS[chosen]}** (the "
+            f"guess was {KINDS[guess]}).")
 
 
 # --------------------------------------------------------------------------- bad input, by column and row

@@ -74,6 +74,49 @@ def named_like_a_decision(column: str) -> bool:
     return _name_score(column, _DECISION_NAMES) > 0 or _name_score(column, _PREDICTION_NAMES) >= 2
 
 
+#: The share of a column's non-missing values that must read as numbers for the guess to call it numeric.
+NUMERIC_SHARE = 0.9
+#: Words that name a column as the observed amount, and as the model's amount for the same thing.
+_OBSERVED_WORDS = ("observed", "actual", "true", "real", "realized", "realised", "measured", "outcome", "target",
+                   "label", "ytrue")
+_PREDICTED_WORDS = ("predicted", "prediction", "pred", "estimated", "estimate", "expected", "forecast",
+                    "recommended", "modelled", "modeled", "model", "yhat", "fitted", "score")
+
+
+def _stem(column: str, words: tuple[str, ...]) -> str | None:
+    """``column``'s name without one of ``words`` at its start or end (normalized), or None when it has none."""
+    key = normalize_header(column)
+    for w in sorted(words, key=len, reverse=True):
+        if key.startswith(w) and len(key) > len(w):
+            return key[len(w):]
+        if key.endswith(w) and len(key) > len(w):
+            return key[: -len(w)]
+    return None
+
+
+def amount_pair(columns: Sequence[str]) -> tuple[str, str, str] | None:
+    """(outcome, prediction, the thing both name) among numeric ``columns`` named as an observed amount and its
+    prediction: ``observed_premium`` / ``predicted_premium``, ``wage`` / ``predicted_wage``, ``salary`` /
+    ``recommended_salary``, ``claims_cost`` / ``claims_cost_pred``; None when no two columns pair up.
+
+    >>> amount_pair(["observed_premium", "predicted_premium", "age"])
+    ('observed_premium', 'predicted_premium', 'premium')
+    >>> amount_pair(["wage", "predicted_wage"]), amount_pair(["age", "income"])
+    (('wage', 'predicted_wage', 'wage'), None)
+    """
+    for prediction in columns:
+        stem = _stem(prediction, _PREDICTED_WORDS)
+        if not stem:
+            continue
+        for outcome in columns:
+            if outcome == prediction:
+                continue
+            key = normalize_header(outcome)
+            if key == stem or _stem(outcome, _OBSERVED_WORDS) == stem:
+                return outcome, prediction, stem
+    return None
+
+
 def guess_columns(df: pd.DataFrame, max_group_levels: int = 50) -> ColumnGuess:
     """Guess the label, prediction and group columns of a row-level table by names and values.
 
@@ -103,7 +146,9 @@ def guess_columns(df: pd.DataFrame, max_group_levels: int = 50) -> ColumnGuess:
         s = df[col].dropna()
         distinct = int(s.nunique())
         values = as_numbers(s, df.attrs.get("delimiter", ","))
-        numeric = bool(len(s)) and values.notna().all()
+        # nine in ten values read as numbers: a stray "n/a" does not turn an amount into text (the audit names
+        # its row), nor does it change the guess
+        numeric = bool(len(s)) and int(values.notna().sum()) >= NUMERIC_SHARE * len(s)
         if numeric and (values % 1 != 0).any():
             fractional.add(str(col))  # a score may differ in every row; an id does not have decimals
         stats_[str(col)] = (distinct, numeric)
@@ -120,15 +165,22 @@ def guess_columns(df: pd.DataFrame, max_group_levels: int = 50) -> ColumnGuess:
     # outcome, the decisions are audited alone.
     outcomes = [c for c in binary if not named_like_a_decision(c)]
     label = best(outcomes, _LABEL_NAMES) or best(outcomes, _OUTCOME_NAMES)
-    reasons.append(f"label = {label!r} (two values, named like an outcome)" if label else NO_OUTCOME)
+    numbers = [c for c, (d, num) in stats_.items() if num and d > 2 and c not in unique_per_row]
+    pair = None if label else amount_pair(numbers)
+    if pair:
+        label, stem = pair[0], pair[2]
+        reasons.append(f"label = {label!r}, prediction = {pair[1]!r} (numbers named as an outcome and its "
+                       f"prediction of {stem!r})")
+    else:
+        reasons.append(f"label = {label!r} (two values, named like an outcome)" if label else NO_OUTCOME)
     scores = [c for c, (d, num) in stats_.items() if c != label and c not in unique_per_row and (d == 2 or num)]
 
     def as_prediction(c: str) -> tuple[int, int]:   # the plainest name first; a decision before a score
         return max(_name_score(c, _PREDICTION_NAMES), _name_score(c, _DECISION_NAMES)), int(stats_[c][0] == 2)
 
     ranked = sorted((c for c in scores if as_prediction(c)[0] > 0), key=as_prediction, reverse=True)
-    prediction = ranked[0] if ranked else None
-    if prediction:
+    prediction = pair[1] if pair else ranked[0] if ranked else None
+    if prediction and not pair:
         kind = "two values" if stats_[prediction][0] == 2 else "a numeric score"
         reasons.append(f"prediction = {prediction!r} ({kind}, named like a "
                        + ("decision)" if _name_score(prediction, _DECISION_NAMES) >= _name_score(
