@@ -12,7 +12,7 @@ from ui.state import outcomes_or_stop, data_banner, page_setup
 from ui.widgets import (BuiltIn, P_FORMATS, chart, csv_download, md_escape, option_label, require,
                         styled)
 
-audit = page_setup("Sample-Size Explorer")
+audit = page_setup("Sample-Size Explorer", heading="Sample-size explorer")
 outcomes_or_stop(audit, "The Sample-Size Explorer")
 # Built-in choices offered beside the groups: never equal to a group name, labelled unlike any group.
 REST = BuiltIn(Reference.REST.value)
@@ -78,7 +78,6 @@ def ns_choice(key: str, default: tuple[int, ...], label: str = "Sample sizes n")
     return tuple(sorted(ns))
 
 
-st.title("Sample-size explorer")
 data_banner(audit)
 st.markdown("Small groups make scores jagged, sometimes undefined, and easy to misread. The **MATCH test** "
             "asks whether a group's score is plausible for a group of its size drawn from a reference; the other "

@@ -9,10 +9,9 @@ from ui.state import outcomes_or_stop, data_banner, page_setup
 from ui.widgets import chart, csv_download, md_escape, require, styled
 
 ERR_KEY = "err"
-audit = page_setup("Smoothing")
+audit = page_setup("Smoothing", heading="Smoothing")
 outcomes_or_stop(audit, "Smoothing")
 
-st.title("Smoothing")
 data_banner(audit)
 st.markdown(
     "Small groups' metrics are noisy and often undefined. **Cross-Prior Smoothing** (CPS, the small-data paper's Algorithm 1) "

@@ -20,7 +20,7 @@ def test_the_registry_names_every_page_script_once():
 def test_each_page_is_titled_with_its_label():
     for p in pages.PAGES:
         source = (ROOT / p.script).read_text(encoding="utf-8")
-        titles = re.findall(r"page_setup\(\"([^\"]+)\"\)", source)
+        titles = re.findall(r"page_setup\(\"([^\"]+)\"[,)]", source)
         assert titles == [p.label], p.script
 
 

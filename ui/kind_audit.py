@@ -19,7 +19,7 @@ from fairness_core.audit import Audit
 from fairness_core.continuous import ContinuousAudit
 from fairness_core.multiclass import MulticlassAudit
 from fairness_core.vocabulary import DEFAULT_ALPHA
-from fairness_core.wording.kinds import amount_questions, amount_text, class_questions, unit_parts
+from fairness_core.wording.kinds import amount_questions, amount_text, class_questions
 from fairness_core.io import DataValidationError
 from ui.kind_upload import located
 from ui.kinds import Loaded, one_vs_rest
@@ -109,15 +109,22 @@ def amounts_view(loaded: Loaded, a: ContinuousAudit, tolerance: float, alpha: fl
                    else "outcome − prediction (a larger prediction is a harm)")
                 + ". OFI beyond the tolerance: the model is at fault; within it with the **mean prediction ratio** "
                   "outside [0.8, 1.25]: a disparity the outcomes share. Too skewed for its rows: no verdict.")
-    v = a.verdicts(tolerance, alpha=alpha, adjust=adjust, unit=_prefix(loaded.unit))
+    v = a.verdicts(tolerance, alpha=alpha, adjust=adjust, unit=loaded.unit)
     verdict_summary(v, "pairs of groups")
     questions(amount_questions(a, v, loaded.unit))
+    unit = f" ({loaded.unit.strip()})" if loaded.unit.strip() else ""
     shown = _pairs(v, ["group_i", "group_j", "n_i", "n_j", "ofi", "ofi_ci_low", "ofi_ci_high", "ofi_p_adjusted",
-                       "ratio", "ratio_ci_low", "ratio_ci_high", "verdict", "explanation"]).rename(
-        columns={"explanation": "reading"})
+                       "ratio", "ratio_ci_low", "ratio_ci_high", "verdict"]).rename(columns={
+        "ofi": f"OFI{unit}", "ofi_ci_low": "OFI low", "ofi_ci_high": "OFI high", "ofi_p_adjusted": "p (adjusted)",
+        "ratio": "mean prediction ratio", "ratio_ci_low": "ratio low", "ratio_ci_high": "ratio high"})
     st.subheader("Verdict per pair")
-    st.dataframe(styled(shown, 3, P_FORMATS), width="stretch", hide_index=True, key="amount-verdicts",
-                 column_config={"reading": st.column_config.TextColumn(width="large")})
+    st.caption(f"OFI = B(first of the pair) − B(second), in {md_escape(loaded.unit.strip() or 'the outcome’s units')}"
+               "; low and high: its adjusted interval. The mean prediction ratio is the first's mean prediction over "
+               "the second's.")
+    st.dataframe(styled(shown, 2, P_FORMATS), width="stretch", hide_index=True, key="amount-verdicts")
+    with st.expander("Each pair in words", expanded=len(v) <= 6):
+        st.markdown("\n".join(f"- **{md_escape(i)} vs {md_escape(j)}:** {md_escape(e)}"
+                              for i, j, e in zip(v["group_i"], v["group_j"], v["explanation"])))
     csv_download(v.table if hasattr(v, "table") else v, "amount_verdicts.csv",
                  "Download verdicts with every number (CSV)", index=False)
     fig = plots.benefit_distributions(a, loaded.benefits() if a is loaded.audit else None,
@@ -128,17 +135,12 @@ def amounts_view(loaded: Loaded, a: ContinuousAudit, tolerance: float, alpha: fl
     st.caption(f"Means with their {1 - alpha:.0%} intervals (unadjusted); the mean prediction ratio is each group's "
                f"mean prediction over {md_escape(a.by_group().attrs['reference'])}'s (the largest group).")
     table = a.by_group(alpha=alpha)
-    st.dataframe(styled(table, 3), width="stretch", key="amount-groups")
+    st.dataframe(styled(table, 2), width="stretch", key="amount-groups")
     csv_download(table, "amount_by_group.csv", "Download per-group numbers (CSV)")
     gaps = amount_questions(a, v, loaded.unit)["mae_gaps"]
     with st.expander("Mean absolute error gaps for every pair"):
         st.dataframe(styled(gaps, 3), width="stretch", hide_index=True, key="mae-gaps")
         csv_download(gaps, "mae_gaps.csv", "Download (CSV)", index=False)
-
-
-def _prefix(unit: str) -> str:
-    """The part of a unit the library's verdict explanations print before a number ("$" of "$ a year")."""
-    return unit_parts(unit)[0]
 
 
 def classes_view(m: MulticlassAudit, tolerance: float, alpha: float, adjust: str) -> None:
@@ -207,7 +209,7 @@ def report_downloads(loaded: Loaded, audit: ContinuousAudit | MulticlassAudit, t
     def built():  # type: ignore[no-untyped-def]
         if isinstance(audit, ContinuousAudit):
             return report_kinds.build(audit, audit.verdicts(tolerance, alpha=alpha, adjust=adjust,
-                                                            unit=_prefix(loaded.unit)), unit=loaded.unit)
+                                                            unit=loaded.unit), unit=loaded.unit)
         return report_kinds.build(audit, settings=VerdictSettings(tolerance, alpha, adjust))
 
     r1, r2, r3 = st.columns(3)

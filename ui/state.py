@@ -152,10 +152,11 @@ def data_banner(audit: Audit) -> None:
 PAGES = NAVIGATION
 
 
-def page_setup(title: str) -> Audit:
+def page_setup(title: str, heading: str | None = None) -> Audit:
     """Every page's first call: wide layout, title, sign-in (:func:`ui.auth.require_user`: the sign-in screen
     stops here) and navigation with who is signed in, the session's background jobs kept alive, a notice after
-    a server restart, then the session's audit."""
+    a server restart, then the session's audit. ``heading``: the page's title, written here when given so that it
+    stands above the notice of a page that reads a yes/no view of amounts or categories."""
     from ui import auth
 
     freeze_imports()
@@ -201,6 +202,8 @@ def page_setup(title: str) -> Audit:
                 st.session_state.pop(GONE_KEY, None)
                 st.rerun()
             st.stop()
+    if heading is not None:   # the page's title first, then (amounts or categories loaded) why it reads a yes/no view
+        st.title(heading)
     return two_valued_view(title, audit)
 
 

@@ -130,7 +130,7 @@ def _style(df: pd.DataFrame, precision: int, formats: Mapping[str, str | Callabl
 #: Probabilities that can be astronomically small: three significant digits.
 P_FORMATS = {c: "{:.3g}" for c in ("p-value", "adjusted p-value", "percentile", "p_value", "p_value_error",
                                    "percentile_error", "OFI p (adjusted)", "DI p (adjusted)",
-                                   "impact ratio p (adjusted)")}
+                                   "impact ratio p (adjusted)", "p (adjusted)")}
 
 
 def require(selection: object, what: str) -> None:
