@@ -108,3 +108,12 @@ def test_a_yes_no_page_puts_its_title_above_the_amounts_notice_and_the_table_hea
     assert "OFI ($ per hour)" in table.columns and "reading" not in table.columns
     words = " ".join(e.value for e in at.markdown)
     assert "**female vs male:**" in words or "**male vs female:**" in words
+
+
+def test_one_pair_is_counted_as_one_pair():
+    from tests.test_app_amounts import with_demo
+
+    at = with_demo("pay_model")                        # two groups: one pair
+    at.switch_page("pages/2_Bias_Audit.py").run()
+    captions = " ".join(c.value for c in at.caption)
+    assert "of 1 pair of groups in all" in captions and "1 pairs" not in captions

@@ -52,3 +52,16 @@ def test_a_classs_binary_audit_carries_only_its_own_note():
     medium = m.one_vs_rest("Medium", "harm")
     assert "Nobody was observed in 'Medium'" in medium.notes[0]
     assert not any("y_pred" in n or "y_true" in n for n in (*high.notes, *medium.notes))
+
+
+def test_the_impact_ratio_panels_list_the_pairs_in_one_order_with_one_name_each():
+    from fairness_core import plots
+
+    m = datasets.load_kind_demo("compas_tiers")
+    fig = plots.impact_ratio_chart(m.impact_ratios())
+    axes = [fig.layout[a] for a in fig.layout if a.startswith("yaxis")]
+    arrays = [tuple(ax.categoryarray) for ax in axes]
+    assert len(arrays) == 2 and arrays[0] == arrays[1] and len(set(arrays[0])) == len(arrays[0]) == 15
+    shown = {y for trace in fig.data for y in trace.y}
+    assert shown <= set(arrays[0])
+    assert not any(" vs " in y for y in shown)

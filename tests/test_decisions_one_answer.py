@@ -129,7 +129,7 @@ def test_tiles_headline_and_report_summary_give_each_attribute_its_own_counts():
     page = r.html()
     head = page[:page.index("</header>")]
     assert head.index("By race alone") < head.index("The sex × race intersections")
-    assert "1 pairs of race categories — adverse impact: 1" in head
+    assert "1 pair of race categories — adverse impact: 1" in head
     assert head.index("By race alone") < page.index("Verdict per pair")   # its section before the intersections'
 
 

@@ -16,7 +16,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from fairness_core.common.text import safe_file_name
+from fairness_core.common.text import counted, safe_file_name
 from fairness_core.io import to_safe_csv
 from fairness_core.reading import three_questions, verdict_reading
 from fairness_core.verdicts import SELECTION_VERDICTS, VERDICTS
@@ -279,7 +279,8 @@ def verdict_summary(verdicts: pd.DataFrame, pairs: str = "pairs") -> None:
         names, helps = VERDICTS, _VERDICT_HELP
     for col, verdict in zip(st.columns(len(names)), names):
         col.metric(verdict.capitalize(), f"{counts.get(verdict, 0):,}", help=helps[verdict])
-    st.caption(f"Group pairs with each verdict, of {len(verdicts):,} {md_escape(pairs)} in all.")
+    one = pairs.replace("pairs", "pair", 1) if pairs.startswith("pairs") else pairs
+    st.caption(f"Group pairs with each verdict, of {md_escape(counted(len(verdicts), one, pairs))} in all.")
 
 
 def questions_panel(audit, verdicts: pd.DataFrame, answers: dict | None = None) -> None:  # type: ignore[no-untyped-def]

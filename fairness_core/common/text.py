@@ -119,6 +119,21 @@ _PLOTLY_SPECIAL = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "%": "&#37;", "$": "&
 _PLOTLY_PATTERN = re.compile("[&<>%$]")
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and its noun, singular for one: "1 pair", "3 pairs", "1 pair of groups" (the noun's first word is the
+    one made plural).
+
+    >>> counted(1, "pair of groups"), counted(28, "pair of groups"), counted(2, "case", "cases")
+    ('1 pair of groups', '28 pairs of groups', '2 cases')
+    """
+    if n == 1:
+        return f"1 {noun}"
+    if plural is None:
+        head, sep, rest = noun.partition(" ")
+        plural = f"{head}s{sep}{rest}"
+    return f"{n:,} {plural}"
+
+
 def plotly_text(value: object) -> str:
     """User text for any Plotly label (title, axis title, tick, legend, hover text or template,
     annotation): shown exactly as typed, never as markup, a link, styled text or a template field.

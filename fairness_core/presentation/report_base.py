@@ -25,7 +25,7 @@ from ..results import Verdicts
 from ..wording.decisions import NEEDS_OUTCOMES_ONCE as NEEDS_ONCE, pairs_of
 from ..wording.reading import findings_first, verdict_reading
 from ..services.io import to_safe_csv
-from ..common.text import safe_file_name
+from ..common.text import counted, safe_file_name
 
 
 @dataclass
@@ -137,9 +137,9 @@ class Report:
             parts.append(f"<h2>Summary</h2><p class='note'>Decisions alone: {esc(NEEDS_ONCE)}</p>")
             for attribute, a in s["each attribute alone"].items():
                 tally = ", ".join(f"{esc(k)}: {n}" for k, n in a["verdicts"].items())
-                parts.append(f"<h3>By {esc(attribute)} alone</h3><p>{a['pairs']} pairs of {esc(attribute)} categories "
+                parts.append(f"<h3>By {esc(attribute)} alone</h3><p>{esc(counted(a['pairs'], f'pair of {attribute} categories'))} "
                              f"— {tally}.</p><p>{esc(a['findings'])}</p><p>{esc(a['four-fifths rule'])}</p>")
-            parts.append(f"<h3>{esc(s['pairs of'].capitalize())}</h3><p>{s['pairs']} pairs — {counts}.</p>"
+            parts.append(f"<h3>{esc(s['pairs of'].capitalize())}</h3><p>{counted(s['pairs'], 'pair')} — {counts}.</p>"
                          f"<p>{esc(s['findings'])}</p><ol class='questions'>{questions}</ol>"
                          "<p>Every verdict rests on a multiplicity-adjusted interval of the impact ratio, printed "
                          "beside it.</p></header>")

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..common.text import counted
 from .._version import __version__
 from ..common.vocabulary import adjustment
 from ..counterfactual import NULL_SUFFIX, PairedAudit
@@ -191,7 +192,7 @@ class PairedReport(Report):
         incomplete = (f"<p class='note'>{s['incomplete cases']:,} case(s) lack some group's answer; each is used "
                       "wherever the pair it belongs to is complete (listed in the table of incomplete cases).</p>"
                       if s["incomplete cases"] else "")
-        parts.append(f"<h2>The answer</h2>{answer}<p>{s['pairs']} pairs of groups — {counts}.</p>{omnibus}"
+        parts.append(f"<h2>The answer</h2>{answer}<p>{counted(s['pairs'], 'pair of groups')} — {counts}.</p>{omnibus}"
                      f"{incomplete}<p>Each case was answered once per group with only the group's words changed, so "
                      "every comparison is paired: the same cases, compared within each case. Every verdict rests on "
                      "an adjusted interval, printed beside it; the settings and methods are at the end.</p>"

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..common.text import counted
 from ..common.vocabulary import check_alpha
 from ..statistics.verdicts import level_text
 
@@ -93,7 +94,7 @@ def answer(pairs: pd.DataFrame, kind: str, tolerance: float, baseline: tuple[str
         return ["No pair of groups has a case answered for both."]
     if len(material):
         lead = (f"Changing only the group's words changed the model's answers materially in {len(material)} of "
-                f"{total} pairs of groups: their difference of {what} lies beyond ±{tol} at the {level} adjusted "
+                f"{counted(total, 'pair of groups')}: their difference of {what} lies beyond ±{tol} at the {level} adjusted "
                 "level.")
     else:
         lead = (f"No pair of groups shows a material difference: in none of the {total} pairs does the difference "

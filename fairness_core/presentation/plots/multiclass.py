@@ -81,7 +81,8 @@ def class_heatmaps(audit: MulticlassAudit, groups: list[str] | None = None) -> g
 def impact_ratio_chart(ratios: pd.DataFrame) -> go.Figure:
     """Every pair's impact ratio at every cut (or of every class), with the adjusted interval that decided its
     verdict (:meth:`fairness_core.multiclass.MulticlassAudit.impact_ratios`), one panel per cut, the four-fifths
-    band dashed and 1 solid; the points coloured by verdict.
+    band dashed and 1 solid; the points coloured by verdict. Every panel lists the pairs in one order, each named
+    once ("a · b"); the hover says whose rate is over whose.
 
     >>> m = MulticlassAudit.from_decisions(["L"] * 6 + ["H"] * 4 + ["L"] * 3 + ["H"] * 7, ["a"] * 10 + ["b"] * 10,
     ...                                    ["L", "H"], favourable="L")
@@ -94,9 +95,22 @@ def impact_ratio_chart(ratios: pd.DataFrame) -> go.Figure:
     fig = make_subplots(rows=len(families), cols=1, shared_xaxes=True, vertical_spacing=0.08,
                         subplot_titles=[f"{label} {plotly_text(f)}" for f in families])
     shown: set[str] = set()
+    # one row per pair, named and ordered the same in every panel (the groups in their first order); which group's
+    # rate is over which is in the hover, since each panel orients a pair as its verdict does (the lower rate over
+    # the higher, the four-fifths rule's reading)
+    order = list(dict.fromkeys([*ratios["group_i"].astype(str), *ratios["group_j"].astype(str)]))
+    rank = {g: r for r, g in enumerate(order)}
+
+    def pair_name(i: str, j: str) -> str:
+        a, b = sorted((i, j), key=rank.__getitem__)
+        return f"{a} · {b}"
+
+    rows = list(dict.fromkeys(sorted((pair_name(i, j) for i, j in zip(ratios["group_i"].astype(str),
+                                                                         ratios["group_j"].astype(str))),
+                                     key=lambda n: [rank[g] for g in n.split(" · ")])))
     for k, fam in enumerate(families):
         part = ratios[ratios[label] == fam]
-        names = (part["group_i"].astype(str) + " vs " + part["group_j"].astype(str)).tolist()
+        names = [pair_name(i, j) for i, j in zip(part["group_i"].astype(str), part["group_j"].astype(str))]
         for verdict, colour in _VERDICT_COLOURS.items():
             sel = (part["verdict"] == verdict).to_numpy()
             if not sel.any():
@@ -114,10 +128,12 @@ def impact_ratio_chart(ratios: pd.DataFrame) -> go.Figure:
                              color=colour, thickness=2, width=4),
                 hovertext=hover, hoverinfo="text"), row=k + 1, col=1)
             shown.add(verdict)
-        fig.update_yaxes(type="category", autorange="reversed", row=k + 1, col=1)
+        fig.update_yaxes(type="category", categoryorder="array", categoryarray=rows, autorange="reversed",
+                         row=k + 1, col=1)
     for x, dash in ((bias.FOUR_FIFTHS_LOW, "dash"), (1.0, "solid"), (bias.FOUR_FIFTHS_HIGH, "dash")):
         fig.add_vline(x=x, line_dash=dash, line_color="#888", line_width=1)
-    fig.update_xaxes(title_text=f"impact ratio rate_i / rate_j ({interval_label(ratios, 'di')})", rangemode="tozero",
+    fig.update_xaxes(title_text=f"impact ratio: the lower rate over the higher ({interval_label(ratios, 'di')})",
+                     rangemode="tozero",
                      row=len(families), col=1)
     pairs = max(int((ratios[label] == f).sum()) for f in families) if families else 1
     what = "at every cut" if label == "cut" else "of every class's share"
