@@ -101,6 +101,23 @@ def _pairs(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     return shown.drop(columns=["group_i", "group_j"], errors="ignore")
 
 
+#: An amount table's columns that hold the outcome's units (their headers carry the unit on the page).
+_AMOUNT_COLUMNS = ("mean_outcome", "mean_prediction", "mean_benefit", "mae", "rmse", "mae_i", "mae_j", "gap")
+
+
+def _headed(table: pd.DataFrame, unit: str) -> pd.DataFrame:
+    """An amount table with readable headers for the page: "mean outcome ($ a year)", "… low", "… high" (the CSV
+    download keeps the library's names)."""
+    suffix = f" ({unit.strip()})" if unit.strip() else ""
+
+    def header(c: str) -> str:
+        for end, word in (("_ci_low", " low"), ("_ci_high", " high")):
+            if c.endswith(end):
+                return c[: -len(end)].replace("_", " ") + word
+        return c.replace("_", " ") + (suffix if c in _AMOUNT_COLUMNS else "")
+    return table.rename(columns={c: header(str(c)) for c in table.columns})
+
+
 def amounts_view(loaded: Loaded, a: ContinuousAudit, tolerance: float, alpha: float, adjust: str) -> None:
     """An amount audit: its questions, verdicts, benefit distributions and per-group table."""
     st.markdown(f"**OFI for amounts** = Bᵢ − Bⱼ, the difference of mean **benefits** per person, in "
@@ -135,11 +152,11 @@ def amounts_view(loaded: Loaded, a: ContinuousAudit, tolerance: float, alpha: fl
     st.caption(f"Means with their {1 - alpha:.0%} intervals (unadjusted); the mean prediction ratio is each group's "
                f"mean prediction over {md_escape(a.by_group().attrs['reference'])}'s (the largest group).")
     table = a.by_group(alpha=alpha)
-    st.dataframe(styled(table, 2), width="stretch", key="amount-groups")
+    st.dataframe(styled(_headed(table, loaded.unit), 2), width="stretch", key="amount-groups")
     csv_download(table, "amount_by_group.csv", "Download per-group numbers (CSV)")
     gaps = amount_questions(a, v, loaded.unit)["mae_gaps"]
     with st.expander("Mean absolute error gaps for every pair"):
-        st.dataframe(styled(gaps, 3), width="stretch", hide_index=True, key="mae-gaps")
+        st.dataframe(styled(_headed(gaps, loaded.unit), 2), width="stretch", hide_index=True, key="mae-gaps")
         csv_download(gaps, "mae_gaps.csv", "Download (CSV)", index=False)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..common.text import counted
 from ..common import text
 from ..statistics.verdicts import SELECTION_VERDICTS, VERDICTS, interval_label, level_text
 from .kinds import _amount_ofi_answer, amount_text   # one home for an amount in words (the Bias Audit page's too)
@@ -47,13 +48,13 @@ def ratio_answer(verdicts: pd.DataFrame, asked: bool = True) -> str:
     beyond = verdicts[verdicts["ratio_beyond_band"].astype(bool)]
     inside = int(verdicts["ratio_within_band"].astype(bool).sum())
     undefined = int(verdicts["ratio"].isna().sum())
-    tail = ((f"; shown inside it for {inside} pair(s)" if inside else "")
-            + (f"; undefined for {undefined} pair(s) (a mean prediction not above 0)" if undefined else ""))
+    tail = ((f"; shown inside it for {counted(inside, 'pair')}" if inside else "")
+            + (f"; undefined for {counted(undefined, 'pair')} (a mean prediction not above 0)" if undefined else ""))
     if not len(beyond):
         return f"No pair's mean prediction ratio is shown outside {band} ({interval_label(verdicts, 'di')}){tail}."
     worst = beyond.loc[(beyond["ratio"] - 1).abs().idxmax()]
     systemic = int((verdicts["verdict"] == "systemic disparity").sum())
-    return (f"{len(beyond):,} pair(s) have a mean prediction ratio shown outside {band} "
+    return (f"{counted(len(beyond), 'pair')} {'has' if len(beyond) == 1 else 'have'} a mean prediction ratio shown outside {band} "
             f"({interval_label(verdicts, 'di')}); the farthest: {worst['group_i']} against {worst['group_j']}, "
             f"{text.ratio_text(worst['ratio'], worst['ratio_ci_low'], worst['ratio_ci_high'])}"
             + (f"; {systemic} of them with OFI inside the tolerance: a systemic disparity" if systemic else "")
@@ -73,7 +74,7 @@ def error_size_answer(gaps: pd.DataFrame, by_group: pd.DataFrame, unit: str = ""
     if not len(shown):
         return head + f"; no pair's gap is shown (simultaneous {level} intervals all include 0)."
     top = shown.loc[shown["gap"].abs().idxmax()]
-    return (head + f"; the gap is shown for {len(shown):,} of {len(gaps):,} pairs (simultaneous {level} intervals), "
+    return (head + f"; the gap is shown for {len(shown):,} of {counted(len(gaps), 'pair')} (simultaneous {level} intervals), "
             f"the largest: {top['group_i']} {amount_text(top['mae_i'], unit)} against {top['group_j']} "
             f"{amount_text(top['mae_j'], unit)}, a gap of {amount_text(top['gap'], unit)} "
             f"({amount_text(top['ci_low'], unit)} to {amount_text(top['ci_high'], unit)}).")

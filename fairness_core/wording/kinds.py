@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..common.text import counted
 from ..common.vocabulary import check_alpha
 from ..statistics import verdicts as verdicts_
 from ..statistics.amounts import MeanPairs
@@ -138,17 +139,19 @@ def _amount_ofi_answer(v: pd.DataFrame, unit: str, what: str = "more benefit per
         top = bias.loc[bias["ofi"].abs().idxmax()]
         loser = top["group_j"] if top["favours"] == top["group_i"] else top["group_i"]
         lo, hi = sorted((abs(top["ofi_ci_low"]), abs(top["ofi_ci_high"])))
-        return (f"Yes for {len(bias):,} of {len(v):,} pairs: the largest, {top['favours']} gets "
+        return (f"Yes for {len(bias):,} of {counted(len(v), 'pair')}: the largest, {top['favours']} gets "
                 f"{amount_text(abs(top['ofi']), unit)} {what} than {loser} "
                 f"({interval_label(v, 'ofi')} {amount_range(lo, hi, unit)}, beyond ±{tol}).")
     within = int(counts.get("systemic disparity", 0) + counts.get("no bias detected", 0))
     unclear = int(counts.get("materiality unclear", 0))
     open_ = int(counts.get("inconclusive", 0)) - skewed
     return (f"Not shown for any pair: no OFI interval lies beyond ±{tol}"
-            + (f"; {within} pair(s) are shown within it" if within else "")
-            + (f"; {unclear} pair(s) differ but may be immaterial" if unclear else "")
-            + (f"; {open_} pair(s) are inconclusive" if open_ > 0 else "")
-            + (f"; {skewed} pair(s) are too skewed for their rows to tell" if skewed else "") + ".")
+            + (f"; {counted(within, 'pair')} {'is' if within == 1 else 'are'} shown within it" if within else "")
+            + (f"; {counted(unclear, 'pair')} {'differs' if unclear == 1 else 'differ'} but may be immaterial"
+               if unclear else "")
+            + (f"; {counted(open_, 'pair')} {'is' if open_ == 1 else 'are'} inconclusive" if open_ > 0 else "")
+            + (f"; {counted(skewed, 'pair')} {'is' if skewed == 1 else 'are'} too skewed for their rows to tell"
+               if skewed else "") + ".")
 
 
 def _amount_ratio_answer(v: pd.DataFrame) -> str:
@@ -161,7 +164,8 @@ def _amount_ratio_answer(v: pd.DataFrame) -> str:
     beyond = int(v["ratio_beyond_band"].fillna(False).astype(bool).sum())
     lowest = f"the lowest, {worst['group_i']}'s mean prediction over {worst['group_j']}'s, {worst['ratio']:.3f} ({ci})"
     if beyond:
-        return (f"{beyond:,} of {len(v):,} pair(s) have mean predictions shown outside the band "
+        return (f"{beyond:,} of {counted(len(v), 'pair')} {'has' if beyond == 1 else 'have'} mean predictions shown "
+                "outside the band "
                 f"[{band[0]:g}, {band[1]:g}]: {lowest}. With OFI within the tolerance that is a disparity the "
                 "outcomes share (systemic), not the model's error.")
     return f"No pair's mean prediction ratio is shown outside the band [{band[0]:g}, {band[1]:g}]; {lowest}."
@@ -175,7 +179,7 @@ def _mae_answer(gaps: pd.DataFrame, unit: str) -> str:
     shown = int(gaps["differs"].sum())
     return (f"The largest gap: {top['group_i']}'s predictions miss by {amount_text(top['mae_i'], unit)} on average, "
             f"{top['group_j']}'s by {amount_text(top['mae_j'], unit)}, a gap of {amount_text(top['gap'], unit)} ({ci}: "
-            + ("shown" if top["differs"] else "not shown") + f"); {shown} of {len(gaps):,} pair(s) shown to differ.")
+            + ("shown" if top["differs"] else "not shown") + f"); {shown} of {counted(len(gaps), 'pair')} shown to differ.")
 
 
 def amount_questions(audit: Any, verdicts: pd.DataFrame, unit: str = "") -> dict[str, Any]:
