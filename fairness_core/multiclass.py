@@ -363,8 +363,9 @@ class MulticlassAudit:
     def class_rates(self, cls: Any, alpha: float = DEFAULT_ALPHA) -> pd.DataFrame:
         """``cls`` against the rest where no direction is declared (a middle tier): per group the shares observed
         and placed in it, its recall and false-placement rate with exact intervals
-        (:func:`fairness_core.statistics.ordinal.class_rates`); decisions alone: the share placed in it. No OFI and no pair verdict: which way is better
-        for the person is not known, so :meth:`one_vs_rest` of such a class needs ``positive_is``."""
+        (:func:`fairness_core.statistics.ordinal.class_rates`); decisions alone: the share placed in it. No OFI and
+        no pair verdict: which way is better for the person is not known (:meth:`no_direction` says why), so
+        :meth:`one_vs_rest` of such a class needs ``positive_is``."""
         check_alpha(alpha)
         c = self._class(cls)
         if self.outcomes:
@@ -375,25 +376,41 @@ class MulticlassAudit:
                              "share_placed_ci_low": low, "share_placed_ci_high": high},
                             index=pd.Index(list(self.groups), name="group"))
 
-    def one_vs_rest(self, cls: Any, positive_is: str | None = None) -> Audit:
+    def one_vs_rest(self, cls: Any, positive_is: str | None = None, *, undirected: bool = False) -> Audit:
         """The binary audit of ``cls`` against the rest: positive = placed in (observed in) ``cls``.
 
         Its direction is declared from ``favourable`` (:meth:`class_direction`): a favourable class is a benefit,
         an unfavourable one a harm (labels and predictions flipped, as ``Audit.from_predictions(...,
-        positive_is="harm")``, so positive there means "not in ``cls``"); a class of undeclared direction (a middle
-        tier) gives an audit whose direction is not declared, and a note says why. ``positive_is`` overrides it.
-        Its one note names the class (and says so when nobody was observed in it); the category audit's own notes,
-        about the data as a whole, stay with it.
+        positive_is="harm")``, so positive there means "not in ``cls``"). ``positive_is`` overrides it.
+
+        A class of undeclared direction (a middle tier, or any class when no class was declared favourable) has no
+        binary audit by default: being placed in it is neither clearly a benefit nor a harm, so OFI, the
+        four-fifths rule and every pair verdict are undefined, and a ``ValueError`` says so. What is defined
+        there, its rates with exact intervals (NaN with the reason where nobody could be so placed), is
+        :meth:`class_rates`; a user who declares its direction passes ``positive_is``. ``undirected=True`` returns
+        the audit anyway (``positive_is`` None), for pages that read its rates alone and never its verdicts.
+
+        Its one note names the class, and says so when nobody was observed in it (naming the rates that are then
+        undefined in this audit's own orientation); the category audit's own notes, about the data as a whole, stay
+        with it.
 
         >>> m = MulticlassAudit.from_predictions([0, 1, 2, 2, 1, 0], [0, 2, 2, 1, 1, 0], ["a"] * 3 + ["b"] * 3,
         ...                                      order=[0, 1, 2], favourable=2)
         >>> m.one_vs_rest(2).cms["a"], m.one_vs_rest(2).positive_is
         (ConfusionMatrix(tp=1, fn=0, fp=1, tn=1), 'benefit')
+        >>> m.one_vs_rest(1)
+        Traceback (most recent call last):
+        ...
+        ValueError: '1' is neither end of the order, so being placed in it is neither clearly a benefit nor a harm: its one-vs-rest audit has no direction and no pair verdict. Its rates with intervals: class_rates('1'); to audit it as a binary decision, declare its direction: one_vs_rest('1', positive_is='benefit' or 'harm').
         """
         c = self._class(cls)
         name = self.classes[c]
         declared = {"favourable": "benefit", "unfavourable": "harm", "not declared": None}[self.class_direction(name)]
         positive_is = declared if positive_is is None else positive_is
+        if positive_is is None and not undirected:
+            raise ValueError(f"{self.no_direction(name)}: its one-vs-rest audit has no direction and no pair verdict. "
+                             f"Its rates with intervals: class_rates({name!r}); to audit it as a binary decision, "
+                             f"declare its direction: one_vs_rest({name!r}, positive_is='benefit' or 'harm').")
         if self.outcomes:
             tp = self.counts[:, c, c]
             cells = np.column_stack([tp, self.counts[:, c, :].sum(axis=1) - tp, self.counts[:, :, c].sum(axis=1) - tp])
@@ -404,14 +421,30 @@ class MulticlassAudit:
         outcome = f"placed in {name}"
         note = f"One-vs-rest audit of the class {name!r} ({self.direction})."
         if self.outcomes and int(self.counts[:, c, :].sum()) == 0:
-            note += (f" Nobody was observed in {name!r}: its TPR and FNR are undefined, and every placement in it "
-                     "is a false positive.")
+            # flipped (a harm), positive means "not in the class": nobody observed in it is nobody observed negative
+            rates, placement = (("FPR and TNR", "false negative") if positive_is == "harm"
+                                else ("TPR and FNR", "false positive"))
+            note += (f" Nobody was observed in {name!r}: its {rates} are undefined here, and every placement in it "
+                     f"is a {placement}.")
         if positive_is == "harm":
             cells, outcome = cells[:, ::-1], opposite_outcome(outcome)   # TP, FN, FP, TN = TN, FP, FN, TP
         elif positive_is is None:
-            note += (f" Being placed in {name!r} is neither end of the order, so its direction is not declared."
-                     if self.ordered else " No class was declared favourable, so its direction is not declared.")
+            note += f" {self.no_direction(name)}: read its rates, not its verdicts."
         return self._binary(cells, outcome, positive_is, note, f"{name} against the rest")
+
+    def no_direction(self, cls: Any) -> str:
+        """Why ``cls`` against the rest has no direction, in one clause ("" for a class whose direction is declared).
+
+        >>> m = MulticlassAudit.from_decisions(["L", "M", "H", "L"], list("aabb"), ["L", "M", "H"], favourable="L")
+        >>> m.no_direction("M")
+        "'M' is neither end of the order, so being placed in it is neither clearly a benefit nor a harm"
+        """
+        name = self.classes[self._class(cls)]
+        if self.class_direction(name) != "not declared":
+            return ""
+        why = ("is neither end of the order" if self.ordered
+               else "has no declared direction (no class was declared favourable)")
+        return f"{name!r} {why}, so being placed in it is neither clearly a benefit nor a harm"
 
     def at_cut(self, cls: Any) -> Audit:
         """The binary audit of the cut "``cls`` or better" (ordered only): positive = observed (predicted) in

@@ -65,3 +65,33 @@ def test_the_impact_ratio_panels_list_the_pairs_in_one_order_with_one_name_each(
     shown = {y for trace in fig.data for y in trace.y}
     assert shown <= set(arrays[0])
     assert not any(" vs " in y for y in shown)
+
+
+@pytest.mark.parametrize("order, favourable, cls", [(["L", "M", "H"], "L", "M"), (None, None, "L")])
+def test_a_class_of_no_declared_direction_has_no_binary_verdict_in_the_library(order, favourable, cls):
+    """Issue 53: 'Medium against the rest' gave 'algorithmic bias' twice though nobody declared whether being
+    placed in Medium helps or harms. The library now refuses the directional audit and says why in one clause;
+    the rates stay defined (NaN with a reason where not), and a declared direction or an end of the order still
+    gives the binary audit."""
+    y, p, g = _rows()
+    m = MulticlassAudit.from_predictions(y, p, g, order=order, favourable=favourable)
+    with pytest.raises(ValueError, match=rf"'{cls}' (is neither end of the order|has no declared direction).*"
+                                         r"class_rates\('" + cls):
+        m.one_vs_rest(cls)
+    assert m.no_direction(cls).startswith(f"'{cls}' ")
+    assert m.class_rates(cls)["recall"].notna().all()
+    assert m.one_vs_rest(cls, "harm").positive_is == "harm"
+    if order is not None:   # the ends keep their verdicts, their direction from the favourable end
+        assert (m.one_vs_rest("L").positive_is, m.one_vs_rest("H").positive_is) == ("benefit", "harm")
+        assert m.no_direction("L") == m.no_direction("H") == ""
+        assert len(m.one_vs_rest("H").verdicts(0.05)) == 3
+
+
+@pytest.mark.parametrize("positive_is, undefined, defined", [("harm", "FPR", "TPR"), (None, "TPR", "FPR")])
+def test_the_note_of_a_class_nobody_was_observed_in_names_the_rates_undefined_in_its_own_orientation(
+        positive_is, undefined, defined):
+    m = datasets.load_kind_demo("compas_tiers")
+    medium = m.one_vs_rest("Medium", positive_is, undirected=positive_is is None)
+    table = medium.group_table([undefined, defined])
+    assert table[undefined].isna().all() and table[defined].notna().all()
+    assert f"its {undefined} and " in medium.notes[0]

@@ -98,17 +98,20 @@ def test_confusion_matrices_and_one_vs_rest_rates_equal_scikit_learns_per_group(
         mcm = multilabel_confusion_matrix(y[mask], pred[mask], labels=labels)   # per class [[TN, FP], [FN, TP]]
         fpr = mcm[:, 0, 1] / mcm[:, 0].sum(axis=1)
         for c in labels:
-            table = m.one_vs_rest(c).group_table(["TPR", "FPR"])
+            table = m.one_vs_rest(c, undirected=True).group_table(["TPR", "FPR"])
             assert table.loc[group, "TPR"] == pytest.approx(recall[c], abs=1e-15)
             assert table.loc[group, "FPR"] == pytest.approx(fpr[c], abs=1e-15)
-    assert m.one_vs_rest(1).positive_is is None and "not declared" in m.one_vs_rest(1).notes[-1]
+            rates = m.class_rates(c).loc[group]   # the same rates where no direction is declared
+            assert rates["recall"] == pytest.approx(recall[c]) and rates["false_placement_rate"] == pytest.approx(fpr[c])
+    undirected = m.one_vs_rest(1, undirected=True)
+    assert undirected.positive_is is None and "not its verdicts" in undirected.notes[-1]
 
 
 def test_an_unfavourable_class_is_audited_as_a_harm_with_flipped_cells():
     y, pred, g = random_classes(3, k=3)
     m = MulticlassAudit.from_predictions(y, pred, g, order=[0, 1, 2], favourable=0)
-    harm, middle, good = m.one_vs_rest(2), m.one_vs_rest(1), m.one_vs_rest(0)
-    assert (harm.positive_is, middle.positive_is, good.positive_is) == ("harm", None, "benefit")
+    harm, good = m.one_vs_rest(2), m.one_vs_rest(0)
+    assert (harm.positive_is, good.positive_is) == ("harm", "benefit")
     assert harm.positive_outcome == "not placed in 2"
     for group in m.groups:
         mask = g == group
@@ -297,7 +300,7 @@ def test_a_declared_class_nobody_was_observed_in_is_a_warning_not_an_error():
         m = MulticlassAudit.from_predictions(["Low", "High", "High", "Low"], ["Low", "Medium", "Low", "High"],
                                              ["a", "a", "b", "b"], TIERS, favourable="Low")
     assert any("never an observed outcome" in n for n in m.notes)
-    assert np.isnan(m.one_vs_rest("Medium").group_table(["TPR"])["TPR"]).all()   # undefined, not 0
+    assert np.isnan(m.one_vs_rest("Medium", undirected=True).group_table(["TPR"])["TPR"]).all()   # undefined, not 0
 
 
 def test_figures_hold_the_shares_and_ratios_and_escape_user_text():

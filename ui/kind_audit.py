@@ -19,7 +19,7 @@ from fairness_core.audit import Audit
 from fairness_core.continuous import ContinuousAudit
 from fairness_core.multiclass import MulticlassAudit
 from fairness_core.vocabulary import DEFAULT_ALPHA
-from fairness_core.wording.kinds import amount_questions, amount_text, class_questions
+from fairness_core.wording.kinds import amount_questions, amount_text, benefit_sides, class_questions
 from fairness_core.io import DataValidationError
 from ui.kind_upload import located
 from ui.kinds import Loaded, one_vs_rest
@@ -120,10 +120,11 @@ def _headed(table: pd.DataFrame, unit: str) -> pd.DataFrame:
 
 def amounts_view(loaded: Loaded, a: ContinuousAudit, tolerance: float, alpha: float, adjust: str) -> None:
     """An amount audit: its questions, verdicts, benefit distributions and per-group table."""
+    what, right = benefit_sides(a.positive_is, loaded.label or "the outcome", loaded.prediction or "the prediction")
     st.markdown(f"**OFI for amounts** = Bᵢ − Bⱼ, the difference of mean **benefits** per person, in "
-                f"{md_escape(loaded.unit.strip() or 'the outcome’s units')}: benefit = "
-                + ("prediction − outcome (a larger prediction is a benefit)" if a.positive_is != "harm"
-                   else "outcome − prediction (a larger prediction is a harm)")
+                f"{md_escape(loaded.unit.strip() or 'the outcome’s units')}: benefit = {md_escape(what)} (a larger "
+                f"{md_escape(loaded.prediction or 'prediction')} was declared "
+                f"{'a harm' if a.positive_is == 'harm' else 'a benefit'}; {md_escape(right)})"
                 + ". OFI beyond the tolerance: the model is at fault; within it with the **mean prediction ratio** "
                   "outside [0.8, 1.25]: a disparity the outcomes share. Too skewed for its rows: no verdict.")
     v = a.verdicts(tolerance, alpha=alpha, adjust=adjust, unit=loaded.unit)
@@ -146,7 +147,8 @@ def amounts_view(loaded: Loaded, a: ContinuousAudit, tolerance: float, alpha: fl
                  "Download verdicts with every number (CSV)", index=False)
     fig = plots.benefit_distributions(a, loaded.benefits() if a is loaded.audit else None,
                                       loaded.group_labels() if a is loaded.audit else None, unit=loaded.unit,
-                                      alpha=alpha)
+                                      alpha=alpha, outcome=loaded.label or "the outcome",
+                                      prediction=loaded.prediction or "the prediction")
     chart(fig, "benefit_distributions.html", key="benefit-distributions")
     st.subheader("Per group")
     st.caption(f"Means with their {1 - alpha:.0%} intervals (unadjusted); the mean prediction ratio is each group's "
@@ -280,14 +282,12 @@ DIRECTION_CHOICES = {"not declared": None, "a benefit": "benefit", "a harm": "ha
 
 def undeclared_class(m: MulticlassAudit, cls: str, alpha: float) -> None:
     """A class of no declared direction against the rest: why there is no verdict, and its rates with intervals."""
-    why = (f"{cls} is neither end of the order" if m.ordered else "no class was declared favourable")
     level = f"{(1 - alpha) * 100:g} %"
-    st.info(f"**No verdicts for {md_escape(cls)} against the rest until its direction is declared.** "
-            f"{md_escape(why)}, so nothing says whether being placed in it helps or harms the person, and OFI and "
-            f"the four-fifths rule both need that. Below: each group's share placed in it"
-            + (", its recall and its false placements" if m.has_outcomes else "")
-            + f", with exact {level} intervals. Declare a direction above for the binary audit.",
-            icon=":material/help:")
+    st.info(f"**No verdicts for {md_escape(cls)} against the rest:** {md_escape(m.no_direction(cls))}, and OFI and "
+            "the four-fifths rule both need that direction.", icon=":material/help:")
+    st.caption(f"Each group's share placed in {md_escape(cls)}"
+               + (", its recall and its false placements" if m.has_outcomes else "")
+               + f", with exact {level} intervals; declare a direction above for the binary audit.")
     rates = m.class_rates(cls, alpha)
     if m.has_outcomes and int(rates["observed"].sum()) == 0:
         st.warning(f"**Nobody was observed in {md_escape(cls)}.** Every placement there is a false placement, "

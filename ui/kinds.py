@@ -94,20 +94,21 @@ def stand_in(loaded: Loaded) -> Audit:
     categories' one-vs-rest audit of the favourable class (or the first), amounts cut at the median outcome."""
     a = loaded.audit
     if isinstance(a, MulticlassAudit):
-        return one_vs_rest(a, a.favourable[0] if a.favourable else a.classes[0])
+        return one_vs_rest(a, a.favourable[0] if a.favourable else a.classes[0], undirected=not a.favourable)
     if loaded.rows is None:
         raise ValueError("amounts without rows have no two-valued stand-in")
     return cut_audit(loaded, float(np.median(loaded.rows["y"].to_numpy(dtype=float))))
 
 
-def one_vs_rest(m: MulticlassAudit, cls: str, positive_is: str | None = None) -> Audit:
-    """``m.one_vs_rest(cls, positive_is)``, kept per audit, class and direction in the session (pages rerun on
-    every click)."""
+def one_vs_rest(m: MulticlassAudit, cls: str, positive_is: str | None = None, undirected: bool = False) -> Audit:
+    """``m.one_vs_rest(cls, positive_is, undirected=...)``, kept per audit, class and direction in the session
+    (pages rerun on every click). ``undirected``: the rates-only audit of a class of no declared direction, for the
+    pages that read no verdict (:data:`TWO_VALUED_PAGES`)."""
     store = st.session_state.setdefault("one-vs-rest-audits", {})
-    key = (id(m), cls, positive_is)
+    key = (id(m), cls, positive_is, undirected)
     if key not in store or store[key][0] is not m:
         store.clear()   # one audit's views at a time
-        store[key] = (m, m.one_vs_rest(cls, positive_is))
+        store[key] = (m, m.one_vs_rest(cls, positive_is, undirected=undirected))
     return store[key][1]
 
 
@@ -144,7 +145,12 @@ def two_valued_view(title: str, audit: Audit) -> Audit:
             cls = st.selectbox("One-vs-rest: the class audited against the rest", offered,
                                index=offered.index(default) if default in offered else 0, key=f"ovr-{title}",
                                format_func=lambda c: f"{c} against the rest")
-            return one_vs_rest(m, cls)
+            undirected = m.class_direction(cls) == "not declared"   # unordered, no class declared favourable
+            if undirected and title == "Home":   # the only one of these pages that gives verdicts
+                st.info(f"**No verdicts here.** {md_escape(m.no_direction(cls))}; the Bias Audit page answers for "
+                        "every class at once.", icon=":material/help:")
+                st.stop()
+            return one_vs_rest(m, cls, undirected=undirected)
         st.info(f"**The data loaded are {md_escape(loaded.what)}, and this page reads a yes/no decision**, so it "
                 "audits the amounts cut at a threshold (outcome and prediction at or above it); the Bias Audit page "
                 "audits the amounts themselves.", icon=":material/straighten:")

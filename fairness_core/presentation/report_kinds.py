@@ -158,17 +158,27 @@ def _judged(audit: Any, s: VerdictSettings, unit: str, band: tuple[float, float]
         return v, {"groups": groups, "impact ratios": ratios, "ordinal error rates": gaps}, \
             {q_ofi: answers.ofi_answer(v, "tiers"), q_ratio: answers.cut_ratio_answer(ratios),
              q_eo: answers.ordinal_error_answer(gaps)}
-    # unordered with outcomes: each class against the rest is an ordinary binary audit
-    parts, ofi_text, eo_text = [], [], []
+    # unordered with outcomes: each class of declared direction against the rest is an ordinary binary audit; a
+    # class of none has no verdict (MulticlassAudit.one_vs_rest), only its rates with intervals
+    parts, ofi_text, eo_text, rates = [], [], [], []
     for c in audit.classes:
+        if audit.class_direction(c) == "not declared":
+            rates.append(audit.class_rates(c, s.alpha).reset_index().assign(**{"class": c}))
+            ofi_text.append(f"“{c}” against the rest: no verdict, {audit.no_direction(c)}.")
+            eo_text.append(f"“{c}” against the rest: its recall and false placements are in the class rates table.")
+            continue
         binary = audit.one_vs_rest(c).verdicts(VerdictSettings(s.tolerance, s.alpha, s.adjust))
         said = binary.three_questions()["text"]
         parts.append(pd.DataFrame(binary).assign(**{"class": c}))
         ofi_text.append(f"“{c}” against the rest: {said['Is the algorithm at fault (OFI)?']}")
         eo_text.append(f"“{c}” against the rest: {said['Equal opportunity (error rates)']}")
-    one_vs_rest = pd.concat(parts, ignore_index=True)
-    one_vs_rest.insert(0, "class", one_vs_rest.pop("class"))
-    return ratios, {"one-vs-rest verdicts": one_vs_rest}, \
+    tables = {}
+    for name, got in (("one-vs-rest verdicts", parts), ("class rates (no direction declared)", rates)):
+        if got:
+            table = pd.concat(got, ignore_index=True)
+            table.insert(0, "class", table.pop("class"))
+            tables[name] = table
+    return ratios, tables, \
         {q_ofi: " ".join(ofi_text), q_ratio: answers.cut_ratio_answer(ratios), q_eo: " ".join(eo_text)}
 
 
@@ -467,7 +477,8 @@ def _settings(audit: Any, kind: str, unit: str, band: Any, s: VerdictSettings, t
                     "ordinal error rates": "exact per-group intervals; every pair's gap Bonferroni-simultaneous"})
     elif audit.has_outcomes:
         out["one-vs-rest verdicts"] = (f"each class against the rest as a binary audit, tolerance {s.tolerance:g}, "
-                                       "its direction from the favourable classes")
+                                       "its direction from the favourable classes (a class of none: its rates "
+                                       "with exact intervals, no verdict)")
     ratios = tables.get("impact ratios", v)
     out.update({"impact ratios": "each cut's (class's) selection rate over the other group's, intervals adjusted "
                                  f"across cuts (classes) and pairs at once ({adjustment(s.adjust).name})",

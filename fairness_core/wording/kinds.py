@@ -91,17 +91,22 @@ def amount_range(low: float, high: float, unit: str = "", digits: int = 3) -> st
     return f"{amount_text(low, prefix, digits)} to {amount_text(high, prefix, digits)}{suffix}"
 
 
-def benefit_sides(positive_is: str) -> tuple[str, str]:
-    """What a person's benefit is, and what lies right of 0 on its axis, in the direction the user declared.
+def benefit_sides(positive_is: str | None, outcome: str = "the outcome", prediction: str = "the prediction"
+                  ) -> tuple[str, str]:
+    """What a person's benefit is, and what lies right of 0 on its axis, in the direction the user declared and in
+    the user's own words: ``outcome`` and ``prediction`` are the names of the columns (or what they hold) that the
+    user chose, so a premium declared a harm reads "right of 0: predicted_premium below observed_premium".
 
     >>> benefit_sides("benefit")[0]
     'prediction − outcome'
-    >>> benefit_sides("harm")
-    ('outcome − prediction', "right of 0: predicted less than the outcome, in the person's favour")
+    >>> benefit_sides("harm", "observed_premium", "predicted_premium")
+    ('observed_premium − predicted_premium', "right of 0: predicted_premium below observed_premium, in the person's favour")
     """
-    if positive_is == "harm":
-        return "outcome − prediction", "right of 0: predicted less than the outcome, in the person's favour"
-    return "prediction − outcome", "right of 0: predicted more than the outcome, in the person's favour"
+    short = lambda name: name[4:] if name.startswith("the ") else name   # noqa: E731
+    what = f"{short(outcome)} − {short(prediction)}" if positive_is == "harm" else \
+        f"{short(prediction)} − {short(outcome)}"
+    return what, f"right of 0: {prediction} {'below' if positive_is == 'harm' else 'above'} {outcome}, in the " \
+                 "person's favour"
 
 
 def _sentence(text: str) -> str:

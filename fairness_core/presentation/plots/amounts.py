@@ -20,13 +20,15 @@ WHISKERS = (0.05, 0.95)
 
 
 def benefit_distributions(audit: ContinuousAudit, benefits: Any = None, groups: Any = None, unit: str = "",
-                          alpha: float = 0.05) -> go.Figure:
+                          alpha: float = 0.05, outcome: str = "the outcome", prediction: str = "the prediction"
+                          ) -> go.Figure:
     """Per group, one row: a box of the benefit per person (quartiles, whiskers at the 5th and 95th percentiles;
     computed here, so a million rows send five numbers per group) and, over it, the mean benefit B with its
     1 − ``alpha`` interval (:meth:`ContinuousAudit.by_group`, unadjusted). ``benefits`` and ``groups`` are the rows'
     benefits and group names (the audit's names); without them only the means and intervals are drawn. A dashed
     line marks 0: no benefit, the prediction equal to the outcome on average; the caption says which side favours
-    the person in the declared direction (:func:`~fairness_core.wording.kinds.benefit_sides`).
+    the person in the declared direction, naming the ``outcome`` and ``prediction`` as the user did (their columns:
+    :func:`~fairness_core.wording.kinds.benefit_sides`).
 
     >>> a = ContinuousAudit.from_predictions([10, 12, 9, 11, 20, 22, 19, 21], [11, 12, 10, 12, 18, 21, 18, 19],
     ...                                      ["a"] * 4 + ["b"] * 4, positive_is="benefit")
@@ -63,7 +65,7 @@ def benefit_distributions(audit: ContinuousAudit, benefits: Any = None, groups: 
                      thickness=2.5, width=6),
         hovertext=hover, hoverinfo="text"))
     fig.add_vline(x=0, line_dash="dash", line_color="#888", line_width=1)
-    what, right = benefit_sides(audit.positive_is)
+    what, right = benefit_sides(audit.positive_is, outcome, prediction)
     fig.update_yaxes(type="category", autorange="reversed")
     fig.update_xaxes(title_text=f"benefit per person ({plotly_text(what)}" + (f", {plotly_text(unit.strip())}"
                                                                            if unit.strip() else "") + ")")
