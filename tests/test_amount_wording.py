@@ -95,3 +95,32 @@ def test_the_benefit_chart_says_which_side_favours_the_person_in_the_users_words
     plain = plots.benefit_distributions(audit)
     assert ("the prediction below the outcome" if positive_is == "harm" else "the prediction above the outcome") \
         in plain.layout.title.text
+
+
+def test_a_yes_no_page_puts_its_title_above_the_amounts_notice_and_the_table_headers_carry_the_unit():
+    from tests.test_app_amounts import with_demo
+
+    at = with_demo("pay_model")
+    for script, title in (("pages/4_Smoothing.py", "Smoothing"),
+                          ("pages/3_Sample_Size_Explorer.py", "Sample-size explorer")):
+        at.switch_page(script).run()
+        assert not at.exception
+        kinds = [type(e).__name__ for e in at.main]
+        first_title = next(i for i, e in enumerate(at.main) if getattr(e, "type", "") == "title" or
+                           type(e).__name__ == "Title")
+        first_block = next(i for i, k in enumerate(kinds) if k == "Block")   # the notice's bordered container
+        assert at.title[0].value == title and first_title < first_block, kinds
+    at.switch_page("pages/2_Bias_Audit.py").run()
+    table = next(d.value for d in at.dataframe if "OFI low" in d.value.columns)
+    assert "OFI ($ per hour)" in table.columns and "reading" not in table.columns
+    words = " ".join(e.value for e in at.markdown)
+    assert "**female vs male:**" in words or "**male vs female:**" in words
+
+
+def test_one_pair_is_counted_as_one_pair():
+    from tests.test_app_amounts import with_demo
+
+    at = with_demo("pay_model")                        # two groups: one pair
+    at.switch_page("pages/2_Bias_Audit.py").run()
+    captions = " ".join(c.value for c in at.caption)
+    assert "of 1 pair of groups in all" in captions and "1 pairs" not in captions
