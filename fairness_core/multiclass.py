@@ -521,8 +521,9 @@ class MulticlassAudit:
         """The ordinal OFI verdicts: B_i − B_j in tiers against ``tolerance`` (in tiers), with the amounts' interval
         and the binary audit's words (``ContinuousAudit.verdicts``, on :meth:`ordinal_audit`). No ratio question is
         asked there (``band=None``): a ratio of mean ranks depends on where the ranks start, so OFI inside the
-        tolerance reads "no bias detected" and a systemic disparity is read from :meth:`impact_ratios` at the cuts."""
-        return self.ordinal_audit().verdicts(tolerance, alpha=alpha, adjust=adjust, band=None)
+        tolerance reads "no bias detected" and a systemic disparity is read from :meth:`impact_ratios` at the cuts.
+        Its sentences give every amount in tiers ("0.141 tiers more benefit per person")."""
+        return self.ordinal_audit().verdicts(tolerance, alpha=alpha, adjust=adjust, band=None, unit="tiers")
 
     # --- several attributes ---------------------------------------------------------------------------------------
 

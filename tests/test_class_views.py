@@ -95,3 +95,16 @@ def test_the_note_of_a_class_nobody_was_observed_in_names_the_rates_undefined_in
     table = medium.group_table([undefined, defined])
     assert table[undefined].isna().all() and table[defined].notna().all()
     assert f"its {undefined} and " in medium.notes[0]
+
+
+def test_the_tier_verdicts_sentences_give_tiers_and_agree_with_their_intervals():
+    """The ordinal OFI sentences printed bare numbers ("0.141 more benefit"); every directional one now says tiers,
+    with the favoured group's advantage inside its own interval, both positive."""
+    import re
+
+    v = datasets.load_kind_demo("compas_tiers").verdicts(0.05)
+    directional = v[v["verdict"].isin(["algorithmic bias", "materiality unclear"])]
+    assert len(directional) >= 2
+    for text, fav in zip(directional["explanation"], directional["favours"]):
+        gap, low, high = (float(x) for x in re.findall(r"(−?\d+(?:\.\d+)?) tiers", text.replace(" to ", " tiers "))[:3])
+        assert 0 < low <= gap <= high and fav in text, text
