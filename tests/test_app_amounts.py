@@ -135,6 +135,8 @@ def test_the_compas_tier_demo_shows_the_librarys_verdicts_and_opens_a_class_agai
     assert "High against the rest" in [h.value for h in at.header]
     binary = m.one_vs_rest("High")
     assert binary.positive_is == "harm" and "One-vs-rest audit of the class 'High'" in text(at)
+    notes = [i.value for i in at.info]   # the class's own note below, the data's once above, in the user's names
+    assert sum("is predicted" in n for n in notes) == 1 and not any("y_pred" in n or "y_true" in n for n in notes)
     assert len(at.metric) == 10        # the tier tiles above, the binary audit's five below
     for page_script in PAGES:
         at.switch_page(page_script).run()
@@ -168,6 +170,7 @@ def test_a_middle_tier_against_the_rest_gives_no_verdict_until_its_direction_is_
     radio.set_value("a harm").run()
     assert not at.exception
     assert len(at.metric) == tier_tiles + 5                      # the binary audit's tiles, its direction declared
+    assert "Nobody was observed in 'Medium': its FPR and TNR are undefined here" in text(at)   # as flipped
     assert m.one_vs_rest("Medium", "harm").positive_is == "harm"
 
 
