@@ -346,3 +346,31 @@ def test_the_benefit_figure_draws_each_groups_quartiles_and_mean_interval_with_n
     assert "&#36; a year" in fig.layout.xaxis.title.text           # the unit, escaped as user text
     only_means = plots.benefit_distributions(audit)
     assert len(only_means.data) == 1
+
+
+def test_the_pages_tables_print_numbers_by_one_rule_the_sentences_rule():
+    """Amounts, ratios and B to 3 significant digits as the sentences print them, rates as %, p to 3 significant
+    digits (the tables mixed 3 decimals, 2 decimals and the sentences' 4 significant digits)."""
+    import re
+
+    from ui.kind_audit import _table
+
+    def cells(styler) -> list[str]:  # type: ignore[no-untyped-def]
+        return re.findall(r">([^<>]+)</td>", styler.to_html())
+
+    v = datasets.load_kind_demo("pay_model").verdicts(0.29, unit="$ per hour")
+    shown = cells(_table(v[["ofi", "ofi_ci_low", "ofi_ci_high", "ofi_p_adjusted", "ratio", "ratio_ci_low"]]))
+    row = v.iloc[0]
+    assert shown[:3] == ["−1.31", "−1.52", "−1.11"] and shown[4:] == ["0.975", "0.964"]
+    assert shown[3] == f"{row['ofi_p_adjusted']:.3g}"
+    sentence = row["explanation"]   # the same digits, turned to the favoured group's side
+    assert all(f"${x.lstrip('−')}" in sentence for x in shown[:3])
+    m = datasets.load_kind_demo("compas_tiers")
+    rates = m.class_rates("Medium")
+    got = cells(_table(rates))
+    first = rates.iloc[0]
+    assert f"{first['share_placed']:.1%}" in got and f"{first['share_placed_ci_low']:.1%}" in got
+    assert "undefined" in got                          # recall, nobody observed: NaN shown as undefined, never 0
+    shares = m.shares()
+    assert cells(_table(shares, rates=("ci",)))[4:7] == [f"{x:.1%}" for x in shares.iloc[0][["share", "ci_low",
+                                                                                             "ci_high"]]]

@@ -19,7 +19,7 @@ from fairness_core.audit import Audit
 from fairness_core.continuous import ContinuousAudit
 from fairness_core.multiclass import MulticlassAudit
 from fairness_core.vocabulary import DEFAULT_ALPHA
-from fairness_core.wording.kinds import amount_questions, amount_text, benefit_sides, class_questions
+from fairness_core.wording.kinds import amount_questions, amount_text, benefit_sides, class_questions, number_text
 from fairness_core.io import DataValidationError
 from ui.kind_upload import located
 from ui.kinds import Loaded, one_vs_rest
@@ -101,6 +101,38 @@ def _pairs(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     return shown.drop(columns=["group_i", "group_j"], errors="ignore")
 
 
+#: The page's one rule for numbers in tables: shares and rates as percentages, p-values to 3 significant digits,
+#: every other number (amounts, ratios, B) to 3 significant digits as the sentences print them
+#: (:func:`fairness_core.wording.kinds.number_text`).
+RATE_COLUMNS = ("share", "share_placed", "recall", "false_placement_rate", "rate_i", "rate_j", "share_favoured",
+                "share_disfavoured", "ordinal_fpr", "ordinal_fnr", "level")
+
+
+def _percent(v: float) -> str:
+    return f"{v:.1%}" if np.isfinite(v) else "undefined"
+
+
+def _table(df: pd.DataFrame, rates: tuple[str, ...] = ()) -> "pd.io.formats.style.Styler":
+    """``df`` styled by the page's rule (:data:`RATE_COLUMNS` and ``rates`` as %, p to 3 significant digits,
+    the rest :func:`~fairness_core.wording.kinds.number_text`); a column "x low"/"x_ci_high" follows x."""
+    def base(c: str) -> str:
+        for end in ("_ci_low", "_ci_high", " low", " high", "_low", "_high"):
+            if c.endswith(end):
+                return c[: -len(end)]
+        return c
+
+    formats: dict = {}
+    for c in df.columns:
+        name = str(c)
+        if name in P_FORMATS or name.startswith("p (") or name.endswith("_p_adjusted") or name.endswith("_p"):
+            formats[c] = "{:.3g}"
+        elif base(name) in RATE_COLUMNS or base(name) in rates or name in rates:
+            formats[c] = _percent
+        else:
+            formats[c] = number_text
+    return styled(df, 3, formats)
+
+
 #: An amount table's columns that hold the outcome's units (their headers carry the unit on the page).
 _AMOUNT_COLUMNS = ("mean_outcome", "mean_prediction", "mean_benefit", "mae", "rmse", "mae_i", "mae_j", "gap")
 
@@ -118,13 +150,20 @@ def _headed(table: pd.DataFrame, unit: str) -> pd.DataFrame:
     return table.rename(columns={c: header(str(c)) for c in table.columns})
 
 
+def pairs_in_words(v: pd.DataFrame) -> None:
+    """Each pair's sentence under its table, whole (a table column cut it off)."""
+    with st.expander("Each pair in words", expanded=len(v) <= 6):
+        st.markdown("\n".join(f"- **{md_escape(i)} vs {md_escape(j)}:** {md_escape(e)}"
+                              for i, j, e in zip(v["group_i"], v["group_j"], v["explanation"])))
+
+
 def amounts_view(loaded: Loaded, a: ContinuousAudit, tolerance: float, alpha: float, adjust: str) -> None:
     """An amount audit: its questions, verdicts, benefit distributions and per-group table."""
-    what, right = benefit_sides(a.positive_is, loaded.label or "the outcome", loaded.prediction or "the prediction")
+    what, _ = benefit_sides(a.positive_is, loaded.label or "the outcome", loaded.prediction or "the prediction")
     st.markdown(f"**OFI for amounts** = Bᵢ − Bⱼ, the difference of mean **benefits** per person, in "
                 f"{md_escape(loaded.unit.strip() or 'the outcome’s units')}: benefit = {md_escape(what)} (a larger "
                 f"{md_escape(loaded.prediction or 'prediction')} was declared "
-                f"{'a harm' if a.positive_is == 'harm' else 'a benefit'}; {md_escape(right)})"
+                f"{'a harm' if a.positive_is == 'harm' else 'a benefit'})"
                 + ". OFI beyond the tolerance: the model is at fault; within it with the **mean prediction ratio** "
                   "outside [0.8, 1.25]: a disparity the outcomes share. Too skewed for its rows: no verdict.")
     v = a.verdicts(tolerance, alpha=alpha, adjust=adjust, unit=loaded.unit)
@@ -139,10 +178,8 @@ def amounts_view(loaded: Loaded, a: ContinuousAudit, tolerance: float, alpha: fl
     st.caption(f"OFI = B(first of the pair) − B(second), in {md_escape(loaded.unit.strip() or 'the outcome’s units')}"
                "; low and high: its adjusted interval. The mean prediction ratio is the first's mean prediction over "
                "the second's.")
-    st.dataframe(styled(shown, 2, P_FORMATS), width="stretch", hide_index=True, key="amount-verdicts")
-    with st.expander("Each pair in words", expanded=len(v) <= 6):
-        st.markdown("\n".join(f"- **{md_escape(i)} vs {md_escape(j)}:** {md_escape(e)}"
-                              for i, j, e in zip(v["group_i"], v["group_j"], v["explanation"])))
+    st.dataframe(_table(shown), width="stretch", hide_index=True, key="amount-verdicts")
+    pairs_in_words(v)
     csv_download(v.table if hasattr(v, "table") else v, "amount_verdicts.csv",
                  "Download verdicts with every number (CSV)", index=False)
     fig = plots.benefit_distributions(a, loaded.benefits() if a is loaded.audit else None,
@@ -154,11 +191,11 @@ def amounts_view(loaded: Loaded, a: ContinuousAudit, tolerance: float, alpha: fl
     st.caption(f"Means with their {1 - alpha:.0%} intervals (unadjusted); the mean prediction ratio is each group's "
                f"mean prediction over {md_escape(a.by_group().attrs['reference'])}'s (the largest group).")
     table = a.by_group(alpha=alpha)
-    st.dataframe(styled(_headed(table, loaded.unit), 2), width="stretch", key="amount-groups")
+    st.dataframe(_table(_headed(table, loaded.unit)), width="stretch", key="amount-groups")
     csv_download(table, "amount_by_group.csv", "Download per-group numbers (CSV)")
     gaps = amount_questions(a, v, loaded.unit)["mae_gaps"]
     with st.expander("Mean absolute error gaps for every pair"):
-        st.dataframe(styled(_headed(gaps, loaded.unit), 2), width="stretch", hide_index=True, key="mae-gaps")
+        st.dataframe(_table(_headed(gaps, loaded.unit)), width="stretch", hide_index=True, key="mae-gaps")
         csv_download(gaps, "mae_gaps.csv", "Download (CSV)", index=False)
 
 
@@ -185,9 +222,10 @@ def classes_view(m: MulticlassAudit, tolerance: float, alpha: float, adjust: str
     if v is not None:
         st.subheader("Ordinal OFI per pair")
         shown = _pairs(v, ["group_i", "group_j", "n_i", "n_j", "ofi", "ofi_ci_low", "ofi_ci_high", "ofi_p_adjusted",
-                           "verdict", "explanation"]).rename(columns={"explanation": "reading"})
-        st.dataframe(styled(shown, 3, P_FORMATS), width="stretch", hide_index=True, key="ordinal-verdicts",
-                     column_config={"reading": st.column_config.TextColumn(width="large")})
+                           "verdict"]).rename(columns={"ofi": "OFI (tiers)", "ofi_ci_low": "OFI low",
+                                                       "ofi_ci_high": "OFI high", "ofi_p_adjusted": "p (adjusted)"})
+        st.dataframe(_table(shown), width="stretch", hide_index=True, key="ordinal-verdicts")
+        pairs_in_words(v)
         csv_download(v.table if hasattr(v, "table") else v, "ordinal_verdicts.csv",
                      "Download ordinal OFI verdicts (CSV)", index=False)
     chart(plots.class_heatmaps(m), "class_heatmaps.html", key="class-heatmaps")
@@ -195,21 +233,21 @@ def classes_view(m: MulticlassAudit, tolerance: float, alpha: float, adjust: str
     st.subheader(f"Impact ratios at every {label}")
     shown = _pairs(ratios, [label, "group_i", "group_j", "n_i", "n_j", "rate_i", "rate_j", "di", "di_ci_low",
                             "di_ci_high", "di_p_adjusted", "verdict", "adverse_to"])
-    st.dataframe(styled(shown, 3, P_FORMATS), width="stretch", hide_index=True, key="impact-ratios")
+    st.dataframe(_table(shown), width="stretch", hide_index=True, key="impact-ratios")
     csv_download(ratios.table if hasattr(ratios, "table") else ratios, "impact_ratios.csv",
                  "Download impact ratios (CSV)", index=False)
     if ordinal:
         st.subheader("Placed above and below the observed tier")
         rates = m.rates(alpha=alpha)
-        st.dataframe(styled(rates, 3), width="stretch", key="ordinal-rates")
+        st.dataframe(_table(rates), width="stretch", key="ordinal-rates")
         csv_download(rates, "ordinal_rates.csv", "Download ordinal rates (CSV)")
         with st.expander("Ordinal error-rate gaps for every pair"):
             assert gaps is not None
-            st.dataframe(styled(gaps, 3), width="stretch", hide_index=True, key="ordinal-gaps")
+            st.dataframe(_table(gaps, rates=("gap", "ci")), width="stretch", hide_index=True, key="ordinal-gaps")
             csv_download(gaps, "ordinal_error_rate_gaps.csv", "Download (CSV)", index=False)
     shares = m.shares(alpha=alpha)
     with st.expander("Share of each group placed in each class"):
-        st.dataframe(styled(shares, 3), width="stretch", hide_index=True, key="class-shares")
+        st.dataframe(_table(shares, rates=("ci",)), width="stretch", hide_index=True, key="class-shares")
         csv_download(shares, "class_shares.csv", "Download (CSV)", index=False)
     if m.has_outcomes:
         csv_download(m.confusion_table(), "class_counts.csv", "Download every group's k × k counts (CSV)",
@@ -292,5 +330,5 @@ def undeclared_class(m: MulticlassAudit, cls: str, alpha: float) -> None:
     if m.has_outcomes and int(rates["observed"].sum()) == 0:
         st.warning(f"**Nobody was observed in {md_escape(cls)}.** Every placement there is a false placement, "
                    "and its recall is undefined in every group.", icon=":material/warning:")
-    st.dataframe(styled(rates, 3), width="stretch", key="class-rates")
+    st.dataframe(_table(rates), width="stretch", key="class-rates")
     csv_download(rates, f"class_rates_{cls}.csv", "Download (CSV)")

@@ -33,7 +33,7 @@ from ..statistics.amounts import MeanPairs
 from ..statistics.verdicts import interval_label, level_text
 
 __all__ = ["AMOUNT_QUESTIONS", "CLASS_QUESTIONS", "UNORDERED_QUESTIONS", "amount_questions", "amount_range",
-           "amount_text", "benefit_sides", "class_questions", "mae_gaps", "unit_parts"]
+           "amount_text", "benefit_sides", "class_questions", "mae_gaps", "number_text", "unit_parts"]
 
 #: The questions' headings, by kind.
 AMOUNT_QUESTIONS = ("Is the model at fault (OFI of mean benefits)?", "Are the amounts themselves apart (mean "
@@ -67,6 +67,18 @@ def _number(x: float, digits: int) -> str:
     decimals = max(digits - 1 - int(np.floor(np.log10(x))), 0)
     shown = f"{round(x, decimals):,.{decimals}f}"
     return shown.rstrip("0").rstrip(".") if decimals else shown
+
+
+def number_text(value: float, digits: int = 3) -> str:
+    """``value`` to ``digits`` significant digits, the one rule for every amount, ratio and B on the page and in
+    the sentences (:func:`amount_text` adds the unit): a true minus, commas, no exponent, "undefined" for NaN.
+
+    >>> number_text(165.843), number_text(-0.0523456), number_text(0.975), number_text(2747.3), number_text(float("nan"))
+    ('166', '−0.0523', '0.975', '2,747', 'undefined')
+    """
+    if value is None or not np.isfinite(value):
+        return "undefined"
+    return f"{'−' if value < 0 else ''}{_number(value, digits)}"
 
 
 def amount_text(value: float, unit: str = "", digits: int = 3) -> str:
