@@ -29,9 +29,9 @@ _names.install()
 #: Public modules imported on first use, so that ``import fairness_core`` stays light: the store needs
 #: SQLAlchemy, which only saving and loading audits does, and the report and figures need Plotly. Every short name of :data:`_names.SHORT_NAMES` not
 #: imported above is imported on first use too (``fairness_core.datasets``, ``fairness_core.plots``, …).
-#: The audit objects beyond yes/no decisions (amounts, classes, paired counterfactual tests) are imported on first
+#: The audit objects beyond yes/no decisions (amounts, classes, paired counterfactual tests, forecasts) are imported on first
 #: use too: ``fairness_core.counterfactual`` works as ``from fairness_core import counterfactual`` does.
-_BEYOND_BINARY = ("continuous", "counterfactual", "multiclass")
+_BEYOND_BINARY = ("continuous", "counterfactual", "forecasts", "multiclass")
 _ON_FIRST_USE = tuple(sorted((set(_names.SHORT_NAMES) | set(_BEYOND_BINARY)) - set(globals())))
 
 __all__ = sorted({"CELLS", "Audit", "ConfusionMatrix", "audit", "compare", "regulatory", "trend", *_BEYOND_BINARY,

@@ -33,6 +33,7 @@ SHORT_NAMES: dict[str, str] = {
     "bias": "statistics", "confusion": "statistics", "entropy": "statistics", "imbalance": "statistics",
     "inference": "statistics", "match": "statistics", "metrics": "statistics", "mitigation": "statistics",
     "realism": "statistics", "sample_size": "statistics", "scores": "statistics", "smoothing": "statistics",
+    "forecast_scores": "statistics",
     "stability": "statistics", "verdicts": "statistics",
     "reading": "wording", "scores_report": "wording",
     "plots": "presentation", "report": "presentation",

@@ -31,7 +31,8 @@ from fairness_core.vocabulary import ALPHA_RULE, Reference, alpha_refusal, check
 ROOT = Path(__file__).resolve().parents[1]
 API = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
 #: The audit objects at the package root (fairness_core/__init__.py's floor of them).
-ROOT_MODULES = ("audit", "compare", "results", "trend", "regulatory", "continuous", "multiclass", "counterfactual")
+ROOT_MODULES = ("audit", "compare", "results", "trend", "regulatory", "continuous", "multiclass", "counterfactual",
+                "forecasts")
 
 #: ``alpha`` parameters that are not an error rate: the generalized entropy index's α (0 is the mean log
 #: deviation, 1 Theil's index, 2 half the squared coefficient of variation; docs/methods.md).
@@ -96,6 +97,16 @@ def _paired() -> Any:
     return counterfactual.audit(df, positive_is="benefit")
 
 
+def _forecasts() -> Any:
+    from fairness_core import forecasts
+
+    rng = np.random.default_rng(2)
+    y = rng.normal(size=120)
+    q = y[:, None] + rng.normal(size=(120, 1)) + np.array([-1.0, 0.0, 1.0])
+    return forecasts.audit(y, q, [0.2, 0.5, 0.8], np.repeat(["a", "b"], 60), baselines=y + 1.0,
+                           positive_is="benefit")
+
+
 def _comparison() -> Any:
     from fairness_core.compare import Comparison
 
@@ -118,7 +129,7 @@ def _saved() -> Any:
 #: An instance of each class whose methods take ``alpha``.
 INSTANCES: dict[str, Callable[[], Any]] = {
     "Audit": _audit, "Comparison": _comparison, "ContinuousAudit": _continuous, "MulticlassAudit": _multiclass,
-    "PairedAudit": _paired, "AuditStore": _store, "SavedAudit": _saved,
+    "PairedAudit": _paired, "AuditStore": _store, "SavedAudit": _saved, "ForecastAudit": _forecasts,
 }
 
 _R = _rows()

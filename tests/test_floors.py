@@ -27,7 +27,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("wording", ("fairness_core.wording",)),
     ("audit objects", ("fairness_core.audit", "fairness_core.compare", "fairness_core.results", "fairness_core.trend",
                        "fairness_core.regulatory", "fairness_core.multiclass", "fairness_core.continuous",
-                       "fairness_core.counterfactual")),
+                       "fairness_core.counterfactual", "fairness_core.forecasts")),
     ("services", ("fairness_core.services",)),
     ("presentation", ("fairness_core.presentation",)),
     ("entry points", ("fairness_core.cli", "fairness_core.__main__", "fairness_core")),
