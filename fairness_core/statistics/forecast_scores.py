@@ -23,7 +23,7 @@ zero on the midpoint levels (k − ½)/K and at most (2/K)·max_k|(k − ½)/K �
 *Against the continuous CRPS* of the F whose quantiles these are: on midpoint levels the average is the midpoint
 rule for the integral, with error O(1/K²) while y lies inside the quantiles' range, larger when y lies beyond the
 extreme quantiles (the tails beyond τ_1 and τ_K are not integrated). Measured for F = N(0, 1), K = 111 midpoint
-levels: |CRPS_QS − CRPS| ≤ 1.8·10⁻⁴ for |y| ≤ 2, 1.1·10⁻³ at y = 3 (relative 5·10⁻⁴); K = 9: ≤ 0.017 for |y| ≤ 2,
+levels: |CRPS_QS − CRPS| ≤ 1.8·10⁻⁴ for |y| ≤ 2, 1.1·10⁻³ at y = 3 (relative 5·10⁻⁴); K = 9: ≤ 0.018 for |y| ≤ 2,
 0.033 at y = 3 (tests/test_forecasts.py pins both against ``properscoring.crps_gaussian``).
 
 *Point forecasts* (one level, 0.5): CRPS_QS = 2ρ_½(y, m) = |y − m|, the CRPS of a point mass exactly, so a
