@@ -108,3 +108,53 @@ def test_the_tier_verdicts_sentences_give_tiers_and_agree_with_their_intervals()
     for text, fav in zip(directional["explanation"], directional["favours"]):
         gap, low, high = (float(x) for x in re.findall(r"(−?\d+(?:\.\d+)?) tiers", text.replace(" to ", " tiers "))[:3])
         assert 0 < low <= gap <= high and fav in text, text
+
+
+def test_turning_pairs_round_equals_the_librarys_own_pairs_with_that_reference():
+    """One orientation everywhere (the newcomer saw 'Native American vs African-American' at one cut and the other
+    way at the next): ordinal.oriented turns a pair so its reference comes second; the turned numbers equal the
+    library's own computation with that group named as the reference, for impact ratios and amount verdicts."""
+    from fairness_core.continuous import ContinuousAudit
+    from fairness_core.statistics.ordinal import oriented
+
+    y, p, g = _rows()
+    g = np.where(g == "c", "a", g)   # two groups: every pair has the reference
+    m = MulticlassAudit.from_decisions(p, g, ["L", "M", "H"], favourable="L")
+    for ref, other in (("a", "b"), ("b", "a")):
+        turned = oriented(m.impact_ratios(), [ref, other])
+        direct = m.impact_ratios(reference=ref)
+        assert (turned["group_j"] == ref).all() and (direct["group_j"] == ref).all()
+        for c in ("di", "di_ci_low", "di_ci_high", "rate_i", "rate_j", "di_p_adjusted"):
+            assert turned[c].tolist() == pytest.approx(direct[c].tolist(), rel=1e-9), c
+        assert turned["verdict"].tolist() == direct["verdict"].tolist()
+    rng = np.random.default_rng(5)
+    yy = rng.normal(50, 10, g.size)
+    a = ContinuousAudit.from_predictions(yy, yy + rng.normal(0, 3, g.size) + (g == "a") * 2, g, positive_is="benefit")
+    for ref in ("a", "b"):
+        turned = oriented(a.verdicts(1.0), [ref])
+        direct = a.verdicts(1.0, reference=ref)
+        for c in ("ofi", "ofi_ci_low", "ofi_ci_high", "ratio", "ratio_ci_low", "ratio_ci_high", "B_i", "B_j"):
+            assert turned[c].tolist() == pytest.approx(direct[c].tolist(), rel=1e-9), c
+
+
+def test_the_impact_ratio_chart_lists_the_tables_pairs_in_the_tables_order_the_larger_group_second():
+    from fairness_core import plots
+    from fairness_core.statistics.ordinal import oriented
+    from ui.kind_audit import larger_first
+
+    m = datasets.load_kind_demo("compas_tiers")
+    order = larger_first(m)
+    assert order[0] == "African-American" and order[-1] == "Native American"      # by n, largest first
+    ratios = m.impact_ratios()
+    fig = plots.impact_ratio_chart(ratios, order)
+    table = oriented(ratios, order)
+    for cut in dict.fromkeys(table["cut"]):
+        part = table[table["cut"] == cut]
+        names = (part["group_i"] + " / " + part["group_j"]).tolist()
+        for ax in (fig.layout[a] for a in fig.layout if a.startswith("yaxis")):
+            assert list(ax.categoryarray) == names          # every panel: the table's pairs, in its order
+        n = m.n
+        assert (n[part["group_j"]].to_numpy() >= n[part["group_i"]].to_numpy()).all()
+    x = {(t.name, y): v for t in fig.data for y, v in zip(t.y, t.x)}
+    first = table.iloc[0]
+    assert x[(first["verdict"], f"{first['group_i']} / {first['group_j']}")] == pytest.approx(first["di"])

@@ -18,7 +18,9 @@ from fairness_core import plots
 from fairness_core.audit import Audit
 from fairness_core.continuous import ContinuousAudit
 from fairness_core.multiclass import MulticlassAudit
+from fairness_core.statistics import ordinal as ordinal_stats
 from fairness_core.vocabulary import DEFAULT_ALPHA
+from fairness_core.wording.amounts import amount_explanations
 from fairness_core.wording.kinds import amount_questions, amount_text, benefit_sides, class_questions, number_text
 from fairness_core.io import DataValidationError
 from ui.kind_upload import located
@@ -150,6 +152,23 @@ def _headed(table: pd.DataFrame, unit: str) -> pd.DataFrame:
     return table.rename(columns={c: header(str(c)) for c in table.columns})
 
 
+def larger_first(audit: ContinuousAudit | MulticlassAudit) -> list[str]:
+    """The groups, largest first: each pair's reference is its larger group, in every table and chart of the page
+    (the per-group table's mean prediction ratio is over the largest group too)."""
+    n = pd.Series(np.asarray(audit.n, dtype=float), index=[str(g) for g in audit.groups])
+    return list(n.sort_values(ascending=False, kind="stable").index)
+
+
+def turned(v: pd.DataFrame, order: list[str], tolerance: float, unit: str) -> pd.DataFrame:
+    """OFI verdicts with each pair turned to the page's one orientation (:func:`fairness_core.statistics.ordinal.
+    oriented`), their sentences written again from the turned numbers, so a sentence quoting OFI's interval quotes
+    the table's."""
+    level = v.levels.ofi if getattr(v, "levels", None) is not None else None
+    out = ordinal_stats.oriented(pd.DataFrame(v), order)
+    out["explanation"] = amount_explanations(out, tolerance, level or 0.0, unit)
+    return out
+
+
 def pairs_in_words(v: pd.DataFrame) -> None:
     """Each pair's sentence under its table, whole (a table column cut it off)."""
     with st.expander("Each pair in words", expanded=len(v) <= 6):
@@ -170,16 +189,18 @@ def amounts_view(loaded: Loaded, a: ContinuousAudit, tolerance: float, alpha: fl
     verdict_summary(v, "pairs of groups")
     questions(amount_questions(a, v, loaded.unit))
     unit = f" ({loaded.unit.strip()})" if loaded.unit.strip() else ""
-    shown = _pairs(v, ["group_i", "group_j", "n_i", "n_j", "ofi", "ofi_ci_low", "ofi_ci_high", "ofi_p_adjusted",
+    order = larger_first(a)
+    pairs = turned(v, order, tolerance, loaded.unit)
+    shown = _pairs(pairs, ["group_i", "group_j", "n_i", "n_j", "ofi", "ofi_ci_low", "ofi_ci_high", "ofi_p_adjusted",
                        "ratio", "ratio_ci_low", "ratio_ci_high", "verdict"]).rename(columns={
         "ofi": f"OFI{unit}", "ofi_ci_low": "OFI low", "ofi_ci_high": "OFI high", "ofi_p_adjusted": "p (adjusted)",
         "ratio": "mean prediction ratio", "ratio_ci_low": "ratio low", "ratio_ci_high": "ratio high"})
     st.subheader("Verdict per pair")
     st.caption(f"OFI = B(first of the pair) − B(second), in {md_escape(loaded.unit.strip() or 'the outcome’s units')}"
                "; low and high: its adjusted interval. The mean prediction ratio is the first's mean prediction over "
-               "the second's.")
+               "the second's. Each pair's second is its reference, the larger group, in every table of the page.")
     st.dataframe(_table(shown), width="stretch", hide_index=True, key="amount-verdicts")
-    pairs_in_words(v)
+    pairs_in_words(pairs)
     csv_download(v.table if hasattr(v, "table") else v, "amount_verdicts.csv",
                  "Download verdicts with every number (CSV)", index=False)
     fig = plots.benefit_distributions(a, loaded.benefits() if a is loaded.audit else None,
@@ -195,7 +216,8 @@ def amounts_view(loaded: Loaded, a: ContinuousAudit, tolerance: float, alpha: fl
     csv_download(table, "amount_by_group.csv", "Download per-group numbers (CSV)")
     gaps = amount_questions(a, v, loaded.unit)["mae_gaps"]
     with st.expander("Mean absolute error gaps for every pair"):
-        st.dataframe(_table(_headed(gaps, loaded.unit)), width="stretch", hide_index=True, key="mae-gaps")
+        st.dataframe(_table(_headed(ordinal_stats.oriented(gaps, order), loaded.unit)), width="stretch",
+                     hide_index=True, key="mae-gaps")
         csv_download(gaps, "mae_gaps.csv", "Download (CSV)", index=False)
 
 
@@ -219,19 +241,24 @@ def classes_view(m: MulticlassAudit, tolerance: float, alpha: float, adjust: str
         v = gaps = None
         verdict_summary(ratios, f"pair-{label}s")
     questions(class_questions(m, ratios, v, gaps))
+    order = larger_first(m)
     if v is not None:
         st.subheader("Ordinal OFI per pair")
-        shown = _pairs(v, ["group_i", "group_j", "n_i", "n_j", "ofi", "ofi_ci_low", "ofi_ci_high", "ofi_p_adjusted",
+        pairs = turned(v, order, tolerance, "tiers")
+        shown = _pairs(pairs, ["group_i", "group_j", "n_i", "n_j", "ofi", "ofi_ci_low", "ofi_ci_high", "ofi_p_adjusted",
                            "verdict"]).rename(columns={"ofi": "OFI (tiers)", "ofi_ci_low": "OFI low",
                                                        "ofi_ci_high": "OFI high", "ofi_p_adjusted": "p (adjusted)"})
         st.dataframe(_table(shown), width="stretch", hide_index=True, key="ordinal-verdicts")
-        pairs_in_words(v)
+        pairs_in_words(pairs)
         csv_download(v.table if hasattr(v, "table") else v, "ordinal_verdicts.csv",
                      "Download ordinal OFI verdicts (CSV)", index=False)
     chart(plots.class_heatmaps(m), "class_heatmaps.html", key="class-heatmaps")
-    chart(plots.impact_ratio_chart(ratios), "impact_ratios.html", key="impact-ratio-chart")
+    chart(plots.impact_ratio_chart(ratios, order), "impact_ratios.html", key="impact-ratio-chart")
     st.subheader(f"Impact ratios at every {label}")
-    shown = _pairs(ratios, [label, "group_i", "group_j", "n_i", "n_j", "rate_i", "rate_j", "di", "di_ci_low",
+    st.caption(f"Each pair's first group's rate over its reference's (the larger group), the same way at every {label}, "
+               "in the chart and in every table of the page; the CSV keeps the library's orientation (the lower rate "
+               "over the higher).")
+    shown = _pairs(ordinal_stats.oriented(ratios, order), [label, "group_i", "group_j", "n_i", "n_j", "rate_i", "rate_j", "di", "di_ci_low",
                             "di_ci_high", "di_p_adjusted", "verdict", "adverse_to"])
     st.dataframe(_table(shown), width="stretch", hide_index=True, key="impact-ratios")
     csv_download(ratios.table if hasattr(ratios, "table") else ratios, "impact_ratios.csv",
@@ -243,7 +270,8 @@ def classes_view(m: MulticlassAudit, tolerance: float, alpha: float, adjust: str
         csv_download(rates, "ordinal_rates.csv", "Download ordinal rates (CSV)")
         with st.expander("Ordinal error-rate gaps for every pair"):
             assert gaps is not None
-            st.dataframe(_table(gaps, rates=("gap", "ci")), width="stretch", hide_index=True, key="ordinal-gaps")
+            st.dataframe(_table(ordinal_stats.oriented(gaps, order), rates=("gap", "ci")), width="stretch",
+                         hide_index=True, key="ordinal-gaps")
             csv_download(gaps, "ordinal_error_rate_gaps.csv", "Download (CSV)", index=False)
     shares = m.shares(alpha=alpha)
     with st.expander("Share of each group placed in each class"):

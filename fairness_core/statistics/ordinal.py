@@ -36,7 +36,7 @@ from . import bias
 from .verdicts import SELECTION_VERDICTS, VerdictLevels, VerdictSettings, VerdictTable, _check_settings, _di_claims
 
 __all__ = ["exact_interval", "sign_of", "benefit_matrix", "ordinal_benefit", "ordinal_cells", "ordinal_rates",
-           "cut_counts", "ratio_verdicts", "DIRECTIONS"]
+           "cut_counts", "oriented", "ratio_verdicts", "DIRECTIONS"]
 
 #: What a class (or a cut) is for the person placed in it: the words of the ``direction`` column.
 DIRECTIONS = ("favourable", "unfavourable", "not declared")
@@ -242,3 +242,60 @@ def ratio_verdicts(names: Sequence[str], selected: npt.ArrayLike, n: npt.ArrayLi
     })
     levels = VerdictLevels(None, 1 - dc.critical, {}, dc.families, 1 - alpha, len(df))
     return VerdictTable.of(df, settings, levels, reference, outcomes=False)
+
+
+#: Pair tables' columns that change sign when a pair is turned round (a difference i − j), and those inverted (a
+#: ratio i / j); each with its interval's two ends, which swap.
+_DIFFERENCES = ("ofi", "gap")
+_RATIOS = ("di", "ratio")
+
+
+def oriented(table: pd.DataFrame, reference_order: Sequence[str]) -> pd.DataFrame:
+    """``table`` (a pair table: verdicts, impact ratios, error-rate or MAE gaps) with every pair turned so that its
+    ``group_j``, the pair's reference, is the one that comes first in ``reference_order`` (the page passes the groups
+    largest first): one orientation for a pair in every table and at every cut. Turning a pair round swaps each
+    ``*_i``/``*_j`` column, changes the sign of a difference (``ofi``, ``gap``: d → −d, interval [l, h] → [−h, −l])
+    and inverts a ratio (``di``, ``ratio``: r → 1/r, [l, h] → [1/h, 1/l], which is the interval of the inverted
+    ratio for Fieller's, Koopman's and the log methods alike); p-values, verdicts, ``favours`` and ``adverse_to``
+    name no orientation and stay. Rows are sorted by family (``cut``/``class``, kept in first order) and then by the
+    pair's reference and compared group in ``reference_order``. Vectorized: one mask, no loop over rows.
+
+    >>> t = pd.DataFrame({"group_i": ["b", "a"], "group_j": ["a", "b"], "n_i": [10, 30], "n_j": [30, 10],
+    ...                   "ofi": [0.2, -0.1], "ofi_ci_low": [0.1, -0.3], "ofi_ci_high": [0.3, 0.1],
+    ...                   "di": [0.5, 0.8], "di_ci_low": [0.25, 0.5], "di_ci_high": [1.0, 2.0]})
+    >>> oriented(t, ["a", "b"])[["group_i", "group_j", "n_i", "ofi", "ofi_ci_low", "di", "di_ci_low"]].values.tolist()
+    [['b', 'a', 10, 0.2, 0.1, 0.5, 0.25], ['b', 'a', 10, 0.1, -0.1, 1.25, 0.5]]
+    """
+    rank = {g: r for r, g in enumerate(reference_order)}
+    out = table.copy()
+    gi, gj = out["group_i"].astype(str), out["group_j"].astype(str)
+    far = len(rank)
+    turn = (gi.map(rank).fillna(far).to_numpy() < gj.map(rank).fillna(far).to_numpy())
+    if turn.any():
+        cols = [str(c) for c in out.columns]
+        for c in cols:   # a loop over columns, not rows
+            if c.endswith("_i") and c[:-2] + "_j" in cols:
+                a, b = out[c].to_numpy(copy=True), out[c[:-2] + "_j"].to_numpy(copy=True)
+                out[c] = np.where(turn, b, a)
+                out[c[:-2] + "_j"] = np.where(turn, a, b)
+        for name, flip in [*((d, lambda x: -x) for d in _DIFFERENCES), *((r, lambda x: 1 / x) for r in _RATIOS)]:
+            if name not in cols:
+                continue
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out[name] = np.where(turn, flip(out[name].to_numpy(dtype=float)), out[name].to_numpy(dtype=float))
+                ends = [(f"{name}_ci_low", f"{name}_ci_high"), (f"{name}_ci_low_unadjusted",
+                                                                f"{name}_ci_high_unadjusted")]
+                if name == "gap":
+                    ends.append(("ci_low", "ci_high"))
+                for lo, hi in ends:
+                    if lo in cols and hi in cols:
+                        low, high = out[lo].to_numpy(dtype=float), out[hi].to_numpy(dtype=float)
+                        out[lo] = np.where(turn, flip(high), low)
+                        out[hi] = np.where(turn, flip(low), high)
+    family = next((c for c in ("cut", "class", "rate") if c in out.columns), None)
+    keys = [out["group_j"].astype(str).map(rank).fillna(far), out["group_i"].astype(str).map(rank).fillna(far)]
+    if family is not None:
+        first = {f: r for r, f in enumerate(dict.fromkeys(out[family]))}
+        keys.insert(0, out[family].map(first))
+    order = np.lexsort([k.to_numpy() for k in reversed(keys)])
+    return out.iloc[order].reset_index(drop=True)

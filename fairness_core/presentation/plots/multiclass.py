@@ -3,17 +3,19 @@ cut (or of every class's share) with their adjusted intervals."""
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ...multiclass import MulticlassAudit
-from ...statistics import bias
+from ...statistics import bias, ordinal
 from ...statistics.verdicts import interval_label
 from ._base import _plain, _short, plotly_text, safe_figures
 
-__all__ = ["class_heatmaps", "impact_ratio_chart"]
+__all__ = ["class_heatmaps", "impact_ratio_chart", "larger_first"]
 
 #: Most groups drawn as facets side by side in one row.
 FACETS_PER_ROW = 3
@@ -78,11 +80,13 @@ def class_heatmaps(audit: MulticlassAudit, groups: list[str] | None = None) -> g
                   wrap=False)
 
 
-def impact_ratio_chart(ratios: pd.DataFrame) -> go.Figure:
+def impact_ratio_chart(ratios: pd.DataFrame, reference_order: Sequence[str] | None = None) -> go.Figure:
     """Every pair's impact ratio at every cut (or of every class), with the adjusted interval that decided its
     verdict (:meth:`fairness_core.multiclass.MulticlassAudit.impact_ratios`), one panel per cut, the four-fifths
-    band dashed and 1 solid; the points coloured by verdict. Every panel lists the pairs in one order, each named
-    once ("a · b"); the hover says whose rate is over whose.
+    band dashed and 1 solid; the points coloured by verdict. Every pair is turned one way in every panel, its
+    reference second: the group first in ``reference_order`` (default: the larger group;
+    :func:`fairness_core.statistics.ordinal.oriented`, which the page's table uses too), and named "a / b" for
+    a's rate over b's; every panel lists the pairs in the table's order.
 
     >>> m = MulticlassAudit.from_decisions(["L"] * 6 + ["H"] * 4 + ["L"] * 3 + ["H"] * 7, ["a"] * 10 + ["b"] * 10,
     ...                                    ["L", "H"], favourable="L")
@@ -95,28 +99,22 @@ def impact_ratio_chart(ratios: pd.DataFrame) -> go.Figure:
     fig = make_subplots(rows=len(families), cols=1, shared_xaxes=True, vertical_spacing=0.08,
                         subplot_titles=[f"{label} {plotly_text(f)}" for f in families])
     shown: set[str] = set()
-    # one row per pair, named and ordered the same in every panel (the groups in their first order); which group's
-    # rate is over which is in the hover, since each panel orients a pair as its verdict does (the lower rate over
-    # the higher, the four-fifths rule's reading)
-    order = list(dict.fromkeys([*ratios["group_i"].astype(str), *ratios["group_j"].astype(str)]))
-    rank = {g: r for r, g in enumerate(order)}
-
-    def pair_name(i: str, j: str) -> str:
-        a, b = sorted((i, j), key=rank.__getitem__)
-        return f"{a} · {b}"
-
-    rows = list(dict.fromkeys(sorted((pair_name(i, j) for i, j in zip(ratios["group_i"].astype(str),
-                                                                         ratios["group_j"].astype(str))),
-                                     key=lambda n: [rank[g] for g in n.split(" · ")])))
+    level = interval_label(ratios, "di")
+    if reference_order is None:
+        reference_order = larger_first(ratios)
+    ratios = ordinal.oriented(ratios, reference_order)
+    pair = (ratios["group_i"].astype(str) + " / " + ratios["group_j"].astype(str)).tolist()
+    rows = list(dict.fromkeys(pair))   # the table's order, the same in every panel
     for k, fam in enumerate(families):
-        part = ratios[ratios[label] == fam]
-        names = [pair_name(i, j) for i, j in zip(part["group_i"].astype(str), part["group_j"].astype(str))]
+        sel_family = (ratios[label] == fam).to_numpy()
+        part = ratios[sel_family]
+        names = [n for n, s in zip(pair, sel_family) if s]
         for verdict, colour in _VERDICT_COLOURS.items():
             sel = (part["verdict"] == verdict).to_numpy()
             if not sel.any():
                 continue
             x, lo, hi = (part[c].to_numpy(dtype=float)[sel] for c in ("di", "di_ci_low", "di_ci_high"))
-            hover = [f"<b>{plotly_text(i)}</b> against <b>{plotly_text(j)}</b><br>rates {ri:.1%} / {rj:.1%}<br>"
+            hover = [f"<b>{plotly_text(i)}</b> over <b>{plotly_text(j)}</b><br>rates {ri:.1%} / {rj:.1%}<br>"
                      f"impact ratio {d:.3f} [{a:.3f}, {b:.3f}]<br>{verdict}"
                      for i, j, ri, rj, d, a, b in zip(part["group_i"][sel], part["group_j"][sel], part["rate_i"][sel],
                                                       part["rate_j"][sel], x, lo, hi)]
@@ -132,13 +130,21 @@ def impact_ratio_chart(ratios: pd.DataFrame) -> go.Figure:
                          row=k + 1, col=1)
     for x, dash in ((bias.FOUR_FIFTHS_LOW, "dash"), (1.0, "solid"), (bias.FOUR_FIFTHS_HIGH, "dash")):
         fig.add_vline(x=x, line_dash=dash, line_color="#888", line_width=1)
-    fig.update_xaxes(title_text=f"impact ratio: the lower rate over the higher ({interval_label(ratios, 'di')})",
-                     rangemode="tozero",
-                     row=len(families), col=1)
+    fig.update_xaxes(title_text=f"impact ratio: the first group's rate over its reference's ({level})",
+                     rangemode="tozero", row=len(families), col=1)
     pairs = max(int((ratios[label] == f).sum()) for f in families) if families else 1
     what = "at every cut" if label == "cut" else "of every class's share"
     return _plain(fig, f"Impact ratios {what}, adjusted across {'cuts' if label == 'cut' else 'classes'} and pairs",
                   height=80 + len(families) * (60 + 26 * pairs), legend_below=True)
+
+
+def larger_first(pairs: pd.DataFrame) -> list[str]:
+    """The groups of a pair table, largest first (n from its ``n_i``/``n_j`` columns; ties in first order): the
+    reference order that puts each pair's larger group second (equal sizes: the first table row's reference first)."""
+    n = pd.concat([pd.Series(pairs["n_j"].to_numpy(), index=pairs["group_j"].astype(str)),
+                   pd.Series(pairs["n_i"].to_numpy(), index=pairs["group_i"].astype(str))])
+    n = n[~n.index.duplicated()]
+    return list(n.sort_values(ascending=False, kind="stable").index)
 
 
 safe_figures(globals())
