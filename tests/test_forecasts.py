@@ -386,3 +386,15 @@ def test_an_undeclared_direction_warns_and_assumes_a_benefit():
     with pytest.warns(UserWarning, match="positive_is not given"):
         a = forecasts.audit(y, q, LEVELS9, g)
     assert "assumed" in a.direction
+
+
+def test_many_series_are_summed_in_one_masked_product_as_one_by_one(monkeypatch):
+    rng = np.random.default_rng(19)
+    lengths = rng.integers(1, 40, 30)
+    u = rng.normal(size=(lengths.sum(), 2))
+    seg = np.repeat(np.arange(30), lengths)
+    one_by_one = hac.long_run_variance(u, seg, 30)
+    monkeypatch.setattr(hac, "SERIES_ONE_BY_ONE", 0)
+    masked = hac.long_run_variance(u, seg, 30)
+    for field in ("lrv", "rho", "bandwidth", "order"):
+        np.testing.assert_allclose(getattr(masked, field), getattr(one_by_one, field), rtol=1e-10, atol=1e-14)

@@ -55,8 +55,9 @@ import pandas as pd
 
 FloatArray = npt.NDArray[np.float64]
 
-#: Rows scored per block (a block of 111 levels is about 60 MB of float64 work arrays).
-BLOCK_ROWS = 1 << 16
+#: Rows scored per block: a block of 111 levels (3.6 MB) stays in the cache through its passes (a block of 2^16
+#: rows made the scores 5 times slower at 10^6 forecasts).
+BLOCK_ROWS = 1 << 12
 #: Two levels closer than this are one symmetric pair (τ, 1 − τ), or the median.
 LEVEL_MATCH = 1e-9
 
@@ -222,8 +223,8 @@ def median_weights(levels: npt.ArrayLike) -> tuple[int, int, float]:
 
 def crossing_rows(q: FloatArray) -> npt.NDArray[np.intp]:
     """The rows whose quantiles decrease somewhere along the levels (block by block)."""
-    out = [start + np.flatnonzero((np.diff(q[start:start + BLOCK_ROWS], axis=1) < 0).any(axis=1))
-           for start in range(0, q.shape[0], BLOCK_ROWS)]
+    out = [start + np.flatnonzero((block[:, 1:] < block[:, :-1]).any(axis=1))
+           for start in range(0, q.shape[0], BLOCK_ROWS) for block in (q[start:start + BLOCK_ROWS],)]
     return np.concatenate(out) if out else np.zeros(0, dtype=np.intp)
 
 

@@ -51,6 +51,8 @@ FloatArray = npt.NDArray[np.float64]
 HAC_METHODS = ("union", "prewhitened", "ar-sieve", "newey-west", "iid")
 #: Andrews & Monahan's cap on the prewhitening coefficient (a unit root would divide by 0).
 RHO_CAP = 0.97
+#: Up to this many series, lag products are summed series by series (see ``_lag_products``).
+SERIES_ONE_BY_ONE = 256
 #: Andrews' Bartlett-kernel constant.
 BARTLETT_CONSTANT = 1.1447
 
@@ -84,9 +86,19 @@ def _segment_sums(values: FloatArray, starts: npt.NDArray[np.intp]) -> FloatArra
 
 
 def _lag_products(u: FloatArray, segment: npt.NDArray[np.intp], starts: npt.NDArray[np.intp], h: int) -> FloatArray:
-    """Σ_t u_t u_{t+h} within each series (rows of ``u`` in series order; ``segment`` the series of each row)."""
+    """Σ_t u_t u_{t+h} within each series (rows of ``u`` in series order; ``segment`` the series of each row).
+
+    A few long series (groups) are summed one by one, without temporaries (``einsum``); many short ones (the
+    benchmark's draws) in one masked product over all rows."""
+    out = np.zeros((len(starts),) + u.shape[1:])
     if h >= u.shape[0]:
-        return np.zeros((len(starts),) + u.shape[1:])
+        return out
+    if len(starts) <= SERIES_ONE_BY_ONE:
+        ends = np.append(starts[1:], u.shape[0])
+        for k, (s, e) in enumerate(zip(starts.tolist(), ends.tolist())):
+            if e - s > h:
+                out[k] = np.einsum("ij,ij->j", u[s + h:e], u[s:e - h])
+        return out
     prod = u[h:] * u[:-h] if h else u * u
     if h:
         prod[segment[h:] != segment[:-h]] = 0.0
