@@ -73,6 +73,8 @@ BENCHMARKS = (
     Benchmark("paired_coverage", timeout=1800),
     Benchmark("counterfactual_speed", timeout=600),
     Benchmark("counterfactual_report", timeout=600),
+    Benchmark("forecasts_speed", timeout=600),
+    Benchmark("forecasts_coverage", timeout=1800),
     Benchmark("job_memory", models=True, timeout=1800),
     Benchmark("hydragan", models=True, timeout=3600),
     Benchmark("ptn", models=True, timeout=3600),
