@@ -158,3 +158,25 @@ def test_the_impact_ratio_chart_lists_the_tables_pairs_in_the_tables_order_the_l
     x = {(t.name, y): v for t in fig.data for y, v in zip(t.y, t.x)}
     first = table.iloc[0]
     assert x[(first["verdict"], f"{first['group_i']} / {first['group_j']}")] == pytest.approx(first["di"])
+
+
+def test_the_answers_quote_a_pair_turned_as_the_pages_tables_turn_it():
+    """The four-fifths answer quoted 'African-American against Other: 0.533' beside a table that reads
+    'Other / African-American 1.88'; with the page's order both say the same pair the same way."""
+    import re
+
+    from fairness_core.statistics.ordinal import larger_first, oriented
+    from fairness_core.wording.kinds import class_questions, number_text
+
+    m = datasets.load_kind_demo("compas_tiers")
+    order = larger_first(list(m.groups), m.n.to_numpy())
+    ratios, gaps = m.impact_ratios(), m.error_rate_gaps()
+    text = class_questions(m, ratios, m.verdicts(0.1), gaps, order)["text"]
+    said = text["The four-fifths rule at every cut"]
+    i, j, cut = re.search(r"shown, (.+?)'s rate over (.+?)'s at the cut “(.+?)”", said).groups()
+    row = oriented(ratios, order).query("group_i == @i and group_j == @j and cut == @cut").iloc[0]
+    assert f": {number_text(row['di'])} ({number_text(row['di_ci_low'])} to {number_text(row['di_ci_high'])}" in said
+    assert m.n[j] >= m.n[i] and row["verdict"] == "adverse impact"
+    rates = text["Equal opportunity (ordinal error rates)"]
+    for gi, gj in re.findall(r"gap \(.+?\): (.+?) [\d.]+% against (.+?) [\d.]+%", rates):
+        assert m.n[gj] >= m.n[gi], rates          # the larger group second, as in the gaps table

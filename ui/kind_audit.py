@@ -155,8 +155,7 @@ def _headed(table: pd.DataFrame, unit: str) -> pd.DataFrame:
 def larger_first(audit: ContinuousAudit | MulticlassAudit) -> list[str]:
     """The groups, largest first: each pair's reference is its larger group, in every table and chart of the page
     (the per-group table's mean prediction ratio is over the largest group too)."""
-    n = pd.Series(np.asarray(audit.n, dtype=float), index=[str(g) for g in audit.groups])
-    return list(n.sort_values(ascending=False, kind="stable").index)
+    return ordinal_stats.larger_first(list(audit.groups), np.asarray(audit.n, dtype=float))
 
 
 def turned(v: pd.DataFrame, order: list[str], tolerance: float, unit: str) -> pd.DataFrame:
@@ -240,8 +239,8 @@ def classes_view(m: MulticlassAudit, tolerance: float, alpha: float, adjust: str
                     f"of every {label}, adjusted across {label}s and pairs.")
         v = gaps = None
         verdict_summary(ratios, f"pair-{label}s")
-    questions(class_questions(m, ratios, v, gaps))
     order = larger_first(m)
+    questions(class_questions(m, ratios, v, gaps, order))
     if v is not None:
         st.subheader("Ordinal OFI per pair")
         pairs = turned(v, order, tolerance, "tiers")

@@ -36,7 +36,7 @@ from . import bias
 from .verdicts import SELECTION_VERDICTS, VerdictLevels, VerdictSettings, VerdictTable, _check_settings, _di_claims
 
 __all__ = ["exact_interval", "sign_of", "benefit_matrix", "ordinal_benefit", "ordinal_cells", "ordinal_rates",
-           "cut_counts", "oriented", "ratio_verdicts", "DIRECTIONS"]
+           "cut_counts", "larger_first", "oriented", "ratio_verdicts", "DIRECTIONS"]
 
 #: What a class (or a cut) is for the person placed in it: the words of the ``direction`` column.
 DIRECTIONS = ("favourable", "unfavourable", "not declared")
@@ -242,6 +242,17 @@ def ratio_verdicts(names: Sequence[str], selected: npt.ArrayLike, n: npt.ArrayLi
     })
     levels = VerdictLevels(None, 1 - dc.critical, {}, dc.families, 1 - alpha, len(df))
     return VerdictTable.of(df, settings, levels, reference, outcomes=False)
+
+
+def larger_first(groups: Sequence[str], n: npt.ArrayLike) -> list[str]:
+    """``groups`` ordered by their rows ``n``, largest first (ties in given order): the reference order of
+    :func:`oriented` that makes each pair's larger group its reference.
+
+    >>> larger_first(["a", "b", "c"], [5, 20, 5])
+    ['b', 'a', 'c']
+    """
+    size = np.asarray(n, dtype=float)
+    return [str(groups[k]) for k in np.argsort(-size, kind="stable")]
 
 
 #: Pair tables' columns that change sign when a pair is turned round (a difference i − j), and those inverted (a

@@ -28,6 +28,7 @@ import pandas as pd
 
 from ..common.text import counted
 from ..common.vocabulary import check_alpha
+from ..statistics import ordinal
 from ..statistics import verdicts as verdicts_
 from ..statistics.amounts import MeanPairs
 from ..statistics.verdicts import interval_label, level_text
@@ -210,8 +211,10 @@ def amount_questions(audit: Any, verdicts: pd.DataFrame, unit: str = "") -> dict
 # --------------------------------------------------------------------------- categories
 
 
-def _ratio_answer(ratios: pd.DataFrame, label: str) -> str:
-    """The four-fifths reading of impact ratios at every cut (``label`` "cut") or class ("class")."""
+def _ratio_answer(ratios: pd.DataFrame, label: str, order: list[str] | None = None) -> str:
+    """The four-fifths reading of impact ratios at every cut (``label`` "cut") or class ("class"). With ``order``
+    (the page's reference order, :func:`fairness_core.statistics.ordinal.oriented`) the pair quoted is turned as
+    the page's table and chart turn it: its first group's rate over its reference's."""
     if not len(ratios):
         return "No pair of groups to compare."
     counts = ratios["verdict"].value_counts()
@@ -225,9 +228,14 @@ def _ratio_answer(ratios: pd.DataFrame, label: str) -> str:
     head = (f"Adverse impact shown for {adverse:,} of {len(ratios):,} pair-{label}s" if adverse
             else f"No adverse impact shown for any of {len(ratios):,} pair-{label}s")
     which = "the lowest shown" if len(adverse_rows) else "the lowest impact ratio"
+    if order is not None:   # the page's orientation: the same pair, its reference second
+        worst = ordinal.oriented(worst.to_frame().T.reset_index(drop=True), order).iloc[0]
+        which = "the furthest from 1 shown" if len(adverse_rows) else "the impact ratio furthest from 1"
+    adverse_to = f", against {worst['adverse_to']}" if str(worst.get('adverse_to', '') or '') else ""
     return (f"{head} ({interval_label(ratios, 'di')}, adjusted across {label}s and pairs); {which}, "
-            f"{worst['group_i']} against {worst['group_j']} {where}: {worst['di']:.3f} "
-            f"({worst['di_ci_low']:.3f} to {worst['di_ci_high']:.3f}, {worst['verdict']}).")
+            f"{worst['group_i']}'s rate over {worst['group_j']}'s {where}: {number_text(float(worst['di']))} "
+            f"({number_text(float(worst['di_ci_low']))} to {number_text(float(worst['di_ci_high']))}, "
+            f"{worst['verdict']}{adverse_to}).")
 
 
 def _ordinal_rates_answer(gaps: pd.DataFrame) -> str:
@@ -235,19 +243,23 @@ def _ordinal_rates_answer(gaps: pd.DataFrame) -> str:
     if not len(largest):
         return "The ordinal error rates are undefined for every pair."
     parts = []
-    for _, g in largest.iterrows():
-        ci = f"simultaneous {level_text(g['level'])} CI {g['ci_low']:+.3f} to {g['ci_high']:+.3f}"
+    def points(x: float) -> str:   # a gap of two rates given as %: percentage points, a true minus
+        return f"{x * 100:+.1f}".replace("-", "−")
+
+    for _, g in largest.iterrows():   # the few largest gaps, one per rate
+        ci = f"simultaneous {level_text(g['level'])} CI {points(g['ci_low'])} to {points(g['ci_high'])} points"
         parts.append(f"the largest {g['rate']} gap ({g['meaning']}): {g['group_i']} {g['rate_i']:.1%} against "
-                     f"{g['group_j']} {g['rate_j']:.1%}, {g['gap']:+.3f} ({ci}: "
+                     f"{g['group_j']} {g['rate_j']:.1%}, {points(g['gap'])} percentage points ({ci}: "
                      + ("shown" if g["differs"] else "not shown") + ")")
     return _sentence("; ".join(parts) + ".")
 
 
 def class_questions(audit: Any, ratios: pd.DataFrame, verdicts: pd.DataFrame | None = None,
-                    gaps: pd.DataFrame | None = None) -> dict[str, Any]:
+                    gaps: pd.DataFrame | None = None, order: list[str] | None = None) -> dict[str, Any]:
     """The three questions of a categories audit: ``"text"`` maps each heading to its answer. ``verdicts`` (the
     ordinal OFI's) and ``gaps`` (:meth:`~fairness_core.multiclass.MulticlassAudit.error_rate_gaps`) exist only with
-    an order and outcomes; without them the answers say what they need."""
+    an order and outcomes; without them the answers say what they need. ``order``: the page's reference order
+    (:func:`fairness_core.statistics.ordinal.oriented`), so the pairs quoted are turned as its tables turn them."""
     label = "cut" if "cut" in ratios.columns else "class"
     if not audit.has_outcomes:
         needs = ("Needs outcomes: no observed class was given, so whether each person was placed too high or too "
@@ -260,6 +272,6 @@ def class_questions(audit: Any, ratios: pd.DataFrame, verdicts: pd.DataFrame | N
     else:
         assert verdicts is not None and gaps is not None
         ofi = _amount_ofi_answer(verdicts, "tiers", "more benefit per person (tiers toward the favourable end)")
-        rates = _ordinal_rates_answer(gaps)
+        rates = _ordinal_rates_answer(gaps if order is None else ordinal.oriented(gaps, order))
     headings = CLASS_QUESTIONS if audit.ordered else UNORDERED_QUESTIONS
-    return {"text": dict(zip(headings, (ofi, _ratio_answer(ratios, label), rates)))}
+    return {"text": dict(zip(headings, (ofi, _ratio_answer(ratios, label, order), rates)))}
