@@ -281,7 +281,7 @@ def test_verdicts_are_the_binary_audits_words_and_read_bias_and_accuracy():
     assert isinstance(v, Verdicts) and set(v["verdict"]) <= set(VERDICTS)
     row = v[(v["group_i"] == "under") & (v["group_j"] == "a")].iloc[0]
     assert row["verdict"] == "algorithmic bias" and row["favours"] == "a"
-    assert "°C" in row["explanation"] and "a's favour" in row["explanation"]
+    assert "°C" in row["explanation"] and "a's forecasts carry" in row["explanation"]
     wide = v[(v["group_i"] == "wide") & (v["group_j"] == "a")].iloc[0]       # wider errors, no lean
     assert wide["verdict"] == "systemic disparity" and wide["ratio"] > 1.25
     same = v[{"a", "same"} == v[["group_i", "group_j"]].apply(set, axis=1)].iloc[0]

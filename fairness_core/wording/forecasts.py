@@ -67,9 +67,9 @@ def forecast_explanations(df: pd.DataFrame, tolerance: float, level: float, unit
     tol = "±" + amount_text(tolerance, unit)
     ci = f"{level_text(level)} interval"
     verdict = df["verdict"].to_numpy()
-    bias_ = ("Algorithmic bias: the forecasts' median errs in " + favoured + "'s favour by " + gap
-             + " more per forecast than for " + other + " (" + ci + " of the difference: " + adv + ", beyond "
-             + tol + ").")
+    bias_ = ("Algorithmic bias: " + favoured + "'s forecasts carry " + gap + " more benefit per forecast than "
+             + other + "'s (the median's error in the declared direction; " + ci + " of the difference: " + adv
+             + ", beyond " + tol + ").")
     unclear = ("A real difference of " + gap + " per forecast in " + favoured + "'s favour (" + ci + ": " + adv
                + "), which may or may not exceed " + tol + ".")
     systemic = ("No algorithmic bias (the forecast OFI's " + ci + " " + ofi_ci + " lies inside " + tol + "), but "
