@@ -398,3 +398,10 @@ def test_many_series_are_summed_in_one_masked_product_as_one_by_one(monkeypatch)
     masked = hac.long_run_variance(u, seg, 30)
     for field in ("lrv", "rho", "bandwidth", "order"):
         np.testing.assert_allclose(getattr(masked, field), getattr(one_by_one, field), rtol=1e-10, atol=1e-14)
+
+
+def test_sorting_crossing_quantiles_never_increases_the_crps():
+    rng = np.random.default_rng(20)
+    y = rng.normal(size=500)
+    q = rng.normal(size=(500, 9))                             # crossing nearly everywhere
+    assert np.all(fs.crps_quantiles(y, np.sort(q, axis=1), LEVELS9) <= fs.crps_quantiles(y, q, LEVELS9) + 1e-12)
