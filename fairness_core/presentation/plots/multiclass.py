@@ -139,12 +139,12 @@ def impact_ratio_chart(ratios: pd.DataFrame, reference_order: Sequence[str] | No
 
 
 def larger_first(pairs: pd.DataFrame) -> list[str]:
-    """The groups of a pair table, largest first (n from its ``n_i``/``n_j`` columns; ties in first order): the
-    reference order that puts each pair's larger group second (equal sizes: the first table row's reference first)."""
+    """The groups of a pair table, largest first (n from its ``n_i``/``n_j`` columns; equal sizes: the first table
+    row's reference first): :func:`fairness_core.statistics.ordinal.larger_first` read from the table."""
     n = pd.concat([pd.Series(pairs["n_j"].to_numpy(), index=pairs["group_j"].astype(str)),
                    pd.Series(pairs["n_i"].to_numpy(), index=pairs["group_i"].astype(str))])
     n = n[~n.index.duplicated()]
-    return list(n.sort_values(ascending=False, kind="stable").index)
+    return ordinal.larger_first(list(n.index), n.to_numpy(dtype=float))
 
 
 safe_figures(globals())
