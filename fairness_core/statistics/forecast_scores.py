@@ -173,14 +173,16 @@ def wis_weights(levels: npt.ArrayLike) -> FloatArray:
     return w
 
 
-def interval_score(y: npt.ArrayLike, low: npt.ArrayLike, high: npt.ArrayLike, alpha: float) -> FloatArray:
-    """Gneiting & Raftery's interval score of the central (1 − α) band [low, high]:
+def interval_score(y: npt.ArrayLike, low: npt.ArrayLike, high: npt.ArrayLike,
+                   band_alpha: npt.ArrayLike) -> FloatArray:
+    """Gneiting & Raftery's interval score of the central (1 − α) band [low, high], α = ``band_alpha`` (the band's
+    nominal miss rate, any value in (0, 1), not a test's error rate):
     (high − low) + (2/α)(low − y)·1{y < low} + (2/α)(y − high)·1{y > high}.
 
     >>> interval_score([0.0, 5.0, 12.0], 2.0, 10.0, 0.2).tolist()
     [28.0, 8.0, 28.0]
     """
-    y, lo, hi = (np.asarray(a, dtype=float) for a in (y, low, high))
+    y, lo, hi, alpha = (np.asarray(a, dtype=float) for a in (y, low, high, band_alpha))
     return (hi - lo) + 2 / alpha * (lo - y) * (y < lo) + 2 / alpha * (y - hi) * (y > hi)
 
 
