@@ -59,7 +59,7 @@ from .statistics.inference import adjust_p_values
 from .statistics.inference.hac import HAC_METHODS, LogRatioPairs, NormalPairs, long_run_variance
 from .statistics.row_counts import _vector
 from .statistics.verdicts import VerdictSettings, VerdictTable
-from .wording.forecasts import forecast_explanations, forecast_findings, too_few_points
+from .wording.forecasts import forecast_direction, forecast_explanations, forecast_findings, too_few_points
 
 __all__ = ["MIN_TIME_POINTS", "DEFAULT_BAND", "ForecastAudit", "ForecastVerdicts", "audit"]
 
@@ -301,7 +301,6 @@ class ForecastAudit:
     @property
     def direction(self) -> str:
         """What the benefit is, in words, and whether that was declared."""
-        from .wording.forecasts import forecast_direction
         return forecast_direction(self.positive_is)
 
     def _reasons(self) -> np.ndarray:
@@ -548,5 +547,6 @@ class ForecastVerdicts(Verdicts):
         return ForecastVerdicts
 
     def findings(self, max_items: int = 3) -> str:
-        """The verdict counts and the leading pairs' readings (:func:`fairness_core.wording.forecasts.forecast_findings`)."""
+        """The verdict counts and the leading pairs' readings
+        (:func:`fairness_core.wording.forecasts.forecast_findings`)."""
         return forecast_findings(self, getattr(self, "unit", ""), max_items)

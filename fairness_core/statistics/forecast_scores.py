@@ -321,5 +321,5 @@ def quartile_skill(names: list[str], codes: np.ndarray, crps: np.ndarray,
 
 
 __all__ = ["Bands", "RowScores", "central_bands", "check_levels", "crossing_rows", "crps_quantiles",
-           "ensemble_gap", "group_quantiles", "interval_score", "median_weights", "quartile_skill", "pinball_loss", "pit_expected", "row_scores",
-           "weighted_interval_score", "wis_weights"]
+           "ensemble_gap", "group_quantiles", "interval_score", "median_weights", "pinball_loss", "pit_expected",
+           "quartile_skill", "row_scores", "weighted_interval_score", "wis_weights"]

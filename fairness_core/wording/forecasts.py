@@ -38,7 +38,8 @@ def too_few_points(group: str, points: int, minimum: int) -> str:
     >>> too_few_points("site 3", 12, 30)
     "group 'site 3' has 12 time points; an interval needs at least 30"
     """
-    return f"group {group!r} has {points:,} time point{'s' if points != 1 else ''}; an interval needs at least {minimum:,}"
+    plural = "s" if points != 1 else ""
+    return f"group {group!r} has {points:,} time point{plural}; an interval needs at least {minimum:,}"
 
 
 def _amounts(x: np.ndarray, unit: str) -> pd.Series:
