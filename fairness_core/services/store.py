@@ -28,17 +28,23 @@ Stored text is kept exactly as given (markup included); showing it safely is the
 uploads. Ids are unguessable (``secrets.token_urlsafe(16)``) but are not permissions.
 
 Who may see what (deny by default, enforced here, not only in the page): every audit has an owner, the ``user``
-that saved it, and is private to it. Every call takes ``user``; it defaults to :data:`LOCAL_USER`, the one
-analyst of a workbench without sign-in, and a server with sign-in passes the signed-in user. The owner may
-:meth:`~AuditStore.share` it read-only with named users, and make a :meth:`~AuditStore.link`: a token
+that saved it, and is private to it. A user is an identity, the pair (issuer, subject) spelled ``issuer|subject``
+by :func:`~fairness_core.services.identity.identity` — never an e-mail address or a bare subject, which two
+providers may both hand out (a bare name is refused with a ValueError saying so). Every call takes ``user``; it
+defaults to :data:`LOCAL_USER` (``local|local``), the one analyst of a workbench without sign-in, and a server with
+sign-in passes the signed-in user's identity (:meth:`~AuditStore.remember` keeps its e-mail, for display and to
+find it by, :meth:`~AuditStore.find_users`). The owner may :meth:`~AuditStore.share` it read-only with named users,
+:meth:`~AuditStore.transfer` it to another user, and make a :meth:`~AuditStore.link`: a token
 (``secrets.token_urlsafe(32)``, returned once, kept only as its SHA-256) that opens it read-only for anyone
 holding it (:meth:`~AuditStore.open_link`) until it expires or the owner revokes it. An audit the user may not
 open answers :class:`AuditNotFound` with the same message as one that does not exist, and a forged, expired or
 revoked link the same as an unknown one; a reader it is shared with who tries what only the owner may
-(delete, share, link) gets :class:`NotOwner`. Every call that names an audit, allowed or refused, adds a row to
-the append-only :meth:`~AuditStore.events` (in the action's own transaction; a refusal in a short write of its
-own); :meth:`~AuditStore.list` and :meth:`~AuditStore.history` return only what the user may see and are not
-recorded.
+(delete, share, link, transfer) gets :class:`NotOwner`. Every call that names an audit, allowed or refused, adds
+a row to the append-only :meth:`~AuditStore.events`, in the action's own transaction (a refusal's transaction
+writes its event and nothing else); :meth:`~AuditStore.list` and :meth:`~AuditStore.history` return only what the
+user may see and are not recorded. Refusals are rate-limited per user and per link token (:mod:`.store_access`):
+after 20 in a minute, every attempt is refused without a lookup (:class:`TooManyAttempts`) for 5 minutes, each of
+those refusals an event too; the count is the database's, so it holds across server processes.
 
 Reliability: a save is one transaction (interrupted, it leaves nothing); SQLite runs in WAL mode with a
 busy timeout and takes the write lock at the start of a write, so the app's threads and several server
@@ -51,11 +57,10 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import secrets
 import threading
 from contextlib import contextmanager
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
@@ -69,53 +74,33 @@ from ..continuous import DEFAULT_BAND
 from ..statistics.verdicts import DEFAULT_OFI_TOLERANCE, VerdictSettings, unpack_settings
 from ..common.vocabulary import ADJUSTMENT_KEYS, DEFAULT_ALPHA, check_alpha
 # The schema, re-exported where callers have always found it (store.SCHEMA_VERSION, store.SavedAudit, ...).
-from .store_schema import BUSY_TIMEOUT_S, LOCAL_USER, MAX_LABEL, MAX_USER, MIGRATIONS, SCHEMA_VERSION, SavedAudit
+from .identity import identity, local_user
+from .store_access import LINK_NOT_FOUND, AuditNotFound, NotOwner, Refused, StoreError, TooManyAttempts
+from .store_access import locked_for as _locked_for, serialize as _serialize
+from .store_migrations import LEGACY_ISSUER_VARIABLE, MIGRATIONS, legacy_issuer as _legacy_issuer
+from .store_schema import BUSY_TIMEOUT_S, LOCAL_USER, MAX_LABEL, MAX_USER, SCHEMA_VERSION, SavedAudit
 from .store_schema import ID_PATTERN as _ID
 from .store_schema import audits as _audits, events as _events, groups as _groups, links as _links
 from .store_schema import metadata as _metadata, shares as _shares, versions as _schema
-from .store_schema import insert_groups as _insert_groups, link_row as _link, reach as _reach, saved as _saved
+from .store_schema import insert_groups as _insert_groups, reach as _reach, saved as _saved
 from .store_schema import KINDS, kind_of as _kind_of, payload as _payload
-from .store_schema import iso as _iso, label as _label, sqlite_settings as _sqlite_settings, token_hash as _hash
-from .store_schema import user_name as _user, user_names as _users, utc as _utc, visible as _visible
+from .store_schema import iso as _iso, label as _label, sqlite_settings as _sqlite_settings
+from .store_schema import user_name as _user, visible as _visible
+from .store_sharing import DEFAULT_LINK_LIFETIME, MAX_LINK_LIFETIME, Sharing
 
 __all__ = ["AuditNotFound", "AuditStore", "BUSY_TIMEOUT_S", "DATA_DIR_VARIABLE", "DEFAULT_LINK_LIFETIME", "KINDS",
-           "LINK_NOT_FOUND", "LOCAL_USER", "MAX_LABEL", "MAX_LINK_LIFETIME", "MAX_USER", "MIGRATIONS", "NotOwner",
-           "SCHEMA_VERSION", "STORE_VARIABLE", "SavedAudit", "StoreError", "default_url"]
+           "LEGACY_ISSUER_VARIABLE", "LINK_NOT_FOUND", "LOCAL_USER", "MAX_LABEL", "MAX_LINK_LIFETIME", "MAX_USER",
+           "MIGRATIONS", "NotOwner", "SCHEMA_VERSION", "STORE_VARIABLE", "SavedAudit", "StoreError", "TooManyAttempts",
+           "default_url", "identity", "local_user"]
 
 #: The environment variable naming the store (any SQLAlchemy URL); unset: SQLite in the data folder.
 STORE_VARIABLE = "FAIRNESS_AUDIT_STORE"
 #: The environment variable naming the data folder (default ``./data``), where the default SQLite file lives.
 DATA_DIR_VARIABLE = "FAIRNESS_DATA_DIR"
 
-#: How long a link opens its audit unless told otherwise, and the longest a link may live.
-DEFAULT_LINK_LIFETIME = timedelta(days=7)
-MAX_LINK_LIFETIME = timedelta(days=365)
-
-_TOKEN = re.compile(r"^[A-Za-z0-9_-]{43}$")   # secrets.token_urlsafe(32)
-_LINK_ID = re.compile(r"^[0-9a-f]{64}$")   # a token's SHA-256, the link's id in the store
 #: PostgreSQL: the transaction-scoped advisory lock that serializes opening the store ("fairstor" as a number).
 _PG_OPEN_LOCK = int.from_bytes(b"fairstor", "big")
 _ADJUSTMENTS = ADJUSTMENT_KEYS   # the registry's keys (fairness_core.vocabulary)
-
-
-class StoreError(RuntimeError):
-    """The store cannot be opened or used (a bad URL, a database written by a newer version, a database
-    error); the message says which, without the SQL traceback."""
-
-
-class AuditNotFound(LookupError, ValueError):
-    """No saved audit that this user may open has this id here (or this link opens none): the id is malformed,
-    the audit was deleted, belongs to another store or is private to someone else; the link is forged, expired
-    or revoked. One message for all, so that a refusal does not tell that the audit exists."""
-
-
-class NotOwner(PermissionError):
-    """The user may read this audit (it is shared with them) but only its owner may do this (delete, share, link)."""
-
-
-#: The message of every link that opens nothing (forged, expired, revoked, or its audit deleted).
-LINK_NOT_FOUND = ("this link opens no saved audit: it is mistyped, has expired or been revoked, or its audit "
-                  "was deleted")
 
 
 def default_url(environ: Mapping[str, str] | None = None) -> str:
@@ -137,18 +122,22 @@ def default_url(environ: Mapping[str, str] | None = None) -> str:
 # --------------------------------------------------------------------------- the store
 
 
-class AuditStore:
+class AuditStore(Sharing):
     """Saved audits in a database: ``AuditStore()`` opens the configured default (:func:`default_url`),
     ``AuditStore("sqlite:///audits.db")`` or ``AuditStore("postgresql+psycopg://…")`` a given one.
 
     One object may be shared by threads. Every method raises :class:`StoreError` (database trouble),
     :class:`AuditNotFound` (an unknown id, or one the user may not open) or :class:`NotOwner` with a message, never
-    a bare database exception. ``now`` (an aware datetime, UTC by default) is the clock for times saved and links'
-    expiry; tests pass their own.
+    a bare database exception. ``now`` (an aware datetime, UTC by default) is the clock for times saved, links'
+    expiry and the rate limit; tests pass their own. ``legacy_issuer``: the issuer the bare user names of a
+    schema-4 store belong to, used once, by the migration to schema 5 (default: ``FAIRNESS_LEGACY_ISSUER``, else
+    local users; see docs/server.md).
     """
 
-    def __init__(self, url: str | None = None, *, now: Callable[[], datetime] | None = None) -> None:
+    def __init__(self, url: str | None = None, *, now: Callable[[], datetime] | None = None,
+                 legacy_issuer: str | None = None) -> None:
         self._now = now or (lambda: datetime.now(timezone.utc))
+        self._legacy_issuer = legacy_issuer
         raw = default_url() if url is None else url
         try:
             self.url = sa.engine.make_url(raw)
@@ -201,9 +190,17 @@ class AuditStore:
             with self.engine.connect() as conn:
                 if write:
                     conn = conn.execution_options(store_write=True)
-                with conn.begin():
+                transaction = conn.begin()
+                try:
                     yield conn
-        except (AuditNotFound, NotOwner, StoreError, ValueError):
+                except Refused as refused:   # its event is written: keep it, give the refusal
+                    transaction.commit()
+                    raise refused.error from None
+                except BaseException:
+                    transaction.rollback()
+                    raise
+                transaction.commit()
+        except (AuditNotFound, NotOwner, TooManyAttempts, StoreError, ValueError):
             raise
         except SQLAlchemyError as e:
             reason = getattr(e, "orig", None) or e
@@ -235,7 +232,11 @@ class AuditStore:
             raise StoreError(f"the audit store {self.where} is at schema version {version}, newer than this "
                              f"workbench's {SCHEMA_VERSION}: upgrade the workbench to open it")
         while version < SCHEMA_VERSION:
-            MIGRATIONS[version](conn)
+            if version == 4:   # bare names become identities of the legacy issuer
+                issuer = _legacy_issuer() if self._legacy_issuer is None else self._legacy_issuer
+                MIGRATIONS[version](conn, issuer)  # type: ignore[call-arg]
+            else:
+                MIGRATIONS[version](conn)
             version += 1
             conn.execute(_schema.update().values(version=version))
 
@@ -253,19 +254,31 @@ class AuditStore:
         return moment.astimezone(timezone.utc)
 
     def _log(self, conn: sa.Connection, user: str | None, action: str, audit_id: Any, allowed: bool,
-             detail: str = "") -> None:
-        """One event, in ``conn``'s transaction. An id that is not an audit's is kept only in the detail, cut short."""
+             detail: str = "", link: str | None = None) -> None:
+        """One event, in ``conn``'s transaction. An id that is not an audit's is kept only in the detail, cut short;
+        ``link``: the token's SHA-256 when the attempt named a link."""
         known = audit_id if isinstance(audit_id, str) and _ID.fullmatch(audit_id) else None
         if audit_id is not None and known is None:
-            detail = f"not an audit id: {text.terminal_safe(str(audit_id))[:60]!r}"
+            shown = f"not an audit id: {text.terminal_safe(str(audit_id))[:60]!r}"
+            detail = shown if detail == "not an audit id" else f"{detail}; {shown}"
         conn.execute(_events.insert().values(time=_iso(self._now_utc()), username=user, action=action,
-                                             audit_id=known, allowed=allowed, detail=detail))
+                                             audit_id=known, allowed=allowed, detail=detail, link=link))
 
-    def _refuse(self, user: str | None, action: str, audit_id: Any, detail: str, error: Exception) -> Exception:
-        """Record a refusal in a write of its own (the action's transaction did nothing), then give ``error``."""
-        with self._write() as conn:
-            self._log(conn, user, action, audit_id, False, detail)
-        return error
+    def _refused(self, conn: sa.Connection, user: str | None, action: str, audit_id: Any, detail: str,
+                 error: Exception, link: str | None = None) -> Refused:
+        """Record a refusal in ``conn``'s transaction (which changed nothing else); raise what this returns, and the
+        transaction commits with the event and the caller gets ``error``."""
+        self._log(conn, user, action, audit_id, False, detail, link)
+        return Refused(error)
+
+    def _gate(self, conn: sa.Connection, user: str | None, action: str, audit_id: Any,
+              link: str | None = None) -> None:
+        """The rate limit, first thing in every attempt's transaction: a user or a link token refused too often
+        lately is refused now, without a lookup (the refusal an event)."""
+        _serialize(conn, [f"user {user}"] * (user is not None) + [f"link {link}"] * (link is not None))
+        left = _locked_for(conn, user, link, self._now_utc(), _iso)
+        if left is not None:
+            raise self._refused(conn, user, action, audit_id, "rate limited", TooManyAttempts(left), link)
 
     def _not_found(self, audit_id: Any) -> AuditNotFound:
         """The one answer for an id that is malformed, deleted, foreign or not this user's to open."""
@@ -276,13 +289,13 @@ class AuditStore:
                              "deleted, saved in another store, or is not shared with you")
 
     def _as_owner(self, conn: sa.Connection, action: str, audit_id: Any, user: str) -> tuple[sa.Row | None, Any]:
-        """The audit row when ``user`` owns it, else (None, the refusal to raise once this transaction is over)."""
+        """The audit row when ``user`` owns it, else (None, (why, the error)) for :meth:`_refused`."""
         row, access, why = _reach(conn, audit_id, user, lock=True)
         if access == "owner":
             return row, None
         if access == "shared":
-            return None, (why, NotOwner(f"only its owner ({row.owner}) may {action} the saved audit {row.name!r}; "
-                                        "it is shared with you to read"))
+            return None, (why, NotOwner(f"only its owner may {action} the saved audit {row.name!r}; it is shared "
+                                        "with you to read"))
         return None, (why, self._not_found(audit_id))
 
     # ----------------------------------------------------------------- the interface
@@ -378,13 +391,14 @@ class AuditStore:
         that is not the user's and not shared with them."""
         user = _user(user)
         with self._write() as conn:
+            self._gate(conn, user, "load", audit_id)
             row, access, why = _reach(conn, audit_id, user)
-            if row is not None:
-                groups = conn.execute(sa.select(_groups).where(_groups.c.audit_seq == row.seq)
-                                      .order_by(_groups.c.position)).all()
-                self._log(conn, user, "load", audit_id, True, why)
-                return _saved(row, groups, access)
-        raise self._refuse(user, "load", audit_id, why, self._not_found(audit_id))
+            if row is None:
+                raise self._refused(conn, user, "load", audit_id, why, self._not_found(audit_id))
+            groups = conn.execute(sa.select(_groups).where(_groups.c.audit_seq == row.seq)
+                                  .order_by(_groups.c.position)).all()
+            self._log(conn, user, "load", audit_id, True, why)
+            return _saved(row, groups, access)
 
     def list(self, model: str | None = None, *, user: str = LOCAL_USER) -> pd.DataFrame:
         """The saved audits ``user`` may see, newest first (of one model when given): id, name, model, period,
@@ -409,17 +423,15 @@ class AuditStore:
         """Delete a saved audit, its shares and its links; only its owner may. Its events are kept.
 
         :class:`AuditNotFound` when ``user`` may not see it (as for no audit with this id); :class:`NotOwner`
-        when it is shared with ``user`` to read."""
+        when it is shared with ``user`` to read; :class:`TooManyAttempts` when ``user`` was refused too often
+        lately (every call that names an audit or a link)."""
         user = _user(user)
         with self._write() as conn:
-            row, refusal = self._as_owner(conn, "delete", audit_id, user)
-            if row is not None:
-                for table in (_groups, _shares, _links):
-                    conn.execute(table.delete().where(table.c.audit_seq == row.seq))
-                conn.execute(_audits.delete().where(_audits.c.seq == row.seq))
-                self._log(conn, user, "delete", audit_id, True, row.name)
-                return
-        raise self._refuse(user, "delete", audit_id, *refusal)
+            row = self._owned(conn, "delete", audit_id, user)
+            for table in (_groups, _shares, _links):
+                conn.execute(table.delete().where(table.c.audit_seq == row.seq))
+            conn.execute(_audits.delete().where(_audits.c.seq == row.seq))
+            self._log(conn, user, "delete", audit_id, True, row.name)
 
     def history(self, model: str, *, user: str = LOCAL_USER) -> list[SavedAudit]:
         """Every saved audit of ``model`` that ``user`` may see and that has a period, ordered by period (as text:
@@ -441,160 +453,3 @@ class AuditStore:
         for g in groups:
             by_audit.setdefault(g.audit_seq, []).append(g)
         return [_saved(r, by_audit.get(r.seq, []), "owner" if r.owner == user else "shared") for r in rows]
-
-    # ----------------------------------------------------------------- shares, links and events
-
-    def share(self, audit_id: str, *, user: str = LOCAL_USER, with_users: Any) -> tuple[str, ...]:
-        """Let ``with_users`` (a list of users) read ``user``'s audit ``audit_id``: load it, see it listed and in
-        the history; never delete, share or link it. Only the owner may share; returns everyone it is shared
-        with now. Refusals as :meth:`delete`."""
-        return self._change_readers("share", audit_id, user, with_users)
-
-    def unshare(self, audit_id: str, *, user: str = LOCAL_USER, with_users: Any) -> tuple[str, ...]:
-        """Take back what :meth:`share` gave ``with_users``; returns everyone it is still shared with."""
-        return self._change_readers("unshare", audit_id, user, with_users)
-
-    def readers(self, audit_id: str, *, user: str = LOCAL_USER) -> tuple[str, ...]:
-        """Whom ``user``'s audit ``audit_id`` is shared with, in order (only its owner may ask)."""
-        return self._change_readers("readers", audit_id, user, None)
-
-    def _change_readers(self, action: str, audit_id: str, user: str, with_users: Any) -> tuple[str, ...]:
-        user = _user(user)
-        named = [] if with_users is None else _users(with_users)
-        with self._write() as conn:
-            row, refusal = self._as_owner(conn, action, audit_id, user)
-            if row is not None:
-                rows = _shares.c.audit_seq == row.seq
-                if action == "unshare":
-                    conn.execute(_shares.delete().where(rows, _shares.c.username.in_(named)))
-                elif action == "share":
-                    had = set(conn.execute(sa.select(_shares.c.username).where(rows)).scalars())
-                    new = [u for u in named if u not in had and u != row.owner]
-                    if new:
-                        created = _iso(self._now_utc())
-                        conn.execute(_shares.insert(), [{"audit_seq": row.seq, "username": u, "created": created}
-                                                         for u in new])
-                readers = tuple(conn.execute(sa.select(_shares.c.username).where(rows)
-                                             .order_by(_shares.c.created, _shares.c.username)).scalars())
-                self._log(conn, user, action, audit_id, True, ", ".join(named))
-                return readers
-        raise self._refuse(user, action, audit_id, *refusal)
-
-    def link(self, audit_id: str, *, user: str = LOCAL_USER, expires_in: timedelta = DEFAULT_LINK_LIFETIME) -> str:
-        """A new link to ``user``'s audit ``audit_id``: a token that opens it read-only for anyone who holds it
-        (:meth:`open_link`) until ``expires_in`` (a positive timedelta up to :data:`MAX_LINK_LIFETIME`) has
-        passed or the owner revokes it (:meth:`revoke_link`). The token is returned once: the store keeps only its
-        SHA-256. Only the owner may make one; refusals as :meth:`delete`."""
-        user = _user(user)
-        if not isinstance(expires_in, timedelta) or not timedelta(0) < expires_in <= MAX_LINK_LIFETIME:
-            raise ValueError(f"expires_in must be a timedelta above 0 and at most {MAX_LINK_LIFETIME.days} days, "
-                             f"got {expires_in!r}")
-        token = secrets.token_urlsafe(32)
-        token_hash = _hash(token)
-        with self._write() as conn:
-            row, refusal = self._as_owner(conn, "link", audit_id, user)
-            if row is not None:
-                now = self._now_utc()
-                expires = _iso(now + expires_in)
-                conn.execute(_links.insert().values(token_hash=token_hash, audit_seq=row.seq, created_by=user,
-                                                    created=_iso(now), expires=expires, revoked=None))
-                self._log(conn, user, "link", audit_id, True, f"link {token_hash[:12]} until {expires}")
-                return token
-        raise self._refuse(user, "link", audit_id, *refusal)
-
-    def links(self, audit_id: str, *, user: str = LOCAL_USER) -> pd.DataFrame:
-        """The links to ``user``'s audit ``audit_id``, newest first: link_id (the token's SHA-256, which opens
-        nothing but names the link to :meth:`revoke_link`), created, expires, revoked (a time, or NaT) and active.
-        Only the owner may ask; refusals as :meth:`delete`."""
-        user = _user(user)
-        with self._write() as conn:
-            row, refusal = self._as_owner(conn, "links", audit_id, user)
-            if row is not None:
-                rows = conn.execute(sa.select(_links.c.token_hash, _links.c.created, _links.c.expires,
-                                              _links.c.revoked).where(_links.c.audit_seq == row.seq)
-                                    .order_by(_links.c.created.desc(), _links.c.token_hash)).all()
-                self._log(conn, user, "links", audit_id, True)
-        if row is None:
-            raise self._refuse(user, "links", audit_id, *refusal)
-        df = pd.DataFrame([tuple(r) for r in rows], columns=["link_id", "created", "expires", "revoked"])
-        for column in ("created", "expires", "revoked"):
-            df[column] = pd.to_datetime(df[column], utc=True, format="ISO8601")
-        df["active"] = df["revoked"].isna() & (df["expires"] > pd.Timestamp(self._now_utc()))
-        return df
-
-    def open_link(self, token: str, *, user: str | None = None) -> SavedAudit:
-        """The saved audit a link's ``token`` opens, read-only (``.access`` "link"), for whoever holds it;
-        ``user``, when signed in, is recorded in the event. A forged, expired or revoked token, or one whose
-        audit was deleted, raises :class:`AuditNotFound` with one message (:data:`LINK_NOT_FOUND`)."""
-        user = None if user is None else _user(user)
-        if not isinstance(token, str) or not _TOKEN.fullmatch(token):
-            raise self._refuse(user, "open_link", None, "not a link token", AuditNotFound(LINK_NOT_FOUND))
-        token_hash = _hash(token)
-        with self._write() as conn:
-            link, row = _link(conn, token_hash)
-            why = "unknown link" if link is None else self._dead(link)
-            if row is not None and why is None:
-                groups = conn.execute(sa.select(_groups).where(_groups.c.audit_seq == row.seq)
-                                      .order_by(_groups.c.position)).all()
-                self._log(conn, user, "open_link", row.id, True, f"link {token_hash[:12]}")
-                return _saved(row, groups, "link")
-        raise self._refuse(user, "open_link", None if row is None else row.id,
-                           f"{why} {token_hash[:12]}", AuditNotFound(LINK_NOT_FOUND))
-
-    def revoke_link(self, token: str, *, user: str = LOCAL_USER) -> None:
-        """Revoke a link to ``user``'s audit, named by its token or its ``link_id`` (:meth:`links`): it opens
-        nothing from now on. Revoking a revoked or expired link changes nothing. An unknown link, or one to an
-        audit ``user`` may not see, raises :class:`AuditNotFound` (:data:`LINK_NOT_FOUND`); a reader of the
-        audit, or anyone holding a live token, who is not its owner gets :class:`NotOwner`."""
-        user = _user(user)
-        by_id = isinstance(token, str) and bool(_LINK_ID.fullmatch(token))
-        if not by_id and (not isinstance(token, str) or not _TOKEN.fullmatch(token)):
-            raise self._refuse(user, "revoke_link", None, "not a link token", AuditNotFound(LINK_NOT_FOUND))
-        token_hash = token if by_id else _hash(token)
-        with self._write() as conn:
-            link, row = _link(conn, token_hash, lock=True)
-            if row is not None and row.owner == user:
-                dead = self._dead(link)
-                if dead is None:
-                    conn.execute(_links.update().where(_links.c.token_hash == token_hash)
-                                 .values(revoked=_iso(self._now_utc())))
-                self._log(conn, user, "revoke_link", row.id, True,
-                          f"link {token_hash[:12]}" + ("" if dead is None else f" ({dead} already)"))
-                return
-            shared = row is not None and _reach(conn, row.id, user)[1] == "shared"
-            live = row is not None and not by_id and self._dead(link) is None
-        why = "unknown link" if row is None else "not the owner"
-        error: Exception = NotOwner(f"only its owner ({row.owner}) may revoke a link to the saved audit "
-                                    f"{row.name!r}") if shared or live else AuditNotFound(LINK_NOT_FOUND)
-        raise self._refuse(user, "revoke_link", None if row is None else row.id, f"{why} {token_hash[:12]}", error)
-
-    def _dead(self, link: sa.Row) -> str | None:
-        """Why a link opens nothing ("revoked link", "expired link"), or None while it opens its audit."""
-        if link.revoked is not None:
-            return "revoked link"
-        return "expired link" if self._now_utc() >= _utc(link.expires) else None
-
-    def events(self, audit_id: str | None = None, *, user: str | None = None, limit: int | None = 1000) \
-            -> pd.DataFrame:
-        """The record of every attempt, newest first (of one audit, of one user when given; at most ``limit`` rows,
-        None for all): seq, time (UTC), user (None: a link opened without sign-in), action (save, load, delete,
-        share, unshare, readers, link, links, open_link, revoke_link, migrate), audit_id (None: no audit was
-        named, e.g. a malformed id or a forged link), allowed, and detail (why a refusal was refused: it tells an
-        audit that exists from one that does not, so show it to operators, not to the refused user).
-        Rows are only ever added."""
-        query = sa.select(_events.c.seq, _events.c.time, _events.c.username, _events.c.action, _events.c.audit_id,
-                          _events.c.allowed, _events.c.detail)
-        if audit_id is not None:
-            query = query.where(_events.c.audit_id == str(audit_id))
-        if user is not None:
-            query = query.where(_events.c.username == _user(user))
-        if limit is not None:
-            if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-                raise ValueError(f"limit must be a whole number of at least 1, or None, got {limit!r}")
-            query = query.limit(limit)
-        with self._read() as conn:
-            rows = conn.execute(query.order_by(_events.c.seq.desc())).all()
-        df = pd.DataFrame([tuple(r) for r in rows],
-                          columns=["seq", "time", "user", "action", "audit_id", "allowed", "detail"])
-        df["time"] = pd.to_datetime(df["time"], utc=True, format="ISO8601")
-        return df.astype({"seq": "int64", "allowed": "bool"})

@@ -4,8 +4,9 @@ settings, the checks on what goes in, the queries of who may reach what, and row
 :mod:`fairness_core.store` is the interface (``AuditStore``); this module is its schema, version
 :data:`SCHEMA_VERSION`: ``audits`` (one row per saved audit, with its ``owner``), ``audit_groups`` (each group's
 confusion matrix), ``audit_shares`` (who else may read an audit), ``audit_links`` (the SHA-256 of each link's
-token, its expiry and revocation) and ``audit_events`` (every attempt to reach an audit, allowed or refused;
-append-only).
+token, its expiry and revocation), ``audit_events`` (every attempt to reach an audit, allowed or refused;
+append-only) and ``audit_people`` (the signed-in users seen, with the e-mail and name shown for them). Every user
+column holds an identity, ``issuer|subject`` (:mod:`fairness_core.services.identity`; version 5).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from hashlib import sha256
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -34,10 +35,11 @@ from ..counterfactual import PairedAudit
 from ..multiclass import MulticlassAudit
 from ..statistics.confusion import ConfusionMatrix
 from ..statistics.verdicts import VerdictSettings
+from .identity import LOCAL_USER, MAX_USER, parse
 
 #: The schema this code writes. A store at an older version is migrated forward by :data:`MIGRATIONS`
 #: when opened; one at a newer version is refused (written by a newer workbench).
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 #: The kinds of audit a store keeps (the ``kind`` column, version 4): yes/no decisions (:class:`Audit`), amounts
 #: (:class:`~fairness_core.continuous.ContinuousAudit`), ordered or unordered classes
@@ -51,11 +53,8 @@ MAX_PATTERNS = 200_000
 #: Longest name, model name, model version, period or "saved by", in characters.
 MAX_LABEL = 200
 
-#: The one analyst of a workbench without sign-in: every call's default ``user``, and the owner the migration to
-#: schema version 3 gives every audit saved before. A server with sign-in passes the signed-in user instead.
-LOCAL_USER = "local"
-#: Longest user name, in characters (an e-mail address).
-MAX_USER = 254
+#: LOCAL_USER (``local|local``, the one analyst of a workbench without sign-in, every call's default ``user``) and
+#: MAX_USER (the longest identity) come from :mod:`.identity`; the migrations are in :mod:`.store_migrations`.
 
 #: How long a write waits for another process's write to finish (SQLite's busy timeout), in seconds.
 BUSY_TIMEOUT_S = 30.0
@@ -76,7 +75,7 @@ audits = sa.Table(
     sa.Column("model", sa.String(MAX_LABEL), index=True),
     sa.Column("model_version", sa.String(MAX_LABEL)),
     sa.Column("period", sa.String(MAX_LABEL)),
-    sa.Column("saved_by", sa.String(MAX_LABEL)),
+    sa.Column("saved_by", sa.String(MAX_USER)),               # version 5: the saver's identity (before: any text)
     sa.Column("tool_version", sa.String(64)),
     sa.Column("created", sa.String(32), nullable=False),      # ISO 8601 UTC with microseconds: sorts as text
     sa.Column("source", sa.Text, nullable=False),
@@ -141,42 +140,21 @@ events = sa.Table(   # append-only: the store has no call that updates or delete
     sa.Column("audit_id", sa.String(32), index=True),                    # NULL: no audit (a malformed id, a forged link)
     sa.Column("allowed", sa.Boolean, nullable=False),
     sa.Column("detail", sa.Text, nullable=False),
+    sa.Column("link", sa.String(64)),       # version 5: the link's token hash, when the attempt named a link
+    sa.Index("ix_audit_events_user_time", "username", "time"),
+    sa.Index("ix_audit_events_link_time", "link", "time"),
 )
 
-
-def _add_outcomes_columns(conn: sa.Connection) -> None:
-    """Version 1 → 2: audits of decisions alone and unknown categories. Every audit saved before had outcomes
-    and no unknown category."""
-    true = "TRUE" if conn.dialect.name == "postgresql" else "1"
-    conn.execute(sa.text(f"ALTER TABLE audits ADD COLUMN has_outcomes BOOLEAN NOT NULL DEFAULT {true}"))
-    conn.execute(sa.text("ALTER TABLE audits ADD COLUMN unknown_groups TEXT NOT NULL DEFAULT '[]'"))
-
-
-def _add_owners(conn: sa.Connection) -> None:
-    """Version 2 → 3: owners, shares, links and events. Every audit saved before goes to :data:`LOCAL_USER`
-    (the one analyst of a workbench without sign-in); the migration is the first event."""
-    conn.execute(sa.text(f"ALTER TABLE audits ADD COLUMN owner VARCHAR({MAX_USER}) NOT NULL DEFAULT '{LOCAL_USER}'"))
-    conn.execute(sa.text("CREATE INDEX ix_audits_owner ON audits (owner)"))
-    for table in (shares, links, events):   # opening created them already; a migration says what it needs
-        table.create(conn, checkfirst=True)
-    n = conn.execute(sa.select(sa.func.count()).select_from(audits)).scalar_one()
-    conn.execute(events.insert().values(time=iso(datetime.now(timezone.utc)), username=LOCAL_USER, action="migrate",
-                                         allowed=True, detail=f"schema 2 to 3: {n} saved audits given to {LOCAL_USER!r}"))
-
-
-def _add_kinds(conn: sa.Connection) -> None:
-    """Version 3 → 4: audits of amounts and of classes (issue 53). Every audit saved before is a binary one, kept
-    as it was in ``audit_groups``; the migration is recorded as an event."""
-    conn.execute(sa.text("ALTER TABLE audits ADD COLUMN kind VARCHAR(16) NOT NULL DEFAULT 'binary'"))
-    conn.execute(sa.text("ALTER TABLE audits ADD COLUMN payload TEXT"))
-    n = conn.execute(sa.select(sa.func.count()).select_from(audits)).scalar_one()
-    conn.execute(events.insert().values(time=iso(datetime.now(timezone.utc)), username=LOCAL_USER, action="migrate",
-                                         allowed=True, detail=f"schema 3 to 4: {n} saved audits kept as binary audits"))
-
-
-#: ``{version: step}``: ``step(connection)`` brings a store at ``version`` to ``version + 1``, inside the
-#: opening transaction.
-MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {1: _add_outcomes_columns, 2: _add_owners, 3: _add_kinds}
+# Version 5: the signed-in users seen, and what is shown for them (the e-mail when the provider vouched for it,
+# else the name). Never a key: an e-mail only finds the identities seen with it.
+people = sa.Table(
+    "audit_people", metadata,
+    sa.Column("seq", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("username", sa.String(MAX_USER), nullable=False, unique=True),
+    sa.Column("email", sa.String(254)),
+    sa.Column("name", sa.String(MAX_LABEL)),
+    sa.Column("seen", sa.String(32), nullable=False),
+)
 
 
 def _text(value: Any, what: str, limit: int, hidden: str) -> str:
@@ -200,12 +178,14 @@ def label(value: Any, what: str, required: bool = False) -> str | None:
 
 
 def user_name(value: Any, what: str = "user") -> str:
-    """A user's name, stripped: text of 1 to :data:`MAX_USER` characters without hidden characters. None is refused,
-    never read as :data:`LOCAL_USER` (a page that lost its signed-in user must not act as the local analyst)."""
-    if not isinstance(value, str):
-        raise ValueError(f"{what} must be text (the signed-in user, or {LOCAL_USER!r} without sign-in), "
-                         f"got {type(value).__name__}")
-    return _text(value.strip(), what, MAX_USER, "another user's name")
+    """A user: an identity ``issuer|subject`` in its one spelling (:func:`~.identity.parse`), never a bare name or
+    e-mail. None is refused, never read as :data:`LOCAL_USER` (a page that lost its signed-in user must not act as
+    the local analyst)."""
+    if value is None:
+        raise ValueError(f"{what} must be an identity (the signed-in user, or {LOCAL_USER!r} without sign-in), "
+                         "got None")
+    parse(value, what)
+    return str(value)
 
 
 def user_names(values: Any) -> list[str]:
