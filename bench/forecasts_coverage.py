@@ -88,7 +88,7 @@ def coverage(kind: str, parameter: float, length: int, per_day: bool, draws: int
     if per_day:                         # one time point per day: the day's sum, as the audit aggregates a time
         x = x[:, : length // 24 * 24].reshape(2 * draws, length // 24, 24, 3).sum(axis=2)
     points = x.shape[1]
-    u = (x - x.mean(axis=1, keepdims=True) * (1 if not per_day else 1)).reshape(-1, 3)
+    u = (x - x.mean(axis=1, keepdims=True)).reshape(-1, 3)     # each series centred (a day's sum on its mean)
     segment = np.repeat(np.arange(2 * draws), points)
     out: dict[str, dict] = {}
     z = stats.norm.ppf(0.975)
