@@ -155,7 +155,8 @@ ARGS: dict[str, Callable[[], Any]] = {
     "neither": lambda: [58, 88],
 }
 #: Where one callable reads an argument's name otherwise: the MATCH table's names are metrics.
-OVERRIDES: dict[str, dict[str, Callable[[], Any]]] = {"audit_table": {"names": lambda: ["PPR", "B"]}}
+OVERRIDES: dict[str, dict[str, Callable[[], Any]]] = {"audit_table": {"names": lambda: ["PPR", "B"]},
+                                                      "MulticlassAudit.class_rates": {"cls": lambda: "Medium"}}
 
 
 def _documented_modules() -> list[str]:
