@@ -374,3 +374,29 @@ def test_the_pages_tables_print_numbers_by_one_rule_the_sentences_rule():
     shares = m.shares()
     assert cells(_table(shares, rates=("ci",)))[4:7] == [f"{x:.1%}" for x in shares.iloc[0][["share", "ci_low",
                                                                                              "ci_high"]]]
+
+
+def test_unordered_classes_with_none_favourable_give_rates_not_verdicts_on_every_page(monkeypatch):
+    """No class declared favourable: no class has a direction, so the library refuses every one-vs-rest verdict;
+    the Bias Audit page shows a class's rates with the reason, Home says why it has no verdict, and the pages that
+    read rates alone (Sample-Size, Smoothing) still open."""
+    colours = {"Low": "red", "Medium": "green", "High": "blue"}
+    rows = tier_rows().replace({"observed": colours, "given": colours})
+    at = upload_page(monkeypatch, rows)
+    columns(at, "observed", "given", ["site"])
+    radio(at, "kind-").set_value("unordered").run()
+    at.button(key="use-classes").click().run()
+    assert not at.exception and not at.error
+    m = at.session_state[KIND_KEY].audit
+    assert not m.ordered and not m.favourable
+    with pytest.raises(ValueError, match="has no declared direction"):
+        m.one_vs_rest("red")
+    at.switch_page("pages/2_Bias_Audit.py").run()
+    at.selectbox(key="one-vs-rest-class").set_value("red").run()
+    assert not at.exception
+    assert f"No verdicts for red against the rest:** {m.no_direction('red')}" in text(at)
+    at.switch_page("app.py").run()
+    assert not at.exception and "No verdicts here." in text(at) and not tiles(at)
+    for page_script in ("pages/3_Sample_Size_Explorer.py", "pages/4_Smoothing.py"):
+        at.switch_page(page_script).run()
+        assert not at.exception, page_script
