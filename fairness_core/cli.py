@@ -142,8 +142,10 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--model", help="with --save: the model's name (audits of one model form a series over periods)")
     a.add_argument("--model-version", dest="model_version", help="with --save: the model's version")
     a.add_argument("--period", help="with --save: the period the data cover, e.g. 2026-Q3")
-    a.add_argument("--user", help="with --save: the user who owns the saved audit (default: the single local user, "
-                                  "'local'; on a team server, the owner's sign-in e-mail)")
+    a.add_argument("--user", metavar="NAME",
+                   help="with --save: the local user NAME owns the saved audit (the identity local|NAME, never a "
+                        "signed-in user's; default: the single local analyst, local|local). On a team server, hand it "
+                        "to a signed-in user afterwards with AuditStore.transfer")
     a.add_argument("--store", metavar="URL",
                    help="with --save: the store's SQLAlchemy URL (default: FAIRNESS_AUDIT_STORE, else a SQLite file "
                         "in FAIRNESS_DATA_DIR or ./data)")
@@ -311,12 +313,13 @@ def _run(args: argparse.Namespace) -> int:
 
 def _save(args: argparse.Namespace, audit: Any) -> int:
     """Save ``audit`` in the store (--save NAME, --model, --period …) and print its id, or say why not."""
-    from .services.store import LOCAL_USER, AuditStore, StoreError   # late: only a saving run needs SQLAlchemy
+    from .services.store import LOCAL_USER, AuditStore, StoreError, local_user   # late: saving needs SQLAlchemy
 
     try:
+        owner = LOCAL_USER if args.user is None else local_user(args.user)   # --user names a local user
         store = AuditStore(args.store)
         audit_id = store.save(audit, args.save, args.model, args.period, model_version=args.model_version,
-                              user=args.user or LOCAL_USER, tolerance=args.tolerance, alpha=args.alpha,
+                              user=owner, tolerance=args.tolerance, alpha=args.alpha,
                               adjust=args.adjust, **({"unit": args.unit or ""} if args.kind == "continuous" else {}))
     except (StoreError, ValueError) as exc:
         _print(f"error: the audit was not saved: {exc}", file=sys.stderr)

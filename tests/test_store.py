@@ -24,6 +24,7 @@ from fairness_core import ConfusionMatrix as CM
 from fairness_core import datasets
 from fairness_core import store as store_mod
 from fairness_core.audit import Audit
+from fairness_core.store import local_user as U
 from fairness_core.store import AuditNotFound, AuditStore, SavedAudit, StoreError
 from fairness_core.trend import ofi_changes, series_changes
 
@@ -91,8 +92,8 @@ def store(url):
 def test_round_trip_keeps_every_field_exactly(store):
     audit = _audit()
     audit_id = store.save(audit, name="Q3 <i>audit</i>", model="credit", period="2026-Q3", model_version="v2.1",
-                          user=" ana ", tolerance=0.03, alpha=0.01, adjust="bh")
-    saved = store.load(audit_id, user="ana")
+                          user=U("ana"), tolerance=0.03, alpha=0.01, adjust="bh")
+    saved = store.load(audit_id, user=U("ana"))
     assert isinstance(saved, SavedAudit)
     got = saved.audit
     assert got == audit and got.fingerprint == audit.fingerprint
@@ -102,8 +103,8 @@ def test_round_trip_keeps_every_field_exactly(store):
     assert got.group_columns == audit.group_columns and got.group_values == audit.group_values
     assert dict(got.provenance) == dict(audit.provenance) and got.rows is None
     assert (saved.name, saved.model, saved.period, saved.model_version, saved.saved_by) == \
-        ("Q3 <i>audit</i>", "credit", "2026-Q3", "v2.1", "ana")    # markup kept as given: escaping is the page's
-    assert (saved.owner, saved.access) == ("ana", "owner")            # who saved it is the user, stripped
+        ("Q3 <i>audit</i>", "credit", "2026-Q3", "v2.1", U("ana"))    # markup kept as given: escaping is the page's
+    assert (saved.owner, saved.access) == (U("ana"), "owner")            # who saved it is the user
     assert (saved.tolerance, saved.alpha, saved.adjust) == (0.03, 0.01, "bh")
     assert saved.tool_version == __import__("fairness_core").__version__
     assert saved.created.tzinfo is not None

@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from fairness_core import ConfusionMatrix as CM
 from fairness_core import store as store_mod
 from fairness_core.audit import Audit
+from fairness_core.store import local_user as U
 from fairness_core.store import LINK_NOT_FOUND, LOCAL_USER, AuditNotFound, AuditStore, NotOwner
 from test_store import _audit, new_url, url  # noqa: F401 - fixtures: SQLite and PostgreSQL stores
 
@@ -55,15 +56,15 @@ def _same_answer(error: BaseException, audit_id: str, store: AuditStore) -> None
     """``error`` is exactly what an id that was never saved gets: same type, same message."""
     unknown = _unknown_id()
     with pytest.raises(AuditNotFound) as missing:
-        store.load(unknown, user="nobody")
+        store.load(unknown, user=U("nobody"))
     assert type(error) is AuditNotFound
     assert str(error).replace(audit_id, "<id>") == str(missing.value).replace(unknown, "<id>")
 
 
 def test_two_users_cannot_see_open_delete_share_or_link_each_others_private_audits(store):
-    ana = store.save(_audit(), name="ana's", model="credit", period="2026-Q1", user="ana@example.org")
-    bob = store.save(_audit(1), name="bob's", model="credit", period="2026-Q1", user="bob@example.org")
-    for me, mine, theirs in (("ana@example.org", ana, bob), ("bob@example.org", bob, ana)):
+    ana = store.save(_audit(), name="ana's", model="credit", period="2026-Q1", user=U("ana@example.org"))
+    bob = store.save(_audit(1), name="bob's", model="credit", period="2026-Q1", user=U("bob@example.org"))
+    for me, mine, theirs in ((U("ana@example.org"), ana, bob), (U("bob@example.org"), bob, ana)):
         assert store.list(user=me)["id"].tolist() == [mine]
         assert [h.id for h in store.history("credit", user=me)] == [mine]
         assert store.load(mine, user=me).access == "owner"
@@ -75,39 +76,40 @@ def test_two_users_cannot_see_open_delete_share_or_link_each_others_private_audi
                 call()
             _same_answer(refused.value, theirs, store)
     assert store.list()["id"].tolist() == []                       # the local user owns neither
-    assert store.load(ana, user="ana@example.org").name == "ana's"   # nothing was deleted or shared
-    assert store.readers(ana, user="ana@example.org") == () and store.links(bob, user="bob@example.org").empty
+    assert store.load(ana, user=U("ana@example.org")).name == "ana's"   # nothing was deleted or shared
+    assert store.readers(ana, user=U("ana@example.org")) == () and store.links(bob, user=U("bob@example.org")).empty
 
 
 def test_a_shared_audit_reads_but_does_not_delete(store):
-    audit_id = store.save(_audit(), name="Q1", model="credit", period="2026-Q1", user="ana")
-    assert store.share(audit_id, user="ana", with_users=["bob", " bob ", "ana"]) == ("bob",)   # the owner is skipped
-    listed = store.list(user="bob")
-    assert listed[["id", "owner", "access"]].values.tolist() == [[audit_id, "ana", "shared"]]
-    read = store.load(audit_id, user="bob")
-    assert read.audit == _audit() and (read.owner, read.access) == ("ana", "shared")
-    assert [h.access for h in store.history("credit", user="bob")] == ["shared"]
-    for call, verb in ((lambda: store.delete(audit_id, user="bob"), "delete"),
-                       (lambda: store.share(audit_id, user="bob", with_users=["carol"]), "share"),
-                       (lambda: store.link(audit_id, user="bob"), "link")):
-        with pytest.raises(NotOwner, match=f"only its owner \\(ana\\) may {verb}") as refused:
+    audit_id = store.save(_audit(), name="Q1", model="credit", period="2026-Q1", user=U("ana"))
+    assert store.share(audit_id, user=U("ana"), with_users=[U("bob"), U("bob"), U("ana")]) == (U("bob"),)   # once; the owner skipped
+    listed = store.list(user=U("bob"))
+    assert listed[["id", "owner", "access"]].values.tolist() == [[audit_id, U("ana"), "shared"]]
+    read = store.load(audit_id, user=U("bob"))
+    assert read.audit == _audit() and (read.owner, read.access) == (U("ana"), "shared")
+    assert [h.access for h in store.history("credit", user=U("bob"))] == ["shared"]
+    for call, verb in ((lambda: store.delete(audit_id, user=U("bob")), "delete"),
+                       (lambda: store.share(audit_id, user=U("bob"), with_users=[U("carol")]), "share"),
+                       (lambda: store.link(audit_id, user=U("bob")), "link"),
+                       (lambda: store.transfer(audit_id, user=U("bob"), to_user=U("carol")), "transfer")):
+        with pytest.raises(NotOwner, match=f"only its owner \\(local\\|ana\\) may {verb}") as refused:
             call()
         assert isinstance(refused.value, PermissionError) and not isinstance(refused.value, LookupError)
-    assert store.load(audit_id, user="ana").name == "Q1" and store.list(user="carol").empty
+    assert store.load(audit_id, user=U("ana")).name == "Q1" and store.list(user=U("carol")).empty
     with pytest.raises(AuditNotFound):
-        store.load(audit_id, user="carol")
-    assert store.unshare(audit_id, user="ana", with_users=["bob"]) == ()
+        store.load(audit_id, user=U("carol"))
+    assert store.unshare(audit_id, user=U("ana"), with_users=[U("bob")]) == ()
     with pytest.raises(AuditNotFound):
-        store.load(audit_id, user="bob")
-    assert store.list(user="bob").empty
+        store.load(audit_id, user=U("bob"))
+    assert store.list(user=U("bob")).empty
 
 
 def test_the_owner_deletes_and_its_shares_and_links_go_with_it(store):
-    audit_id = store.save(_audit(), name="Q1", user="ana")
-    store.share(audit_id, user="ana", with_users=["bob"])
-    token = store.link(audit_id, user="ana")
-    store.delete(audit_id, user="ana")
-    for call in (lambda: store.load(audit_id, user="bob"), lambda: store.load(audit_id, user="ana")):
+    audit_id = store.save(_audit(), name="Q1", user=U("ana"))
+    store.share(audit_id, user=U("ana"), with_users=[U("bob")])
+    token = store.link(audit_id, user=U("ana"))
+    store.delete(audit_id, user=U("ana"))
+    for call in (lambda: store.load(audit_id, user=U("bob")), lambda: store.load(audit_id, user=U("ana"))):
         with pytest.raises(AuditNotFound):
             call()
     with pytest.raises(AuditNotFound, match=LINK_NOT_FOUND):
@@ -118,15 +120,15 @@ def test_the_owner_deletes_and_its_shares_and_links_go_with_it(store):
 
 
 def test_a_link_opens_read_only_until_it_expires(store, clock):
-    audit_id = store.save(_audit(), name="Q1", user="ana")
-    token = store.link(audit_id, user="ana", expires_in=timedelta(hours=2))
-    assert len(token) == 43 and token != store.link(audit_id, user="ana", expires_in=timedelta(hours=2))
+    audit_id = store.save(_audit(), name="Q1", user=U("ana"))
+    token = store.link(audit_id, user=U("ana"), expires_in=timedelta(hours=2))
+    assert len(token) == 43 and token != store.link(audit_id, user=U("ana"), expires_in=timedelta(hours=2))
     opened = store.open_link(token)
     assert opened.id == audit_id and opened.audit == _audit() and opened.access == "link"
     with pytest.raises(NotOwner):          # holding the link lets one read, not revoke it
-        store.revoke_link(token, user="bob")
+        store.revoke_link(token, user=U("bob"))
     with pytest.raises(AuditNotFound):     # a link is not a share: the audit stays out of bob's list and loads
-        store.load(audit_id, user="bob")
+        store.load(audit_id, user=U("bob"))
     clock.now = START + timedelta(hours=2)   # expires at its expiry time, to the microsecond
     with pytest.raises(AuditNotFound) as expired:
         store.open_link(token)
@@ -136,27 +138,27 @@ def test_a_link_opens_read_only_until_it_expires(store, clock):
             store.open_link(forged)  # type: ignore[arg-type]
         answers.add(str(refused.value))
     assert answers == {LINK_NOT_FOUND}
-    active = store.links(audit_id, user="ana")
+    active = store.links(audit_id, user=U("ana"))
     assert len(active) == 2 and not active["active"].any() and active["revoked"].isna().all()
 
 
 def test_a_revoked_link_opens_nothing_and_only_the_owner_revokes(store):
-    audit_id = store.save(_audit(), name="Q1", user="ana")
-    token, other = store.link(audit_id, user="ana"), store.link(audit_id, user="ana")
+    audit_id = store.save(_audit(), name="Q1", user=U("ana"))
+    token, other = store.link(audit_id, user=U("ana")), store.link(audit_id, user=U("ana"))
     link_id = hashlib.sha256(token.encode()).hexdigest()
-    assert set(store.links(audit_id, user="ana")["link_id"]) == {link_id, hashlib.sha256(other.encode()).hexdigest()}
+    assert set(store.links(audit_id, user=U("ana"))["link_id"]) == {link_id, hashlib.sha256(other.encode()).hexdigest()}
     with pytest.raises(AuditNotFound, match=LINK_NOT_FOUND):      # bob neither owns nor reads it: by id, nothing
-        store.revoke_link(link_id, user="bob")
-    store.revoke_link(token, user="ana")
-    store.revoke_link(token, user="ana")                            # again: nothing changes, nothing fails
+        store.revoke_link(link_id, user=U("bob"))
+    store.revoke_link(token, user=U("ana"))
+    store.revoke_link(token, user=U("ana"))                            # again: nothing changes, nothing fails
     with pytest.raises(AuditNotFound) as revoked:
         store.open_link(token)
     assert str(revoked.value) == LINK_NOT_FOUND
     assert store.open_link(other).id == audit_id                    # the other link still opens it
-    store.revoke_link(hashlib.sha256(other.encode()).hexdigest(), user="ana")   # by its id, token long lost
+    store.revoke_link(hashlib.sha256(other.encode()).hexdigest(), user=U("ana"))   # by its id, token long lost
     with pytest.raises(AuditNotFound):
         store.open_link(other)
-    links = store.links(audit_id, user="ana")
+    links = store.links(audit_id, user=U("ana"))
     assert links["revoked"].notna().all() and not links["active"].any()
     with store.engine.connect() as conn:       # the tokens themselves are nowhere in the database
         kept = [tuple(map(str, r)) for r in conn.execute(sa.text("SELECT * FROM audit_links"))]
@@ -173,49 +175,51 @@ def test_a_link_must_expire_within_a_year(store, expires_in):
 
 
 def test_the_events_show_every_attempt_allowed_or_refused(store, clock):
-    audit_id = store.save(_audit(), name="Q1", user="ana")
+    audit_id = store.save(_audit(), name="Q1", user=U("ana"))
     clock.now += timedelta(seconds=1)
-    store.load(audit_id, user="ana")
+    store.load(audit_id, user=U("ana"))
     with pytest.raises(AuditNotFound):
-        store.load(audit_id, user="bob")
+        store.load(audit_id, user=U("bob"))
     with pytest.raises(AuditNotFound):
-        store.load("'; DROP TABLE audits; --", user="bob")
-    store.share(audit_id, user="ana", with_users=["bob"])
+        store.load("'; DROP TABLE audits; --", user=U("bob"))
+    store.share(audit_id, user=U("ana"), with_users=[U("bob")])
     with pytest.raises(NotOwner):
-        store.delete(audit_id, user="bob")
-    token = store.link(audit_id, user="ana", expires_in=timedelta(minutes=5))
+        store.delete(audit_id, user=U("bob"))
+    token = store.link(audit_id, user=U("ana"), expires_in=timedelta(minutes=5))
     store.open_link(token)
     with pytest.raises(AuditNotFound):
-        store.open_link(secrets.token_urlsafe(32), user="mallory")
+        store.open_link(secrets.token_urlsafe(32), user=U("mallory"))
     clock.now += timedelta(minutes=5)
     with pytest.raises(AuditNotFound):
-        store.open_link(token, user="bob")
-    store.delete(audit_id, user="ana")
+        store.open_link(token, user=U("bob"))
+    store.delete(audit_id, user=U("ana"))
     events = store.events()
-    assert list(events.columns) == ["seq", "time", "user", "action", "audit_id", "allowed", "detail"]
+    assert list(events.columns) == ["seq", "time", "user", "action", "audit_id", "allowed", "detail", "link"]
     seen = [(e.user, e.action, e.audit_id, e.allowed) for e in events.itertuples()][::-1]
-    assert seen == [("ana", "save", audit_id, True), ("ana", "load", audit_id, True),
-                    ("bob", "load", audit_id, False), ("bob", "load", None, False),
-                    ("ana", "share", audit_id, True), ("bob", "delete", audit_id, False),
-                    ("ana", "link", audit_id, True), (None, "open_link", audit_id, True),
-                    ("mallory", "open_link", None, False), ("bob", "open_link", audit_id, False),
-                    ("ana", "delete", audit_id, True)]
+    assert seen == [(U("ana"), "save", audit_id, True), (U("ana"), "load", audit_id, True),
+                    (U("bob"), "load", audit_id, False), (U("bob"), "load", None, False),
+                    (U("ana"), "share", audit_id, True), (U("bob"), "delete", audit_id, False),
+                    (U("ana"), "link", audit_id, True), (None, "open_link", audit_id, True),
+                    (U("mallory"), "open_link", None, False), (U("bob"), "open_link", audit_id, False),
+                    (U("ana"), "delete", audit_id, True)]
     assert events["seq"].is_monotonic_decreasing and str(events["time"].dt.tz) == "UTC"
     assert events["time"].iloc[-1] == START and events["time"].iloc[0] == START + timedelta(minutes=5, seconds=1)
     details = events.set_index("seq")["detail"].tolist()[::-1]
     assert details[2] == "private to another user" and details[3].startswith("not an audit id")
     assert details[9].startswith("expired link") and details[8].startswith("unknown link")
     assert token not in "".join(details)
-    assert len(store.events(audit_id)) == 9 and store.events(user="bob")["action"].tolist() == \
+    assert len(store.events(audit_id)) == 9 and store.events(user=U("bob"))["action"].tolist() == \
         ["open_link", "delete", "load", "load"]
     assert len(store.events(limit=2)) == 2
     assert not hasattr(store, "delete_events") and not hasattr(store, "clear_events")   # append-only
 
 
 @pytest.mark.parametrize("user, message", [
-    (None, "must be text"), ("", "must not be blank"), ("   ", "must not be blank"),
-    ("x" * 255, "255 characters long; at most 254"), ("ana\u200b", "hidden character"), ("an\na", "hidden character"),
-    (5, "must be text"),
+    (None, "must be an identity"), ("", "is not an identity"), ("   ", "is not an identity"),
+    ("ana", "is not an identity"), ("ana@example.org", "is not an identity"), (" local|ana", "begins or ends with a space"),
+    ("local|a|b", "is not an identity"), ("local|a%7cb", "one spelling"), ("local|a%b", "one spelling"),
+    ("local| ", "must not be blank"), ("local|" + "x" * 600, "at most 600"), ("local|ana\u200b", "hidden character"),
+    ("local|an\na", "hidden character"), (5, "must be an identity"),
 ])
 def test_users_are_named_plainly(store, user, message):
     audit_id = store.save(_audit(), name="Q1")
@@ -227,23 +231,25 @@ def test_users_are_named_plainly(store, user, message):
     assert store.list()["id"].tolist() == [audit_id]
 
 
-def test_users_are_stripped_and_the_default_is_the_local_user(store):
-    audit_id = store.save(_audit(), name="Q1", user="  ana@example.org\t")
-    assert store.load(audit_id, user="ana@example.org").saved_by == "ana@example.org"
+def test_users_are_kept_exactly_and_the_default_is_the_local_user(store):
+    audit_id = store.save(_audit(), name="Q1", user=U("ana@example.org"))
+    assert store.load(audit_id, user=U("ana@example.org")).saved_by == U("ana@example.org")
+    with pytest.raises(AuditNotFound):     # a subject is compared as it is: no trimming, no case folding
+        store.load(audit_id, user=U("Ana@example.org"))
     local = store.save(_audit(), name="mine")
     assert store.load(local).owner == LOCAL_USER and store.list()["id"].tolist() == [local]
     with pytest.raises(ValueError, match="list of users"):
-        store.share(local, with_users="bob")        # one string is not a list of users
+        store.share(local, with_users=U("bob"))        # one string is not a list of users
     with pytest.raises(ValueError, match="names no user"):
         store.share(local, with_users=[])
 
 
 def test_saved_by_is_refused_and_the_user_is_who_saved(store):
     with pytest.raises(TypeError, match="saved_by"):       # removed: who saves is user=
-        store.save(_audit(), name="Q1", saved_by="someone else", user="ana")
-    assert store.list(user="ana").empty
-    saved = store.load(store.save(_audit(), name="Q1", user="ana"), user="ana")
-    assert (saved.saved_by, saved.owner) == ("ana", "ana")
+        store.save(_audit(), name="Q1", saved_by="someone else", user=U("ana"))
+    assert store.list(user=U("ana")).empty
+    saved = store.load(store.save(_audit(), name="Q1", user=U("ana")), user=U("ana"))
+    assert (saved.saved_by, saved.owner) == (U("ana"), U("ana"))
 
 
 def test_the_clock_must_tell_the_time_zone(url):  # noqa: F811
@@ -292,7 +298,7 @@ def test_a_version_2_store_gives_its_audits_to_the_local_user(url):  # noqa: F81
             conn.exec_driver_sql(statement.format(serial=serial))
     engine.dispose()
     s = AuditStore(url)
-    assert s.schema_version() == store_mod.SCHEMA_VERSION == 4
+    assert s.schema_version() == store_mod.SCHEMA_VERSION == 5
     listed = s.list()
     assert listed["id"].tolist() == ["BBBBBBBBBBBBBBBBBBBBBB", "AAAAAAAAAAAAAAAAAAAAAA"]
     assert set(listed["owner"]) == {LOCAL_USER} and set(listed["access"]) == {"owner"}
@@ -302,18 +308,18 @@ def test_a_version_2_store_gives_its_audits_to_the_local_user(url):  # noqa: F81
                               positive_outcome="approved", group_columns=("sex",), positive_is="benefit",
                               group_values={"F": ("F",), "M": ("M",)})
     assert not s.load("BBBBBBBBBBBBBBBBBBBBBB").audit.has_outcomes
-    assert s.list(user="ana").empty and s.list(user="ana (typed)").empty   # private to the local user
+    assert s.list(user=U("ana")).empty and s.list(user=U("ana (typed)")).empty   # private to the local user
     with pytest.raises(AuditNotFound):
-        s.load("AAAAAAAAAAAAAAAAAAAAAA", user="ana")
-    migrate = s.events().iloc[-1]
+        s.load("AAAAAAAAAAAAAAAAAAAAAA", user=U("ana"))
+    migrate = s.events().iloc[-1]    # the first event: its user 'local' made LOCAL_USER by the migration to 5
     assert (migrate["action"], migrate["user"], migrate["allowed"]) == ("migrate", LOCAL_USER, True)
     assert "2 saved audits given to 'local'" in migrate["detail"]
-    new = s.save(_audit(), name="new", model="credit", period="2026-Q1", user="ana")
-    s.share("AAAAAAAAAAAAAAAAAAAAAA", with_users=["ana"])
-    assert [h.id for h in s.history("credit", user="ana")] == ["AAAAAAAAAAAAAAAAAAAAAA", new]
+    new = s.save(_audit(), name="new", model="credit", period="2026-Q1", user=U("ana"))
+    s.share("AAAAAAAAAAAAAAAAAAAAAA", with_users=[U("ana")])
+    assert [h.id for h in s.history("credit", user=U("ana"))] == ["AAAAAAAAAAAAAAAAAAAAAA", new]
     s.close()
-    again = AuditStore(url)      # opened again: no migration runs twice (2 → 3, then 3 → 4: two events)
-    assert again.schema_version() == 4 and (again.events()["action"] == "migrate").sum() == 2
+    again = AuditStore(url)      # opened again: no migration runs twice (2 → 3, 3 → 4, 4 → 5: three events)
+    assert again.schema_version() == 5 and (again.events()["action"] == "migrate").sum() == 3
     again.close()
 
 
@@ -323,5 +329,5 @@ def test_a_version_1_sqlite_store_is_carried_through_both_migrations(tmp_path):
     with sqlite3.connect(path) as raw:
         raw.executescript(_V1)
     s = AuditStore(f"sqlite:///{path}")
-    assert s.schema_version() == 4 and s.list()[["owner", "access"]].values.tolist() == [[LOCAL_USER, "owner"]]
+    assert s.schema_version() == 5 and s.list()[["owner", "access"]].values.tolist() == [[LOCAL_USER, "owner"]]
     s.close()

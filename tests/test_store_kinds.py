@@ -15,6 +15,7 @@ import pytest
 from fairness_core import ConfusionMatrix as CM
 from fairness_core import store as store_mod
 from fairness_core.audit import Audit
+from fairness_core.store import local_user as U
 from fairness_core.continuous import ContinuousAudit
 from fairness_core.multiclass import MulticlassAudit
 from fairness_core.store import AuditStore
@@ -146,26 +147,26 @@ V3_AUDITS = {
 
 def test_a_schema_3_store_written_by_the_previous_code_migrates_and_reads_the_same(tmp_path):
     s = AuditStore(_v3_store(tmp_path))
-    assert s.schema_version() == store_mod.SCHEMA_VERSION == 4
+    assert s.schema_version() == store_mod.SCHEMA_VERSION == 5
     for audit_id, (audit, (tolerance, alpha, adjust)) in V3_AUDITS.items():
-        owner = "ana@example.org" if audit_id != "i84CD6k70Ng1cmyVVue90w" else store_mod.LOCAL_USER
+        owner = U("ana@example.org") if audit_id != "i84CD6k70Ng1cmyVVue90w" else store_mod.LOCAL_USER
         saved = s.load(audit_id, user=owner)
         assert saved.kind == "binary" and saved.audit == audit and saved.audit.fingerprint == audit.fingerprint
         assert saved.audit.group_values == audit.group_values and saved.audit.has_outcomes == audit.has_outcomes
         assert (saved.tolerance, saved.alpha, saved.adjust) == (tolerance, alpha, adjust)
         pd.testing.assert_frame_equal(pd.DataFrame(saved.verdicts()),
                                       pd.DataFrame(audit.verdicts(tolerance, alpha=alpha, adjust=adjust)))
-    assert s.load("uGH_tUK4ruZOhLMKfGrgCQ", user="bob@example.org").access == "shared"     # the share holds
-    links = s.links("wYbcDneLD7buaAnMsQellw", user="ana@example.org")
+    assert s.load("uGH_tUK4ruZOhLMKfGrgCQ", user=U("bob@example.org")).access == "shared"     # the share holds
+    links = s.links("wYbcDneLD7buaAnMsQellw", user=U("ana@example.org"))
     assert len(links) == 1 and bool(links["active"].iloc[0])                               # the link holds
-    assert [h.period for h in s.history("credit", user="ana@example.org")] == ["2026-Q1", "2026-Q2"]
-    assert set(s.list(user="ana@example.org")["kind"]) == {"binary"}
+    assert [h.period for h in s.history("credit", user=U("ana@example.org"))] == ["2026-Q1", "2026-Q2"]
+    assert set(s.list(user=U("ana@example.org"))["kind"]) == {"binary"}
     migrated = s.events(limit=None)
     assert migrated["detail"].str.startswith("schema 3 to 4: 3 saved audits").sum() == 1
-    new = s.save(pay_audit(), "pay", model="credit", period="2026-Q3", user="ana@example.org", tolerance=800,
+    new = s.save(pay_audit(), "pay", model="credit", period="2026-Q3", user=U("ana@example.org"), tolerance=800,
                  unit="$")
-    assert s.load(new, user="ana@example.org").audit == pay_audit()
+    assert s.load(new, user=U("ana@example.org")).audit == pay_audit()
     s.close()
     again = AuditStore(s.url.render_as_string())
-    assert (again.events(limit=None)["action"] == "migrate").sum() == 1                     # not migrated twice
+    assert (again.events(limit=None)["action"] == "migrate").sum() == 2          # 3 → 4 and 4 → 5, neither twice
     again.close()

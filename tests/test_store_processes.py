@@ -25,6 +25,12 @@ BIG = 4000
 SAVES_EACH = 20
 
 
+def U(name: str) -> str:   # noqa: N802 - a local user's identity, as the other store tests write it
+    from fairness_core.store import local_user
+
+    return local_user(name)
+
+
 def _audit(groups: int, shift: int = 0):  # type: ignore[no-untyped-def]
     from fairness_core import ConfusionMatrix as CM
     from fairness_core.audit import Audit
@@ -41,7 +47,7 @@ def _serve_then_die(url: str) -> None:
 
     s = store_mod.AuditStore(url)
     for k in range(2):
-        print("saved", s.save(_audit(3, k), name=f"whole {k}", model="m", period=f"2026-Q{k + 1}", user="ana"),
+        print("saved", s.save(_audit(3, k), name=f"whole {k}", model="m", period=f"2026-Q{k + 1}", user=U("ana")),
               flush=True)
     insert_groups = store_mod._insert_groups
 
@@ -51,7 +57,7 @@ def _serve_then_die(url: str) -> None:
         time.sleep(60)                            # and no commit before the kill
 
     store_mod._insert_groups = slow_insert
-    s.save(_audit(BIG), name="half", model="m", period="2026-Q3", user="ana")
+    s.save(_audit(BIG), name="half", model="m", period="2026-Q3", user=U("ana"))
     print("committed", flush=True)                # never reached
 
 
@@ -60,9 +66,9 @@ def _restart(url: str) -> None:
     from fairness_core.store import AuditStore
 
     s = AuditStore(url)
-    listed = s.list(user="ana")
-    found = {i: len(s.load(i, user="ana").cms) for i in listed["id"]}
-    new = s.save(_audit(3), name="after the restart", user="ana")
+    listed = s.list(user=U("ana"))
+    found = {i: len(s.load(i, user=U("ana")).cms) for i in listed["id"]}
+    new = s.save(_audit(3), name="after the restart", user=U("ana"))
     print(json.dumps({"version": s.schema_version(), "found": found, "new": new}), flush=True)
 
 
@@ -131,13 +137,13 @@ def test_a_server_killed_mid_save_leaves_every_audit_whole_or_absent(url):
     assert seen["version"] == SCHEMA_VERSION and seen["found"] == {i: 3 for i in whole}   # the half audit is absent
 
     s = AuditStore(url)
-    listed = s.list(user="ana")
+    listed = s.list(user=U("ana"))
     assert sorted(listed["id"]) == sorted([*whole, seen["new"]]) and "half" not in set(listed["name"])
-    assert all(len(s.load(i, user="ana").cms) == g for i, g in zip(listed["id"], listed["groups"]))
+    assert all(len(s.load(i, user=U("ana")).cms) == g for i, g in zip(listed["id"], listed["groups"]))
     with s.engine.connect() as conn:                  # no row of the half audit anywhere
         assert conn.exec_driver_sql("SELECT count(*) FROM audits").scalar() == 3
         assert conn.exec_driver_sql("SELECT count(*) FROM audit_groups").scalar() == 9
-    saves = s.events(user="ana")
+    saves = s.events(user=U("ana"))
     assert sorted(saves.loc[saves["action"] == "save", "audit_id"]) == sorted([*whole, seen["new"]])
     s.close()
 
@@ -145,8 +151,8 @@ def test_a_server_killed_mid_save_leaves_every_audit_whole_or_absent(url):
 def test_two_server_processes_save_and_list_at_once_and_lose_nothing(url):
     from fairness_core.store import AuditStore
 
-    servers = [_child("save", url, "ana", "bob", stdin=subprocess.PIPE),
-               _child("save", url, "bob", "ana", stdin=subprocess.PIPE)]
+    servers = [_child("save", url, U("ana"), U("bob"), stdin=subprocess.PIPE),
+               _child("save", url, U("bob"), U("ana"), stdin=subprocess.PIPE)]
     try:
         deadline = time.monotonic() + 20
         for server in servers:
@@ -162,12 +168,12 @@ def test_two_server_processes_save_and_list_at_once_and_lose_nothing(url):
                 server.communicate()
     for server, (out, err) in zip(servers, outputs):
         assert server.returncode == 0, err[-2000:]
-    saved = {user: json.loads(out.strip().splitlines()[-1]) for user, (out, _) in zip(("ana", "bob"), outputs)}
+    saved = {user: json.loads(out.strip().splitlines()[-1]) for user, (out, _) in zip((U("ana"), U("bob")), outputs)}
     s = AuditStore(url)
     for user, ids in saved.items():
         assert len(set(ids)) == SAVES_EACH and sorted(s.list(user=user)["id"]) == sorted(ids)
         assert all(s.load(i, user=user).name.startswith(user) for i in ids)
-    assert len(s.list(user="carol")) == 0
+    assert len(s.list(user=U("carol"))) == 0
     with s.engine.connect() as conn:
         assert conn.exec_driver_sql("SELECT count(*) FROM audits").scalar() == 2 * SAVES_EACH
         assert conn.exec_driver_sql("SELECT count(*) FROM store_schema").scalar() == 1
