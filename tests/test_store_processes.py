@@ -91,6 +91,24 @@ def _save_and_list(url: str, user: str, other: str) -> None:
 # --------------------------------------------------------------------------- the tests
 
 
+def _refuse(url: str, user: str, attempts: str) -> None:
+    """Wait for "go", then try to load audits that do not exist, as fast as it can; print what each answered."""
+    from fairness_core.store import AuditNotFound, AuditStore, TooManyAttempts
+
+    s = AuditStore(url)
+    print("ready", flush=True)
+    sys.stdin.readline()
+    answers = []
+    for k in range(int(attempts)):
+        try:
+            s.load(f"{k:022d}", user=user)
+        except AuditNotFound:
+            answers.append("not found")
+        except TooManyAttempts:
+            answers.append("limited")
+    print(json.dumps(answers), flush=True)
+
+
 def _child(*args: str, stdin: int | None = None) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     return subprocess.Popen([sys.executable, __file__, *args], cwd=ROOT, env=env, stdin=stdin,
@@ -180,6 +198,38 @@ def test_two_server_processes_save_and_list_at_once_and_lose_nothing(url):
     s.close()
 
 
+def test_the_rate_limit_holds_across_server_processes(url):
+    """Three processes refuse one user at once: exactly 20 attempts are looked up, every other one is refused by
+    the limit, and each is an event — the count is the database's, and the count and the event share a
+    transaction."""
+    from fairness_core.store import AuditStore
+
+    AuditStore(url).close()          # the schema, made once before the processes race
+    servers = [_child("refuse", url, U("eve"), "15", stdin=subprocess.PIPE) for _ in range(3)]
+    try:
+        deadline = time.monotonic() + 20
+        for server in servers:
+            _read_until(server, "ready", deadline)
+        for server in servers:
+            server.stdin.write("go\n")
+            server.stdin.flush()
+        outputs = [server.communicate(timeout=max(1.0, deadline + 20 - time.monotonic())) for server in servers]
+    finally:
+        for server in servers:
+            if server.poll() is None:
+                server.kill()
+                server.communicate()
+    for server, (out, err) in zip(servers, outputs):
+        assert server.returncode == 0, err[-2000:]
+    answers = [a for out, _ in outputs for a in json.loads(out.strip().splitlines()[-1])]
+    assert len(answers) == 45 and answers.count("not found") == 20 and answers.count("limited") == 25
+    s = AuditStore(url)
+    events = s.events(user=U("eve"), limit=None)
+    assert len(events) == 45 and not events["allowed"].any()
+    assert (events["detail"] == "no such audit").sum() == 20 and (events["detail"] == "rate limited").sum() == 25
+    s.close()
+
+
 # The URL fixtures of tests/test_store.py (SQLite in tmp_path; PostgreSQL in a schema of its own). Imported
 # last: the server processes run this file as a script, without pytest's test folder on the path.
 if __name__ != "__main__":
@@ -188,4 +238,4 @@ if __name__ != "__main__":
 
 if __name__ == "__main__":
     mode, store_url, *rest = sys.argv[1:]
-    {"die": _serve_then_die, "restart": _restart, "save": _save_and_list}[mode](store_url, *rest)
+    {"die": _serve_then_die, "restart": _restart, "save": _save_and_list, "refuse": _refuse}[mode](store_url, *rest)
