@@ -1,7 +1,7 @@
 """The code's shape: no Streamlit inside fairness_core or models, and no file of fairness_core, models or ui over
 600 lines. There is no import cycle among their modules (an import inside a function counts, and so does one
 under ``if TYPE_CHECKING:``; the library's floors, which allow imports on one's own floor and below, are checked
-by tests/test_floors.py with this file's import graph), no module imports a name from its
+by tests/test_floors.py; both read the import graph of tests/floors_helpers.py), no module imports a name from its
 own package's ``__init__`` (the floor above it, which imports it), and models/ reaches the job runner only
 through the small interface it declares (models/jobs_interface.py)."""
 
@@ -12,70 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from fairness_core._names import real_name
+from floors_helpers import ROOT, ancestors, files_of, from_module, graph_of, import_nodes, module_name
 
-ROOT = Path(__file__).resolve().parents[1]
-#: The packages whose modules must import one another without a cycle, and stay small.
-PACKAGES = ("fairness_core", "models", "ui")
 MAX_LINES = 600
-
-
-def _module_name(path: Path, root: Path = ROOT) -> str:
-    parts = path.relative_to(root).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def _files(root: Path = ROOT, packages: tuple[str, ...] = PACKAGES) -> dict[str, Path]:
-    return {_module_name(p, root): p for package in packages for p in sorted((root / package).rglob("*.py"))}
-
-
-def _import_nodes(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
-    """Every import statement, at any depth: a late import inside a function runs too, and a cycle it closes
-    is a cycle of design even when Python survives it (one of the two modules is seen half-initialized when
-    the import moves to the top, or when a new caller imports them in the other order). An import under
-    ``if TYPE_CHECKING:`` counts as well: it never runs, but the two modules still cannot be read or changed
-    apart, and the annotation it serves is one refactoring away from a runtime import."""
-    return [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
-
-
-def _from_module(node: ast.ImportFrom, package: str) -> str:
-    """The absolute name of the module a ``from ... import`` reads, ``package`` being the importer's package."""
-    if not node.level:
-        return node.module or ""
-    base = package.split(".")
-    base = base[: len(base) - (node.level - 1)]
-    return ".".join(base + ([node.module] if node.module else []))
-
-
-def _ancestors(name: str) -> list[str]:
-    parts = name.split(".")
-    return [".".join(parts[:k]) for k in range(1, len(parts))]
-
-
-def _imports(path: Path, files: dict[str, Path], root: Path = ROOT) -> set[str]:
-    """The modules of ``files`` that ``path`` imports, wherever the import stands.
-
-    Importing ``a.b.c`` runs ``a/__init__`` and ``a/b/__init__`` first, so a package is an edge whenever one of
-    its submodules is imported from outside it (a package's ``__init__`` that re-exports its submodules is then
-    on the path, and a cycle through it is real). The importer's own packages are not: they are already being
-    initialized when it runs, and ``from . import sibling`` only loads the sibling."""
-    name = _module_name(path, root)
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    own = set(_ancestors(name)) | ({name} if path.name == "__init__.py" else set())
-    targets: set[str] = set()
-    for node in _import_nodes(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            targets.update(a.name for a in node.names)
-            continue
-        module = _from_module(node, package)
-        targets.add(module)
-        targets.update(f"{module}.{a.name}" for a in node.names)   # "from . import metrics": a submodule
-    edges: set[str] = set()
-    for target in map(real_name, targets):   # a public short name (fairness_core.metrics) is its floor's module
-        for t in [*_ancestors(target), target]:
-            if t in files and t != name and t not in own:
-                edges.add(t)
-    return edges
 
 
 def _own_package_inits(path: Path, files: dict[str, Path], root: Path = ROOT) -> list[str]:
@@ -83,23 +22,18 @@ def _own_package_inits(path: Path, files: dict[str, Path], root: Path = ROOT) ->
     import __version__``, ``import fairness_core`` inside fairness_core). That ``__init__`` imports the module,
     so the name is there only if the ``__init__`` happened to define it before the import; importing one of
     the package's submodules (``from . import metrics``) reads no name of the ``__init__``, and is allowed."""
-    name = _module_name(path, root)
+    name = module_name(path, root)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    own = set(_ancestors(name)) | ({name} if path.name == "__init__.py" else set())
+    own = set(ancestors(name)) | ({name} if path.name == "__init__.py" else set())
     found: list[str] = []
-    for node in _import_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in import_nodes(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             found += [f"{name}: import {a.name}" for a in node.names if a.name in own]
             continue
-        module = _from_module(node, package)
+        module = from_module(node, package)
         if module in own:
             found += [f"{name}: from {module} import {a.name}" for a in node.names if f"{module}.{a.name}" not in files]
     return found
-
-
-def _graph(root: Path = ROOT, packages: tuple[str, ...] = PACKAGES) -> dict[str, set[str]]:
-    files = _files(root, packages)
-    return {name: _imports(path, files, root) for name, path in files.items()}
 
 
 def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -134,12 +68,12 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_no_import_cycles_in_fairness_core_models_and_ui() -> None:
-    cycles = _cycles(_graph())
+    cycles = _cycles(graph_of())
     assert cycles == [], "import cycles (late imports included):\n" + "\n".join(" -> ".join(c) for c in cycles)
 
 
 def test_no_module_imports_its_own_package_init() -> None:
-    files = _files()
+    files = files_of()
     found = [line for path in files.values() for line in _own_package_inits(path, files)]
     assert found == [], "imports from the module's own package __init__ (import from the module that defines the " \
                         "name instead):\n" + "\n".join(found)
@@ -153,7 +87,7 @@ def test_own_package_init_finder(tmp_path: Path) -> None:
     (pkg / "b.py").write_text("from .sub import c\nimport pkg.sub.c\n")
     (pkg / "sub" / "__init__.py").write_text("from .c import g\nfrom .. import VERSION\n")
     (pkg / "sub" / "c.py").write_text("from pkg.sub import g\nfrom .. import b\ng = 1\n")
-    files = _files(tmp_path, ("pkg",))
+    files = files_of(tmp_path, ("pkg",))
     found = {m: _own_package_inits(p, files, tmp_path) for m, p in files.items()}
     assert found == {"pkg": [], "pkg.a": ["pkg.a: from pkg import VERSION", "pkg.a: import pkg"], "pkg.b": [],
                      "pkg.sub": ["pkg.sub: from pkg import VERSION"], "pkg.sub.c": ["pkg.sub.c: from pkg.sub import g"]}
@@ -163,7 +97,7 @@ def test_the_models_reach_jobs_only_through_their_interface() -> None:
     """models/ runs under the app's job runner without importing it: its modules import the few names a job
     needs (progress records, Cancelled, Estimate) from models/jobs_interface.py, and only that module imports
     the library's progress vocabulary."""
-    graph = {m: edges for m, edges in _graph(packages=("fairness_core", "models")).items() if m.startswith("models")}
+    graph = {m: edges for m, edges in graph_of(packages=("fairness_core", "models")).items() if m.startswith("models")}
     runner = sorted(m for m, edges in graph.items() if "fairness_core.services.jobs" in edges)
     progress = sorted(m for m, edges in graph.items()
                       if "fairness_core.common.progress" in edges and m != "models.jobs_interface")
@@ -204,7 +138,7 @@ def test_late_imports_and_package_inits_are_edges(tmp_path: Path) -> None:
     (pkg / "d.py").write_text("T = int\n")
     (pkg / "sub" / "__init__.py").write_text("from .c import g\nfrom .. import b\n")
     (pkg / "sub" / "c.py").write_text("import pkg.a\ng = 1\n")
-    graph = _graph(tmp_path, ("pkg",))
+    graph = graph_of(tmp_path, ("pkg",))
     assert graph["pkg.a"] == {"pkg.sub", "pkg.sub.c"}      # late, and the package __init__ it runs
     assert graph["pkg.b"] == {"pkg.d"}                      # type-checking only, an edge all the same
     assert graph["pkg.sub"] == {"pkg.sub.c", "pkg.b"}
@@ -221,7 +155,7 @@ def test_a_type_only_import_closes_a_cycle(tmp_path: Path) -> None:
     (pkg / "search.py").write_text("from __future__ import annotations\nimport typing\n"
                                    "if typing.TYPE_CHECKING:\n    from .run import Config\n"
                                    "def search(config: Config) -> None: ...\n")
-    assert _cycles(_graph(tmp_path, ("pkg",))) == [["pkg.run", "pkg.search", "pkg.run"]]
+    assert _cycles(graph_of(tmp_path, ("pkg",))) == [["pkg.run", "pkg.search", "pkg.run"]]
 
 
 @pytest.mark.parametrize("package", ["fairness_core", "models"])
@@ -234,10 +168,32 @@ def test_the_library_and_the_models_never_import_streamlit(package: str) -> None
 
 
 def _long_files() -> list[str]:
-    return [f"{p.relative_to(ROOT)} ({n} lines)" for p in _files().values()
+    return [f"{p.relative_to(ROOT)} ({n} lines)" for p in files_of().values()
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES]
 
 
 def test_no_file_over_600_lines() -> None:
     """A room a maintainer can read: no module of fairness_core, models or ui over 600 lines."""
     assert _long_files() == []
+
+
+def _test_modules_imported(path: Path) -> list[str]:
+    """The test modules (``test_*``) that ``path`` imports, at any depth."""
+    found = []
+    for node in import_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+        found += [n for n in names if n.split(".")[0].startswith("test_")]
+    return found
+
+
+def test_the_structure_tests_share_helpers_not_test_modules(tmp_path: Path) -> None:
+    """The floor and architecture tests read the library through tests/floors_helpers.py; neither imports the
+    other (collecting one test module would run the other's tests' imports, and a helper renamed there breaks
+    here)."""
+    tests = ROOT / "tests"
+    found = {name: _test_modules_imported(tests / name) for name in ("test_floors.py", "test_architecture.py",
+                                                                     "floors_helpers.py")}
+    assert found == {"test_floors.py": [], "test_architecture.py": [], "floors_helpers.py": []}
+    probe = tmp_path / "probe.py"
+    probe.write_text("import os\nfrom test_architecture import ROOT\ndef f():\n    import test_floors.x\n")
+    assert _test_modules_imported(probe) == ["test_architecture", "test_floors.x"]

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from fairness_core import _names
-from test_architecture import ROOT, _files, _from_module, _graph, _import_nodes
+from floors_helpers import ROOT, files_of, from_module, graph_of, import_nodes
 
 #: The floors, bottom first. A top-level module is placed by name, so that a new one is placed on purpose.
 FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -46,7 +46,7 @@ def floor_of(module: str) -> str:
 
 
 def test_every_library_module_stands_on_a_floor() -> None:
-    modules = _files(packages=("fairness_core",))
+    modules = files_of(packages=("fairness_core",))
     homeless = sorted(m for m in modules if not floor_of(m) or (floor_of(m) == "entry points" and m not in
                                                                ("fairness_core", "fairness_core.cli",
                                                                 "fairness_core.__main__")))
@@ -60,7 +60,7 @@ def _upward(graph: dict[str, set[str]]) -> list[str]:
 
 
 def test_each_floor_imports_only_its_own_floor_and_those_below() -> None:
-    upward = _upward(_graph(packages=("fairness_core",)))
+    upward = _upward(graph_of(packages=("fairness_core",)))
     assert upward == [], "imports up a floor:\n" + "\n".join(upward)
 
 
@@ -76,7 +76,7 @@ def test_the_floor_checker_sees_an_upward_import() -> None:
 def test_the_library_imports_its_modules_where_they_live() -> None:
     """Inside the library every import names the module's own path: ``from ..statistics import metrics``, never
     the short public ``fairness_core.metrics`` (which the floor check would have to translate)."""
-    files = _files(packages=("fairness_core",))
+    files = files_of(packages=("fairness_core",))
     short = [f"{name}: {target}" for name, path in files.items()
              for target in _library_targets(name, path) if _names.real_name(target) != target]
     assert short == [], "short public names used inside the library:\n" + "\n".join(short)
@@ -86,11 +86,11 @@ def _library_targets(name: str, path: Path) -> list[str]:
     """The absolute names a library module imports (``from X import a`` gives X and X.a, as a may be a module)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out: list[str] = []
-    for node in _import_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in import_nodes(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             out += [a.name for a in node.names]
         else:
-            module = _from_module(node, package)
+            module = from_module(node, package)
             out += [module] + [f"{module}.{a.name}" for a in node.names]
     return [t for t in out if t.startswith("fairness_core")]
 
@@ -134,7 +134,7 @@ def test_every_name_of_the_api_doc_has_one_home() -> None:
     parallel ideas (``metrics.undefined_reason`` of one matrix, ``bias.undefined_reason`` of a pair)."""
     imports = _api_imports()
     assert len(imports) >= 60, imports
-    files = _files(packages=("fairness_core",))
+    files = files_of(packages=("fairness_core",))
     defined: dict[str, set[str]] = {}
     for module, path in files.items():
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
