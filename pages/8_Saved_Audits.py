@@ -9,7 +9,7 @@ import streamlit as st
 
 from fairness_core import plots, regulatory, report
 from fairness_core import store as audit_store
-from fairness_core.store import AuditNotFound, NotOwner, SavedAudit, StoreError
+from fairness_core.store import AuditNotFound, NotOwner, SavedAudit, StoreError, TooManyAttempts
 from fairness_core.verdicts import level_text
 from ui import cached, saved
 from ui.state import ADJUSTMENTS, SAVED_MODEL_KEY, data_banner, page_setup, set_audit
@@ -34,7 +34,8 @@ def label(row) -> str:  # type: ignore[no-untyped-def]
 def show(s: SavedAudit) -> None:
     """One saved audit, read-only: what it is, its verdicts, the Local Law 144 summary and its model's trend."""
     st.header(md_escape(s.name), anchor=False)
-    meta = [("Model", s.model), ("Version", s.model_version), ("Period", s.period), ("Owner", s.owner)]
+    meta = [("Model", s.model), ("Version", s.model_version), ("Period", s.period),
+            ("Owner", saved.shown([s.owner])[s.owner])]
     st.markdown(" · ".join(f"**{k}:** {md_escape(v)}" for k, v in meta if v)
                 + f" · **Saved:** {s.created:%Y-%m-%d %H:%M} UTC with version {md_escape(s.tool_version or '?')}")
     st.caption(f"Verdicts as saved: {'tolerance' if s.kind == 'paired' else 'OFI tolerance'} {saved.tolerance_text(s)} · α = {s.alpha:g} · "
@@ -59,7 +60,7 @@ def show(s: SavedAudit) -> None:
     if s.access == "owner":
         try:
             saved.owner_tools(s)
-        except (AuditNotFound, NotOwner, StoreError) as e:
+        except (AuditNotFound, NotOwner, StoreError, TooManyAttempts) as e:
             st.error(md_escape(saved.failure(e)), icon=":material/error:")
     if s.kind == "binary":
         _verdicts(s)
@@ -156,6 +157,8 @@ def _link_view(kind: str, key: str) -> None:
         opened = _opened(kind, key)
     except AuditNotFound as e:
         st.error(f"**This address opens no saved audit.** {md_escape(saved.failure(e))}", icon=":material/link_off:")
+    except TooManyAttempts as e:
+        st.error(f"**Refused.** {md_escape(str(e)).capitalize()}.", icon=":material/block:")
     except StoreError as e:
         st.error(f"**The audit store failed.** {md_escape(saved.failure(e))}", icon=":material/error:")
     else:
@@ -181,7 +184,7 @@ def _confirm_delete(audit_id: str, name: str) -> None:
         _forget_confirmation()
         try:
             store.delete(audit_id, user=saved.user())
-        except (AuditNotFound, NotOwner, StoreError) as e:
+        except (AuditNotFound, NotOwner, StoreError, TooManyAttempts) as e:
             st.error(md_escape(saved.failure(e)), icon=":material/error:")
         else:
             st.session_state["deleted"] = name
@@ -199,10 +202,14 @@ def _forget_confirmation() -> None:
 def _list() -> None:
     """Every saved audit: filter by model, open one (its link), delete one after typing its name."""
     st.subheader("Your saved audits", anchor=False)
-    st.caption(f"Saved by you ({md_escape(saved.user())}), and those other users shared with you (read-only). Nobody "
-               "else sees them unless you share them or give them a link.")
+    me = saved.user()
+    st.caption(f"Saved by you ({md_escape(saved.shown([me])[me])}), and those other users shared with you "
+               "(read-only). Nobody else sees them unless you share them or give them a link.")
     if "deleted" in st.session_state:
         st.success(f"Deleted “{md_escape(st.session_state.pop('deleted'))}”.", icon=":material/check_circle:")
+    if "transferred" in st.session_state:
+        name, to = st.session_state.pop("transferred")
+        st.success(f"“{md_escape(name)}” is now {md_escape(to)}'s, with its links.", icon=":material/check_circle:")
     try:
         everything = store.list(user=saved.user())
     except StoreError as e:
@@ -218,7 +225,9 @@ def _list() -> None:
     chosen = st.selectbox("Model", [every, *models], key="saved-filter",
                           format_func=lambda m: m.label if isinstance(m, BuiltIn) else f"“{m}”")
     listed = everything if isinstance(chosen, BuiltIn) else everything[everything["model"] == chosen]
-    st.dataframe(listed.drop(columns=["id", "saved_by"], errors="ignore"), width="stretch", hide_index=True, key="saved-list",
+    listed_shown = listed.assign(owner=listed["owner"].map(saved.shown(listed["owner"])))
+    st.dataframe(listed_shown.drop(columns=["id", "saved_by"], errors="ignore"), width="stretch", hide_index=True,
+                 key="saved-list",
                  column_config={"created": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm")})
     rows = {r["id"]: r for _, r in listed.iterrows()}
     pick = st.selectbox("Saved audit", list(rows), format_func=lambda i: label(rows[i]), key="saved-pick")

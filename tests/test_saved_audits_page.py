@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 from fairness_core import ConfusionMatrix as CM
 from fairness_core import plots, report
 from fairness_core.audit import Audit
-from fairness_core.store import AuditStore
+from fairness_core.store import AuditStore, identity
 from fairness_core.trend import series_changes
 from app_helpers import page_with_audit
 from ui.state import SAVED_MODEL_KEY
@@ -26,6 +26,14 @@ Q1 = Audit({"a": CM(300, 20, 90, 590), "b": CM(300, 25, 85, 590), LINK: CM(280, 
            positive_is="benefit", source="q1.csv")
 Q2 = Audit({"a": CM(300, 20, 90, 590), "b": CM(250, 120, 40, 590), LINK: CM(280, 30, 80, 600)},
            positive_is="benefit", source="q2.csv")
+
+
+@pytest.fixture()
+def signed_in(monkeypatch):
+    """Sign-in configured (as far as the pages ask: who is named by e-mail); the gate is still the test's."""
+    import ui.auth
+
+    monkeypatch.setattr(ui.auth, "login_configured", lambda: True)
 
 
 @pytest.fixture()
@@ -47,7 +55,8 @@ def save_from_bias_audit(audit: Audit, name: str, model: str, period: str) -> tu
 @pytest.fixture(autouse=True)
 def signed_in_as(monkeypatch):
     """Pages act for the user the sign-in gate returns; a test names it in ``AS_USER`` (the real sign-in, against an
-    OpenID provider, is tests/test_auth_browser.py's)."""
+    OpenID provider, is tests/test_auth_browser.py's), with the e-mail it shows (its display, as the gate keeps
+    it)."""
     import streamlit as st
 
     import ui.auth
@@ -55,6 +64,8 @@ def signed_in_as(monkeypatch):
     def gate() -> str:   # a session keeps the user it signed in as
         user = st.session_state.get("user") or AS_USER.get("user") or ui.auth.LOCAL_USER
         st.session_state["user"] = user
+        if user in EMAILS:
+            st.session_state[ui.auth.DISPLAY_KEY] = (EMAILS[user], None)
         return user
 
     monkeypatch.setattr(ui.auth, "require_user", gate)
@@ -64,6 +75,10 @@ def signed_in_as(monkeypatch):
 
 #: The user the next session signs in as (see :func:`signed_in_as`).
 AS_USER: dict[str, str] = {}
+#: Signed-in users: two at one provider, and one at another provider with Ana's subject and Bob's e-mail.
+ISSUER, OTHER_ISSUER = "https://id.example.org", "https://login.other.example"
+ANA, BOB, OTHER = identity(ISSUER, "sub-1"), identity(ISSUER, "sub-2"), identity(OTHER_ISSUER, "sub-1")
+EMAILS = {ANA: "ana@example.org", BOB: "bob@example.org", OTHER: "bob@example.org"}
 
 
 def saved_page(audit_id: str | None = None, user: str | None = None, link: str | None = None) -> AppTest:
@@ -88,6 +103,11 @@ def frame_with(at: AppTest, column: str):  # type: ignore[no-untyped-def]
     return next(d.value for d in at.dataframe if column in d.value.columns)
 
 
+def plain(shown: str) -> str:
+    """Text as read, without md_escape's backslashes and word joiners."""
+    return shown.replace("\\", "").replace("\u2060", "")
+
+
 def texts(at: AppTest) -> str:
     return "\n".join(str(e.value) for kind in ("markdown", "caption", "error", "warning", "info", "success", "header",
                                                  "subheader", "code") for e in getattr(at, kind))
@@ -98,7 +118,7 @@ def test_save_then_the_link_opens_a_read_only_copy_in_another_session(store_url)
     assert "private to you" in at.success[0].value
     sidebar = " ".join(c.value for c in at.sidebar.caption)
     assert "kept on this server" in sidebar and "sqlite" not in sidebar.lower() and "audits.db" not in sidebar
-    assert AuditStore(store_url).load(audit_id).owner == "local"
+    assert AuditStore(store_url).load(audit_id).owner == "local|local"
     other = saved_page(audit_id)
     shown = texts(other)
     assert "credit" in shown and "2026\\-Q1" in shown and "q1\\.csv" in shown
@@ -128,7 +148,7 @@ def test_a_link_shows_only_its_audit_with_no_list_and_no_delete(store_url):
     linked = store.save(Q1, "shared one", model="credit", period="2026-Q1")
     store.save(Q2, "someone else's", model="hiring", period="2026-Q2")
     token = store.link(linked)
-    at = saved_page(link=token, user="bob@example.org")
+    at = saved_page(link=token, user=BOB)
     shown = texts(at)
     assert "shared one" in shown and "someone else" not in shown and "Your saved audits" not in shown
     keys = {b.key for b in at.button}
@@ -163,37 +183,39 @@ def test_delete_needs_the_audits_name_typed_and_says_it_is_permanent_for_everyon
     assert "deleted" in gone.error[0].value
 
 
-def test_two_users_see_only_their_own_and_what_is_shared_with_them(store_url):
+def test_two_users_see_only_their_own_and_what_is_shared_with_them(store_url, signed_in):
     """Ana's private audit is not listed, opened, deleted or linked by Bob; once shared it reads but does not delete;
     Bob's refused attempt answers exactly as an id that never existed, and the events record it."""
     store = AuditStore(store_url)
-    mine = store.save(Q1, "ana's audit", model="credit", period="2026-Q1", user="ana@example.org")
-    bob = saved_page(user="bob@example.org")
+    mine = store.save(Q1, "ana's audit", model="credit", period="2026-Q1", user=ANA)
+    bob = saved_page(user=BOB)
     assert "ana's audit" not in texts(bob) and "You have no saved audit yet" in bob.info[0].value
-    refused = saved_page(mine, user="bob@example.org")
-    never = saved_page("A" * 22, user="bob@example.org")
+    refused = saved_page(mine, user=BOB)
+    never = saved_page("A" * 22, user=BOB)
     from ui.widgets import md_escape
     assert refused.error[0].value.replace(md_escape(mine), "ID") == never.error[0].value.replace("A" * 22, "ID")
     assert "audits.db" not in refused.error[0].value and "SQLite" not in refused.error[0].value   # no server path
     assert "ana's audit" not in texts(refused) and not refused.button
-    ana = saved_page(mine, user="ana@example.org")
-    ana.text_input(key="share-with").input("bob@example.org").run()
+    ana = saved_page(mine, user=ANA)
+    ana.text_input(key="share-with").input("bob@example.org").run()      # found by the e-mail Bob signed in with
     ana.button(key="share-do").click().run()
-    assert not ana.exception and store.readers(mine, user="ana@example.org") == ("bob@example.org",)
-    bob = saved_page(user="bob@example.org")
+    assert not ana.exception and store.readers(mine, user=ANA) == (BOB,)
+    ana.run()
+    assert "Shared (read-only) with: bob@example.org" in plain(texts(ana))   # shown by e-mail
+    bob = saved_page(user=BOB)
     assert frame_with(bob, "access")[["name", "access"]].values.tolist() == [["ana's audit", "shared"]]
     assert not any(b.key == "saved-delete" for b in bob.button)
-    reader = saved_page(mine, user="bob@example.org")
+    reader = saved_page(mine, user=BOB)
     assert "Shared with you" in texts(reader) and {b.key for b in reader.button} == {"open-in-workbench"}
     events = store.events(mine)
-    assert ((events["user"] == "bob@example.org") & ~events["allowed"]).any()
-    assert ((events["user"] == "bob@example.org") & events["allowed"] & (events["action"] == "load")).any()
+    assert ((events["user"] == BOB) & ~events["allowed"]).any()
+    assert ((events["user"] == BOB) & events["allowed"] & (events["action"] == "load")).any()
 
 
 def test_a_link_made_on_the_page_shows_its_full_address_and_stops_when_revoked(store_url):
     store = AuditStore(store_url)
-    mine = store.save(Q1, "linked", model="credit", period="2026-Q1", user="ana@example.org")
-    ana = saved_page(mine, user="ana@example.org")
+    mine = store.save(Q1, "linked", model="credit", period="2026-Q1", user=ANA)
+    ana = saved_page(mine, user=ANA)
     ana.selectbox(key="link-days").select(1).run()
     ana.button(key="link-make").click().run()
     assert not ana.exception
@@ -202,11 +224,11 @@ def test_a_link_made_on_the_page_shows_its_full_address_and_stops_when_revoked(s
     token = address.split("link=", 1)[1]
     visitor = saved_page(link=token)
     assert "linked" in texts(visitor) and "Opened from a link" in texts(visitor)
-    live = store.links(mine, user="ana@example.org")
+    live = store.links(mine, user=ANA)
     assert len(live) == 1 and bool(live["active"].iloc[0])
     ana.button(key="link-revoke").click().run()
     assert not ana.exception and not ana.error, [e.value for e in ana.error]
-    assert not store.links(mine, user="ana@example.org")["active"].any()
+    assert not store.links(mine, user=ANA)["active"].any()
     after = saved_page(link=token)
     assert "opens no saved audit" in after.error[0].value and "linked" not in texts(after)
 
@@ -356,7 +378,7 @@ def test_a_saved_amount_audit_reads_with_its_verdicts_in_its_unit_and_its_trend(
     assert len(at.get("plotly_chart")) == 1                                      # OFI across periods
     changes = frame_with(at, "became_bias")
     assert len(changes) == 1 and bool(changes["became_bias"].iloc[0])
-    visitor = saved_page(link=store.link(second), user="bob@example.org")
+    visitor = saved_page(link=store.link(second), user=BOB)
     assert "Opened from a link" in texts(visitor) and "Error sizes (MAE)" in texts(visitor).replace("\\", "")
     assert {b.key for b in visitor.button} == set()
 
@@ -380,3 +402,48 @@ def test_a_saved_tier_audit_reads_with_its_cuts_and_the_local_law_144_table(stor
 def regulatory_table(m):  # type: ignore[no-untyped-def]
     from fairness_core import regulatory
     return regulatory.ll144_summary(m, tolerance=0.1)
+
+
+def test_share_and_transfer_by_email_refuse_an_email_two_identities_show(store_url, signed_in):
+    """Bob and a user of another provider both signed in with bob@example.org: Ana typing it gets both identities
+    named and nothing shared; typing the identity shares; transfer by a unique e-mail moves the audit and its links,
+    and Ana keeps nothing."""
+    store = AuditStore(store_url)
+    mine = store.save(Q1, "ana's audit", model="credit", period="2026-Q1", user=ANA)
+    token = store.link(mine, user=ANA)
+    for user in (BOB, OTHER):
+        saved_page(user=user)                       # each signs in once: the store learns the e-mail they show
+    assert store.find_users("bob@example.org") == (BOB, OTHER)
+    ana = saved_page(mine, user=ANA)
+    ana.text_input(key="share-with").input("bob@example.org").run()
+    (problem,) = [plain(e.value) for e in ana.error]
+    assert "shown by 2 users" in problem and "id.example.org" in problem and "login.other.example" in problem
+    assert ana.button(key="share-do").disabled and store.readers(mine, user=ANA) == ()
+    ana.text_input(key="share-with").input(BOB).run()
+    ana.button(key="share-do").click().run()
+    assert not ana.exception and store.readers(mine, user=ANA) == (BOB,)
+    store.remember(OTHER, email="other@example.org")     # the e-mail is now Bob's alone
+    ana = saved_page(mine, user=ANA)
+    ana.text_input(key="transfer-to").input("bob@example.org").run()
+    ana.button(key="transfer-do").click().run()
+    assert not ana.exception and not ana.error, [e.value for e in ana.error]
+    assert "now bob@example.org's" in plain(ana.success[0].value)
+    assert store.load(mine, user=BOB).owner == BOB and len(store.links(mine, user=BOB)) == 1
+    assert store.open_link(token).id == mine
+    assert saved_page(mine, user=ANA).error           # Ana keeps nothing
+    events = store.events(mine)
+    assert events.loc[events["action"] == "transfer", ["user", "allowed"]].values.tolist() == [[ANA, True]]
+
+
+def test_who_opened_it_shows_the_owner_refused_link_attempts(store_url):
+    store = AuditStore(store_url)
+    mine = store.save(Q1, "linked", model="credit", period="2026-Q1")
+    token = store.link(mine)
+    store.revoke_link(token)
+    for _ in range(2):
+        saved_page(link=token)                     # a revoked link: refused, recorded
+    owner = saved_page(mine)
+    refused = frame_with(owner, "why")
+    assert refused["why"].tolist() == ["revoked link"] * 2 and (refused["who"] == "local (local)").all()
+    link_id = store.links(mine)["link_id"].iloc[0]
+    assert refused["link"].str.startswith(link_id[:12]).all() and "made " in refused["link"].iloc[0]

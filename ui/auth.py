@@ -3,8 +3,12 @@ provider configured in the ``[auth]`` section of ``.streamlit/secrets.toml``.
 
 Without ``[auth]`` (the embedded default: one analyst on a laptop) the app runs as one local user,
 :data:`LOCAL_USER`, and the sidebar says so. With it, every page shows a sign-in screen until the browser has
-signed in (:func:`require_user`, called by ``ui.state.page_setup``), and the signed-in user's stable id is
-:func:`current_user`. ``FAIRNESS_REQUIRE_LOGIN=1`` makes a server refuse to serve anything without a complete
+signed in (:func:`require_user`, called by ``ui.state.page_setup``), and the signed-in user is
+:func:`current_user`: the identity (issuer, subject) of the provider's ID token (``iss``, ``sub``), spelled
+``issuer|subject`` by :func:`fairness_core.services.identity.identity` — never the e-mail address (unverified at
+some providers, shared by two providers' users) nor the bare ``sub`` (two providers may hand out the same one).
+The e-mail (when the provider does not say it is unverified), else the name, is only what is shown
+(:func:`display_name`), and what owners find each other by when they share (``ui.saved``). ``FAIRNESS_REQUIRE_LOGIN=1`` makes a server refuse to serve anything without a complete
 ``[auth]``: every page shows an error naming what to configure, and ``python -m ui.auth --check`` (run before
 ``streamlit run``) exits with that message, so a deployment script refuses to start the server
 (docs/server.md, "Sign-in").
@@ -28,15 +32,13 @@ import streamlit as st
 
 from ui.widgets import md_escape
 
-try:    # the owner column of saved audits; one name for "nobody signed in" everywhere
-    from fairness_core.store import LOCAL_USER
-except ImportError:   # pragma: no cover - until the store names its owners
-    LOCAL_USER = "local"
+from fairness_core.services.identity import LOCAL_ISSUER, LOCAL_USER, identity
 
 #: The environment variable that makes sign-in required (read on every page run, and by ``--check``).
 REQUIRE_ENV = "FAIRNESS_REQUIRE_LOGIN"
-#: Where :func:`require_user` keeps the signed-in user's id for the rest of the session's code.
-USER_KEY = "user"
+#: Where :func:`require_user` keeps the signed-in user's identity, and what is shown for it, for the rest of the
+#: session's code.
+USER_KEY, DISPLAY_KEY = "user", "user-display"
 #: The keys every provider needs (Streamlit's ``validate_auth_credentials``), and those ``[auth]`` itself needs.
 PROVIDER_KEYS = ("client_id", "client_secret", "server_metadata_url")
 SHARED_KEYS = ("redirect_uri", "cookie_secret")
@@ -151,16 +153,36 @@ def startup_problem(environ: Mapping[str, str] | None = None) -> str | None:
 
 
 def user_id(claims: Mapping[str, Any]) -> str | None:
-    """The stable id of a signed-in user from the provider's claims: the e-mail address (trimmed, lower case)
-    unless the provider says it is unverified (``email_verified`` false: anyone could claim it), else the
-    subject ``sub`` (trimmed); None when neither is there."""
+    """The signed-in user's identity from the provider's ID-token claims: ``identity(iss, sub)`` — the issuer the
+    token's signature was checked against and the subject it names, both exactly as given. None when either is
+    missing or unusable (blank, hidden characters, spaces around it), or when ``iss`` is the local users' issuer
+    ("local": no provider may speak for them)."""
+    issuer, subject = claims.get("iss"), claims.get("sub")
+    if isinstance(subject, int) and not isinstance(subject, bool):
+        subject = str(subject)
+    if not isinstance(issuer, str) or not isinstance(subject, str) or issuer == LOCAL_ISSUER:
+        return None
+    try:
+        return identity(issuer, subject)
+    except ValueError:
+        return None
+
+
+def verified_email(claims: Mapping[str, Any]) -> str | None:
+    """The e-mail address (trimmed, lower case) unless the provider says it is unverified (``email_verified``
+    false: anyone could claim it); None without one. Shown, and found by when sharing; never an identity."""
     email = claims.get("email")
     if isinstance(email, str) and email.strip() and claims.get("email_verified") is not False:
         return email.strip().lower()
-    sub = claims.get("sub")
-    if sub is not None and str(sub).strip():
-        return str(sub).strip()
     return None
+
+
+def display_name(claims: Mapping[str, Any]) -> str | None:
+    """What is shown for the signed-in user: the verified e-mail, else the name, else the subject."""
+    name = claims.get("name")
+    sub = claims.get("sub")
+    return verified_email(claims) or (name.strip() if isinstance(name, str) and name.strip() else None) or \
+        (str(sub).strip() if sub is not None and str(sub).strip() else None)
 
 
 def _claims() -> dict[str, Any]:
@@ -195,23 +217,27 @@ def require_user() -> str:
         st.stop()
     if not login_configured():
         st.session_state[USER_KEY] = LOCAL_USER
+        st.session_state.pop(DISPLAY_KEY, None)
         return LOCAL_USER
     claims = _claims()
     ident = user_id(claims)
     if ident is None:
         st.session_state.pop(USER_KEY, None)
+        st.session_state.pop(DISPLAY_KEY, None)
         _sign_in_screen(signed_in_without_id=bool(claims))
         st.stop()
     st.session_state[USER_KEY] = ident
+    st.session_state[DISPLAY_KEY] = (verified_email(claims), display_name(claims))
     return ident
 
 
 def _sign_in_screen(signed_in_without_id: bool = False) -> None:
     st.title("Fairness audit workbench")
     if signed_in_without_id:
-        st.error("The sign-in provider named neither an e-mail address nor a subject for this account, so the "
-                 "workbench cannot tell whose work is whose. Sign out and use another account, or ask the "
-                 "operator to include the `email` scope.", icon=":material/error:")
+        st.error("The sign-in provider's token named no issuer (`iss`) and subject (`sub`) the workbench can use "
+                 "for this account, so it cannot tell whose work is whose. Sign out and use another account, or "
+                 "ask the operator to check the provider (an OpenID Connect ID token carries both).",
+                 icon=":material/error:")
         if st.button("Sign out", key="auth-sign-out-screen"):
             st.logout()
         return
@@ -233,10 +259,13 @@ def user_sidebar() -> None:
     ident = user_id(claims)
     if ident is None:
         return
-    name = claims.get("name")
-    shown = f"**{md_escape(name)}** ({md_escape(ident)})" if isinstance(name, str) and name.strip() \
-        else f"**{md_escape(ident)}**"
-    st.caption(f":material/person: Signed in as {shown}")
+    name, email = claims.get("name"), verified_email(claims)
+    if isinstance(name, str) and name.strip():
+        shown = f"**{md_escape(name)}**" + (f" ({md_escape(email)})" if email else "")
+    else:
+        shown = f"**{md_escape(display_name(claims) or '')}**"
+    st.caption(f":material/person: Signed in as {shown}", help=f"Your identity here: {md_escape(ident)} (the "
+               "provider's issuer and your subject at it).")
     if st.button("Sign out", key="auth-sign-out", icon=":material/logout:"):
         st.logout()
 

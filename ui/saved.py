@@ -1,6 +1,9 @@
 """Saved audits in the app: one store for the server process, the sidebar note, the "Save this audit" form of the
 Bias Audit page, the owner's tools (share, links, who opened it) and a model's trend across its saved periods.
-Every call names the session's user (:func:`user`): the store enforces who may see, open, delete, share and link.
+Every call names the session's user (:func:`user`), an identity (issuer, subject): the store enforces who may see,
+open, delete, share, transfer and link. People are shown by the e-mail (else name) they signed in with
+(:func:`shown`), and an owner names whom to share or transfer with by that e-mail (:func:`resolve`): one e-mail
+shown by two identities (two providers) is refused with both shown, never guessed.
 
 The store is :class:`fairness_core.store.AuditStore` at :func:`fairness_core.store.default_url`
 (``FAIRNESS_AUDIT_STORE``, else SQLite in ``FAIRNESS_DATA_DIR``), opened on first use and shared by every session
@@ -19,7 +22,8 @@ import streamlit as st
 
 from fairness_core import store as audit_store
 from fairness_core.audit import Audit
-from fairness_core.store import AuditStore, SavedAudit, StoreError
+from fairness_core.services.identity import is_local, local_user, parse, subject_of
+from fairness_core.store import AuditStore, SavedAudit, StoreError, TooManyAttempts
 from fairness_core.trend import Trend, series_changes
 from fairness_core.verdicts import VerdictSettings
 from ui import auth
@@ -64,9 +68,57 @@ def failure(e: Exception) -> str:
 
 
 def user() -> str:
-    """The user this session acts for (kept by the sign-in gate, ``ui.auth.require_user``; the local analyst
-    without sign-in)."""
-    return str(st.session_state.get("user") or auth.current_user())
+    """The identity this session acts for (kept by the sign-in gate, ``ui.auth.require_user``; the local analyst
+    without sign-in). The first time in a session, a signed-in user's e-mail and name are given to the store, so
+    that others can find them to share with and read who they are."""
+    me = str(st.session_state.get(auth.USER_KEY) or auth.current_user())
+    display = st.session_state.get(auth.DISPLAY_KEY)
+    if display and st.session_state.get("user-remembered") != me:
+        try:
+            store().remember(me, email=display[0], name=display[1])
+            st.session_state["user-remembered"] = me
+        except (StoreError, ValueError) as e:   # the rest of the page works without it
+            _LOG.error("audit store: could not remember the signed-in user: %s", e)
+    return me
+
+
+def shown(users) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """``{identity: what to show for it}``: the e-mail (else name) it signed in with, a local user's name with
+    "(local)", else the identity itself."""
+    users = [u for u in dict.fromkeys(users) if isinstance(u, str)]
+    try:
+        known = store().display_names(users)
+    except StoreError:
+        known = {}
+    named = {}
+    for u in users:
+        try:
+            local = is_local(u)
+        except ValueError:
+            local = False
+        named[u] = known.get(u) or (f"{subject_of(u)} (local)" if local else u)
+    return named
+
+
+def resolve(typed: str) -> tuple[str | None, str | None]:
+    """The identity an owner means by ``typed`` (an e-mail address someone signed in with here, an identity
+    ``issuer|subject``, or — on a workbench without sign-in — a local user's name), or (None, why not): nobody
+    found, or several identities showing that e-mail, each named."""
+    typed = typed.strip()
+    if not auth.login_configured():
+        try:
+            parse(typed)
+            return typed, None
+        except ValueError:
+            return local_user(typed), None
+    found = store().find_users(typed)
+    if len(found) == 1:
+        return found[0], None
+    if not found:
+        return None, (f"nobody who signed in here shows the e-mail {typed!r}: ask them to sign in once, or type "
+                      "their identity (issuer|subject, shown in their sidebar)")
+    return None, (f"{typed!r} is shown by {len(found)} users (" + "; ".join(found) + "): type the identity of the "
+                  "one you mean")
 
 
 def address(query: str) -> str:
@@ -121,7 +173,7 @@ def save_form(audit: Audit, settings: VerdictSettings) -> None:
                               placeholder="e.g. credit scorecard")
         version = c4.text_input("Model version", max_chars=audit_store.MAX_LABEL, key="save-version",
                                 placeholder="e.g. v3.2")
-        st.caption(f"Saved as **{md_escape(user())}**: private to you until you share it or make a link on the "
+        st.caption(f"Saved as **{md_escape(shown([user()])[user()])}**: private to you until you share it or make a link on the "
                    "Saved audits page.")
         submitted = st.form_submit_button("Save this audit", icon=":material/save:")
     if submitted:
@@ -186,17 +238,39 @@ def owner_tools(s: SavedAudit) -> None:
     expire (the full address, copied with the button beside it) and revoke them, and see who opened it."""
     me = user()
     readers, links = _owned(s.id)
+    names = shown(readers)
     with st.expander("Share with other users", icon=":material/group_add:"):
-        st.caption(("Shared (read-only) with: " + ", ".join(md_escape(r) for r in readers)) if readers else
+        st.caption(("Shared (read-only) with: " + ", ".join(md_escape(names[r]) for r in readers)) if readers else
                    "Private: nobody else can see or open it.")
-        names = st.text_input("Users to share with (their sign-in e-mail, comma-separated)", key="share-with",
-                              max_chars=2000)
+        typed = st.text_input("Users to share with (the e-mail they sign in with, comma-separated)" if
+                              auth.login_configured() else "Users to share with (names, comma-separated)",
+                              key="share-with", max_chars=2000)
         a, b = st.columns(2)
-        wanted = [n.strip() for n in names.split(",") if n.strip()]
-        if a.button("Share", key="share-do", disabled=not wanted, icon=":material/share:"):
+        wanted, problems = _resolved(typed)
+        for problem in problems:
+            st.error(md_escape(problem), icon=":material/error:")
+        if a.button("Share", key="share-do", disabled=not wanted or bool(problems), icon=":material/share:"):
             _act(lambda: store().share(s.id, user=me, with_users=wanted), "Shared.")
-        if readers and b.button("Stop sharing with them", key="share-undo", disabled=not wanted):
+        if readers and b.button("Stop sharing with them", key="share-undo", disabled=not wanted or bool(problems)):
             _act(lambda: store().unshare(s.id, user=me, with_users=wanted), "No longer shared with them.")
+    with st.expander("Transfer to another user", icon=":material/move_item:"):
+        st.caption("The audit and its links become theirs: you keep no access unless they share it back.")
+        typed = st.text_input("The new owner (the e-mail they sign in with)" if auth.login_configured() else
+                              "The new owner (a name)", key="transfer-to", max_chars=600)
+        to, problem = resolve(typed) if typed.strip() else (None, None)
+        if problem:
+            st.error(md_escape(problem), icon=":material/error:")
+        if st.button("Transfer", key="transfer-do", disabled=to is None, icon=":material/move_item:"):
+            try:
+                store().transfer(s.id, user=me, to_user=to)
+            except (ValueError, StoreError, audit_store.AuditNotFound, audit_store.NotOwner, TooManyAttempts) as e:
+                st.error(md_escape(failure(e)), icon=":material/error:")
+            else:
+                st.session_state["transferred"] = (s.name, shown([to])[to])
+                st.session_state.pop("opened-audits", None)
+                st.session_state.pop("owner-view", None)
+                st.query_params.clear()
+                st.rerun()
     with st.expander("Links", icon=":material/link:"):
         st.caption("A link opens this audit read-only for anyone who has it, signed in or not, until it expires or "
                    "you revoke it. Its address is shown once, here: copy it now.")
@@ -205,7 +279,7 @@ def owner_tools(s: SavedAudit) -> None:
         if st.button("Make a link", key="link-make", icon=":material/add_link:"):
             try:
                 token = store().link(s.id, user=me, expires_in=timedelta(days=days))
-            except (ValueError, StoreError, audit_store.AuditNotFound, audit_store.NotOwner) as e:
+            except (ValueError, StoreError, audit_store.AuditNotFound, audit_store.NotOwner, TooManyAttempts) as e:
                 st.error(md_escape(failure(e)), icon=":material/error:")
             else:
                 st.session_state.pop("owner-view", None)
@@ -226,7 +300,44 @@ def owner_tools(s: SavedAudit) -> None:
                     _act(lambda: store().revoke_link(pick, user=me), "Revoked: the link opens nothing now.")
     with st.expander("Who opened it", icon=":material/history:"):
         events = store().events(s.id, user=None, limit=200)
+        refused = refused_link_attempts(events, links)
+        if len(refused):
+            st.markdown(f"**Refused link attempts** ({len(refused)}): a link that was revoked or had expired, "
+                        "or one tried too often (refused without a lookup).")
+            st.dataframe(refused, hide_index=True, width="stretch", key="audit-refused-links",
+                         column_config={"when": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm:ss")})
+        events = events.assign(user=events["user"].map(shown(events["user"].dropna())),
+                               link=events["link"].str[:12])
         st.dataframe(events.drop(columns=["seq"]), hide_index=True, width="stretch", key="audit-events")
+
+
+def refused_link_attempts(events, links):  # type: ignore[no-untyped-def]
+    """The refused attempts on this audit's links, newest first: when, which link (its id's first 12 characters and
+    when it was made), who (None: not signed in) and why refused."""
+    import pandas as pd
+
+    refused = events[events["link"].notna() & ~events["allowed"]]
+    made = dict(zip(links["link_id"], links["created"])) if len(links) else {}
+    which = [f"{i[:12]} (made {made[i]:%Y-%m-%d %H:%M} UTC)" if i in made else i[:12] for i in refused["link"]]
+    why = refused["detail"].str.replace(r" [0-9a-f]{12}$", "", regex=True).replace(
+        {"rate limited": "too many refused attempts: refused without a lookup"})
+    names = shown(refused["user"].dropna())
+    return pd.DataFrame({"when": refused["time"], "link": which, "who": refused["user"].map(names),
+                         "why": why}).reset_index(drop=True)
+
+
+def _resolved(typed: str) -> tuple[list[str], list[str]]:
+    """The identities a comma-separated list names, and why any could not be named."""
+    wanted: list[str] = []
+    problems: list[str] = []
+    for n in (n.strip() for n in typed.split(",")):
+        if n:
+            found, problem = resolve(n)
+            if found is None:
+                problems.append(str(problem))
+            else:
+                wanted.append(found)
+    return wanted, problems
 
 
 def _owned(audit_id: str):  # type: ignore[no-untyped-def]
@@ -243,7 +354,7 @@ def _act(action, done: str) -> None:  # type: ignore[no-untyped-def]
     st.session_state.pop("owner-view", None)
     try:
         action()
-    except (ValueError, StoreError, audit_store.AuditNotFound, audit_store.NotOwner) as e:
+    except (ValueError, StoreError, audit_store.AuditNotFound, audit_store.NotOwner, TooManyAttempts) as e:
         st.error(md_escape(failure(e)), icon=":material/error:")
     else:
         st.success(done, icon=":material/check_circle:")
