@@ -179,7 +179,7 @@ def _documented_modules() -> list[str]:
 
 
 def _submodules(name: str) -> list[str]:
-    """``name`` and, for a package, its public submodules (inference's results live in inference.results)."""
+    """``name`` and, for a package, its public submodules (inference's typed intervals live in inference.intervals)."""
     import pkgutil
 
     module = sys.modules[name] if name in sys.modules else __import__(name, fromlist=["_"])

@@ -1,8 +1,8 @@
 """Uncertainty of a pairwise verdict: intervals and tests for OFI and DI when both groups are samples.
 
 Every function takes ``alpha``, the error rate, in (0, 0.5) (an interval at confidence 1 − alpha;
-:func:`fairness_core.vocabulary.check_alpha` refuses anything else); results say their ``level``, 1 − alpha. The parts, by job: :mod:`.results` (one
-pair and arrays of pairs, typed), :mod:`.pairs` (many pairs at any level or null value), :mod:`.limits`
+:func:`fairness_core.vocabulary.check_alpha` refuses anything else); results say their ``level``, 1 − alpha. The parts, by job: :mod:`.intervals` (one
+pair's test and interval and arrays of pairs, typed), :mod:`.pairs` (many pairs at any level or null value), :mod:`.limits`
 (per-group limits and the dual grid), :mod:`.multiplicity` (adjusted p-values), :mod:`.common`.
 
 Per individual, d = ŷ − y is −1 (a false negative), 0 (TP or TN) or +1 (a false
@@ -78,7 +78,7 @@ from .limits import (_K, _Z_GRID, P_FLOOR, SCORE_CC, Z_MAX, Z_STEP, _b_limits, _
                      cell_difference_limits)
 from .multiplicity import adjust_p_values, minimum_detectable_ofi
 from .pairs import DIPairs, OFIPairs, _ofi_parts, di_methods_auto, di_pairs, ofi_pairs
-from .results import (DIArrays, DIResult, OFIArrays, OFIResult, di_arrays, di_interval, di_within, ofi_arrays,
+from .intervals import (DIArrays, DIResult, OFIArrays, OFIResult, di_arrays, di_interval, di_within, ofi_arrays,
                       ofi_test, permutation_p_value)
 
 __all__ = ["OFI_METHODS", "DI_METHODS", "ADJUSTMENTS", "ADJUSTED_LABEL", "SMALL_N_DI", "OFI_RANGE", "PSEUDO_FP",

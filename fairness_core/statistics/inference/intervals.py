@@ -1,4 +1,4 @@
-"""Typed results: one pair (:class:`OFIResult`, :class:`DIResult`) and arrays of pairs (:class:`OFIArrays`,
+"""Typed intervals and tests: one pair (:class:`OFIResult`, :class:`DIResult`) and arrays of pairs (:class:`OFIArrays`,
 :class:`DIArrays`), each interval at confidence 1 − ``alpha``."""
 
 from __future__ import annotations
