@@ -1,4 +1,4 @@
-"""Data for the Probabilistic Parallel Time Network (Briscoe 2024, ch. 5): Lorenz systems and TMY3 weather.
+"""Data for the Probabilistic Parallel Time Network (Briscoe 2024, ch. 5): Lorenz systems and typical-year weather.
 
 Every sample has three inputs and a target (Briscoe 2024, §5.3):
 
@@ -9,8 +9,19 @@ Every sample has three inputs and a target (Briscoe 2024, §5.3):
 - **target**: the target channel (Lorenz: x) over the next 16 steps.
 
 Inputs are scaled to [0, 1] with minima and maxima from the training partition. Samples
-are partitioned by system (Lorenz) or by month (weather: two sites only) into the five
-parts of Algorithm 2: DARTS train, DARTS validation, GA train, GA validation, test.
+are partitioned by system (Lorenz) or by month (weather: every site in every part) into the
+five parts of Algorithm 2: DARTS train, DARTS validation, GA train, GA validation, test.
+
+Every sample also carries its **group** for a forecast audit by group (issue 55): the weather
+site it was observed at (five sites, :data:`WEATHER_SITES`), or the Lorenz system's regime,
+set by its parameters (ρ below, near or above the chaotic threshold, :func:`lorenz_regime`),
+with the near-threshold regime deliberately rare in the training parts
+(:data:`LORENZ_RARE_SHARE` of the training systems) and as common as the others in the test
+part: the thesis's "underrepresented subset". ``Samples.groups`` holds one label per sample,
+``Samples.time`` its issue time (the step within its series) and ``Samples.series`` which
+series it was cut from; all three survive :meth:`Samples.take`, the five-part split and the
+scaling. Within each part the samples are ordered by issue time (then series), so "the first
+share of the test part" (the warm start) is the earliest share of every group's test period.
 """
 
 from __future__ import annotations
@@ -46,6 +57,66 @@ def lorenz_parameters(rng: np.random.Generator) -> tuple[float, float, float]:
 def lorenz_initial(rng: np.random.Generator) -> np.ndarray:
     """(x0, y0, z0) ~ (U(−20, 20), U(−20, 20), U(0, 40)) (Briscoe 2024, eq. 5.4)."""
     return np.array([rng.uniform(-20, 20), rng.uniform(-20, 20), rng.uniform(0, 40)])
+
+
+#: The Lorenz system's regimes by ρ against its Hopf threshold ρ_H(σ, β), in the order of the thesis's share.
+LORENZ_REGIMES = ("below threshold", "near threshold", "above threshold")
+#: ρ / ρ_H where "below" ends and where "near" ends.
+LORENZ_REGIME_BOUNDS = (0.9, 1.06)
+#: The regime made rare in the training parts (the "underrepresented subset") and its share of the training
+#: systems (and so of the training samples: every trajectory gives the same windows). The test part holds the
+#: regimes in equal numbers of systems, the rare one first where they do not divide evenly.
+LORENZ_RARE, LORENZ_RARE_SHARE = "near threshold", 0.125
+#: ρ / ρ_H drawn for the regimes other than the thesis's (which keeps :func:`lorenz_parameters`).
+_LORENZ_RHO_RATIO = {"below threshold": (0.6, 0.8), "near threshold": (0.97, 1.03)}
+
+
+def lorenz_threshold(sigma: np.ndarray | float, beta: np.ndarray | float) -> np.ndarray:
+    """ρ_H = σ(σ + β + 3) / (σ − β − 1): the Hopf bifurcation of the Lorenz system's nontrivial fixed points
+    C± (Sparrow, *The Lorenz Equations*, 1982; 24.74 at σ = 10, β = 8/3). Above it no fixed point but the
+    origin's unstable pair remains and trajectories are chaotic; somewhat below it (from about 24.06 at the
+    classic σ, β) chaos coexists with stable C±; well below it trajectories spiral into C± after a transient.
+    For σ in [8, 12] and β near 8/3 it lies between 24.5 and 25.6, so the thesis's ρ ≈ 28 is 1.09 to 1.15 ρ_H."""
+    sigma, beta = np.asarray(sigma, dtype=float), np.asarray(beta, dtype=float)
+    return sigma * (sigma + beta + 3) / (sigma - beta - 1)
+
+
+def lorenz_regime(params: np.ndarray) -> np.ndarray:
+    """The regime of each system (rows σ, ρ, β) by r = ρ / ρ_H(σ, β): "below threshold" for r < 0.9, "near
+    threshold" for 0.9 ≤ r < 1.06, "above threshold" (chaotic; the thesis's systems) for r ≥ 1.06."""
+    params = np.atleast_2d(np.asarray(params, dtype=float))
+    r = params[:, 1] / lorenz_threshold(params[:, 0], params[:, 2])
+    return np.asarray(LORENZ_REGIMES, dtype=object)[np.searchsorted(LORENZ_REGIME_BOUNDS, r, side="right")]
+
+
+def lorenz_regime_parameters(rng: np.random.Generator, regime: str) -> tuple[float, float, float]:
+    """σ, ρ, β of a system in ``regime``: "above threshold" is the thesis's draw (:func:`lorenz_parameters`);
+    the others draw σ and β as the thesis does and ρ = r ρ_H(σ, β) with r ~ U(0.6, 0.8) (below) or
+    U(0.97, 1.03) (near), inside their regime's bounds in :func:`lorenz_regime`."""
+    if regime == "above threshold":
+        return lorenz_parameters(rng)
+    if regime not in _LORENZ_RHO_RATIO:
+        raise ValueError(f"unknown Lorenz regime {regime!r}; use one of {', '.join(LORENZ_REGIMES)}")
+    sigma, beta = float(rng.uniform(8, 12)), float(rng.uniform(7.9 / 3, 8.1 / 3))
+    return sigma, float(rng.uniform(*_LORENZ_RHO_RATIO[regime]) * lorenz_threshold(sigma, beta)), beta
+
+
+def lorenz_regime_plan(systems_per_part: int) -> list[list[str]]:
+    """The regime of each system of each part. Training parts together: ``max(1, round(LORENZ_RARE_SHARE × n))``
+    of their n systems in the rare regime, the rest two "above" (the thesis's) to one "below", dealt in turn
+    to the four parts (the rare systems first, so the DARTS-training part always holds one). Test part: the three
+    regimes in equal numbers, the remainder to the rare regime first, then "above"."""
+    if systems_per_part < 1:
+        raise ValueError(f"systems_per_part must be at least 1, got {systems_per_part}")
+    n_train = len(TRAINING_PARTS) * systems_per_part
+    n_rare = max(1, int(round(LORENZ_RARE_SHARE * n_train)))
+    n_above = int(round(2 * (n_train - n_rare) / 3))
+    dealt = [LORENZ_RARE] * n_rare + ["below threshold"] * (n_train - n_rare - n_above) + ["above threshold"] * n_above
+    plan = [dealt[p::len(TRAINING_PARTS)] for p in range(len(TRAINING_PARTS))]
+    order = [LORENZ_RARE, "above threshold", "below threshold"]
+    counts = [systems_per_part // 3 + (1 if i < systems_per_part % 3 else 0) for i in range(3)]
+    plan.append([r for r, c in zip(order, counts) for _ in range(c)])
+    return plan
 
 
 def lorenz_trajectory(params: tuple[float, float, float], initial: np.ndarray, n_times: int = 1000,
@@ -90,22 +161,31 @@ class Series:
     part: np.ndarray  # (T,) partition index of each *issue time*
     target: int = 0
     extra: np.ndarray | None = None  # (T, c_x) known covariates (e.g. time of day), added to history
+    group: str = ""  # the audit's group of every sample cut from this series (site, regime)
 
 
 @dataclass
 class Samples:
-    """Model inputs of one partition, scaled."""
+    """Model inputs of one partition, scaled, with each sample's group, issue time and series (None where a
+    caller built samples without them)."""
 
     static: np.ndarray  # (N, c_s)
     history: np.ndarray  # (N, HISTORY, c_h)
     forecasts: np.ndarray  # (N, N_FORECASTS, HORIZON, 1)
     target: np.ndarray  # (N, HORIZON)
+    groups: np.ndarray | None = None  # (N,) str: site or regime
+    time: np.ndarray | None = None  # (N,) int: issue time, the step within its series
+    series: np.ndarray | None = None  # (N,) int: the series (trajectory, site) it was cut from
 
     def __len__(self) -> int:
         return len(self.target)
 
     def take(self, index: np.ndarray) -> "Samples":
-        return Samples(self.static[index], self.history[index], self.forecasts[index], self.target[index])
+        def pick(a: np.ndarray | None) -> np.ndarray | None:
+            return None if a is None else a[index]
+
+        return Samples(self.static[index], self.history[index], self.forecasts[index], self.target[index],
+                       pick(self.groups), pick(self.time), pick(self.series))
 
 
 @dataclass
@@ -134,10 +214,10 @@ def issue_times(n_times: int, lags: int = 2) -> np.ndarray:
     return np.arange(first, n_times - HORIZON)
 
 
-def windows(series: Series, forecaster: Callable[[np.ndarray], np.ndarray]) -> dict[int, Samples]:
-    """Unscaled samples of one series, grouped by partition. ``forecaster`` maps the states
-    (T, c_h) to the deterministic forecasts issued at every time: (T, HORIZON), NaN where it
-    cannot forecast."""
+def windows(series: Series, forecaster: Callable[[np.ndarray], np.ndarray], index: int = 0) -> dict[int, Samples]:
+    """Unscaled samples of one series, grouped by partition, each labelled with the series' group, its issue
+    time and ``index`` (the series' number). ``forecaster`` maps the states (T, c_h) to the deterministic
+    forecasts issued at every time: (T, HORIZON), NaN where it cannot forecast."""
     v = series.values
     hist_values = v if series.extra is None else np.hstack([v, series.extra])
     fc = forecaster(v)  # (T, HORIZON)
@@ -153,27 +233,51 @@ def windows(series: Series, forecaster: Callable[[np.ndarray], np.ndarray]) -> d
     for p in range(len(PARTS)):
         m = ok & (series.part[times] == p)
         if m.any():
-            out[p] = Samples(np.repeat(series.static[None, :], m.sum(), axis=0), history[m], forecasts[m], target[m])
+            n = int(m.sum())
+            out[p] = Samples(np.repeat(series.static[None, :], n, axis=0), history[m], forecasts[m], target[m],
+                             np.full(n, series.group, dtype=object), times[m], np.full(n, index))
     return out
 
 
 def concat(parts: list[Samples]) -> Samples:
-    return Samples(*(np.concatenate([getattr(s, k) for s in parts]) for k in ("static", "history", "forecasts",
-                                                                               "target")))
+    """One Samples of several; the labels are kept only when every part has them."""
+    def join(k: str) -> np.ndarray | None:
+        arrays = [getattr(s, k) for s in parts]
+        return None if any(a is None for a in arrays) else np.concatenate(arrays)
+
+    return Samples(*(join(k) for k in ("static", "history", "forecasts", "target", "groups", "time", "series")))
+
+
+#: The parts the models train or select on (everything but the test part).
+TRAINING_PARTS = PARTS[:-1]
 
 
 @dataclass
 class Dataset:
-    """The five partitions, scaled, with the scaler and a description."""
+    """The five partitions, scaled, with the scaler, a description and what the samples' groups are."""
 
     name: str
     parts: dict[str, Samples]
     scaler: Scaler
     description: str
     channel_names: list[str]
+    group_kind: str = "group"  # what a group is: "site" (weather), "regime" (Lorenz)
+
+    @property
+    def groups(self) -> dict[str, np.ndarray | None]:
+        """Each part's group labels, aligned with its samples."""
+        return {k: s.groups for k, s in self.parts.items()}
+
+    def group_shares(self, parts: tuple[str, ...] = TRAINING_PARTS) -> pd.Series:
+        """Share of the samples of ``parts`` in each group (sorted by group; empty when unlabelled)."""
+        labels = [self.parts[p].groups for p in parts]
+        if any(g is None for g in labels):
+            return pd.Series(dtype=float)
+        return pd.Series(np.concatenate(labels)).value_counts(normalize=True).sort_index()
 
 
-def scale(raw: dict[str, Samples], name: str, description: str, channel_names: list[str]) -> Dataset:
+def scale(raw: dict[str, Samples], name: str, description: str, channel_names: list[str],
+          group_kind: str = "group") -> Dataset:
     sc = Scaler()
     train = raw["darts_train"]
     sc.fit("static", train.static, (0,))
@@ -183,8 +287,9 @@ def scale(raw: dict[str, Samples], name: str, description: str, channel_names: l
     for k, s in raw.items():
         parts[k] = Samples(sc.apply("static", s.static), sc.apply("history", s.history),
                            sc.apply("target", s.forecasts.reshape(len(s), -1, 1)).reshape(s.forecasts.shape),
-                           sc.apply("target", s.target.reshape(-1, 1)).reshape(s.target.shape))
-    return Dataset(name, parts, sc, description, channel_names)
+                           sc.apply("target", s.target.reshape(-1, 1)).reshape(s.target.shape),
+                           s.groups, s.time, s.series)
+    return Dataset(name, parts, sc, description, channel_names, group_kind)
 
 
 # --- the deterministic forecaster's training pairs ----------------------------------------------
@@ -196,12 +301,23 @@ def states_for_nvar(series: list[Series]) -> list[np.ndarray]:
 
 # --- weather -----------------------------------------------------------------------------------
 
-WEATHER_FILES = ("tmy3_703165_sand_point_ak.csv.gz", "tmy3_723170_greensboro_nc.csv.gz")
+#: The weather sites (file in ``assets/`` → the site's group label). The first two are NREL TMY3 files; the
+#: others were converted to the same layout by ``scripts/make_weather_sites.py`` (provenance in
+#: assets/PROVENANCE.md and docs/data.md).
+WEATHER_SITES = {
+    "tmy3_703165_sand_point_ak.csv.gz": "Sand Point, AK",
+    "tmy3_723170_greensboro_nc.csv.gz": "Greensboro, NC",
+    "tmy2_12839_miami_fl.csv.gz": "Miami, FL",
+    "pvgis_tmy_45n_8e_piedmont_it.csv.gz": "Piedmont, Italy",
+    "psm3_tmy_401182_moffat_co.csv.gz": "Moffat County, CO",
+}
+WEATHER_FILES = tuple(WEATHER_SITES)
 WEATHER_CHANNELS = ["Dry-bulb (C)", "Dew-point (C)", "Pressure (mbar)", "Wspd (m/s)", "GHI (W/m^2)"]
 
 
 def read_tmy3(path: Path) -> tuple[np.ndarray, pd.DataFrame]:
-    """(latitude, longitude, elevation), and the hourly channels with day of year and hour."""
+    """(latitude, longitude, elevation), and the hourly channels with day of year and hour, from a TMY3 file
+    or one of the site files written in its layout (station line, then the columns)."""
     head = pd.read_csv(path, nrows=1, header=None, float_precision="round_trip")   # floats as written
     static = head.iloc[0, [4, 5, 6]].to_numpy(dtype=float)
     df = pd.read_csv(path, skiprows=1, float_precision="round_trip")
@@ -225,23 +341,30 @@ def cyclic(doy: np.ndarray, hour: np.ndarray) -> np.ndarray:
 
 def lorenz_dataset(systems_per_part: int = 4, inits_per_system: int = 2, seed: int = 0, nvar_steps: int = 1500,
                    progress: Callable[[str], None] | None = None,
-                   should_stop: Callable[[], bool] | None = None) -> tuple[Dataset, "NVARForecaster"]:
+                   should_stop: Callable[[], bool] | None = None,
+                   regimes: bool = True) -> tuple[Dataset, "NVARForecaster"]:
     """Lorenz systems split by system into the five parts; NVAR-MLP trained on the DARTS-train part.
+    Each sample's group is its system's regime (:func:`lorenz_regime`). With ``regimes`` the systems follow
+    :func:`lorenz_regime_plan` (the near-threshold regime rare in training: 2 of the 16 training systems, 12.5 %,
+    at the defaults); without, every system is the thesis's draw (ρ ≈ 28, all "above threshold").
     ``should_stop`` is looked at while integrating, training and cutting windows (True raises :class:`Cancelled`)."""
     from .nvar import NVARForecaster
 
     rng = np.random.default_rng(seed)
+    plan = (lorenz_regime_plan(systems_per_part) if regimes
+            else [["above threshold"] * systems_per_part for _ in PARTS])
     params, initials, parts = [], [], []
-    for p in range(len(PARTS)):
-        for _ in range(systems_per_part):
-            theta = lorenz_parameters(rng)
+    for p, systems in enumerate(plan):
+        for regime in systems:
+            theta = lorenz_regime_parameters(rng, regime)
             for _ in range(inits_per_system):
                 params.append(theta)
                 initials.append(lorenz_initial(rng))
                 parts.append(p)
     trajectories = lorenz_trajectories(np.array(params), np.array(initials), should_stop=should_stop)
-    series = [Series(np.array(theta), traj, np.full(len(traj), p))
-              for theta, traj, p in zip(params, trajectories, parts)]
+    labels = lorenz_regime(np.array(params))
+    series = [Series(np.array(theta), traj, np.full(len(traj), p), group=label)
+              for theta, traj, p, label in zip(params, trajectories, parts, labels)]
     if progress:
         progress(f"integrated {len(series)} Lorenz trajectories")
     forecaster = NVARForecaster(target=0, horizon=HORIZON, seed=seed).fit(
@@ -250,9 +373,15 @@ def lorenz_dataset(systems_per_part: int = 4, inits_per_system: int = 2, seed: i
         progress("trained the deterministic NVAR-MLP forecaster")
     raw = _collect(series, forecaster.predict, should_stop)
     n = systems_per_part * inits_per_system
-    return scale(raw, "lorenz", f"Lorenz: {systems_per_part} systems × {inits_per_system} initial conditions per "
-                                f"part ({n * len(PARTS)} trajectories of 1,000 times on [0, 100])",
-                 ["x", "y", "z"]), forecaster
+    description = (f"Lorenz: {systems_per_part} systems × {inits_per_system} initial conditions per part "
+                   f"({n * len(PARTS)} trajectories of 1,000 times on [0, 100])")
+    if regimes:
+        rare = sum(r == LORENZ_RARE for p in plan[:-1] for r in p)
+        n_train = len(TRAINING_PARTS) * systems_per_part
+        description += (f"; groups: regime by ρ against the chaotic threshold ρ_H, the {LORENZ_RARE} regime rare "
+                        f"in training ({rare} of {n_train} training systems, {rare / n_train:.1%}), the test part's "
+                        f"systems {', '.join(f'{plan[-1].count(r)} {r}' for r in LORENZ_REGIMES)}")
+    return scale(raw, "lorenz", description, ["x", "y", "z"], "regime"), forecaster
 
 
 #: Months of each part for the weather data (two sites, so the split is by time).
@@ -262,36 +391,44 @@ WEATHER_MONTHS = {0: (1, 6, 11), 1: (2, 7, 12), 2: (3, 8), 3: (4, 9), 4: (5, 10)
 def weather_dataset(assets: Path = ASSETS_DIR, seed: int = 0, nvar_steps: int = 1500,
                     progress: Callable[[str], None] | None = None,
                     should_stop: Callable[[], bool] | None = None) -> tuple[Dataset, "NVARForecaster"]:
-    """Both TMY3 sites: history = temperature, dew point, pressure, wind, GHI and cyclic time;
-    target = dry-bulb temperature; parts by month of the issue time."""
+    """Every site of :data:`WEATHER_SITES`: history = temperature, dew point, pressure, wind, GHI and cyclic
+    time; target = dry-bulb temperature; parts by month of the issue time (every site in every part); each
+    sample's group is its site."""
     from .nvar import NVARForecaster
 
     month_part = {m: p for p, months in WEATHER_MONTHS.items() for m in months}
     series = []
-    for name in WEATHER_FILES:
+    for name, site in WEATHER_SITES.items():
         static, df = read_tmy3(assets / name)
         values = df[WEATHER_CHANNELS].to_numpy(dtype=float)
         part = df["month"].map(month_part).to_numpy()
-        series.append(Series(static, values, part, 0, cyclic(df["doy"].to_numpy(), df["hour"].to_numpy())))
+        series.append(Series(static, values, part, 0, cyclic(df["doy"].to_numpy(), df["hour"].to_numpy()), site))
     forecaster = NVARForecaster(target=0, horizon=HORIZON, seed=seed).fit(
         [s.values for s in series], allowed=[s.part == 0 for s in series], steps=nvar_steps, should_stop=should_stop)
     if progress:
         progress("trained the deterministic NVAR-MLP forecaster")
     raw = _collect(series, forecaster.predict, should_stop)
-    return scale(raw, "weather", "TMY3 hourly weather, Sand Point AK and Greensboro NC (8,760 hours each); "
-                                 "parts by month", [*WEATHER_CHANNELS, "sin doy", "cos doy", "sin hour", "cos hour"]
-                 ), forecaster
+    sites = list(WEATHER_SITES.values())
+    return scale(raw, "weather", f"Typical-year hourly weather at {len(sites)} sites, {', '.join(sites[:-1])} and "
+                                 f"{sites[-1]} (8,760 hours each); parts by month; groups: site",
+                 [*WEATHER_CHANNELS, "sin doy", "cos doy", "sin hour", "cos hour"], "site"), forecaster
 
 
 def _collect(series: list[Series], forecaster: Callable[[np.ndarray], np.ndarray],
              should_stop: Callable[[], bool] | None = None) -> dict[str, Samples]:
+    """The windows of every series by part, each part ordered by issue time and then series (so any leading
+    share of a part covers every series and group over the earliest times)."""
     grouped: dict[int, list[Samples]] = {p: [] for p in range(len(PARTS))}
-    for s in series:
+    for i, s in enumerate(series):
         if should_stop is not None and should_stop():
             raise Cancelled("stopped while cutting the forecast windows")
-        for p, samples in windows(s, forecaster).items():
+        for p, samples in windows(s, forecaster, i).items():
             grouped[p].append(samples)
     missing = [PARTS[p] for p, g in grouped.items() if not g]
     if missing:
         raise ValueError(f"no samples in {', '.join(missing)}")
-    return {PARTS[p]: concat(g) for p, g in grouped.items()}
+    out = {}
+    for p, g in grouped.items():
+        joined = concat(g)
+        out[PARTS[p]] = joined.take(np.lexsort((joined.series, joined.time)))
+    return out
