@@ -54,6 +54,40 @@ def test_every_library_module_stands_on_a_floor() -> None:
     assert {floor_of(m) for m in modules} == set(RANK), "every floor holds modules"
 
 
+#: File names that several library modules share on purpose: a topic (a kind of audit, or a measure) served by one
+#: module per job, each on its own floor — its audit object or statistics, its sentences (``wording``), its files
+#: (``services.io``), its figures (``presentation.plots``). Any other name is one module's: a name that says a job
+#: (``results``, ``limits``) names one module, so that a reader and an import find the right one.
+TOPICS = frozenset({"amounts", "audit", "compare", "counterfactual", "decisions", "forecasts", "multiclass", "paired",
+                    "rows", "sample_size", "scores", "smoothing", "trend"})
+
+
+def namesakes(modules: dict[str, Path]) -> dict[str, list[str]]:
+    """The file names (a package's ``__init__`` left out) that two or more ``modules`` share, with the modules."""
+    by_name: dict[str, list[str]] = {}
+    for module, path in modules.items():
+        if path.name != "__init__.py":
+            by_name.setdefault(path.stem, []).append(module)
+    return {name: sorted(found) for name, found in sorted(by_name.items()) if len(found) > 1}
+
+
+def test_a_file_name_names_one_module_unless_it_is_a_topic() -> None:
+    shared = namesakes(files_of(packages=("fairness_core",)))
+    assert {n: m for n, m in shared.items() if n not in TOPICS} == {}, "two modules with one file name: rename one " \
+        "to say its job (or, for a topic served by one module per job, add it to TOPICS)"
+    crowded = {n: m for n, m in shared.items() if len({floor_of(x) for x in m}) < len(m)}
+    assert crowded == {}, "a topic has one module per floor"
+    assert set(shared) <= TOPICS and len(shared) >= 10
+
+
+def test_the_namesake_finder(tmp_path: Path) -> None:
+    for f in ("pkg/__init__.py", "pkg/a/__init__.py", "pkg/a/results.py", "pkg/b/__init__.py", "pkg/b/results.py",
+              "pkg/a/limits.py", "pkg/b/c.py"):
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f).write_text("")
+    assert namesakes(files_of(tmp_path, ("pkg",))) == {"results": ["pkg.a.results", "pkg.b.results"]}
+
+
 def _upward(graph: dict[str, set[str]]) -> list[str]:
     return [f"{m} ({floor_of(m)}) imports {t} ({floor_of(t)})" for m, targets in sorted(graph.items())
             for t in sorted(targets) if RANK[floor_of(t)] > RANK[floor_of(m)]]

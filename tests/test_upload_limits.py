@@ -109,9 +109,9 @@ def test_a_parquet_file_that_expands_is_refused_from_its_footer_before_any_data_
     data = _parquet(table)
     monkeypatch.setattr(pq.ParquetFile, "read", lambda *a, **k: pytest.fail("data read before the footer check"))
     with pytest.raises(DataValidationError, match=r"20,000 rows × 1,000 columns = 20,000,000 cells; the limit is "):
-        monkeypatch.setattr(fio.limits, "MAX_CELLS", 10_000_000)
+        monkeypatch.setattr(fio.upload_limits, "MAX_CELLS", 10_000_000)
         read_table(data, "wide.parquet")
-    monkeypatch.setattr(fio.limits, "MAX_CELLS", 10**9)
+    monkeypatch.setattr(fio.upload_limits, "MAX_CELLS", 10**9)
     monkeypatch.setattr(fio.parquet, "MAX_EXPANDED_BYTES", 2**20)
     with pytest.raises(DataValidationError, match=r"expands to \d+ MB once decompressed; the limit is 1 MB"):
         read_table(data, "wide.parquet")
@@ -137,7 +137,7 @@ def test_quoted_line_breaks_do_not_count_as_rows():
 
 
 def test_a_csv_of_many_cells_is_refused_by_its_cells(monkeypatch):
-    monkeypatch.setattr(fio.limits, "MAX_CELLS", 1_000)
+    monkeypatch.setattr(fio.upload_limits, "MAX_CELLS", 1_000)
     with pytest.raises(DataValidationError, match=r"400 rows × 3 columns = 1,200 cells; the limit is 1,000 cells"):
         read_table(b"y,p,g\n" + b"1,0,a\n" * 400, "cells.csv")
 
@@ -252,7 +252,7 @@ def test_a_parquet_file_too_large_to_read_whole_is_read_by_the_columns_chosen(mo
 
     from ui import uploads
 
-    monkeypatch.setattr(fio.limits, "MAX_CELLS", 100_000)
+    monkeypatch.setattr(fio.upload_limits, "MAX_CELLS", 100_000)
     monkeypatch.setattr(uploads, "MAX_CELLS", 100_000)
     n = 5_000
     table = {"label": pa.array(np.arange(n) % 2), "prediction": pa.array(np.arange(n) // 2 % 2),

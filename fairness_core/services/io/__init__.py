@@ -8,7 +8,7 @@ calamine, after a bounded pass over the workbook's XML.
 One module per job; every name is importable from here, as it always was:
 
 - :mod:`.read` files to frames of text (CSV/TSV/TXT; :mod:`.workbook` XLSX, :mod:`.parquet` Parquet;
-  :mod:`.limits` their sizes), a sample of a large upload, and counting one in place;
+  :mod:`.upload_limits` their sizes), a sample of a large upload, and counting one in place;
 - :mod:`.cm_table` tables of per-group confusion matrices;
 - :mod:`.rows` row-level predictions (one row per individual) and candidate models;
 - :mod:`.arrays` a notebook's arrays;
@@ -26,12 +26,12 @@ from ...common.validation import (INTERSECTION_SEP, MAX_COUNT, MAX_GROUPS, MAX_N
                                   Problem, clean_name, direction, group_values, hidden_name_problem, intersection_names,
                                   row_notes)
 from ...statistics.row_counts import TEXT
-from . import amounts, arrays, cm_table, export, limits, parquet, read, rows, warehouse, workbook
+from . import amounts, arrays, cm_table, export, parquet, read, rows, upload_limits, warehouse, workbook
 from .amounts import aggregate, aggregate_amounts   # aggregate: the binary one, or amounts with continuous=True
 from .arrays import audit_from_predictions
 from .cm_table import cms_from_table, cms_to_table, find_count_columns
 from .export import neutralize_cell, to_safe_csv
-from .limits import MAX_CELLS, MAX_COLUMNS
+from .upload_limits import MAX_CELLS, MAX_COLUMNS
 from .parquet import MAX_EXPANDED_BYTES, parquet_shape
 from .read import LARGE_UPLOAD_BYTES, SAMPLE_ROWS, aggregate_upload, read_sample, read_table, to_numbers
 from .rows import (ColumnGuess, audit_from_decisions, candidates_from_predictions, cms_from_predictions,
@@ -46,5 +46,5 @@ __all__ = [
     "cms_to_table", "direction", "distinct_values", "find_count_columns", "group_values", "guess_columns",
     "hidden_name_problem", "intersection_names", "neutralize_cell", "parquet_shape", "read_sample", "read_table",
     "row_notes", "sheet_names", "to_numbers", "to_safe_csv",
-    "amounts", "arrays", "cm_table", "export", "limits", "parquet", "read", "rows", "warehouse", "workbook",
+    "amounts", "arrays", "cm_table", "export", "parquet", "read", "rows", "upload_limits", "warehouse", "workbook",
 ]

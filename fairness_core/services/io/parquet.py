@@ -9,7 +9,7 @@ import pandas as pd
 
 from ...statistics.row_counts import TEXT
 from ...common.validation import DataValidationError, Problem, operator_limit
-from .limits import check_cells, check_columns
+from .upload_limits import check_cells, check_columns
 
 #: Most text a Parquet file's chosen columns may decode to (values and 8-byte offsets; FAIRNESS_MAX_EXPANDED_MB).
 #: 640 MB keeps a whole read under 1 GiB resident with the server's own ~0.2 GB (docs/benchmarks.md, uploads).

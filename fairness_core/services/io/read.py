@@ -22,7 +22,7 @@ from ...audit import Audit
 from ...common.numbers import as_numbers
 from ...statistics.row_counts import TEXT, is_text
 from ...common.validation import MAX_NAME_LENGTH, MAX_ROWS, DataValidationError, Problem, hidden_name_problem
-from .limits import check_cells, check_columns
+from .upload_limits import check_cells, check_columns
 from .parquet import parquet_file, read_head, read_parquet, text_frame
 from .warehouse import aggregate
 from .workbook import read_xlsx

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ...common.validation import DataValidationError, Problem, operator_limit
-from .limits import check_columns
+from .upload_limits import check_columns
 from .parquet import text_frame
 
 
