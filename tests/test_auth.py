@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Block
 
 from fairness_core import store
+from fairness_core.services.identity import identity
 from ui import auth
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -19,6 +20,7 @@ APP = str(ROOT / "app.py")
 AUTH = {"redirect_uri": "http://localhost:8501/oauth2callback", "cookie_secret": "a-test-cookie-secret-of-32-chars",
         "client_id": "workbench", "client_secret": "not-a-secret",
         "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration"}
+ISSUER = "https://accounts.example.org"
 
 
 def app(page: str | None = None, auth_section: dict | None = None, user: dict | None = None) -> AppTest:
@@ -38,7 +40,7 @@ def shown(at: AppTest) -> list[str]:
 
 
 def test_local_user_is_the_stores_owner_name() -> None:
-    assert auth.LOCAL_USER == "local"
+    assert auth.LOCAL_USER == "local|local"
     assert getattr(store, "LOCAL_USER", auth.LOCAL_USER) == auth.LOCAL_USER
 
 
@@ -99,9 +101,10 @@ def test_sign_in_buttons_call_st_login_with_their_provider(monkeypatch) -> None:
 
 def test_signed_in_user_is_named_in_the_sidebar_and_kept_in_the_session() -> None:
     at = app(auth_section=AUTH, user={"is_logged_in": True, "email": " Alice@Example.org ", "name": "Alice *A*",
-                                      "sub": "1234"})
+                                      "sub": "1234", "iss": ISSUER})
     assert not at.exception and not at.error
-    assert at.session_state["user"] == "alice@example.org"
+    assert at.session_state["user"] == identity(ISSUER, "1234")           # never the e-mail
+    assert at.session_state[auth.DISPLAY_KEY] == ("alice@example.org", "Alice *A*")
     (mine,) = [c.value for c in at.sidebar.caption if "Signed in as" in c.value]
     assert "**Alice \\*A\\***" in mine and "alice@" in mine   # the name escaped: shown as typed, never as markup
     assert at.session_state["audit"].total().n == 6172
@@ -111,11 +114,18 @@ def test_signed_in_user_is_named_in_the_sidebar_and_kept_in_the_session() -> Non
     assert [b.label for b in at.button] == ["Sign in"] and "user" not in at.session_state
 
 
-def test_a_user_without_email_is_their_subject() -> None:
-    at = app("pages/2_Bias_Audit.py", auth_section=AUTH, user={"is_logged_in": True, "sub": "  u-42 "})
+def test_a_user_without_email_is_shown_by_their_subject() -> None:
+    at = app("pages/2_Bias_Audit.py", auth_section=AUTH, user={"is_logged_in": True, "sub": "u-42", "iss": ISSUER})
     assert not at.exception and not at.error
-    assert at.session_state["user"] == "u-42"
+    assert at.session_state["user"] == identity(ISSUER, "u-42")
     assert any("Signed in as **u\\-42**" in c.value for c in at.sidebar.caption)
+
+
+def test_a_token_without_issuer_gets_the_sign_in_screen_never_a_user() -> None:
+    for claims in ({"sub": "u-42", "email": "a@example.org"}, {"sub": "u-42", "iss": "local"}):
+        at = app(auth_section=AUTH, user={"is_logged_in": True, **claims})
+        assert not at.exception and "user" not in at.session_state
+        assert "issuer" in at.error[0].value and "audit" not in at.session_state
 
 
 def test_incomplete_auth_is_an_error_never_a_local_user() -> None:
@@ -127,17 +137,24 @@ def test_incomplete_auth_is_an_error_never_a_local_user() -> None:
     assert "audit" not in at.session_state and "user" not in at.session_state
 
 
-@pytest.mark.parametrize("claims, expected", [
-    ({"email": " Bob@Example.org ", "sub": "b"}, "bob@example.org"),
-    ({"email": "bob@example.org", "email_verified": True, "sub": "b"}, "bob@example.org"),
-    ({"email": "bob@example.org", "email_verified": False, "sub": " b-1 "}, "b-1"),   # anyone could claim it
-    ({"email": "  ", "sub": "b-2"}, "b-2"),
-    ({"sub": 12345}, "12345"),
-    ({"email": " ", "sub": " "}, None),
-    ({}, None),
+@pytest.mark.parametrize("claims, expected, email", [
+    ({"email": " Bob@Example.org ", "sub": "b", "iss": ISSUER}, identity(ISSUER, "b"), "bob@example.org"),
+    ({"email": "bob@example.org", "email_verified": True, "sub": "b", "iss": ISSUER}, identity(ISSUER, "b"),
+     "bob@example.org"),
+    ({"email": "bob@example.org", "email_verified": False, "sub": "b-1", "iss": ISSUER}, identity(ISSUER, "b-1"),
+     None),                                                                          # anyone could claim it
+    ({"email": "bob@example.org", "sub": "b", "iss": "https://other.example"}, identity("https://other.example", "b"),
+     "bob@example.org"),                                                             # the same sub elsewhere
+    ({"sub": 12345, "iss": ISSUER}, identity(ISSUER, "12345"), None),
+    ({"sub": "x|y", "iss": ISSUER}, identity(ISSUER, "x|y"), None),
+    ({"email": "bob@example.org", "sub": "b"}, None, "bob@example.org"),             # no issuer: no identity
+    ({"sub": "b", "iss": "local"}, None, None),                                      # no provider speaks for local
+    ({"sub": " b ", "iss": ISSUER}, None, None), ({"sub": True, "iss": ISSUER}, None, None),
+    ({"email": " ", "sub": " ", "iss": ISSUER}, None, None),
+    ({}, None, None),
 ])
-def test_user_id_is_the_email_else_the_subject(claims, expected) -> None:
-    assert auth.user_id(claims) == expected
+def test_user_id_is_the_issuer_and_subject_never_the_email(claims, expected, email) -> None:
+    assert auth.user_id(claims) == expected and auth.verified_email(claims) == email
 
 
 @pytest.mark.parametrize("value, required", [("1", True), ("true", True), (" ON ", True), ("0", False),

@@ -150,6 +150,18 @@ def test_two_users_sign_in_and_each_sees_their_own_name(server, provider, chromi
         assert "alice@example.org" in sidebar_text(alice)   # the other browser stays signed in
 
 
+def _identity(provider: str, email: str) -> str:
+    """The workbench's identity of the mock provider's user with this e-mail: (its issuer, their sub)."""
+    import json
+    import urllib.request
+
+    from fairness_core.store import identity
+
+    with urllib.request.urlopen(f"{provider}/.well-known/openid-configuration", timeout=10) as answer:
+        issuer = json.load(answer)["issuer"]
+    return identity(issuer, f"sub-{email.split('@')[0]}")
+
+
 def _main_text(page) -> str:  # type: ignore[no-untyped-def]
     page.wait_for_function(IDLE, timeout=60000)
     return page.locator('[data-testid="stMain"]').inner_text().replace("\u2060", "")
@@ -162,7 +174,8 @@ def test_two_signed_in_users_cannot_reach_each_others_private_audits(server, pro
     from fairness_core.store import AuditStore
 
     store = AuditStore(STORE["url"])
-    private = store.save(datasets.load_demo("ricci_b"), "alice's private audit", user="alice@example.org")
+    alice_id, bob_id = _identity(provider, "alice@example.org"), _identity(provider, "bob@example.org")
+    private = store.save(datasets.load_demo("ricci_b"), "alice's private audit", user=alice_id)
     with own_browser(chromium) as alice, own_browser(chromium) as bob:
         sign_in(alice, server, provider, "alice@example.org")
         sign_in(bob, server, provider, "bob@example.org")
@@ -178,15 +191,16 @@ def test_two_signed_in_users_cannot_reach_each_others_private_audits(server, pro
         bob.goto(f"{server}/Saved_Audits?audit={'A' * 22}")
         bob.get_by_text("This address opens no saved audit").wait_for(timeout=60000)
         assert _main_text(bob).replace("A" * 22, "ID") == refused.replace(private, "ID")
-        token = store.link(private, user="alice@example.org")
+        token = store.link(private, user=alice_id)
         bob.goto(f"{server}/Saved_Audits?link={token}")
         bob.get_by_text("Opened from a link").wait_for(timeout=60000)
         opened = _main_text(bob)
         assert "alice's private audit" in opened and "Make a link" not in opened and "Share" not in opened
-        store.revoke_link(token, user="alice@example.org")
+        store.revoke_link(token, user=alice_id)
         bob.goto(f"{server}/Saved_Audits?link={token}")
         bob.get_by_text("This address opens no saved audit").wait_for(timeout=60000)
         events = store.events(private)
-        assert ((events["user"] == "bob@example.org") & ~events["allowed"] & (events["action"] == "load")).any()
-        assert ((events["user"] == "bob@example.org") & events["allowed"] & (events["action"] == "open_link")).any()
+        assert ((events["user"] == bob_id) & ~events["allowed"] & (events["action"] == "load")).any()
+        assert ((events["user"] == bob_id) & events["allowed"] & (events["action"] == "open_link")).any()
+        assert store.display_names([alice_id, bob_id]) == {alice_id: "alice@example.org", bob_id: "bob@example.org"}
     store.close()

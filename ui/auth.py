@@ -227,7 +227,9 @@ def require_user() -> str:
         _sign_in_screen(signed_in_without_id=bool(claims))
         st.stop()
     st.session_state[USER_KEY] = ident
-    st.session_state[DISPLAY_KEY] = (verified_email(claims), display_name(claims))
+    name = claims.get("name")
+    st.session_state[DISPLAY_KEY] = (verified_email(claims), name.strip() if isinstance(name, str) and name.strip()
+                                     else display_name(claims))
     return ident
 
 
