@@ -19,7 +19,7 @@ from torch import nn
 
 from fairness_core import realism
 from fairness_core.statistics import augmentation
-from fairness_core.statistics.ensemble import make_design
+from fairness_core.statistics.design import make_design
 from . import hydragan as H
 from .jobs_interface import Cancelled, Estimate, Progress, ProgressCallback
 

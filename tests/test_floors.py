@@ -88,6 +88,46 @@ def test_the_namesake_finder(tmp_path: Path) -> None:
     assert namesakes(files_of(tmp_path, ("pkg",))) == {"results": ["pkg.a.results", "pkg.b.results"]}
 
 
+#: Names moved to the floor of their job (issue 51): each is defined by its home module alone, and every module of
+#: the library, the models and the app that uses it imports it from there, never through a module it used to live in.
+ONE_HOME: dict[str, tuple[str, ...]] = {
+    "fairness_core.statistics.design": ("Design", "MAX_LEVELS", "make_design"),   # feature encoding, not the ensemble
+}
+
+
+def _homes(modules: dict[str, Path], homes: dict[str, tuple[str, ...]]) -> list[str]:
+    """Where a name of ``homes`` is defined (a top-level def, class or assignment) or imported away from its home."""
+    where = {n: home for home, names in homes.items() for n in names}
+    found = []
+    for module, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in tree.body:
+            targets = ([node.name] if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else
+                       [t.id for t in node.targets if isinstance(t, ast.Name)] if isinstance(node, ast.Assign) else
+                       [node.target.id] if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) else [])
+            found += [f"{module} defines {n}" for n in targets if n in where and module != where[n]]
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        for node in import_nodes(tree):
+            if isinstance(node, ast.ImportFrom):
+                source = from_module(node, package)
+                found += [f"{module} imports {a.name} from {source}" for a in node.names
+                          if a.name in where and _names.real_name(source) != where[a.name]]
+    return found
+
+
+def test_a_moved_name_has_one_home() -> None:
+    assert _homes(files_of(), ONE_HOME) == []
+
+
+def test_the_home_finder(tmp_path: Path) -> None:
+    for f, text in {"pkg/__init__.py": "", "pkg/home.py": "def f(): ...\nK = 1\n", "pkg/old.py": "from .home import f\n",
+                    "pkg/user.py": "from .old import f\nfrom pkg.home import K\n", "pkg/copy.py": "K: int = 2\n"}.items():
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f).write_text(text)
+    assert _homes(files_of(tmp_path, ("pkg",)), {"pkg.home": ("f", "K")}) == [
+        "pkg.copy defines K", "pkg.user imports f from pkg.old"]
+
+
 def _upward(graph: dict[str, set[str]]) -> list[str]:
     return [f"{m} ({floor_of(m)}) imports {t} ({floor_of(t)})" for m, targets in sorted(graph.items())
             for t in sorted(targets) if RANK[floor_of(t)] > RANK[floor_of(m)]]

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .ensemble import make_design
+from .design import make_design
 from ..common.progress import Cancelled
 
 __all__ = ["C2ST", "c2st", "marginal_distances", "correlation_distance", "independent_columns",

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .confusion import ConfusionMatrix
-from .ensemble import make_design
+from .design import make_design
 from .rows import RowData
 from ..common.numbers import as_numbers
 from ..common.vocabulary import opposite_outcome
