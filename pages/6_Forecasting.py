@@ -1,4 +1,5 @@
-"""Forecasting: the Probabilistic Parallel Time Network, trained live, against two baselines."""
+"""Forecasting: the Probabilistic Parallel Time Network, trained live, against two baselines; or any forecaster's
+quantile forecasts audited by group (the "Audit forecasts" mode, ui/forecast_audit.py)."""
 
 import numpy as np
 import pandas as pd
@@ -7,7 +8,7 @@ import streamlit as st
 from fairness_core import plots
 from fairness_core.progress import Progress, of_kind
 from models import ptn
-from ui import jobs
+from ui import forecast_audit, jobs
 from ui.state import page_setup
 from ui.widgets import chart, csv_download, figure_with_downloads, styled
 
@@ -18,6 +19,12 @@ BUDGETS = {"demo": "Demo: a few minutes on 2 CPU cores", "gpu": "GPU: about 8 mi
            "paper": "Paper (the thesis's §5.5): hours, for a GPU machine", "custom": "Custom"}
 
 st.title("Forecasting: Probabilistic Parallel Time Networks")
+MODES = {"train": "Train PTN", "audit": "Audit forecasts"}
+if st.radio("Mode", list(MODES), format_func=MODES.get, horizontal=True, key="fc-mode",
+            help="Train PTN against two baselines, or audit uploaded forecasts by group: which sites, regions or "
+                 "regimes does a forecaster serve worse?") == "audit":
+    forecast_audit.mode()
+    st.stop()
 st.markdown("Deterministic forecasts hide uncertainty and fail underrepresented settings (microclimates, chaotic "
             "regimes). **PTN** (Briscoe, The Art of Fairness, ch. 5) reads static data, recent history and a stack of earlier deterministic "
             "forecasts, and outputs **111 quantiles for each of the next 16 steps**. A genetic search picks its "

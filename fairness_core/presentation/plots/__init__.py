@@ -19,6 +19,7 @@ and in the report.
 ``plots.counterfactual``  paired counterfactual tests: the discordance matrix, paired differences, per-group rates
 ``plots.trend``        a model over time: each pair's OFI across saved periods
 ``plots.forecast``     PTN's search: cheap fitness against end-of-search fitness
+``plots.forecasts``    forecasts by group: mean benefit, band coverage, PIT histograms, one group's fan over time
 ``plots.scores``       a score by group: reliability diagram, ROC curves, the threshold sweep
 =====================  ====================================================================
 
@@ -33,6 +34,7 @@ from .compare import *  # noqa: F403
 from .counterfactual import *  # noqa: F403
 from .decisions import *  # noqa: F403
 from .forecast import *  # noqa: F403
+from .forecasts import *  # noqa: F403
 from .inequality import *  # noqa: F403
 from .multiclass import *  # noqa: F403
 from .sample_size import *  # noqa: F403
