@@ -92,6 +92,8 @@ def test_the_namesake_finder(tmp_path: Path) -> None:
 #: the library, the models and the app that uses it imports it from there, never through a module it used to live in.
 ONE_HOME: dict[str, tuple[str, ...]] = {
     "fairness_core.statistics.design": ("Design", "MAX_LEVELS", "make_design"),   # feature encoding, not the ensemble
+    "fairness_core.wording.demos": ("pair_text", "explain_adult", "explain_compas", "explain_compas_tiers", "explain_hr",
+                                    "explain_hr_resume_ranking", "explain_pay", "explain_ricci_a", "explain_ricci_b"),
 }
 
 
@@ -126,6 +128,49 @@ def test_the_home_finder(tmp_path: Path) -> None:
         (tmp_path / f).write_text(text)
     assert _homes(files_of(tmp_path, ("pkg",)), {"pkg.home": ("f", "K")}) == [
         "pkg.copy defines K", "pkg.user imports f from pkg.old"]
+
+
+#: What a sentence about a result quotes: an estimate, its interval or p-value, a rate, a ratio, a benefit.
+RESULT_VALUE = re.compile(r"estimate|ci_low|ci_high|p_value|benefit|\bofi\b|\bdi\b|ratio|_rate\b|_fnr|_fpr")
+#: Calls whose text is a refusal or a warning about the input, which a service writes itself.
+REFUSALS = ("warn", "DataValidationError", "KeyError", "Problem", "TypeError", "ValueError")
+
+
+def _result_sentences(path: Path) -> list[str]:
+    """The f-strings of ``path`` that quote a result (:data:`RESULT_VALUE` in a formatted value), a refusal's
+    message (raised, or built by one of :data:`REFUSALS`) left out."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    found = []
+    for node in ast.walk(tree):
+        values = [ast.unparse(v.value) for v in getattr(node, "values", []) if isinstance(v, ast.FormattedValue)]
+        if not isinstance(node, ast.JoinedStr) or not any(RESULT_VALUE.search(v) for v in values):
+            continue
+        up, refusal = node, False
+        while up in parents and not refusal:
+            up = parents[up]
+            refusal = isinstance(up, ast.Raise) or (isinstance(up, ast.Call) and getattr(
+                up.func, "attr", getattr(up.func, "id", "")) in REFUSALS)
+        if not refusal:
+            found.append(f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name}:{node.lineno}")
+    return found
+
+
+def test_services_write_no_sentence_about_a_result() -> None:
+    """Files, the store, the job runner and the demo data hold no sentence reading a result: those are the wording
+    floor's (the demos' readings are :mod:`fairness_core.wording.demos`)."""
+    found = [line for path in sorted((ROOT / "fairness_core" / "services").rglob("*.py"))
+             for line in _result_sentences(path)]
+    assert found == [], "sentences about a result in services/ (move them to wording/):\n" + "\n".join(found)
+
+
+def test_the_result_sentence_finder(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text("def f(o, n, rows):\n"
+                     "    if n < 0:\n        raise ValueError(f'OFI {o.estimate} needs n, got {n}')\n"
+                     "    note = f'{n:,} rows read'\n"
+                     "    return f'OFI = {o.estimate:+.3f} [{o.ci_low:.3f}, {o.ci_high:.3f}]' + f'{rows[\"mean_benefit\"]}'\n")
+    assert _result_sentences(probe) == ["probe.py:5", "probe.py:5"]
 
 
 def _upward(graph: dict[str, set[str]]) -> list[str]:

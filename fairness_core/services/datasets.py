@@ -18,11 +18,11 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from ..statistics import inference
 from ..audit import Audit
 from ..compare import Candidates
 from ..continuous import ContinuousAudit
 from ..multiclass import MulticlassAudit
+from ..wording import demos
 from .io import audit_from_decisions, cms_from_predictions
 
 ASSETS_DIR = Path(__file__).resolve().parents[2] / "assets"
@@ -112,64 +112,6 @@ def _ricci(scenario: str) -> Callable[[Path], Audit]:
     return load
 
 
-def _pair_text(audit: Audit, i: str, j: str) -> str:
-    """"i vs j: OFI = x [lo, hi], DI = y [lo, hi]" with 95 % intervals (both groups as samples)."""
-    ci, cj = audit.cms[i], audit.cms[j]
-    o, d = inference.ofi_test(ci, cj), inference.di_interval(ci, cj)
-    di_text = (f"DI = {d.estimate:.2f} [{d.ci_low:.2f}, {d.ci_high:.2f}]" if d.estimate == d.estimate
-               else "DI is undefined (0/0)")
-    return f"{i} vs {j}: OFI = {o.estimate:+.3f} [{o.ci_low:+.3f}, {o.ci_high:+.3f}], {di_text}"
-
-
-def _explain_ricci_a(audit: Audit) -> str:
-    return (
-        f"{_pair_text(audit, 'Black', 'White')}; {_pair_text(audit, 'Hispanic', 'White')}. "
-        "Promotion follows the objective test exactly, so no group gets more or less than its results "
-        "warrant: OFI = 0 for every pair. DI is far below 4/5, so the four-fifths rule flags bias — but "
-        "with OFI = 0 that gap is a systemic disparity in pass rates, not the fault of the test, as the "
-        "Supreme Court found. How sure can we be? With 27 Black and 23 Hispanic candidates the 95 % "
-        "intervals (square brackets) are wide: the data cannot rule out an |OFI| of 0.05 for the underlying "
-        "population, and after Holm's adjustment for three pairs the DI gap is only borderline significant, "
-        "so the verdict table reads these pairs as inconclusive."
-    )
-
-
-def _explain_ricci_b(audit: Audit) -> str:
-    return (
-        f"{_pair_text(audit, 'Black', 'White')}; {_pair_text(audit, 'Hispanic', 'White')}. "
-        "Discarding the results denies promotion to everyone who passed. Each group's marginal benefit "
-        "is minus its pass rate, so OFI is positive for Black and Hispanic against White: the candidates "
-        "who passed — most of them White — lost what the test said they earned. DI is 0/0 (undefined; "
-        "the original paper shows 1 by convention, 'no bias'). The Court ruled this discriminatory, agreeing "
-        "with OFI, not DI; both groups' OFI against White is significant even at these sizes."
-    )
-
-
-def _explain_compas(audit: Audit) -> str:
-    if {"African-American", "Caucasian"} <= set(audit.groups):
-        return (
-            f"{_pair_text(audit, 'African-American', 'Caucasian')}. Positive here means 'not a "
-            "recidivist / low risk' (labels and predictions flipped). OFI < 0: relative to who actually "
-            "did not reoffend, African-American defendants are rated low risk less often than Caucasian "
-            "defendants — the algorithm is at fault, beyond any difference in base rates, and the interval "
-            "excludes 0 by a wide margin. Pairs involving the small groups (Native American, n = 11; Asian, "
-            "n = 31) are inconclusive: their intervals are too wide to tell."
-        )
-    return "Positive here means 'not a recidivist / low risk' (labels and predictions flipped)."
-
-
-def _explain_adult(audit: Audit) -> str:
-    pairs = {"sex": ("Female", "Male"), "race": ("Black", "White")}
-    for i, j in pairs.values():
-        if {i, j} <= set(audit.groups):
-            return (
-                f"{_pair_text(audit, i, j)}. DI flags a large gap in predicted high incomes; OFI says how "
-                "much of it is the model's doing (its errors favouring one group) rather than the census "
-                "labels' own base rates."
-            )
-    return ""
-
-
 def _hr_screening(assets: Path) -> Audit:
     df = _read(assets / "demo_hr_screening.csv")
     return audit_from_decisions(
@@ -177,13 +119,6 @@ def _hr_screening(assets: Path) -> Audit:
         score_columns=["tool_score"],
         source=f"An AI screening tool's decisions on {len(df):,} synthetic applicants (no outcome observed)",
         positive_outcome="advanced to interview")
-
-
-def _explain_hr(audit: Audit) -> str:
-    return ("No outcome was observed: nobody knows who would have been a good hire. Decisions alone answer Local "
-            "Law 144's questions — each category's selection rate and impact ratio, and the tool's scoring rate — "
-            "with intervals; OFI and error rates need outcomes and are not computed. Blank and declined "
-            "race/ethnicity and sex values are counted as unknown, never in the ratios.")
 
 
 def _hr_resume_ranking(assets: Path) -> Audit:
@@ -195,30 +130,20 @@ def _hr_resume_ranking(assets: Path) -> Audit:
         positive_outcome="recommended for interview")
 
 
-def _explain_hr_resume_ranking(audit: Audit) -> str:
-    return ("The tool both scores each applicant (resume_score, 0–100) and recommends the ones scoring 70 or more; "
-            "no outcome was observed. Local Law 144 asks for the selection rate of the recommendations and the "
-            "scoring rate of the scores (the share above the whole sample's median): pick either under Local Law "
-            "144 summary on the Bias Audit page. About 6 % declined to state their sex and 5 % their race/ethnicity, "
-            "and some cells are blank: all counted as unknown, never in the ratios. Native Hawaiian or Other Pacific "
-            "Islander applicants are 1.2 % of the data, under the law's 2 %: listed with their count, excluded from "
-            "the impact ratios.")
-
-
 DEMOS: dict[str, Demo] = {
     d.key: d
     for d in (
         Demo("compas_race", "COMPAS recidivism by race (flipped: positive = not a recidivist)",
-             _compas("race"), _explain_compas),
-        Demo("compas_sex", "COMPAS recidivism by sex (flipped)", _compas("sex"), _explain_compas),
-        Demo("adult_race", "Adult income by race", _adult("race"), _explain_adult),
-        Demo("adult_sex", "Adult income by sex", _adult("sex"), _explain_adult),
-        Demo("ricci_a", "Ricci v. DeStefano, scenario A: results certified", _ricci("A"), _explain_ricci_a),
-        Demo("ricci_b", "Ricci v. DeStefano, scenario B: results discarded", _ricci("B"), _explain_ricci_b),
+             _compas("race"), demos.explain_compas),
+        Demo("compas_sex", "COMPAS recidivism by sex (flipped)", _compas("sex"), demos.explain_compas),
+        Demo("adult_race", "Adult income by race", _adult("race"), demos.explain_adult),
+        Demo("adult_sex", "Adult income by sex", _adult("sex"), demos.explain_adult),
+        Demo("ricci_a", "Ricci v. DeStefano, scenario A: results certified", _ricci("A"), demos.explain_ricci_a),
+        Demo("ricci_b", "Ricci v. DeStefano, scenario B: results discarded", _ricci("B"), demos.explain_ricci_b),
         Demo("hr_screening", "AI hiring screen, decisions only (Local Law 144; synthetic)", _hr_screening,
-             _explain_hr),
+             demos.explain_hr),
         Demo("hr_resume_ranking", "AI résumé ranking, decisions and scores (Local Law 144; synthetic)",
-             _hr_resume_ranking, _explain_hr_resume_ranking),
+             _hr_resume_ranking, demos.explain_hr_resume_ranking),
     )
 }
 
@@ -287,43 +212,16 @@ def compas_tier_frame(assets: Path = ASSETS_DIR) -> pd.DataFrame:
     return df
 
 
-def _dollars(x: float) -> str:
-    return f"{'−' if x < 0 else '+'}${abs(x):.2f}"
-
-
-def _explain_pay(audit: ContinuousAudit) -> str:
-    g = audit.by_group(reference="male")
-    f, m = g.loc["female"], g.loc["male"]
-    return (f"A pay model fitted without sex recommends women {_dollars(f['mean_benefit'])} an hour against what "
-            f"they later earned (95 % interval {_dollars(f['mean_benefit_ci_low'])} to "
-            f"{_dollars(f['mean_benefit_ci_high'])}) and men {_dollars(m['mean_benefit'])} "
-            f"({_dollars(m['mean_benefit_ci_low'])} to {_dollars(m['mean_benefit_ci_high'])}): relative to the wages "
-            "observed, the model favours women. The observed wages are no neutral yardstick — women earned less at "
-            "the same experience and schooling — so this OFI measures how far the recommendations depart from the "
-            "pay gap in the data, not a gap the model makes; the recommendations themselves are close "
-            f"(women's mean over men's: {f['prediction_ratio']:.3f}).")
-
-
-def _explain_compas_tiers(audit: MulticlassAudit) -> str:
-    r = audit.rates()
-    aa, w = r.loc["African-American"], r.loc["Caucasian"]
-    return (f"COMPAS's three tiers against what happened (reoffended within two years = High, did not = Low). Among "
-            f"defendants who did not reoffend, {aa['ordinal_fnr']:.0%} of African-American and {w['ordinal_fnr']:.0%}"
-            " of Caucasian defendants were placed above Low (the ordinal FNR): ProPublica's finding, read from the "
-            "three tiers rather than one cut. The impact ratios at each cut (Low; Medium or better) give the Local "
-            "Law 144 reading. Nobody is observed Medium, so Medium's one-vs-rest TPR is undefined.")
-
-
 KIND_DEMOS: dict[str, KindDemo] = {
     d.key: d
     for d in (
         KindDemo("pay_model", "Pay model: recommended hourly wage by sex (amounts; Ecdat Wages1)", "amount",
-                 pay_frame, "wage", "predicted_wage", ("sex",), _explain_pay, positive_is="benefit",
+                 pay_frame, "wage", "predicted_wage", ("sex",), demos.explain_pay, positive_is="benefit",
                  unit="$ per hour",
                  source="Ecdat Wages1 (US, 1976–82, n = {n:,}): hourly wage recommended by a least-squares pay "
                         "model without sex (cross-fitted) against the wage earned, 1980 $ per hour"),
         KindDemo("compas_tiers", "COMPAS's three risk tiers by race (ordered: Low < Medium < High)", "ordered",
-                 compas_tier_frame, "observed_tier", "score_text", ("race",), _explain_compas_tiers,
+                 compas_tier_frame, "observed_tier", "score_text", ("race",), demos.explain_compas_tiers,
                  order=COMPAS_TIERS, favourable="Low",
                  source="COMPAS (ProPublica, Broward County, n = {n:,}): score_text against the outcome read as a "
                         "tier (reoffended = High, did not = Low)"),
