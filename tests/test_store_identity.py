@@ -313,3 +313,24 @@ def test_refusals_of_several_users_are_counted_apart(store, clock):
     for user in (BOB, OTHER):
         with pytest.raises(TooManyAttempts):
             store.load(ids[1], user=user)
+
+
+# --------------------------------------------------------------------------- the command line's --user
+
+
+def test_the_command_line_user_names_a_local_user(tmp_path):
+    from fairness_core import cli
+
+    rows = tmp_path / "rows.csv"
+    rows.write_text("g,y,p\n" + "".join(f"{'ab'[k % 2]},{k % 3 == 0:d},{k % 4 == 0:d}\n" for k in range(80)))
+    db = f"sqlite:///{tmp_path / 'audits.db'}"
+    base = ["audit", str(rows), "--group", "g", "--label", "y", "--prediction", "p", "--positive-is", "benefit",
+            "--out", str(tmp_path / "r.html"), "--store", db]
+    assert cli.main([*base, "--save", "ana's", "--user", "ana@example.org"]) == cli.EXIT_OK
+    assert cli.main([*base, "--save", "the analyst's"]) == cli.EXIT_OK
+    s = AuditStore(db)
+    assert s.list(user=local_user("ana@example.org"))["name"].tolist() == ["ana's"]        # local|ana@example.org
+    assert s.list()["name"].tolist() == ["the analyst's"]                                     # local|local
+    assert s.list(user=identity("https://accounts.example.org", "ana@example.org")).empty   # never a signed-in user
+    s.close()
+    assert cli.main([*base, "--save", "x", "--user", "ana\u200b"]) == cli.EXIT_BAD_INPUT     # refused, with the reason
