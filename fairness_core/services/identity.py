@@ -58,6 +58,9 @@ def _part(value: Any, what: str) -> str:
         raise ValueError(f"{what} must be text, got {type(value).__name__}")
     if not value.strip():
         raise ValueError(f"{what} must not be blank")
+    if value != value.strip():
+        raise ValueError(f"{what} {value!r} begins or ends with a space: an issuer or subject is kept exactly, so "
+                         "one with spaces around it would be another user")
     if (shown := text.hidden_characters(value)) is not None:
         raise ValueError(f"{what} {shown!r} holds a hidden character (shown as ⟨U+…⟩): it would print like another "
                          "user's")

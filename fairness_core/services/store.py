@@ -294,8 +294,8 @@ class AuditStore(Sharing):
         if access == "owner":
             return row, None
         if access == "shared":
-            return None, (why, NotOwner(f"only its owner may {action} the saved audit {row.name!r}; it is shared "
-                                        "with you to read"))
+            return None, (why, NotOwner(f"only its owner ({row.owner}) may {action} the saved audit {row.name!r}; "
+                                        "it is shared with you to read"))
         return None, (why, self._not_found(audit_id))
 
     # ----------------------------------------------------------------- the interface
