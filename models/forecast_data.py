@@ -384,7 +384,7 @@ def lorenz_dataset(systems_per_part: int = 4, inits_per_system: int = 2, seed: i
     return scale(raw, "lorenz", description, ["x", "y", "z"], "regime"), forecaster
 
 
-#: Months of each part for the weather data (two sites, so the split is by time).
+#: Months of each part for the weather data: the split is by time, so every site (group) is in every part.
 WEATHER_MONTHS = {0: (1, 6, 11), 1: (2, 7, 12), 2: (3, 8), 3: (4, 9), 4: (5, 10)}
 
 
