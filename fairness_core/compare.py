@@ -98,6 +98,11 @@ class Candidates:
         """The opposite outcome's words: ``negative_outcome`` where stated, else composed from the positive."""
         return self.negative_outcome or opposite_outcome(self.positive_outcome)
 
+    def transform(self, score: str) -> str:
+        """How ``score`` was made from the file's score (a key of :data:`SCORE_TRANSFORMS`; "identity" where not
+        named)."""
+        return self.score_transforms.get(score, "identity")
+
     def __post_init__(self) -> None:
         for name, transform in self.score_transforms.items():
             if name not in self.scores or transform not in SCORE_TRANSFORMS:

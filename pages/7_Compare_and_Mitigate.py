@@ -7,6 +7,7 @@ import streamlit as st
 
 from fairness_core import datasets, mitigation, plots, reading
 from fairness_core.compare import PERFORMANCE
+from fairness_core.wording import mitigation as words
 from ui import compare as cmp
 from ui.state import current_demo, get_candidates, page_setup, verdict_settings
 from ui.widgets import BuiltIn, chart, csv_download, md_escape, styled
@@ -44,7 +45,7 @@ else:
     attribute = c2.radio("Groups", list(cmp.ATTRIBUTES), horizontal=True, key="cmp-groups",
                          help="One attribute, or every combination of race and sex.")
     rows = cmp.demo_rows(source, attribute)
-st.caption(f"**Data:** {md_escape(rows.title)} · n = {len(rows.y):,} · {len(set(rows.groups))} groups · positive "
+st.caption(f"**Data:** {md_escape(rows.title)} · n = {len(rows.y):,} · {len(set(rows.row_groups))} groups · positive "
            f"means **{md_escape(rows.positive_outcome)}** (the beneficial outcome; scores: higher = more likely)")
 if rows.note:
     st.info(md_escape(rows.note), icon=":material/swap_vert:")
@@ -108,7 +109,7 @@ if not rows.scores:
     st.stop()
 c1, c2, c3, c4 = st.columns(4)
 score = c1.selectbox("Score", list(rows.scores), key="mit-score")
-target = c2.selectbox("Fairness target", list(cmp.TARGETS), format_func=cmp.TARGETS.get, key="mit-target")
+target = c2.selectbox("Fairness target", list(words.TARGET_WORDS), format_func=words.TARGET_WORDS.get, key="mit-target")
 tol = c3.slider("Tolerance", 0.0, 0.30, 0.05, 0.001, format="%.3f", key="mit-tol", disabled=target == "four_fifths",
                 help="The largest |OFI| over pairs, or the largest difference in selection rate, TPR or FPR, allowed "
                      "on the fitting rows.")
@@ -148,25 +149,25 @@ before, after = held.iloc[0], held.iloc[1]
 label = PERFORMANCE[objective]
 where = "held-out" if estimate == "split" else "cross-fitted"
 st.markdown(f"**Before → after, {where}** ({md_escape(cmp.ESTIMATES[estimate])}; hover a number for its interval):")
-cards = st.columns(len(cmp.TARGET_MEASURES[target]) + 2)
-for col, name in zip(cards, [*cmp.TARGET_MEASURES[target], objective.replace("_", " ")]):
+cards = st.columns(len(words.TARGET_MEASURES[target]) + 2)
+for col, name in zip(cards, [*words.TARGET_MEASURES[target], objective.replace("_", " ")]):
     r = chosen.loc[name]
     higher_better = name in ("smallest impact ratio", "accuracy", "balanced accuracy")
     col.metric(f"{name[0].upper() + name[1:]} (before → after)", f"{r['before estimate']:.3f} → {r['after estimate']:.3f}",
                cmp.delta_text(r["before estimate"], r["after estimate"]), delta_color="normal" if higher_better else "inverse",
-               help=f"Before {cmp.interval_text(r, 'before')}; after {cmp.interval_text(r, 'after')} "
+               help=f"Before {words.interval_text(r, 'before')}; after {words.interval_text(r, 'after')} "
                     f"({chosen.attrs['interval']}).")
 bias = [int(x.get("verdict: algorithmic bias", 0)) for x in (before, after)]
 cards[-1].metric("Pairs with algorithmic bias", f"{bias[0]} → {bias[1]}", cmp.delta_text(bias[0], bias[1], 0),
                  delta_color="inverse" if bias[0] != bias[1] else "off")
 level = md_escape(held["interval_level"].iloc[0])
 st.markdown(reading.mitigation_held_out(before, after, objective, label, level, alpha) if estimate == "split"
-            else cmp.cross_fitted_reading(before, after, objective, label, level, alpha))
-st.caption(cmp.intervals_note(level, md_escape(det.attrs["interval"]), md_escape(label)))
+            else words.cross_fitted_reading(before, after, objective, label, level, alpha))
+st.caption(words.intervals_note(level, md_escape(det.attrs["interval"]), md_escape(label)))
 st.markdown(f"**Deterministic or randomized, {where}.** Each estimate with its {md_escape(det.attrs['interval'])}.")
 st.dataframe(cmp.side_by_side(det, rnd, target, objective), hide_index=True, width="stretch")
 mixed = cmp.fit(rows, rows.key, rnd_s).rule
-st.info(cmp.RANDOMIZING + f" On the fitting rows it improves {label} by {mixed.randomized_gain:.4f}." if mixed.randomized
+st.info(words.RANDOMIZING + f" On the fitting rows it improves {label} by {mixed.randomized_gain:.4f}." if mixed.randomized
         else "Randomizing cannot do better here: the deterministic thresholds are as good as any mixture on the fitting "
              "rows, so both columns hold the same rule.", icon=":material/casino:")
 if estimate == "cross-fit":
@@ -180,7 +181,8 @@ st.dataframe(styled(thresholds, 3, cut), hide_index=True, width="stretch")
 st.caption(f"Predicted **{md_escape(rows.positive_outcome)}** when the score is at or above the group's threshold"
            + (" (a randomized rule draws one of its group's thresholds, with the probability shown, for each row)"
               if rule.randomized else "") + ". Scores run in the audit's direction: "
-           + md_escape(cmp.score_direction(rows, score)) + " (the rule file below says so)"
+           + md_escape(words.score_direction(score, rows.transform(score), rows.positive_outcome))
+           + " (the rule file below says so)"
            + ". Selection rates and B are the held-out rows' (the split's, whichever estimate is shown above).")
 c1, c2 = st.columns(2)
 c1.download_button("Download the rule (JSON)", data=cmp.thresholds_json(rows, settings, rule, attribute, held, estimate),

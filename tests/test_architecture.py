@@ -197,3 +197,28 @@ def test_the_structure_tests_share_helpers_not_test_modules(tmp_path: Path) -> N
     probe = tmp_path / "probe.py"
     probe.write_text("import os\nfrom test_architecture import ROOT\ndef f():\n    import test_floors.x\n")
     assert _test_modules_imported(probe) == ["test_architecture", "test_floors.x"]
+
+
+def test_the_compare_pages_rows_hold_candidates_not_a_copy() -> None:
+    """ui.compare.Rows adds the page's split to a :class:`fairness_core.compare.Candidates` it holds: it declares
+    none of the candidates' fields again (labels, decisions, scores, outcomes and score transforms have one home),
+    and reads them through the candidates."""
+    import dataclasses
+
+    import numpy as np
+    import pandas as pd
+
+    from fairness_core.compare import Candidates
+    from ui.compare import Rows
+
+    own = {f.name for f in dataclasses.fields(Rows)}
+    assert own & {f.name for f in dataclasses.fields(Candidates)} == set()
+    assert {f.name: f.type for f in dataclasses.fields(Rows)}["candidates"] == "Candidates"
+    y = np.array([True, False, True])
+    c = Candidates("t", y, pd.DataFrame({"g": ["a", "b", "a"]}), {"m": y}, {"s": np.array([-1.0, -2.0, -3.0])},
+                   "hired", score_transforms={"s": "negate"})
+    rows = Rows("k", c, np.array(["a", "b", "a"], dtype=object), np.array([True, False, True]))
+    assert (rows.title, rows.positive_outcome, rows.negative_outcome, rows.transform("s"), rows.transform("m")) == \
+        ("t", "hired", "not hired", "negate", "identity")
+    assert rows.y is not None and np.array_equal(rows.y, y) and rows.scores["s"] is c.scores["s"]
+    assert rows.held.tolist() == [False, True, False]

@@ -211,5 +211,5 @@ def test_equalized_odds_shows_its_own_gaps_both_rules_side_by_side_and_the_apply
     back = mitigation.ThresholdRule.from_json(text)
     assert back.randomized and back.mixtures == rule.mixtures
     s = rows.scores["COMPAS decile score"]
-    assert (back.predict(s, rows.groups, random_state=1) == rule.predict(s, rows.groups, random_state=1)).all()
+    assert (back.predict(s, rows.row_groups, random_state=1) == rule.predict(s, rows.row_groups, random_state=1)).all()
     assert np.isfinite(held["accuracy"]).all()

@@ -94,6 +94,9 @@ ONE_HOME: dict[str, tuple[str, ...]] = {
     "fairness_core.statistics.design": ("Design", "MAX_LEVELS", "make_design"),   # feature encoding, not the ensemble
     "fairness_core.wording.demos": ("pair_text", "explain_adult", "explain_compas", "explain_compas_tiers", "explain_hr",
                                     "explain_hr_resume_ranking", "explain_pay", "explain_ricci_a", "explain_ricci_b"),
+    "fairness_core.wording.mitigation": ("RANDOMIZING", "TARGET_MEASURES", "TARGET_WORDS", "cross_fitted_reading",
+                                         "estimates", "interval_text", "intervals_note", "mixture_text",
+                                         "score_direction"),   # not the Compare page's helpers
 }
 
 

@@ -18,6 +18,7 @@ from fairness_core import cli, datasets, io, mitigation
 from fairness_core.mitigation import RuleFileError, ThresholdRule, fit_thresholds
 from fairness_core.services.apply import ApplyError, decide
 from fairness_core.vocabulary import opposite_outcome
+from fairness_core.wording.mitigation import score_direction
 from ui import compare as cmp
 
 #: Each candidate demo's scores as the model writes them (the asset's own column), never through the library's
@@ -80,7 +81,7 @@ def test_the_pages_rule_applied_to_raw_scores_decides_the_held_out_rows_as_the_p
     doc = json.loads(text)
     assert doc["score_scale"]["transform"] == rule.score_transform
     assert doc["score_scale"]["fitted_range_in_file_units"] == [raw[rows.fit].min(), raw[rows.fit].max()]
-    assert doc["context"]["score_direction"] == cmp.score_direction(rows, score)
+    assert doc["context"]["score_direction"] == score_direction(score, rows.transform(score), rows.positive_outcome)
     groups = datasets.load_candidates(demo).groups
     h = rows.held
     new_rows = pd.DataFrame({"id": np.flatnonzero(h), score: raw[h], "race": groups["race"].to_numpy()[h]})

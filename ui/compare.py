@@ -20,62 +20,66 @@ import streamlit as st
 
 from fairness_core import datasets, mitigation, reading
 from fairness_core.audit import Audit
-from fairness_core.compare import MAX_MODELS, PERFORMANCE, Comparison
+from fairness_core.compare import MAX_MODELS, PERFORMANCE, Candidates, Comparison
 from fairness_core.io import INTERSECTION_SEP
-from fairness_core.vocabulary import opposite_outcome
+from fairness_core.wording import mitigation as mitigation_words
 
 FIT_SHARE, SEED, TTL_S, FOLDS = 0.5, 0, 3600, 5
-#: How the held-out numbers are estimated: one split, or cross-fitting (every row measured once).
-ESTIMATES = {"split": "one split: fit on half, measure on the other half",
-             "cross-fit": f"cross-fitting, {FOLDS} folds: every row measured once, by thresholds fitted without it"}
-#: Each target's own measures (:func:`fairness_core.mitigation.target_measures`), shown before → after.
-TARGET_MEASURES = {"ofi": ("largest |OFI|",), "demographic_parity": ("selection-rate gap",),
-                   "four_fifths": ("smallest impact ratio",), "equal_opportunity": ("TPR gap",),
-                   "equalized_odds": ("TPR gap", "FPR gap")}
-RANDOMIZING = ("**What randomizing means for the people decided on.** A randomized rule draws, for each person, "
-               "one of two thresholds of their group (three at most for equalized odds) with fixed probabilities: "
-               "two applicants with the same score and group may get different decisions, by chance alone. It meets "
-               "the target on average, and can be more accurate than any one threshold per group; where equal "
-               "treatment of equal scores matters more, keep the deterministic rule.")
 #: Group attributes of the demos: one alone, or their intersections.
 ATTRIBUTES = {"race": ("race",), "sex": ("sex",), "race & sex": ("race", "sex")}
-TARGETS = {"ofi": "OFI within ± tolerance (equal marginal benefit)",
-           "demographic_parity": "demographic parity (selection rates within tolerance)",
-           "four_fifths": "four-fifths rule (DI ≥ 0.8; tolerance unused)",
-           "equal_opportunity": "equal opportunity (TPRs within tolerance)",
-           "equalized_odds": "equalized odds (TPRs and FPRs within tolerance)"}
+#: How the held-out numbers are estimated: one split, or cross-fitting (every row measured once).
+ESTIMATES = mitigation_words.estimates(FOLDS)
 
 
 @dataclass(frozen=True)
 class Rows:
-    """One data set's candidates on the same individuals, in the audit's direction (True = beneficial).
-
-    ``score_transforms``: per score, how it was made from the score a file holds ("negate": a harm's score turned
-    around; "complement": 1 − a harm's probability; absent: the file's own), recorded in every rule fitted on it so
-    that ``python -m fairness_core apply`` decides a file of raw scores as this page does. ``negative_outcome``: the
-    words for the opposite of ``positive_outcome``. ``group_columns``: the columns a file names the groups by (joined
-    with :data:`INTERSECTION_SEP` into ``groups``)."""
+    """One data set's candidate models (:class:`fairness_core.compare.Candidates`: labels, decisions and scores in
+    the audit's direction, how each score was made from a file's) as this page splits them: ``key`` names the data
+    for the caches, ``row_groups`` each row's group (the ``group_columns`` a file names the groups by, joined with
+    :data:`INTERSECTION_SEP`), ``fit`` the rows thresholds are fitted on (the rest held out). The candidates' own
+    fields are read through them, never copied."""
 
     key: str
-    title: str
-    y: np.ndarray
-    groups: np.ndarray
-    predictions: dict[str, np.ndarray]
-    scores: dict[str, np.ndarray]
-    positive_outcome: str
-    note: str
+    candidates: Candidates
+    row_groups: np.ndarray
     fit: np.ndarray = field(repr=False)   # True: a row thresholds are fitted on; False: held out
-    score_transforms: dict[str, str] = field(default_factory=dict)
-    negative_outcome: str = ""
     group_columns: tuple[str, ...] = ()
-
-    def transform(self, score: str) -> str:
-        """How ``score`` was made from the file's score (a key of :data:`fairness_core.mitigation.SCORE_TRANSFORMS`)."""
-        return self.score_transforms.get(score, "identity")
 
     @property
     def held(self) -> np.ndarray:
         return ~self.fit
+
+    @property
+    def title(self) -> str:
+        return self.candidates.title
+
+    @property
+    def y(self) -> np.ndarray:
+        return np.asarray(self.candidates.y, bool)
+
+    @property
+    def predictions(self) -> dict[str, np.ndarray]:
+        return {k: np.asarray(v, bool) for k, v in self.candidates.predictions.items()}
+
+    @property
+    def scores(self) -> dict[str, np.ndarray]:
+        return dict(self.candidates.scores)
+
+    @property
+    def positive_outcome(self) -> str:
+        return self.candidates.positive_outcome
+
+    @property
+    def negative_outcome(self) -> str:
+        return self.candidates.negative
+
+    @property
+    def note(self) -> str:
+        return self.candidates.note
+
+    def transform(self, score: str) -> str:
+        """How ``score`` was made from the file's score (:meth:`Candidates.transform`)."""
+        return self.candidates.transform(score)
 
 
 @st.cache_data(max_entries=8, ttl=TTL_S, show_spinner="Loading the candidate models…")
@@ -83,13 +87,11 @@ def demo_rows(key: str, attribute: str) -> Rows:
     c = datasets.load_candidates(key)
     columns = [c.groups[a].astype(str).to_numpy() for a in ATTRIBUTES[attribute]]
     groups = np.array([INTERSECTION_SEP.join(p) for p in zip(*columns)], dtype=object)
-    fit = mitigation.split_rows(groups, c.y, FIT_SHARE, SEED)
-    return Rows(f"demo:{key}:{attribute}", c.title, np.asarray(c.y, bool), groups,
-                {k: np.asarray(v, bool) for k, v in c.predictions.items()}, dict(c.scores), c.positive_outcome,
-                c.note, fit, dict(c.score_transforms), c.negative, ATTRIBUTES[attribute])
+    return Rows(f"demo:{key}:{attribute}", c, groups, mitigation.split_rows(groups, c.y, FIT_SHARE, SEED),
+                ATTRIBUTES[attribute])
 
 
-def loaded_rows(audit: Audit, candidates: datasets.Candidates | None = None) -> Rows:
+def loaded_rows(audit: Audit, candidates: Candidates | None = None) -> Rows:
     """The session's row-level data: the candidate models uploaded with them (their decisions and scores) when
     there are some, else its one model's decisions; and as a further score the mean of its ensemble's
     probabilities when it carries one. Groups and labels are the audit's (the sidebar's choice of groups)."""
@@ -117,9 +119,9 @@ def loaded_rows(audit: Audit, candidates: datasets.Candidates | None = None) -> 
             h.update(v.tobytes())
     notes = [*audit.notes, *([candidates.note] if candidates is not None and candidates.note else [])]
     positive = audit.positive_outcome or "the positive prediction"
-    return Rows(f"loaded:{h.hexdigest()}", audit.source, y, groups, predictions, scores, positive, " ".join(notes),
-                mitigation.split_rows(groups, y, FIT_SHARE, SEED), transforms,
-                candidates.negative if candidates is not None else opposite_outcome(positive),
+    these = Candidates(audit.source, y, pd.DataFrame({"group": groups}), predictions, scores, positive,
+                       " ".join(notes), transforms, candidates.negative if candidates is not None else "")
+    return Rows(f"loaded:{h.hexdigest()}", these, groups, mitigation.split_rows(groups, y, FIT_SHARE, SEED),
                 tuple(audit.group_columns))
 
 
@@ -151,7 +153,7 @@ class Fit:
 @st.cache_data(max_entries=32, ttl=TTL_S, show_spinner="Fitting thresholds on the fitting rows…")
 def fit(_rows: Rows, key: str, s: Settings) -> Fit:
     f = _rows.fit
-    args = (_rows.scores[s.score][f], _rows.y[f], _rows.groups[f])
+    args = (_rows.scores[s.score][f], _rows.y[f], _rows.row_groups[f])
     kw = dict(objective=s.objective, cost_fp=s.cost_fp, cost_fn=s.cost_fn, score_transform=_rows.transform(s.score))
     shared = mitigation.fit_thresholds(*args, target="none", **kw)
     try:
@@ -166,7 +168,7 @@ def fit_all(_rows: Rows, key: str, s: Settings) -> mitigation.ThresholdRule | No
     """The rule to deploy under cross-fitting: fitted once on all rows (its honest numbers are the cross-fitted
     ones); None where the target cannot be met."""
     try:
-        return mitigation.fit_thresholds(_rows.scores[s.score], _rows.y, _rows.groups, target=s.target,
+        return mitigation.fit_thresholds(_rows.scores[s.score], _rows.y, _rows.row_groups, target=s.target,
                                          tolerance=s.tolerance, objective=s.objective, cost_fp=s.cost_fp,
                                          cost_fn=s.cost_fn, randomize=s.randomize,
                                          score_transform=_rows.transform(s.score))
@@ -180,15 +182,15 @@ def decisions(_rows: Rows, key: str, s: Settings, estimate: str) -> dict[str, np
     and ``after`` (the per-group rule; a randomized rule's draws with :data:`SEED`). "split": the held-out rows;
     "cross-fit": every row, each decided by thresholds fitted on the other folds. Raises InfeasibleTarget."""
     if estimate == "cross-fit":
-        cf = mitigation.cross_fit(_rows.scores[s.score], _rows.y, _rows.groups, s.target, s.tolerance, s.objective,
+        cf = mitigation.cross_fit(_rows.scores[s.score], _rows.y, _rows.row_groups, s.target, s.tolerance, s.objective,
                                   folds=FOLDS, seed=SEED, randomize=s.randomize, random_state=SEED,
                                   cost_fp=s.cost_fp, cost_fn=s.cost_fn)
-        return {"y": _rows.y, "groups": _rows.groups, "before": cf.shared_predictions.astype(bool),
+        return {"y": _rows.y, "groups": _rows.row_groups, "before": cf.shared_predictions.astype(bool),
                 "after": cf.predictions.astype(bool)}
     f, h = fit(_rows, key, s), _rows.held
     if f.rule is None:
         raise mitigation.InfeasibleTarget(f.infeasible, f.smallest)
-    score, groups = _rows.scores[s.score][h], _rows.groups[h]
+    score, groups = _rows.scores[s.score][h], _rows.row_groups[h]
     return {"y": _rows.y[h], "groups": groups, "before": f.shared.predict(score, groups).astype(bool),
             "after": f.rule.predict(score, groups, random_state=SEED).astype(bool)}
 
@@ -206,17 +208,6 @@ def measures(_rows: Rows, key: str, s: Settings, estimate: str, alpha: float) ->
     return out
 
 
-def cross_fitted_reading(before: pd.Series, after: pd.Series, objective: str, label: str, interval_level: str,
-                         alpha: float) -> str:
-    """:func:`fairness_core.reading.mitigation_held_out`'s sentence for cross-fitted decisions (every row, each
-    decided by thresholds fitted on the other folds)."""
-    ci = reading.ci_text
-    return (f"Cross-fitted over all rows, the largest |OFI| goes from {ci(before, 'max_abs_ofi')} with one shared "
-            f"threshold to {ci(after, 'max_abs_ofi')} with per-group thresholds (each row decided by thresholds "
-            f"fitted without its fold); {label} from {ci(before, objective)} to {ci(after, objective)} (intervals: "
-            f"{interval_level} for |OFI|, {1 - alpha:.0%} for {label}).")
-
-
 def delta_text(before: float, after: float, places: int = 3) -> str | None:
     """A tile's change from ``before`` to ``after`` as shown ("+0.012", "-2"), or None where it rounds to nothing:
     Streamlit's metric draws an arrow for any delta text, "+0" and "+0.000" included, so an unchanged tile gets none.
@@ -230,33 +221,15 @@ def delta_text(before: float, after: float, places: int = 3) -> str | None:
     return None if change == 0 else f"{change:+.{places}f}"
 
 
-def intervals_note(simultaneous: str, bootstrap: str, label: str) -> str:
-    """Which interval is which where the same number is printed twice: the sentence's (the comparison's: for the
-    largest |OFI| the simultaneous interval across all pairs, at ``simultaneous``; for the objective ``label`` its
-    own) and the tiles' and the table's (the bootstrap interval of the number itself, ``bootstrap``). Markdown; the
-    levels are the library's words."""
-    return (f"**Two intervals for the same numbers.** The sentence above gives the comparison's intervals: for the "
-            f"largest |OFI| the *simultaneous interval across all pairs* ({simultaneous}), which holds whichever pair "
-            f"has the largest gap and so is the wider; for {label}, its own. The tiles (hover) and the table below give "
-            f"the *bootstrap interval of each number itself* ({bootstrap}).")
-
-
-def interval_text(row: pd.Series, side: str) -> str:
-    """An estimate and its interval as people read it ("undefined" with the reason where it is NaN)."""
-    est = row[f"{side} estimate"]
-    if math.isnan(est):
-        return f"undefined ({row[f'{side} note']})"
-    return f"{est:.3f} [{row[f'{side} ci_low']:.3f}, {row[f'{side} ci_high']:.3f}]"
-
-
 def side_by_side(det: pd.DataFrame, rnd: pd.DataFrame, target: str, objective: str) -> pd.DataFrame:
     """The deterministic and the randomized rule's held-out numbers beside the shared threshold's: the target's
     measures and the objective, each with its interval."""
-    names = [*TARGET_MEASURES[target], objective.replace("_", " ")]
+    names, text = [*mitigation_words.TARGET_MEASURES[target], objective.replace("_", " ")], \
+        mitigation_words.interval_text
     return pd.DataFrame({"measure": names,
-                         "before: one shared threshold": [interval_text(det.loc[m], "before") for m in names],
-                         "after: deterministic thresholds": [interval_text(det.loc[m], "after") for m in names],
-                         "after: randomized rule": [interval_text(rnd.loc[m], "after") for m in names]})
+                         "before: one shared threshold": [text(det.loc[m], "before") for m in names],
+                         "after: deterministic thresholds": [text(det.loc[m], "after") for m in names],
+                         "after: randomized rule": [text(rnd.loc[m], "after") for m in names]})
 
 
 def apply_command(s: Settings, attribute: str, file_name: str = "thresholds.json",
@@ -278,7 +251,7 @@ def held_predictions(rows: Rows, settings: list[Settings]) -> dict[str, np.ndarr
     for s in settings:
         rule = fit(rows, rows.key, s).rule
         if rule is not None and len(out) < MAX_MODELS:
-            out[s.name] = rule.predict(rows.scores[s.score][rows.held], rows.groups[rows.held],
+            out[s.name] = rule.predict(rows.scores[s.score][rows.held], rows.row_groups[rows.held],
                                        random_state=SEED).astype(bool)
     return out
 
@@ -293,7 +266,7 @@ def summary(_rows: Rows, key: str, added: tuple[Settings, ...], tolerance: float
             cost_fp: float, cost_fn: float, perf: str = "accuracy") -> pd.DataFrame:
     """:meth:`Comparison.summary` on the held-out rows; its Pareto front by ``perf``, the measure the page's
     trade-off chart draws."""
-    c = _comparison(_rows.y[_rows.held], _rows.groups[_rows.held], held_predictions(_rows, list(added)))
+    c = _comparison(_rows.y[_rows.held], _rows.row_groups[_rows.held], held_predictions(_rows, list(added)))
     return c.summary(tolerance, alpha, adjust, cost_fp, cost_fn, performance=perf)
 
 
@@ -301,7 +274,8 @@ def summary(_rows: Rows, key: str, added: tuple[Settings, ...], tolerance: float
 def paired(_rows: Rows, key: str, added: tuple[Settings, ...], a: str, b: str, alpha: float,
            adjust: str) -> pd.DataFrame:
     preds = held_predictions(_rows, list(added))
-    return _comparison(_rows.y[_rows.held], _rows.groups[_rows.held], {a: preds[a], b: preds[b]}).paired(a, b, alpha, adjust)
+    h = _rows.held
+    return _comparison(_rows.y[h], _rows.row_groups[h], {a: preds[a], b: preds[b]}).paired(a, b, alpha, adjust)
 
 
 @st.cache_data(max_entries=32, ttl=TTL_S, show_spinner="Measuring before and after on the held-out rows…")
@@ -321,9 +295,9 @@ def frontier(_rows: Rows, key: str, s: Settings, added: tuple[Settings, ...]) ->
     vary, so demographic parity's) and the models as points, every value measured on the held-out rows."""
     f, h = _rows.fit, _rows.held
     target = "demographic_parity" if s.target == "four_fifths" else s.target
-    front = mitigation.frontier(_rows.scores[s.score][f], _rows.y[f], _rows.groups[f], target=target,
+    front = mitigation.frontier(_rows.scores[s.score][f], _rows.y[f], _rows.row_groups[f], target=target,
                                 objective=s.objective, cost_fp=s.cost_fp, cost_fn=s.cost_fn)
-    y, g, score = _rows.y[h], _rows.groups[h], _rows.scores[s.score][h]
+    y, g, score = _rows.y[h], _rows.row_groups[h], _rows.scores[s.score][h]
 
     def measured(pred: np.ndarray) -> tuple[float, float]:
         return (mitigation.objective_value(y, pred, s.objective, s.cost_fp, s.cost_fn), mitigation.disparity(y, pred, g, "ofi"))
@@ -353,7 +327,8 @@ def thresholds_json(rows: Rows, s: Settings, rule: mitigation.ThresholdRule, att
            {"method": "cross-fitting", "folds": FOLDS, "seed": SEED, "rows_measured": len(rows.y),
             "rule_fitted_on": "every row (the numbers are the cross-fitted estimate of fitting on rows like these)"})
     out = {**json.loads(rule.to_json()), "context": {
-        "data": rows.title, "groups": attribute, "score": s.score, "score_direction": score_direction(rows, s.score),
+        "data": rows.title, "groups": attribute, "score": s.score,
+        "score_direction": mitigation_words.score_direction(s.score, rows.transform(s.score), rows.positive_outcome),
         "positive_outcome": rows.positive_outcome, "negative_outcome": rows.negative_outcome, "estimate": how,
         "held_out": {s.objective: float(after[s.objective]), "max_abs_ofi": float(after["max_abs_ofi"]),
                      "max_abs_ofi_interval": [float(after["max_abs_ofi_ci_low"]), float(after["max_abs_ofi_ci_high"])],
@@ -365,21 +340,10 @@ def held_decisions(rows: Rows, s: Settings, rule: mitigation.ThresholdRule) -> p
     """The mitigated decisions on the held-out rows: row index (position in the data), group, score, the chance of
     the positive decision (0 or 1 unless the rule randomizes), decision (a randomized rule's draw with :data:`SEED`)."""
     h = np.flatnonzero(rows.held)
-    g, score = rows.groups[h], rows.scores[s.score][h]
+    g, score = rows.row_groups[h], rows.scores[s.score][h]
     chosen = rule.predict(score, g, random_state=SEED).astype(bool)
     return pd.DataFrame({"row": h, "group": g, "score": score, "chance": rule.selection_probability(score, g),
                          "decision": np.where(chosen, rows.positive_outcome, rows.negative_outcome)})
-
-
-def score_direction(rows: Rows, score: str) -> str:
-    """How the page's score is made from the file's, in a sentence (the rule file's context and the page's caption)."""
-    return {"negate": f"the rule's score is −({score}): higher = more likely {rows.positive_outcome}, so a threshold "
-                      f"of −t means {score} ≤ t; apply negates the file's {score} column itself, so give it the raw "
-                      "scores",
-            "complement": f"the rule's score is 1 − ({score}): higher = more likely {rows.positive_outcome}; apply "
-                          f"takes 1 − the file's {score} column itself, so give it the raw probabilities",
-            }.get(rows.transform(score), f"the rule's score is {score} as it is: higher = more likely "
-                                         f"{rows.positive_outcome}")
 
 
 def threshold_table(rows: Rows, s: Settings, f: Fit) -> pd.DataFrame:
@@ -387,7 +351,7 @@ def threshold_table(rows: Rows, s: Settings, f: Fit) -> pd.DataFrame:
     selection rate and marginal benefit B under each."""
     assert f.rule is not None
     h = rows.held
-    score, g, y = rows.scores[s.score][h], pd.Series(rows.groups[h]), rows.y[h]
+    score, g, y = rows.scores[s.score][h], pd.Series(rows.row_groups[h]), rows.y[h]
     chosen = f.rule.predict(score, g.to_numpy(), random_state=SEED).astype(bool)
     out = []
     for name, grp in g.groupby(g, sort=True).groups.items():
@@ -398,13 +362,8 @@ def threshold_table(rows: Rows, s: Settings, f: Fit) -> pd.DataFrame:
                     "selection rate before": before.mean(), "selection rate after": after.mean(),
                     "B before": (before.sum() - y[i].sum()) / len(i), "B after": (after.sum() - y[i].sum()) / len(i)})
         if f.rule.randomized:
-            out[-1]["group threshold"] = mixture_text(f.rule.mixtures[name])
+            out[-1]["group threshold"] = mitigation_words.mixture_text(f.rule.mixtures[name])
     return pd.DataFrame(out)
-
-
-def mixture_text(mix: tuple[tuple[float, float], ...]) -> str:
-    """A group's mixture as people read it: "0.62 (70%) or 0.55 (30%)"."""
-    return " or ".join(("nobody" if math.isinf(t) else f"{t:.4g}") + f" ({p:.0%})" for t, p in mix)
 
 
 def summary_display(table: pd.DataFrame, perf: str) -> pd.DataFrame:
