@@ -215,8 +215,8 @@ def test_the_events_show_every_attempt_allowed_or_refused(store, clock):
 
 
 @pytest.mark.parametrize("user, message", [
-    (None, "must be an identity"), ("", "is not an identity"), ("   ", "is not an identity"),
-    ("ana", "is not an identity"), ("ana@example.org", "is not an identity"), (" local|ana", "begins or ends with a space"),
+    (None, "must be an identity"), ("", "must not be blank"), ("   ", "must not be blank"),
+    (" ana", "begins or ends with a space"), ("an\u200ba", "hidden character"), (" local|ana", "begins or ends with a space"),
     ("local|a|b", "is not an identity"), ("local|a%7cb", "one spelling"), ("local|a%b", "one spelling"),
     ("local| ", "must not be blank"), ("local|" + "x" * 600, "at most 600"), ("local|ana\u200b", "hidden character"),
     ("local|an\na", "hidden character"), (5, "must be an identity"),
@@ -229,6 +229,18 @@ def test_users_are_named_plainly(store, user, message):
         with pytest.raises(ValueError, match=message):
             call()
     assert store.list()["id"].tolist() == [audit_id]
+
+
+def test_a_bare_name_is_a_local_user_as_the_librarys_api_writes_it(store):
+    """``user="alice"`` (the public API's example) is the local user alice, ``local|alice``: never a signed-in user,
+    whose identity always names its issuer, so a bare name or e-mail can reach no provider's user."""
+    audit_id = store.save(_audit(), name="Q1", user="alice")
+    assert store.load(audit_id, user="local|alice").saved_by == "local|alice"
+    store.share(audit_id, user="alice", with_users=["bob"])
+    assert store.readers(audit_id, user="alice") == ("local|bob",)
+    assert store.load(audit_id, user="bob").name == "Q1"
+    with pytest.raises(Exception):
+        store.load(audit_id, user="https://accounts.example.org|alice")   # the same sub at a provider: another user
 
 
 def test_users_are_kept_exactly_and_the_default_is_the_local_user(store):

@@ -35,7 +35,7 @@ from ..counterfactual import PairedAudit
 from ..multiclass import MulticlassAudit
 from ..statistics.confusion import ConfusionMatrix
 from ..statistics.verdicts import VerdictSettings
-from .identity import LOCAL_USER, MAX_USER, parse
+from .identity import LOCAL_USER, MAX_USER, SEPARATOR, local_user, parse
 
 #: The schema this code writes. A store at an older version is migrated forward by :data:`MIGRATIONS`
 #: when opened; one at a newer version is refused (written by a newer workbench).
@@ -178,12 +178,16 @@ def label(value: Any, what: str, required: bool = False) -> str | None:
 
 
 def user_name(value: Any, what: str = "user") -> str:
-    """A user: an identity ``issuer|subject`` in its one spelling (:func:`~.identity.parse`), never a bare name or
-    e-mail. None is refused, never read as :data:`LOCAL_USER` (a page that lost its signed-in user must not act as
-    the local analyst)."""
+    """A user: an identity ``issuer|subject`` in its one spelling (:func:`~.identity.parse`), or a bare name, which
+    names a *local* user (``"alice"`` is ``local_user("alice")`` = ``local|alice``: the library's API, a user without
+    sign-in), never a signed-in one: a signed-in user is always ``identity(iss, sub)``, so no bare name or e-mail can
+    stand for one. None is refused, never read as :data:`LOCAL_USER` (a page that lost its signed-in user must not
+    act as the local analyst)."""
     if value is None:
         raise ValueError(f"{what} must be an identity (the signed-in user, or {LOCAL_USER!r} without sign-in), "
                          "got None")
+    if isinstance(value, str) and SEPARATOR not in value and "%" not in value:
+        return local_user(value)   # checked there: not blank, no spaces around it, no hidden characters
     parse(value, what)
     return str(value)
 
