@@ -30,6 +30,7 @@ from ..statistics.verdicts import VerdictSettings, interval_label
 from ..results import Verdicts
 from ..wording.decisions import SELECTION_WORDS
 from ..wording.publication import data_used_text
+from ..wording.reading import verdict_findings
 from .scores_section import report_section
 from ..common.vocabulary import adjustment
 from .report_base import (  # noqa: F401 - the report's parts, where callers have always found them
@@ -80,7 +81,7 @@ def build(audit: Audit | ContinuousAudit | MulticlassAudit | PairedAudit, verdic
     reference = verdicts.reference or reference or max(audit.known_groups, key=lambda g: audit.cms[g].n)
     if not audit.has_outcomes:
         return _build_decisions(audit, verdicts, reference, opts)
-    tables, questions = _tables(audit, verdicts, reference, opts)
+    tables, questions, findings = _tables(audit, verdicts, reference, opts)
     tables.update(opts.extra_tables or {})
     figures = {"OFI against DI for every pair": plots.ofi_di_scatter(verdicts),
                f"OFI of each group against {reference}": plots.ofi_forest(verdicts, reference),
@@ -100,12 +101,13 @@ def build(audit: Audit | ContinuousAudit | MulticlassAudit | PairedAudit, verdic
         settings_["risk score section"] = (f"{analysis.score_name}, threshold {analysis.threshold:g}, "
                                            f"calibration bins {analysis.calibration.attrs.get('strategy')}")
     return Report(audit, settings_, tables, figures, datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-                  list(opts.notes), questions=questions, score_section=section)
+                  list(opts.notes), questions=questions, findings=findings, score_section=section)
 
 
 def _tables(audit: Audit, verdicts: Verdicts, reference: str, opts: ReportOptions
-            ) -> tuple[dict[str, pd.DataFrame], dict]:
-    """Every table of the report, and the three questions' answers (pooled, then per attribute alone)."""
+            ) -> tuple[dict[str, pd.DataFrame], dict, dict[str, str]]:
+    """Every table of the report, the three questions' answers (pooled, then per attribute alone) and the findings
+    composed from the pooled answers."""
     s = verdicts.settings
     reasons = [{"group": g, "metric": k, "undefined because": r}
                for g, rs in audit.undefined_reasons().items() for k, r in rs.items()]
@@ -116,23 +118,27 @@ def _tables(audit: Audit, verdicts: Verdicts, reference: str, opts: ReportOption
                                                    list(opts.match_metrics)),
               "undefined": pd.DataFrame(reasons, columns=["group", "metric", "undefined because"])}
     answers = verdicts.three_questions()
-    questions = {"": answers["text"]}
+    questions, findings = {"": answers["text"]}, {"": verdict_findings(verdicts, answers=answers)}
     gaps = answers["equal_opportunity"]["gaps"]
     tables["equal opportunity"] = gaps.set_index(gaps["rate"] + ": " + gaps["group_i"].astype(str) + " vs "
                                                  + gaps["group_j"].astype(str)).rename_axis("rate: pair")
     tables[LL144] = _ll144(audit, s, opts)
     _each_attribute(audit, s, tables, questions)
     tables.update(trend_tables(opts.trend))
-    return tables, questions
+    return tables, questions, findings
 
 
 def _each_attribute(audit: Audit, s: VerdictSettings, tables: dict[str, pd.DataFrame],
-                    questions: dict[str, dict[str, str]]) -> None:
-    """Each attribute alone, beside the groups as loaded: its verdicts (a table) and its answers (``questions``)."""
+                    questions: dict[str, dict[str, str]], findings: dict[str, str] | None = None) -> None:
+    """Each attribute alone, beside the groups as loaded: its verdicts (a table), its answers (``questions``) and,
+    when ``findings`` is given, what its verdicts say, composed from the same answers."""
     for attribute in audit.attributes:
         table = audit.marginal(attribute).verdicts(s)
         tables[f"verdicts by {attribute} alone"] = table
-        questions[attribute] = table.three_questions()["text"]
+        answers = table.three_questions()
+        questions[attribute] = answers["text"]
+        if findings is not None:
+            findings[attribute] = verdict_findings(table, answers=answers if table.outcomes else None)
 
 
 def _ll144(audit: Audit, s: VerdictSettings, opts: ReportOptions) -> pd.DataFrame:
@@ -146,8 +152,8 @@ def _build_decisions(audit: Audit, verdicts: Verdicts, reference: str, opts: Rep
     s = verdicts.settings
     tables = {"verdicts": verdicts, "cells": audit.group_table(DECISION_METRICS).rename(columns=SELECTION_WORDS),
               LL144: _ll144(audit, s, opts)}
-    questions = {"": verdicts.three_questions()["text"]}
-    _each_attribute(audit, s, tables, questions)
+    questions, findings = {"": verdicts.three_questions()["text"]}, {"": verdict_findings(verdicts)}
+    _each_attribute(audit, s, tables, questions, findings)
     # decisions answer one of the three questions; what the other two need is said once (NEEDS_ONCE)
     questions = {k: {q_: a for q_, a in q.items() if q_ == "The four-fifths rule"} for k, q in questions.items()}
     tables.update(opts.extra_tables or {})
@@ -166,7 +172,7 @@ def _build_decisions(audit: Audit, verdicts: Verdicts, reference: str, opts: Rep
                 "Local Law 144 rate": _ll144_rate(tables[LL144]),
                 "Local Law 144 summary": regulatory.rules_text(tables[LL144])}
     return Report(audit, settings, tables, figures, datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-                  list(opts.notes), questions=questions)
+                  list(opts.notes), questions=questions, findings=findings)
 
 
 def _ll144_rate(table: pd.DataFrame) -> str:

@@ -40,14 +40,21 @@ class Report:
     extra_notes: list[str] = field(default_factory=list)
     #: The three questions answered in words: "" for the groups as loaded, then each attribute alone.
     questions: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: What the verdicts say, agreeing with the answers they were composed from when the report was built (the
+    #: same answers as :attr:`questions`): "" for the groups as loaded, and, for decisions alone, each attribute.
+    #: :meth:`summary` reads them; it answers nothing again.
+    findings: dict[str, str] = field(default_factory=dict)
     #: A risk score's section (:func:`fairness_core.presentation.scores_section.report_section`): its HTML and its JSON.
     score_section: tuple[str, dict[str, Any]] | None = None
 
     def summary(self) -> dict[str, Any]:
+        """The verdict counts, the largest OFI and the four-fifths violations read off the verdict table, with the
+        findings and the three answers the report was built with (:attr:`findings`, :attr:`questions`)."""
         v = self.tables["verdicts"]
         if not self.audit.has_outcomes:
-            return {"each attribute alone": {a: _decision_counts(self.tables[f"verdicts by {a} alone"])
-                                             for a in self.audit.attributes},
+            alone = {a: _decision_counts(self.tables[f"verdicts by {a} alone"], self.findings[a],
+                                         self.questions[a]["The four-fifths rule"]) for a in self.audit.attributes}
+            return {"each attribute alone": alone,
                     "pairs of": pairs_of(self.audit.attributes),
                     "pairs": int(len(v)), "has outcomes": False, "needs outcomes": NEEDS_ONCE,
                     "verdicts": {k: int((v["verdict"] == k).sum()) for k in SELECTION_VERDICTS},
@@ -55,7 +62,7 @@ class Report:
                     "four-fifths violations (point estimate)": int((~v["four_fifths"].isin(["no bias", "undefined"])).sum()),
                     "four-fifths violations (significant)": int(v["di_beyond_band"].sum()),
                     "unknown categories": list(self.audit.unknown),
-                    "findings": v.findings(), "three questions": self.questions[""]}
+                    "findings": self.findings[""], "three questions": self.questions[""]}
         outside = np.maximum(v["ofi_ci_low"].to_numpy(float), -v["ofi_ci_high"].to_numpy(float))
         return {"pairs": int(len(v)), "has outcomes": True,
                 "verdicts": {k: int((v["verdict"] == k).sum()) for k in VERDICTS},
@@ -66,7 +73,7 @@ class Report:
                 "four-fifths violations (point estimate)": int((~v["four_fifths"].isin(["no bias", "undefined"])).sum()),
                 # DI's adjusted interval (the one printed) beyond the four-fifths band
                 "four-fifths violations (significant)": int(v["di_beyond_band"].sum()),
-                "findings": v.findings(),
+                "findings": self.findings[""],
                 "three questions": self.questions[""]}
 
     def to_json(self) -> str:
@@ -431,7 +438,8 @@ def trend_tables(trend: Any) -> dict[str, pd.DataFrame]:
             TREND_VERDICTS: v.set_index(v["period"].astype(str) + ": " + pair_v).rename_axis("period: pair")}
 
 
-def _decision_counts(v: Verdicts) -> dict[str, Any]:
-    """One attribute's four-fifths verdicts in the summary: pairs, counts, findings and the four-fifths answer."""
+def _decision_counts(v: Verdicts, findings: str, four_fifths: str) -> dict[str, Any]:
+    """One attribute's four-fifths verdicts in the summary: pairs and counts, with the findings and the four-fifths
+    answer the report was built with."""
     return {"pairs": int(len(v)), "verdicts": {k: int((v["verdict"] == k).sum()) for k in SELECTION_VERDICTS},
-            "findings": v.findings(), "four-fifths rule": v.three_questions()["four_fifths"]["text"]}
+            "findings": findings, "four-fifths rule": four_fifths}
