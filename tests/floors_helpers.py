@@ -76,3 +76,10 @@ def imports_of(path: Path, files: dict[str, Path], root: Path = ROOT) -> set[str
 def graph_of(root: Path = ROOT, packages: tuple[str, ...] = PACKAGES) -> dict[str, set[str]]:
     files = files_of(root, packages)
     return {name: imports_of(path, files, root) for name, path in files.items()}
+
+
+def write_tree(root: Path, files: dict[str, str]) -> None:
+    """Write ``files`` (path below ``root``: text) as a small package tree for a finder's own test."""
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)

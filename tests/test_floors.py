@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from fairness_core import _names
-from floors_helpers import ROOT, files_of, from_module, graph_of, import_nodes
+from floors_helpers import ROOT, files_of, from_module, graph_of, import_nodes, write_tree
 
 #: The floors, bottom first. A top-level module is placed by name, so that a new one is placed on purpose.
 FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -81,10 +81,8 @@ def test_a_file_name_names_one_module_unless_it_is_a_topic() -> None:
 
 
 def test_the_namesake_finder(tmp_path: Path) -> None:
-    for f in ("pkg/__init__.py", "pkg/a/__init__.py", "pkg/a/results.py", "pkg/b/__init__.py", "pkg/b/results.py",
-              "pkg/a/limits.py", "pkg/b/c.py"):
-        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / f).write_text("")
+    write_tree(tmp_path, dict.fromkeys(("pkg/__init__.py", "pkg/a/__init__.py", "pkg/a/results.py", "pkg/b/__init__.py",
+                                        "pkg/b/results.py", "pkg/a/limits.py", "pkg/b/c.py"), ""))
     assert namesakes(files_of(tmp_path, ("pkg",))) == {"results": ["pkg.a.results", "pkg.b.results"]}
 
 
@@ -92,8 +90,9 @@ def test_the_namesake_finder(tmp_path: Path) -> None:
 #: the library, the models and the app that uses it imports it from there, never through a module it used to live in.
 ONE_HOME: dict[str, tuple[str, ...]] = {
     "fairness_core.statistics.design": ("Design", "MAX_LEVELS", "make_design"),   # feature encoding, not the ensemble
-    "fairness_core.wording.demos": ("pair_text", "explain_adult", "explain_compas", "explain_compas_tiers", "explain_hr",
-                                    "explain_hr_resume_ranking", "explain_pay", "explain_ricci_a", "explain_ricci_b"),
+    "fairness_core.wording.demos": ("pair_text", "explain_adult", "explain_compas", "explain_compas_tiers",
+                                    "explain_hr", "explain_hr_resume_ranking", "explain_pay", "explain_ricci_a",
+                                    "explain_ricci_b"),
     "fairness_core.wording.mitigation": ("RANDOMIZING", "TARGET_MEASURES", "TARGET_WORDS", "cross_fitted_reading",
                                          "estimates", "interval_text", "intervals_note", "mixture_text",
                                          "score_direction"),   # not the Compare page's helpers
@@ -107,9 +106,12 @@ def _homes(modules: dict[str, Path], homes: dict[str, tuple[str, ...]]) -> list[
     for module, path in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in tree.body:
-            targets = ([node.name] if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else
-                       [t.id for t in node.targets if isinstance(t, ast.Name)] if isinstance(node, ast.Assign) else
-                       [node.target.id] if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) else [])
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                targets = [node.name]
+            else:
+                assigned = node.targets if isinstance(node, ast.Assign) else \
+                    [node.target] if isinstance(node, ast.AnnAssign) else []
+                targets = [x.id for x in assigned if isinstance(x, ast.Name)]
             found += [f"{module} defines {n}" for n in targets if n in where and module != where[n]]
         package = module if path.name == "__init__.py" else module.rpartition(".")[0]
         for node in import_nodes(tree):
@@ -125,10 +127,9 @@ def test_a_moved_name_has_one_home() -> None:
 
 
 def test_the_home_finder(tmp_path: Path) -> None:
-    for f, text in {"pkg/__init__.py": "", "pkg/home.py": "def f(): ...\nK = 1\n", "pkg/old.py": "from .home import f\n",
-                    "pkg/user.py": "from .old import f\nfrom pkg.home import K\n", "pkg/copy.py": "K: int = 2\n"}.items():
-        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / f).write_text(text)
+    write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/home.py": "def f(): ...\nK = 1\n",
+                          "pkg/old.py": "from .home import f\n", "pkg/user.py": "from .old import f\nfrom pkg.home import K\n",
+                          "pkg/copy.py": "K: int = 2\n"})
     assert _homes(files_of(tmp_path, ("pkg",)), {"pkg.home": ("f", "K")}) == [
         "pkg.copy defines K", "pkg.user imports f from pkg.old"]
 
@@ -172,7 +173,8 @@ def test_the_result_sentence_finder(tmp_path: Path) -> None:
     probe.write_text("def f(o, n, rows):\n"
                      "    if n < 0:\n        raise ValueError(f'OFI {o.estimate} needs n, got {n}')\n"
                      "    note = f'{n:,} rows read'\n"
-                     "    return f'OFI = {o.estimate:+.3f} [{o.ci_low:.3f}, {o.ci_high:.3f}]' + f'{rows[\"mean_benefit\"]}'\n")
+                     "    return f'OFI = {o.estimate:+.3f} [{o.ci_low:.3f}, {o.ci_high:.3f}]' + "
+                     "f'{rows[\"mean_benefit\"]}'\n")
     assert _result_sentences(probe) == ["probe.py:5", "probe.py:5"]
 
 
