@@ -37,8 +37,6 @@ import pandas as pd
 from .common.progress import Cancelled, ProgressCallback, Stage, ignore
 from .common.vocabulary import DEFAULT_ALPHA, adjustment, check_alpha, resolve_positive_is
 from .statistics import paired
-from .statistics.inference.multiplicity import adjust_p_values
-from .statistics.verdicts import critical_level
 
 #: The columns :func:`variants` writes before the base table's own.
 VARIANT_COLUMNS = ("case_id", "group", "text", "changed", "n_changed")
@@ -363,7 +361,9 @@ def audit(df: pd.DataFrame, case: str = "case_id", group: str = "group", decisio
     True/False or Yes/No; ``positive_is="harm"`` reads the other as the benefit), or ``score=`` (a number; a higher
     score is the benefit), or ``rank=`` (1 = first of k; the benefit is being ranked first). A missing output is a
     variant the model failed on: its case is incomplete and is used wherever the pair it belongs to is complete.
-    ``baseline``: the null swap's group (``"X (null swap)"``, compared with X) or a pair (group, its null swap).
+    Null swaps are found by name: group ``"X (null swap)"`` is X's baseline, never compared as a group; each
+    pair A–B is read against A's and B's own null swaps. ``baseline``: a pair (group, its null swap) named otherwise
+    (or ``"X (null swap)"``, checked to be there).
     ``swaps``: the swap table or its group names — a group not among them is refused. Refused, each with its row:
     a missing case or group, a duplicated (case, group), a case with one row, a third decision value."""
     kind = "rank" if rank is not None else "score" if score is not None else "decision"
@@ -383,6 +383,9 @@ def audit(df: pd.DataFrame, case: str = "case_id", group: str = "group", decisio
         _where(df[group], ~np.isin(np.array(names, dtype=object), list(allowed))[group_code], "is not a group of the "
                f"swap table ({', '.join(sorted(allowed))})")
     k, cases = len(names), len(case_ids)
+    orphan = np.array([n.endswith(NULL_SUFFIX) and n.removesuffix(NULL_SUFFIX) not in names for n in names])
+    _where(df[group], orphan[group_code], "is a null swap whose own group has no rows; a null swap is read against "
+           "its own group (name them 'X' and 'X" + NULL_SUFFIX + "')")
     if k < 2:
         raise ValueError(f"column {group!r}: one group only ({names[0]!r}); a paired audit compares at least two")
     flat = case_code.astype(np.int64) * k + group_code
@@ -399,8 +402,12 @@ def audit(df: pd.DataFrame, case: str = "case_id", group: str = "group", decisio
         values = 1.0 - values
     matrix = np.full((cases, k), np.nan)
     matrix[case_code, group_code] = values
-    base = _baseline(baseline, names)
-    return PairedAudit(tuple(names), np.asarray(case_ids), matrix, kind, positive_is or "benefit", base)
+    found = PairedAudit(tuple(names), np.asarray(case_ids), matrix, kind, positive_is or "benefit",
+                        _baseline(baseline, names))
+    if len(found.real_groups) < 2:
+        raise ValueError(f"column {group!r}: fewer than two groups besides the null swaps ({', '.join(names)}); a "
+                         "paired audit compares at least two groups, each read against its own null swap")
+    return found
 
 
 def _baseline(baseline: str | tuple[str, str] | None, names: list[str]) -> tuple[str, str] | None:
@@ -420,7 +427,8 @@ def _baseline(baseline: str | tuple[str, str] | None, names: list[str]) -> tuple
 class PairedAudit:
     """A counterfactual test's results as a cases × groups array (NaN: no answer), read in pairs of groups.
 
-    ``kind``: "decision" (1 = the benefit), "score" or "rank"; ``baseline``: (group, its null swap) or None;
+    ``kind``: "decision" (1 = the benefit), "score" or "rank"; ``baseline``: a (group, its null swap) pair named
+    without :data:`NULL_SUFFIX`, or None (:attr:`null_swaps` finds the others by name);
     ``values``: the array, one row per case of ``cases`` and one column per group of ``groups``."""
 
     groups: tuple[str, ...]
@@ -447,9 +455,23 @@ class PairedAudit:
         lacks = [", ".join(names[~row]) for row in seen[rows]]
         return pd.DataFrame({"case_id": self.cases[rows], "missing_groups": lacks})
 
+    @property
+    def null_swaps(self) -> dict[str, str]:
+        """Each group's null swap, the baseline its pairs are read against: the group named "X (null swap)"
+        (:data:`NULL_SUFFIX`) of each group X, and the ``baseline`` pair when one was named."""
+        named = {g.removesuffix(NULL_SUFFIX): g for g in self.groups if g.endswith(NULL_SUFFIX)}
+        out = {g: named[g] for g in self.groups if g in named}
+        return out | ({} if self.baseline is None else {self.baseline[0]: self.baseline[1]})
+
+    @property
+    def real_groups(self) -> tuple[str, ...]:
+        """The groups compared in pairs: every group but the null swaps."""
+        return tuple(np.array(self.groups, dtype=object)[self._real()])
+
     def _real(self) -> np.ndarray:
-        """Which groups are real (not the baseline's null swap)."""
-        return np.array([self.baseline is None or g != self.baseline[1] for g in self.groups])
+        """Which groups are real (not a null swap)."""
+        nulls = set(self.null_swaps.values())
+        return np.array([g not in nulls for g in self.groups])
 
     def _binary(self) -> np.ndarray:
         """The benefit as 0/1 (ranked first, for ranks); NaN where missing."""
@@ -503,9 +525,12 @@ class PairedAudit:
         only_j)/n with Clopper–Pearson's interval at 1 − α, ``mcnemar_p`` (exact), ``p_adjusted`` (McNemar's, by
         ``adjust`` across pairs), ``odds_ratio`` = only_i/only_j with the exact interval that excludes 1 exactly when
         ``p_adjusted`` < α, ``verdict`` (:data:`~fairness_core.statistics.paired.PAIRED_VERDICTS`, from the
-        difference's adjusted interval against ±``tolerance``, default 0.05) and ``favours``. With a baseline:
-        ``baseline_flip_rate`` (the null swap's, on the same cases), ``flip_excess`` = flip_rate − baseline_flip_rate
-        with Tango's paired interval at 1 − α, ``flip_excess_p`` (exact McNemar) and ``flip_excess_p_adjusted``.
+        difference's adjusted interval against ±``tolerance``, default 0.05) and ``favours``. Null swaps are
+        baselines, not groups: with them each pair is read against its own groups' null swaps
+        (:class:`~fairness_core.statistics.paired.OwnBaselines`: ``baseline_flip_rate_i``/``_j``, ``flip_excess_i``/
+        ``_j`` with Tango's intervals, ``flips_beyond_baseline`` when every side's interval is above 0, the deciding
+        side as ``baseline_flip_rate``, ``flip_excess`` and its interval, ``flip_excess_p`` (exact McNemar,
+        intersection–union) and ``flip_excess_p_adjusted``). Every interval is at ``level``, one for the table.
         Ranks add mean_rank_i, mean_rank_j, ``rank_difference`` and the Wilcoxon signed-rank p (adjusted); scores
         give mean_i, mean_j, ``difference`` (mean of the paired differences, Student's t interval), the Wilcoxon
         p and the verdict against ``tolerance`` in the score's units (required)."""
@@ -517,57 +542,21 @@ class PairedAudit:
         t = 0.05 if tolerance is None else float(tolerance)
         if not 0 <= t < np.inf:
             raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
-        names = np.array(self.groups, dtype=object)
+        real = np.flatnonzero(self._real())
+        names = np.array(self.groups, dtype=object)[real]
         seen = self.observed.astype(float)
         out: dict[str, Any] = {}
         if self.kind != "score":
-            y = np.nan_to_num(self._binary())
-            n, both, only_i, only_j, i, j = paired.pair_counts(y, seen)
-            out.update(group_i=names[i], group_j=names[j], n=n.astype(np.int64), both=both.astype(np.int64),
-                       only_i=only_i.astype(np.int64), only_j=only_j.astype(np.int64),
-                       neither=(n - both - only_i - only_j).astype(np.int64))
-            with np.errstate(invalid="ignore", divide="ignore"):
-                out.update(rate_i=(both + only_i) / n, rate_j=(both + only_j) / n)
-            d = paired.PairedDifferences(only_i, only_j, n)
-            judged = paired.judge(d, t, alpha, adjust)
-            flip = only_i + only_j
-            f_low, f_high = paired.clopper_pearson(flip, n, alpha)
-            p = paired.mcnemar_exact(only_i, only_j)
-            a = critical_level(p, alpha, adjust)
-            odds, o_low, o_high = paired.conditional_odds_ratio(only_i, only_j, a)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                out.update(difference=d.estimate, difference_ci_low=judged.low, difference_ci_high=judged.high,
-                           difference_p=judged.p, difference_p_adjusted=judged.p_adjusted,
-                           flip_rate=flip / n, flip_rate_ci_low=f_low, flip_rate_ci_high=f_high, mcnemar_p=p,
-                           p_adjusted=adjust_p_values(p, adjust), odds_ratio=odds, odds_ratio_ci_low=o_low,
-                           odds_ratio_ci_high=o_high)
-            if self.baseline is not None:
-                g0, g1 = (self.groups.index(g) for g in self.baseline)
-                out.update(paired.flips_against_baseline(y, seen, g0, g1, i, j, alpha, adjust))
+            where = {g: k for k, g in enumerate(self.groups)}
+            null_of = np.array([where.get(self.null_swaps.get(g, ""), -1) for g in self.groups], dtype=np.intp)
+            counts, judged, i, j = paired.binary_pairs(np.nan_to_num(self._binary()), seen, real, null_of, t, alpha,
+                                                       adjust)
+            out.update(group_i=names[i], group_j=names[j], **counts)
         if self.kind != "decision":
-            x = np.nan_to_num(self.values)
-            i, j = np.triu_indices(len(self.groups), 1)
-            total = (x.T @ seen - seen.T @ x)[i, j]
-            squares = ((x ** 2).T @ seen + seen.T @ (x ** 2) - 2 * x.T @ x)[i, j]
-            n_pair = (seen.T @ seen)[i, j]
-            m = paired.MeanDifferences(total, squares, n_pair)
-            both_seen = seen[:, i] * seen[:, j]
-            diffs = np.where(both_seen > 0, x[:, i] - x[:, j], np.nan).T
-            w_stat, w_p = paired.wilcoxon_pairs(diffs)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                mean_i = (x[:, i] * both_seen).sum(axis=0) / n_pair
-            prefix = "mean_rank" if self.kind == "rank" else "mean"
-            extra = {f"{prefix}_i": mean_i, f"{prefix}_j": mean_i - m.estimate}
-            if self.kind == "score":
-                judged = paired.judge(m, t, alpha, adjust)
-                out.update(group_i=names[i], group_j=names[j], n=n_pair.astype(np.int64), **extra,
-                           difference=m.estimate, difference_ci_low=judged.low, difference_ci_high=judged.high,
-                           difference_ci_low_unadjusted=judged.low_unadjusted,
-                           difference_ci_high_unadjusted=judged.high_unadjusted, difference_p=judged.p,
-                           difference_p_adjusted=judged.p_adjusted)
-            else:
-                out.update(**extra, rank_difference=m.estimate)
-            out.update(wilcoxon_statistic=w_stat, wilcoxon_p=w_p, wilcoxon_p_adjusted=adjust_p_values(w_p, adjust))
+            extra, scored, i, j = paired.mean_pairs(np.nan_to_num(self.values)[:, real], seen[:, real], self.kind, t,
+                                                    alpha, adjust)
+            judged = scored or judged
+            out.update({"group_i": names[i], "group_j": names[j]} | extra)
         out.update(verdict=judged.verdict, favours=np.where(judged.differs, np.where(
             judged.low > 0, names[i], names[j]), ""), level=judged.level)
         if self.kind != "score":
@@ -576,7 +565,7 @@ class PairedAudit:
         return pd.DataFrame(out)
 
     def omnibus(self) -> paired.OmnibusResult:
-        """One test across the real groups (the baseline's null swap left out), on the complete cases: Cochran's Q
+        """One test across the real groups (the null swaps left out), on the complete cases: Cochran's Q
         for decisions (exact when few cases are informative), the first places against chance 1/k for ranks (exact
         multinomial when its outcomes are few; cases with exactly one group ranked first), Friedman's chi-square
         for scores (SciPy's)."""

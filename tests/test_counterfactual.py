@@ -18,6 +18,7 @@ from statsmodels.stats.proportion import proportion_confint
 from fairness_core import counterfactual as cf
 from fairness_core.progress import Cancelled, Stage
 from fairness_core.services.jobs import JobRunner
+from fairness_core.statistics import paired
 
 ROOT = Path(__file__).resolve().parents[1]
 SWAPS = pd.DataFrame({"F": ["Emily", "Walsh", "Emily Walsh", "she", "her", "herself"],
@@ -162,7 +163,7 @@ def test_pairs_equal_brute_force_counts_statsmodels_mcnemar_and_holm() -> None:
                                                              ((1 - i) * j).sum())
         table = [[row.both, row.only_i], [row.only_j, row.neither]]
         assert row.mcnemar_p == pytest.approx(sm_mcnemar(table, exact=True).pvalue, abs=1e-12)
-        low, high = proportion_confint(row.only_i + row.only_j, row.n, alpha=0.05, method="beta")
+        low, high = proportion_confint(row.only_i + row.only_j, row.n, alpha=1 - row.level, method="beta")
         assert (row.flip_rate_ci_low, row.flip_rate_ci_high) == pytest.approx((low, high), abs=1e-12)
         assert row.difference == pytest.approx(i.mean() - j.mean())
     np.testing.assert_allclose(p["p_adjusted"], multipletests(p["mcnemar_p"], method="holm")[1], atol=1e-12)
@@ -184,22 +185,57 @@ def test_by_group_rates_are_proportions_over_cases_and_contrasts_are_paired() ->
         assert row.vs_others == pytest.approx(contrast.mean())
 
 
-def test_flips_against_the_null_swap_equal_a_count_per_case() -> None:
-    df = _results(np.random.default_rng(9))
-    df["group"] = df["group"].replace({"g1": "g0 (null swap)"})
-    p = cf.audit(df, positive_is="benefit", baseline="g0 (null swap)").pairs()
+def test_each_pair_is_read_against_its_own_groups_null_swaps_counted_case_by_case() -> None:
+    """g0 and g2 have null swaps, g3 has none: g0–g2 is read against both, g0–g3 against g0's only, and a pair with
+    no null swap has none. Each side's rate, excess, exact McNemar and Tango interval from a count per case."""
+    rng = np.random.default_rng(9)
+    df = _results(rng, k=5).replace({"group": {"g1": "g0 (null swap)", "g4": "g2 (null swap)"}})
+    a = cf.audit(df, positive_is="benefit")
+    assert a.null_swaps == {"g0": "g0 (null swap)", "g2": "g2 (null swap)"} and a.real_groups == ("g0", "g2", "g3")
+    p = a.pairs()
+    assert list(zip(p.group_i, p.group_j)) == [("g0", "g2"), ("g0", "g3"), ("g2", "g3")]
     wide = df.pivot(index="case_id", columns="group", values="decision")
     for _, row in p.iterrows():
-        if {row.group_i, row.group_j} == {"g0", "g0 (null swap)"}:
-            assert np.isnan(row.flip_excess)
-            continue
-        ok = wide[list(dict.fromkeys([row.group_i, row.group_j, "g0", "g0 (null swap)"]))].dropna()
-        pair = ok[row.group_i] != ok[row.group_j]
-        base = ok["g0"] != ok["g0 (null swap)"]
-        assert row.baseline_flip_rate == pytest.approx(base.mean())
-        assert row.flip_excess == pytest.approx(pair.mean() - base.mean())
-        table = [[0, (pair & ~base).sum()], [(~pair & base).sum(), 0]]
-        assert row.flip_excess_p == pytest.approx(sm_mcnemar(table, exact=True).pvalue, abs=1e-12)
+        ps = []
+        for side, g in (("i", row.group_i), ("j", row.group_j)):
+            if g == "g3":
+                assert np.isnan(getattr(row, f"baseline_flip_rate_{side}")) and np.isnan(getattr(row, f"flip_excess_{side}"))
+                continue
+            ok = wide[list(dict.fromkeys([row.group_i, row.group_j, g, f"{g} (null swap)"]))].dropna()
+            pair, within = ok[row.group_i] != ok[row.group_j], ok[g] != ok[f"{g} (null swap)"]
+            u, v = int((pair & ~within).sum()), int((within & ~pair).sum())
+            assert getattr(row, f"baseline_flip_rate_{side}") == pytest.approx(within.mean(), abs=1e-12)
+            assert getattr(row, f"flip_excess_{side}") == pytest.approx(pair.mean() - within.mean(), abs=1e-12)
+            low, high = paired.tango_interval(u, v, len(ok), alpha=1 - row.level)
+            assert (getattr(row, f"flip_excess_{side}_ci_low"), getattr(row, f"flip_excess_{side}_ci_high")) == \
+                pytest.approx((float(low), float(high)), abs=1e-9)
+            ps.append(sm_mcnemar([[0, u], [v, 0]], exact=True).pvalue)
+        assert row.flip_excess_p == pytest.approx(max(ps), abs=1e-12)          # intersection-union: the larger
+        lows = [x for x in (row.flip_excess_i_ci_low, row.flip_excess_j_ci_low) if np.isfinite(x)]
+        assert row.flips_beyond_baseline == (min(lows) > 0)
+        assert row.flip_excess_ci_low == min(lows)                               # the deciding side is printed
+    np.testing.assert_allclose(p["flip_excess_p_adjusted"], multipletests(p["flip_excess_p"], method="holm")[1],
+                               atol=1e-12)
+    none = cf.audit(df[~df["group"].str.endswith("(null swap)")], positive_is="benefit").pairs()
+    assert "baseline_flip_rate_i" not in none and len(none) == 3
+    with pytest.raises(ValueError, match=r"column 'group', row \d+: 'g9 \(null swap\)' is a null swap whose own group"):
+        cf.audit(df.replace({"group": {"g3": "g9 (null swap)"}}), positive_is="benefit")
+
+
+def test_null_swaps_are_baselines_never_groups_in_the_demo() -> None:
+    """The newcomer's finding: the demo's 4 null swaps were paired as groups (28 pairs). Now 6 pairs of the 4 real
+    groups, each read against its own two groups' null swaps — not one pooled null swap."""
+    df = pd.read_csv(ROOT / "assets" / "demo_counterfactual_screening_synthetic.csv")
+    a = cf.audit(df, decision="advanced", positive_is="benefit")
+    p = a.pairs()
+    real = ["White female", "Black female", "White male", "Black male"]
+    assert list(zip(p.group_i, p.group_j)) == [(x, y) for k, x in enumerate(real) for y in real[k + 1:]]
+    wide = df.pivot(index="case_id", columns="group", values="advanced")
+    within = {g: (wide[g] != wide[f"{g} (null swap)"]).mean() for g in real}
+    assert len(set(within.values())) == 4                          # four different baselines, one per group
+    np.testing.assert_allclose(p["baseline_flip_rate_i"], p["group_i"].map(within), atol=1e-12)
+    np.testing.assert_allclose(p["baseline_flip_rate_j"], p["group_j"].map(within), atol=1e-12)
+    assert a.omnibus().df == 3 and a.by_group()["group"].tolist() == list(a.groups)    # rates of all 8 variants
 
 
 def test_harm_reads_the_other_decision_as_the_benefit() -> None:

@@ -65,8 +65,7 @@ def frame(at: AppTest, column: str) -> pd.DataFrame:
 
 def demo_audit() -> counterfactual.PairedAudit:
     d = files.DEMO
-    return counterfactual.audit(pd.read_csv(files.DEMO_RESULTS), decision=d.decision, positive_is="benefit",
-                                baseline=d.baseline)
+    return counterfactual.audit(pd.read_csv(files.DEMO_RESULTS), decision=d.decision, positive_is="benefit")
 
 
 def test_the_demo_loads_with_one_click_and_the_answer_is_the_librarys(captured):  # noqa: F811
@@ -79,8 +78,8 @@ def test_the_demo_loads_with_one_click_and_the_answer_is_the_librarys(captured):
     text = shown(at)
     assert text.count("The answer.") == 1
     material = int((pairs["verdict"] == "material difference").sum())
-    assert f"materially in {material} of 28 pairs" in text
-    assert "changed 15.8 % of the decisions" in text     # the null swap's flip rate, read from the library
+    assert f"materially in {material} of 6 pairs" in text       # the 4 real groups' pairs, no null swap among them
+    assert "15.8 % (White male)" in text     # White male's own null swap's flip rate, read from the library
     tiles = {m.label: m.value for m in at.metric}
     assert tiles["Material difference"] == str(material)
     assert tiles["Inconclusive"] == str(int((pairs["verdict"] == "inconclusive").sum()))
@@ -121,14 +120,16 @@ def test_variants_made_from_pasted_texts_download_exact_and_neutralized(captured
     at.button(key="cf-make").click().run()
     assert not at.exception and not at.error
     jsonl = [json.loads(line) for line in captured["counterfactual_variants.jsonl"]().decode().splitlines()]
+    groups = list(counterfactual.example_swaps().columns)
     want = files.make_variants(pd.DataFrame({"text": ["=HYPERLINK(x) Allison led", "Allison's team grew"]}), "text",
-                               counterfactual.example_swaps(), null_swap_of="White female")[0]
+                               counterfactual.example_swaps(), null_swap_of=groups)[0]
     assert [r["text"] for r in jsonl] == want["text"].tolist()       # exact, the formula included
-    assert jsonl[1]["text"] == "=HYPERLINK(x) Aisha led" and jsonl[6]["text"] == "Aisha's team grew"
+    assert jsonl[1]["text"] == "=HYPERLINK(x) Aisha led" and jsonl[9]["text"] == "Aisha's team grew"
     csv = pd.read_csv(io.BytesIO(captured["counterfactual_variants.csv"]()))
     assert csv["text"][1] == "'=HYPERLINK(x) Aisha led"                 # neutralized for spreadsheets
     assert csv["group"].tolist() == want["group"].tolist()
-    assert "10 variants" in shown(at) and "White female (null swap)" in set(csv["group"])
+    assert "16 variants: 2 base texts × 8 groups (4 groups and a null swap of each)." in shown(at)
+    assert {f"{g} (null swap)" for g in groups} <= set(csv["group"])
 
 
 def test_a_bad_swap_table_is_refused_in_the_librarys_sentence_and_keeps_the_variants():
@@ -149,12 +150,13 @@ def test_uploaded_results_are_audited_and_bad_ones_change_nothing(monkeypatch):
     rows.loc[rows.index[5], "advanced"] = None              # a variant the model failed on
     at = page(monkeypatch, (rows.to_csv(index=False).encode(), "screening.csv"))
     assert at.selectbox(key="cf-col-decision").value == "advanced"
-    assert at.selectbox(key="cf-baseline").value == "White male (null swap)"
+    assert "(found by name, “X (null swap)”): 1 — each the baseline of its own group" in shown(at)
     at.radio(key="cf-direction").set_value("benefit").run()
     at.button(key="cf-audit").click().run()
     assert not at.exception and not at.error
     loaded = at.session_state["cf-loaded"]
-    want = counterfactual.audit(rows, decision="advanced", positive_is="benefit", baseline="White male (null swap)")
+    want = counterfactual.audit(rows, decision="advanced", positive_is="benefit")
+    assert list(want.pairs()["group_i"]) == ["White male"]          # one pair: the null swap is its baseline
     pd.testing.assert_frame_equal(loaded.audit.pairs(), want.pairs())
     assert loaded.audit.incomplete == 1 and "1 incomplete" in shown(at)
     # a third decision value: the library's sentence with the file's row; the audit loaded stays
@@ -216,3 +218,31 @@ def test_a_saved_test_opens_read_only_on_the_saved_audits_page(tmp_path, monkeyp
     assert (reading["verdict"] == "material difference").sum() == (demo_audit().pairs()["verdict"]
                                                                   == "material difference").sum()
     assert "open-in-workbench" not in [b.key for b in view.button]   # read-only: the pages audit yes/no decisions
+
+
+def test_the_variants_made_after_the_demo_say_what_they_are_and_why_they_differ():
+    """The newcomer's finding: "Make the variants" after the demo made 15 (3 texts × 5 groups) and nothing said why
+    they are not the demo's 400 × 8. Now the demo's 8 groups (every group with its null swap) and one sentence."""
+    at = page()
+    at.button(key="cf-demo").click().run()
+    at.button(key="cf-make").click().run()
+    assert not at.exception and not at.error
+    v = at.session_state["cf-variants"][0]
+    demo = pd.read_csv(files.DEMO_RESULTS)
+    assert set(v["group"]) == set(demo["group"]) and len(v) == len(files.DEMO_BASE) * 8 == 24
+    text = shown(at)
+    assert "24 variants: 3 base texts × 8 groups (4 groups and a null swap of each). They are not the loaded " \
+           "demo's 400 × 8: the demo's résumés are synthetic numbers with no texts" in text
+
+
+def test_every_interval_on_the_page_is_at_one_level():
+    """The newcomer's finding: the baseline paragraph said "95 % interval" beside 99.8 % everywhere else."""
+    from fairness_core.statistics.verdicts import level_text
+
+    at = page()
+    at.button(key="cf-demo").click().run()
+    said = level_text(float(demo_audit().pairs()["level"].iloc[0]))
+    text = shown(at)
+    found = set(re.findall(r"(\d+(?:\.\d+)?) % (?:interval|adjusted)", text))
+    assert found == {said.removesuffix(" %")} and said != "95 %", found
+    assert f"Every interval on this page and in the report is at one level, Holm-adjusted {said}" in text

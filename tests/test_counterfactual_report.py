@@ -27,11 +27,12 @@ from fairness_core.wording import paired as words
 from test_hostile_names import LINK, STYLED, TEMPLATE, live_markup, strings_in
 
 DEMO = pd.read_csv(files.DEMO_RESULTS)
-BASELINE = files.DEMO.baseline
+BASELINE = "White male (null swap)"
+REAL = ("White female", "Black female", "White male", "Black male")
 
 
 def demo(**kwargs) -> counterfactual.PairedAudit:  # type: ignore[no-untyped-def]
-    return counterfactual.audit(DEMO, decision="advanced", positive_is="benefit", baseline=BASELINE, **kwargs)
+    return counterfactual.audit(DEMO, decision="advanced", positive_is="benefit", **kwargs)
 
 
 def random_results(seed: int = 1, cases: int = 60, k: int = 4, missing: float = 0.05) -> pd.DataFrame:
@@ -79,11 +80,11 @@ def test_the_report_carries_the_librarys_numbers_in_html_json_and_zip():
     assert isinstance(rep, report_paired.PairedReport)
     pd.testing.assert_frame_equal(rep.tables["pairs"], pairs, check_exact=True)
     doc = json.loads(rep.to_json())
-    assert doc["kind"] == "paired" and doc["baseline"] == ["White male", BASELINE]
+    assert doc["kind"] == "paired" and doc["baseline"] == {g: f"{g} (null swap)" for g in REAL}
     assert doc["summary"]["verdicts"] == {w: int((pairs["verdict"] == w).sum()) for w in PAIRED_VERDICTS}
     records = pd.DataFrame(doc["tables"]["pairs"])
     np.testing.assert_allclose(records["difference_ci_high"], pairs["difference_ci_high"], rtol=1e-13)
-    assert doc["summary"]["baseline flip rate"] == pytest.approx(63 / 400)       # counted below, independently
+    assert doc["summary"]["within-group flip rates"]["White male"] == pytest.approx(63 / 400)   # counted below
     o = audit.omnibus()
     assert doc["summary"]["omnibus"]["statistic"] == pytest.approx(o.statistic, rel=1e-14)
     # the HTML's reading table: White male vs Black male, from the raw rows counted by hand
@@ -100,7 +101,9 @@ def test_the_report_carries_the_librarys_numbers_in_html_json_and_zip():
     row = rows["White male vs Black male"]
     assert row["only i / only j"] == f"{only_w} / {only_b}"
     assert row["difference (i − j)"] == f"+{(only_w - only_b) / 400 * 100:.1f} pp"
-    assert row["baseline flip rate"] == "15.8 %"
+    within_b = (wide["Black male"] != wide["Black male (null swap)"]).mean()
+    assert row["within i / within j"] == f"15.8 % / {within_b * 100:.1f} %"
+    assert set(rows) == {f"{a} vs {b}" for k, a in enumerate(REAL) for b in REAL[k + 1:]}     # no null swap pairs
     assert "screener v2" in rep.html() and "<h1>Counterfactual test report</h1>" in rep.html()
     with zipfile.ZipFile(io.BytesIO(rep.csv_zip())) as z:
         zipped = pd.read_csv(z.open("pairs.csv"))
@@ -138,16 +141,17 @@ def test_scores_need_a_tolerance_in_their_units_and_read_in_them():
 
 def test_the_answer_names_the_material_pairs_and_the_baseline_in_percentage_points():
     pairs = demo().pairs()
-    said = words.answer(pairs, "decision", 0.05, ("White male", BASELINE))
+    said = words.answer(pairs, "decision", 0.05)
     material = int((pairs["verdict"] == "material difference").sum())
     assert said[0].startswith(f"Changing only the group's words changed the model's answers materially in {material} "
-                              "of 28 pairs")
+                              "of 6 pairs")
     top = pairs.loc[pairs["difference"].abs().idxmax()]
     assert f"{abs(top.difference) * 100:.1f} pp more often" in said[1]
     low, high = sorted((abs(top.difference_ci_low), abs(top.difference_ci_high)))
     assert f"interval {low * 100:.1f} to {high * 100:.1f} pp" in said[1]   # turned to read with the favoured first
-    assert "changed 15.8 % of the decisions" in said[-1]
-    none = words.answer(pairs.assign(verdict="inconclusive"), "decision", 0.05)
+    assert "15.8 % (White male)" in said[-1]
+    unread = pairs.drop(columns=[c for c in pairs if "baseline" in c or "flip_excess" in c])
+    none = words.answer(unread.assign(verdict="inconclusive"), "decision", 0.05)
     assert none[0].startswith("No pair of groups shows a material difference") and "No baseline" in none[-1]
 
 
@@ -178,7 +182,12 @@ def test_a_paired_audit_saves_and_loads_bit_for_bit_and_never_keeps_the_texts(tm
     payload = sqlite3.connect(tmp_path / "a.db").execute("select payload from audits").fetchone()[0]
     assert "applicant-" not in payload                   # no case id
     doc = json.loads(payload)
-    assert sum(doc["counts"]) == 60 and doc["pair_counts"]["only_i"] == audit.pairs()["only_i"].tolist()
+    assert sum(doc["counts"]) == 60
+    i, j = np.triu_indices(len(audit.groups), 1)          # the store keeps every pair of columns, null swaps too
+    names = np.array(audit.groups)
+    kept = dict(zip(zip(names[i], names[j]), doc["pair_counts"]["only_i"]))
+    p = audit.pairs()
+    assert [kept[(gi, gj)] for gi, gj in zip(p["group_i"], p["group_j"])] == p["only_i"].tolist()
 
 
 def test_an_altered_payload_is_refused_and_tolerances_are_checked(tmp_path):
@@ -234,7 +243,7 @@ def test_cli_audit_writes_the_report_gates_and_saves(tmp_path, capsys):
     pairs = demo().pairs()
     assert pd.DataFrame(doc["tables"]["pairs"])["only_j"].tolist() == pairs["only_j"].tolist()
     printed = capsys.readouterr().out
-    assert "across all groups: Cochran's Q" in printed and "changed 15.8 % of the decisions" in printed
+    assert "across all groups: Cochran's Q" in printed and "15.8 % (White male)" in printed
     assert cli.main([*args, "--fail-material"]) == 1
     assert cli.main([*args, "--tolerance", "0.5", "--fail-material"]) == 0      # nothing beyond ±50 points
     store = f"sqlite:///{tmp_path / 's.db'}"
@@ -272,16 +281,17 @@ def test_cli_audit_names_a_duplicated_row_by_its_file_line(tmp_path, capsys):
 def test_the_figures_draw_the_librarys_numbers():
     audit = demo()
     pairs, groups = audit.pairs(), audit.by_group()
-    heat = cf_plots.discordance_matrix(pairs, list(audit.groups))
+    heat = cf_plots.discordance_matrix(pairs, list(audit.real_groups))
     z = np.array([[np.nan if v is None else v for v in row] for row in heat.data[0].z], dtype=float)
-    i, j = audit.groups.index("White male"), audit.groups.index("Black male")
+    i, j = REAL.index("White male"), REAL.index("Black male")
     assert z[i, j] == 78 / 400 and z[j, i] == 5 / 400 and np.isnan(z[i, i])
     forest = cf_plots.paired_forest(pairs, 0.05)
     xs = np.concatenate([np.asarray(t.x, dtype=float) for t in forest.data])
     assert sorted(xs) == pytest.approx(sorted(pairs["difference"].to_numpy() * 100))
     assert {t.name for t in forest.data} <= set(cf_plots.VERDICT_COLORS)
-    rates = cf_plots.paired_rates(groups, 0.05, audit.baseline)
-    assert rates.data[1].name == "baseline (null swap)" and list(rates.data[1].y) == [plotly_like(BASELINE)]
+    rates = cf_plots.paired_rates(groups, 0.05, null_swaps=report_paired.null_swaps(audit))
+    assert rates.data[1].name == "baseline (null swap)"
+    assert sorted(rates.data[1].y) == sorted(plotly_like(f"{g} (null swap)") for g in REAL)
     assert sorted(np.concatenate([np.asarray(t.x, dtype=float) for t in rates.data])) == pytest.approx(
         sorted(groups["rate"]))
 
@@ -316,3 +326,29 @@ def test_the_stores_integer_patterns_are_numpys_distinct_rows(kind, high):
     want, want_counts = np.unique(np.where(np.isnan(values), -np.inf, values), axis=0, return_counts=True)
     np.testing.assert_array_equal(patterns, want)
     np.testing.assert_array_equal(counts, want_counts)
+
+
+def test_one_level_everywhere_in_the_answer_the_report_and_each_groups_rate():
+    """The newcomer's finding: the baseline paragraph said "95 % interval" beside 99.8 % everywhere else. Every
+    interval the answer, the report and the figures print is at the pairs' one level, said as the answer says it."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    from fairness_core.statistics.verdicts import level_text
+
+    audit = demo()
+    rep = report.build(audit, settings=VerdictSettings(0.05, 0.05, "holm"))
+    level = float(rep.tables["pairs"]["level"].iloc[0])
+    said = level_text(level)
+    assert said == "99.2 %" and said != level_text(0.95)                 # Holm over the 6 pairs
+    found = re.findall(r"(\d+(?:\.\d+)?) % (?:interval|adjusted)", " ".join(rep.answer))
+    assert found and set(found) == {said.removesuffix(" %")}, found
+    assert "99.2 % interval" in rep.answer[-1]                            # the baseline paragraph too
+    text = re.sub(r"<[^>]+>", " ", rep.html())
+    assert set(re.findall(r"(\d+(?:\.\d+)?) % (?:interval|adjusted|CI)", text)) == {said.removesuffix(" %")}
+    assert rep.settings["interval level (every interval)"] == said
+    groups = rep.tables["groups"]
+    for row in groups.itertuples():                                       # each group's rate at the same level
+        assert (row.rate_ci_low, row.rate_ci_high) == pytest.approx(
+            proportion_confint(row.selected, row.n, alpha=1 - level, method="beta"), abs=1e-12)
+    axis = rep.figures["Rate per group"].layout.xaxis.title.text
+    assert said in axis and "95 %" not in axis

@@ -215,3 +215,21 @@ def test_pair_counts_equal_a_crosstab_per_pair() -> None:
         a, b = y[ok, i[k]], y[ok, j[k]]
         assert (n[k], both[k], only_i[k], only_j[k]) == (ok.sum(), (a * b).sum(), (a * (1 - b)).sum(),
                                                          ((1 - a) * b).sum())
+
+
+def test_judge_reads_every_family_at_the_smallest_critical_level() -> None:
+    """Another family read on the same page (the flips against the null swaps) lowers the one level when its own
+    Holm critical level is smaller: the intervals are then read there, and the adjusted p still agrees with them."""
+    from fairness_core.statistics.verdicts import critical_level
+
+    d = paired.PairedDifferences([60, 40, 3, 40, 0], [5, 8, 2, 30, 0], [400, 400, 2000, 400, 3])
+    alone = paired.judge(d, 0.05, 0.05, "holm")
+    flips = np.array([0.2, 0.3, 0.4, 0.6, 0.9])            # nothing rejected: Holm's level is Bonferroni's, 0.01
+    both = paired.judge(d, 0.05, 0.05, "holm", also=(flips,))
+    assert critical_level(flips, 0.05, "holm") == pytest.approx(0.01)
+    assert 1 - both.level == pytest.approx(min(1 - alone.level, 0.01)) and both.level >= alone.level
+    low, high = d.bounds((1 - both.level) / 2)
+    np.testing.assert_allclose(both.low, low, equal_nan=True)
+    np.testing.assert_allclose(both.high, high, equal_nan=True)
+    assert np.array_equal(both.p_adjusted < 0.05, (both.low > 0) | (both.high < 0))
+    assert paired.judge(d, 0.05, 0.05, "holm", also=(np.array([0.001, 0.002, np.nan]),)).level == alone.level

@@ -24,9 +24,10 @@ from fairness_core.presentation.plots.counterfactual import discordance_matrix, 
 from fairness_core.services import counterfactual_files as files
 from fairness_core.statistics.paired import PAIRED_VERDICTS
 from fairness_core.store import StoreError
-from fairness_core.verdicts import VerdictSettings
+from fairness_core.verdicts import VerdictSettings, level_text
 from fairness_core.vocabulary import DEFAULT_ALPHA
-from fairness_core.wording.paired import answer
+from fairness_core.vocabulary import adjustment
+from fairness_core.wording.paired import answer, variants_made
 from ui import saved
 from ui.state import ADJUSTMENTS
 from ui.widgets import BuiltIn, chart, csv_download, md_escape, styled
@@ -36,7 +37,7 @@ AUDIT_KEY, VARIANTS_KEY = "cf-loaded", "cf-variants"
 #: The built-in choices of the pickers, never equal to a user's value.
 EXAMPLE, PASTE, UPLOAD = BuiltIn("the shipped names (Bertrand & Mullainathan 2004)"), BuiltIn("paste"), \
     BuiltIn("upload a file")
-NO_BASELINE, AUTOMATIC = BuiltIn("no baseline"), BuiltIn("automatic (0/1, true/false, yes/no)")
+AUTOMATIC = BuiltIn("automatic (0/1, true/false, yes/no)")
 POSITION = BuiltIn("the row's position")
 #: Help for the verdict tiles.
 HELP = {"material difference": "The difference's adjusted interval lies beyond ±tolerance: changing only the words "
@@ -62,10 +63,9 @@ def loaded() -> Loaded | None:
 
 
 def load_demo() -> None:
-    """The synthetic demo's results as decisions ("advanced" = Yes), against the White male null swap."""
+    """The synthetic demo's results as decisions ("advanced" = Yes), each pair against its groups' null swaps."""
     d = files.DEMO
-    audit = files.audit_results(files.demo_results(), d.case, d.group, decision=d.decision, positive_is="benefit",
-                                baseline=d.baseline)
+    audit = files.audit_results(files.demo_results(), d.case, d.group, decision=d.decision, positive_is="benefit")
     st.session_state[AUDIT_KEY] = Loaded(audit, d.source)
 
 
@@ -130,13 +130,14 @@ def variants_step() -> None:
         if swaps is None:
             st.caption("Nine first names per group, from Bertrand & Mullainathan, *Are Emily and Greg More "
                        "Employable than Lakisha and Jamal?* (2004), Table 8; rows aligned alphabetically only.")
-        null = st.selectbox("Null swap (the baseline: other names of the same group)", [NO_BASELINE,
-                            *map(str, table.columns)], key="cf-null", index=1 if len(table.columns) else 0,
-                            format_func=lambda c: str(c) if isinstance(c, BuiltIn) else f"“{c}”")
+        null = st.multiselect("Null swaps (the baseline: other names of the same group)", list(map(str, table.columns)),
+                              default=list(map(str, table.columns)), key="cf-null",
+                              help="Each pair of groups is read against the null swaps of its own two groups, so "
+                                   "every group should have one.")
     if st.button("Make the variants", icon=":material/content_copy:", key="cf-make", disabled=not columns):
         try:
             made = files.make_variants(base, text, table, case=None if isinstance(case, BuiltIn) else case,
-                                       null_swap_of=None if isinstance(null, BuiltIn) else null)
+                                       null_swap_of=null)
         except ValueError as e:
             st.error(f"**No variants were made.** {md_escape(e)}", icon=":material/block:")
         else:
@@ -148,7 +149,11 @@ def variants_step() -> None:
     for w in warned:
         st.warning(md_escape(w), icon=":material/warning:")
     k = v["group"].nunique()
-    st.markdown(f"**{len(v):,} variants**: {len(v) // max(k, 1):,} base texts × {k} groups.")
+    now = loaded()
+    results = None if now is None else (len(now.audit.cases), len(now.audit.groups))
+    said = variants_made(len(v) // max(k, 1), k, int(v["group"].astype(str).str.endswith(NULL_SUFFIX).groupby(
+        v["group"]).first().sum()), results, demo=now is not None and now.source == files.DEMO.source)
+    st.markdown(md_escape(said))
     st.dataframe(v.head(200), hide_index=True, width="stretch", key="cf-variants-table",
                  column_config={"text": st.column_config.TextColumn(width="large")})
     a, b = st.columns(2)
@@ -204,15 +209,14 @@ def results_step() -> None:
         unit = d1.text_input("The score's unit", "points", key="cf-unit", max_chars=40)
     groups = sorted(table[group].dropna().astype(str).unique().tolist())[:200]
     nulls = [g for g in groups if g.endswith(NULL_SUFFIX)]
-    baseline = d3.selectbox("Baseline (a null swap's group)", [NO_BASELINE, *nulls], index=1 if nulls else 0,
-                            key="cf-baseline", format_func=lambda c: str(c) if isinstance(c, BuiltIn) else f"“{c}”",
-                            disabled=kind == "score" or not nulls)
+    d3.caption(f"**Null swaps** (found by name, “X{md_escape(NULL_SUFFIX)}”): {len(nulls)} — each the baseline of "
+               "its own group, never compared as a group." if nulls else "**No null swap** (a group named "
+               f"“X{md_escape(NULL_SUFFIX)}”): the flip rates are not read against a baseline.")
     if st.button("Audit these results", type="primary", icon=":material/play_arrow:", key="cf-audit"):
         try:
             audit = files.audit_results(table, case, group, **{kind: output},
                                         positive=None if isinstance(positive, BuiltIn) else positive,
-                                        positive_is=direction,
-                                        baseline=None if isinstance(baseline, BuiltIn) or kind == "score" else baseline)
+                                        positive_is=direction)
         except ValueError as e:
             st.error(f"**Nothing was loaded** — the results shown stay as they were. {md_escape(e)}",
                      icon=":material/block:")
@@ -240,8 +244,11 @@ def show_audit(loaded: Loaded, s: VerdictSettings) -> None:
     for col, verdict in zip(st.columns(len(PAIRED_VERDICTS)), PAIRED_VERDICTS):
         col.metric(verdict.capitalize(), f"{counts.get(verdict, 0):,}", help=HELP[verdict])
     o = tables["omnibus"].iloc[0]
-    st.caption(f"Across all groups ({md_escape(o['test'])}, {md_escape(o['method'])}, baseline's null swap left "
-               f"out): p = {o['p_value']:.3g} over {int(o['cases']):,} complete cases.")
+    level = report_paired.level(pairs, s.alpha)
+    st.caption(f"Across all groups ({md_escape(o['test'])}, {md_escape(o['method'])}, null swaps left out): p = "
+               f"{o['p_value']:.3g} over {int(o['cases']):,} complete cases. Every interval on this page and in the "
+               f"report is at one level, {md_escape(adjustment(s.adjust).prefix)}{level_text(level)} across the "
+               f"{len(pairs):,} pairs.")
     st.dataframe(report_paired.reading(pairs, a.kind, loaded.unit, 500, report_paired.null_swaps(a)), hide_index=True,
                  width="stretch", key="cf-reading", column_config={"pair": st.column_config.TextColumn(width="large")})
     csv_download(pairs, "counterfactual_pairs.csv", "Download every pair with every number (CSV)", key="cf-pairs-csv",
@@ -249,13 +256,14 @@ def show_audit(loaded: Loaded, s: VerdictSettings) -> None:
     if a.kind != "score":
         st.subheader("Discordance matrix", anchor=False)
         what = "ranked first" if a.kind == "rank" else "selected"
-        chart(discordance_matrix(pairs, list(a.groups), what), "discordance_matrix.html", key="cf-discordance")
+        chart(discordance_matrix(pairs, list(a.real_groups), what), "discordance_matrix.html", key="cf-discordance")
         csv_download(tables["discordance"], "counterfactual_discordance.csv", "Download the discordant counts (CSV)",
                      key="cf-discordance-csv")
     st.subheader("Paired differences", anchor=False)
     chart(paired_forest(pairs, s.tolerance, unit or "points"), "paired_differences.html", key="cf-forest")
     st.subheader("Each group's rate", anchor=False)
-    chart(paired_rates(tables["groups"], s.alpha, a.baseline), "paired_rates.html", key="cf-rates")
+    chart(paired_rates(tables["groups"], 1 - level, null_swaps=report_paired.null_swaps(a)), "paired_rates.html",
+          key="cf-rates")
     st.dataframe(styled(tables["groups"], 4), hide_index=True, width="stretch", key="cf-groups")
     csv_download(tables["groups"], "counterfactual_groups.csv", "Download the per-group rates (CSV)", key="cf-groups-csv",
                  index=False)

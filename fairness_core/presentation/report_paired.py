@@ -31,7 +31,7 @@ import pandas as pd
 from ..common.text import counted
 from .._version import __version__
 from ..common.vocabulary import adjustment
-from ..counterfactual import NULL_SUFFIX, PairedAudit
+from ..counterfactual import PairedAudit
 from ..statistics.paired import PAIRED_CC, PAIRED_VERDICTS
 from ..statistics.verdicts import VerdictSettings, level_text
 from ..wording import paired as words
@@ -39,15 +39,22 @@ from ..wording.publication import data_used_text
 from .plots.counterfactual import discordance_matrix, paired_forest, paired_rates
 from .report_base import MAX_HTML_ROWS, Report, ReportOptions, _table, _table_json
 
-__all__ = ["PairedReport", "build", "discordance_table", "null_swaps", "omnibus_table", "reading", "tables"]
+__all__ = ["PairedReport", "build", "discordance_table", "level", "null_swaps", "omnibus_table", "reading",
+           "tables"]
 
 #: The kinds of output a paired audit reads, in words.
 OUTPUTS = {"decision": "yes/no decisions", "rank": "positions in a ranked list (1 = first)", "score": "scores"}
 
 
 def null_swaps(audit: PairedAudit) -> tuple[str, ...]:
-    """The audit's null-swap groups (named "X (null swap)"): the answer names the other groups' pairs first."""
-    return tuple(g for g in audit.groups if g.endswith(NULL_SUFFIX))
+    """The audit's null-swap groups (:attr:`PairedAudit.null_swaps`): baselines, never compared as groups."""
+    return tuple(audit.null_swaps.values())
+
+
+def level(pairs: pd.DataFrame, alpha: float) -> float:
+    """The one level of every interval a counterfactual test's page and report print: the pairs' decision level
+    (the smallest critical level of the verdicts' and the flips' families), 1 − ``alpha`` when there is no pair."""
+    return float(pairs["level"].iloc[0]) if len(pairs) else 1 - alpha
 
 
 def discordance_table(pairs: pd.DataFrame, groups: tuple[str, ...] | list[str]) -> pd.DataFrame:
@@ -71,11 +78,11 @@ def omnibus_table(audit: PairedAudit) -> pd.DataFrame:
 
 def tables(audit: PairedAudit, settings: VerdictSettings) -> dict[str, pd.DataFrame]:
     """Every table of the report at ``settings`` (tolerance in percentage points as a share, 0.05 = 5 pp; for
-    scores in the score's units)."""
+    scores in the score's units), every interval at the pairs' one :func:`level` — each group's rate too."""
     pairs = audit.pairs(tolerance=settings.tolerance, alpha=settings.alpha, adjust=settings.adjust)
-    out = {"pairs": pairs, "groups": audit.by_group(alpha=settings.alpha)}
+    out = {"pairs": pairs, "groups": audit.by_group(alpha=1 - level(pairs, settings.alpha))}
     if audit.kind != "score":
-        out["discordance"] = discordance_table(pairs, audit.groups)
+        out["discordance"] = discordance_table(pairs, audit.real_groups)
     out["omnibus"] = omnibus_table(audit)
     if audit.incomplete:
         out["incomplete cases"] = audit.incomplete_cases()
@@ -86,8 +93,8 @@ def reading(pairs: pd.DataFrame, kind: str, unit: str = "", max_rows: int | None
             secondary: tuple[str, ...] = ()) -> pd.DataFrame:
     """The pairs as people read them, most telling first (material differences, largest first; pairs of the
     ``secondary`` groups, the null swaps, after the others within each verdict): pair, verdict, favours, the
-    difference with its adjusted interval, the discordant cases, the flip rate (and the baseline's), McNemar's
-    adjusted p."""
+    difference with its adjusted interval, the discordant cases, the flip rate (and, with null swaps, the flip rates
+    within each group and whether the pair flips more than within both), McNemar's adjusted p."""
     rank = pairs["verdict"].map({w: k for k, w in enumerate(PAIRED_VERDICTS)}).fillna(len(PAIRED_VERDICTS))
     later = (pairs["group_i"].isin(secondary).astype(int) + pairs["group_j"].isin(secondary)).to_numpy()
     order = np.lexsort((-pairs["difference"].abs().fillna(0).to_numpy(), later, rank.to_numpy()))
@@ -103,8 +110,10 @@ def reading(pairs: pd.DataFrame, kind: str, unit: str = "", max_rows: int | None
     if not score:
         out["only i / only j"] = [f"{int(a):,} / {int(b):,}" for a, b in zip(p["only_i"], p["only_j"])]
         out["flip rate"] = [words.percent(x) for x in p["flip_rate"]]
-        if "baseline_flip_rate" in p:
-            out["baseline flip rate"] = [words.percent(x) for x in p["baseline_flip_rate"]]
+        if "baseline_flip_rate_i" in p:
+            out["within i / within j"] = [f"{words.percent(a)} / {words.percent(b)}" for a, b in
+                                          zip(p["baseline_flip_rate_i"], p["baseline_flip_rate_j"])]
+            out["flips more than both"] = np.where(p["flips_beyond_baseline"].astype(bool), "yes", "not shown")
         out["McNemar p (adjusted)"] = [f"{x:.3g}" for x in p["p_adjusted"]]
     else:
         out["Wilcoxon p (adjusted)"] = [f"{x:.3g}" for x in p["wilcoxon_p_adjusted"]]
@@ -144,11 +153,10 @@ class PairedReport(Report):
             "difference interval level": level_text(float(pairs["level"].iloc[0])) if len(pairs) else None,
             "omnibus": {"test": omnibus["test"], "statistic": _num(omnibus["statistic"]),
                         "p_value": _num(omnibus["p_value"]), "df": int(omnibus["df"]), "method": omnibus["method"]},
-            "baseline": list(self.audit.baseline) if self.audit.baseline else None,
-            "answer": list(self.answer)}
-        if self.audit.baseline and "baseline_flip_rate" in pairs:
-            base = pairs["baseline_flip_rate"].dropna()
-            out["baseline flip rate"] = _num(base.iloc[0]) if len(base) else None
+            "baseline": dict(self.audit.null_swaps) or None, "answer": list(self.answer)}
+        if "baseline_flip_rate_i" in pairs:
+            out["within-group flip rates"] = {g: _num(r) for g, r in words.within_rates(pairs).items()}
+            out["pairs flipping more than within both groups"] = int(pairs["flips_beyond_baseline"].sum())
         return out
 
     def lines(self) -> list[str]:
@@ -165,7 +173,7 @@ class PairedReport(Report):
         """Settings, summary and every table as records; undefined numbers as null."""
         doc = {"tool": "fairness-audit-workbench", "version": __version__, "created": self.created, "kind": "paired",
                "source": self.source, "output": self.audit.kind, "positive is": self.audit.positive_is,
-               "groups": list(self.audit.groups), "baseline": list(self.audit.baseline or ()) or None,
+               "groups": list(self.audit.groups), "baseline": dict(self.audit.null_swaps) or None,
                "unit": self.unit, "notes": self.extra_notes, "settings": self.settings,
                "summary": self.summary(), "tables": "@TABLES@"}
         head = json.dumps(doc, indent=2, allow_nan=False, default=str)
@@ -241,8 +249,9 @@ def build(audit: PairedAudit, verdicts: pd.DataFrame | None = None, *, reference
     figures = {"Paired difference of every pair": paired_forest(pairs, settings.tolerance, unit or "points")}
     if audit.kind != "score":
         what = "ranked first" if audit.kind == "rank" else "selected"
-        figures["Discordance matrix"] = discordance_matrix(pairs, list(audit.groups), what)
-    figures["Rate per group"] = paired_rates(found["groups"], settings.alpha, audit.baseline)
+        figures["Discordance matrix"] = discordance_matrix(pairs, list(audit.real_groups), what)
+    figures["Rate per group"] = paired_rates(found["groups"], 1 - level(pairs, settings.alpha),
+                                             null_swaps=null_swaps(audit))
     answer = tuple(words.answer(pairs, audit.kind, settings.tolerance, audit.baseline, opts.unit, alpha=settings.alpha,
                                 secondary=null_swaps(audit)))
     described = _settings(audit, settings, opts, pairs)
@@ -266,10 +275,9 @@ def _settings(audit: PairedAudit, s: VerdictSettings, opts: ReportOptions, pairs
         else ("being ranked first is the benefit" if audit.kind == "rank" else "a higher score is the benefit"),
         "groups": ", ".join(audit.groups), "cases": len(audit.cases),
         "incomplete cases": f"{audit.incomplete:,} (each used wherever its pair is complete)",
-        "baseline (null swap)": (f"{audit.baseline[1]} against {audit.baseline[0]}" if audit.baseline
-                                 else "none"),
+        "baseline (null swaps)": "; ".join(f"{n} against {g}" for g, n in audit.null_swaps.items()) or "none",
         "tolerance": tol, "α (significance level)": s.alpha, "multiplicity adjustment": adjustment(s.adjust).name,
-        "difference interval level": level_text(float(pairs["level"].iloc[0])) if len(pairs) else "no pair"}
+        "interval level (every interval)": level_text(level(pairs, s.alpha))}
     if score:
         out.update({"difference": "mean of the paired differences, Student's t interval, dual p-values",
                     "test of each pair": "Wilcoxon signed-rank (SciPy's), adjusted across pairs",
@@ -280,15 +288,19 @@ def _settings(audit: PairedAudit, s: VerdictSettings, opts: ReportOptions, pairs
                                   "exact coverage (docs/methods.md, Counterfactual tests), p-values dual to it",
                     "verdict rule": "three-sided against the tolerance (beyond, within, ≠ 0), each kind of claim "
                                     "adjusted across pairs; the interval printed is the adjusted one that decided",
-                    "flip rate": "(only i + only j)/n, Clopper–Pearson's exact interval at 1 − α",
+                    "flip rate": "(only i + only j)/n, Clopper–Pearson's exact interval at the one level",
                     "test of each pair": "exact McNemar (binomial on the discordant cases), adjusted across pairs; "
                                          "the conditional odds ratio only i/only j with the exact interval that "
                                          "agrees with it",
-                    "against the baseline": "each pair's flip rate minus the null swap's on the same cases: Tango's "
-                                            "interval at 1 − α, exact McNemar on the cases where one flipped and the "
-                                            "other did not",
+                    "against the baseline": "null swaps are baselines, not groups: each pair's flip rate minus the "
+                                            "flip rate within each of its two groups (the group against its own null "
+                                            "swap) on the same cases, Tango's interval at the one level; the pair "
+                                            "flips beyond chance when both intervals lie above 0 (intersection–union; "
+                                            "this family's critical level enters the one level); exact McNemar on "
+                                            "the cases where one flipped and the other did not, the larger p of the "
+                                            "two, adjusted across pairs",
                     "across all groups": "Cochran's Q (exact by enumerating each case's arrangements when few cases "
-                                         "are informative), the baseline's null swap left out" if audit.kind ==
+                                         "are informative), the null swaps left out" if audit.kind ==
                                          "decision" else "first places against chance 1/k (exact multinomial when "
                                                          "its outcomes are few)"})
     return out

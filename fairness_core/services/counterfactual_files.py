@@ -20,7 +20,7 @@ import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
@@ -37,14 +37,14 @@ DEMO_RESULTS = counterfactual.EXAMPLE_SWAPS.parent / "demo_counterfactual_screen
 
 @dataclass(frozen=True)
 class DemoSettings:
-    """How the demo's results are read: its columns, the positive decision and the baseline."""
+    """How the demo's results are read: its columns and the positive decision (its null swaps are found by name:
+    each "X (null swap)" is X's baseline)."""
 
     case: str = "case_id"
     group: str = "group"
     decision: str = "advanced"
     positive: str = "Yes"
     score: str = "score"
-    baseline: str = "White male" + counterfactual.NULL_SUFFIX
     source: str = "synthetic demo: 400 résumés × 8 name groups (assets/demo_counterfactual_screening_synthetic.csv)"
 
 
@@ -95,14 +95,17 @@ def swaps_from_paste(text: str) -> pd.DataFrame:
 
 
 def make_variants(base: pd.DataFrame, text: str, swaps: pd.DataFrame, case: str | None = None,
-                  null_swap_of: str | None = None) -> tuple[pd.DataFrame, list[str]]:
-    """:func:`fairness_core.counterfactual.variants` of ``base`` with ``swaps`` (plus the null swap of
-    ``null_swap_of``, when given), and the warnings it gave, said in the file's rows. Refusals are ValueErrors whose
-    sentence names the column and the file's row."""
+                  null_swap_of: str | Sequence[str] | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """:func:`fairness_core.counterfactual.variants` of ``base`` with ``swaps`` (plus the null swap of each group
+    of ``null_swap_of``: each pair of groups is read against its own two groups' null swaps, so every group should
+    have one), and the warnings it gave, said in the file's rows. Refusals are ValueErrors whose sentence names
+    the column and the file's row."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)
         try:
-            table = swaps if null_swap_of is None else counterfactual.null_swap(swaps, null_swap_of)
+            table = swaps
+            for group in [null_swap_of] if isinstance(null_swap_of, str) else (null_swap_of or []):
+                table = counterfactual.null_swap(table, group)
             v = counterfactual.variants(base.reset_index(drop=True), text, table, case=case)
         except ValueError as e:
             raise ValueError(in_file_rows(str(e))) from None
@@ -137,7 +140,8 @@ def add_commands(sub: Any, tolerance_type: Any, alpha_type: Any) -> None:
     swaps = v.add_mutually_exclusive_group(required=True)
     swaps.add_argument("--swaps", type=Path, help="the swap table: a column per group, a row per aligned word")
     swaps.add_argument("--example-swaps", action="store_true", help="the first names of Bertrand & Mullainathan 2004")
-    v.add_argument("--null-swap", metavar="GROUP", help="add GROUP's null swap (the audit's baseline)")
+    v.add_argument("--null-swap", metavar="GROUP", action="append", help="add GROUP's null swap (its baseline in "
+                   "the audit); repeat it for each group, as every pair is read against its own groups' null swaps")
     v.add_argument("--out", type=Path, required=True, help="variants.csv (spreadsheet-safe) or variants.jsonl (exact)")
     a = steps.add_parser("audit", help="audit a model's answers to the variants: one row per case and group")
     a.add_argument("results", type=Path, help="the results (CSV/TSV/XLSX/Parquet), one row per case and group")
@@ -149,7 +153,8 @@ def add_commands(sub: Any, tolerance_type: Any, alpha_type: Any) -> None:
     output.add_argument("--rank", metavar="COL", help="a position in a ranked list, 1 = first")
     a.add_argument("--positive", help="--decision: the positive value, unless 0/1, true/false or yes/no")
     a.add_argument("--positive-is", choices=["benefit", "harm"], help="--decision: what the positive value is")
-    a.add_argument("--baseline", metavar="GROUP", help="the null swap's group, e.g. 'White male (null swap)'")
+    a.add_argument("--baseline", metavar="GROUP", help="a null swap named otherwise than 'X (null swap)' (those are "
+                   "found by name), e.g. 'White male (null swap)'")
     a.add_argument("--tolerance", type=tolerance_type, help="the smallest difference that matters: "
                    "of rates as a share (default 0.05 = 5 points, at most 1), of mean scores in their units")
     a.add_argument("--unit", help="--score: the score's unit")
@@ -163,7 +168,7 @@ def add_commands(sub: Any, tolerance_type: Any, alpha_type: Any) -> None:
 
 
 def variants_file(base: Path, text: str, swaps: Path | None, out: Path, case: str | None = None,
-                  null_swap_of: str | None = None) -> list[str]:
+                  null_swap_of: str | Sequence[str] | None = None) -> list[str]:
     """``counterfactual variants``: the variants of the base texts in ``base`` with the swap table in ``swaps``
     (None: :func:`~fairness_core.counterfactual.example_swaps`) written to ``out`` (.csv or .jsonl) beside it, then
     renamed, so an interrupted run leaves nothing; returns what to print (warnings first, "warning: …"). Raises

@@ -428,15 +428,22 @@ class Judged:
     level: float
 
 
-def judge(pairs: PairedDifferences | MeanDifferences, tolerance: float, alpha: float, adjust: str) -> Judged:
+def judge(pairs: PairedDifferences | MeanDifferences, tolerance: float, alpha: float, adjust: str,
+          also: tuple[npt.ArrayLike, ...] = ()) -> Judged:
     """Every pair's difference read against 0 and ±``tolerance`` as three families of tests (differs from 0,
     beyond ±T, within ±T), each adjusted across the pairs by ``adjust``, and all read from one interval per pair at
     the smallest of the three critical levels — the verdict machinery of :mod:`.verdicts`, so every claim keeps its
-    family's error rate and the printed interval is the one that decided (docs/methods.md, "Verdicts")."""
+    family's error rate and the printed interval is the one that decided (docs/methods.md, "Verdicts"). ``also``:
+    the p-values of other families read on the same page (each pair's flips against its null swaps): the level is
+    the smallest of all their critical levels, so one level serves every interval the page prints."""
     check_alpha(alpha)
     t = float(tolerance)
     (p_zero, _, _), _, a, (low, high), (low_u, high_u), adjusted = verdicts._three_families(
         pairs, 0.0, -t, t, alpha, adjust, ("differs from 0", "beyond the tolerance", "within the tolerance"))
+    lowest = min([a, *(verdicts.critical_level(p, alpha, adjust) for p in also)])
+    if lowest < a:
+        a = lowest
+        low, high = pairs.bounds(a / 2)
     with np.errstate(invalid="ignore"):
         differs, beyond = (low > 0) | (high < 0), (low > t) | (high < -t)
         within = (low > -t) & (high < t)
@@ -445,34 +452,147 @@ def judge(pairs: PairedDifferences | MeanDifferences, tolerance: float, alpha: f
                   verdicts._adjusted(p_zero, adjusted, alpha, a), differs, beyond, within, 1 - a)
 
 
-def flips_against_baseline(selected: FloatArray, observed: FloatArray, g0: int, g1: int, i: npt.NDArray[np.intp],
-                           j: npt.NDArray[np.intp], alpha: float, adjust: str) -> dict[str, FloatArray]:
-    """Each pair's flip rate against the baseline's (groups ``g0`` and its null swap ``g1``) on the cases complete
-    for the pair and both baseline groups: a paired difference of two binary indicators per case, with u = the
-    pair flipped and the baseline did not, v = the reverse (matrix products over the cases, no loop). Returns
-    ``baseline_flip_rate``, ``flip_excess`` (Tango's interval at 1 − α: ``flip_excess_ci_low``/``_high``),
-    ``flip_excess_p`` (exact McNemar on u, v) and ``flip_excess_p_adjusted``; NaN for the baseline pair itself."""
-    check_alpha(alpha)
-    ok = observed[:, g0] * observed[:, g1]
-    f0 = np.abs(selected[:, g0] - selected[:, g1]) * ok
-    s, o = selected * ok[:, None], observed * ok[:, None]
+@dataclass(frozen=True)
+class OwnBaselines:
+    """Each pair's flips read against the null swaps of its own two groups (:func:`own_baselines`): for side
+    ``i`` (group i against its null swap i′, on the cases complete for i, j and i′) and side ``j`` alike, the
+    pair's flip rate minus the within-group flip rate as a paired difference of two flip indicators per case
+    (``excess_i``, ``excess_j``: Tango's interval, dual p), the within-group rates (``rate_i``, ``rate_j``) and the
+    exact McNemar p of each side (``mcnemar_i``, ``mcnemar_j``); NaN where the group has no null swap. ``p``: the
+    intersection–union p of "the pair flips more than within each group", the larger of the sides' (Tango's)."""
+
+    rate_i: FloatArray
+    rate_j: FloatArray
+    excess_i: PairedDifferences
+    excess_j: PairedDifferences
+    mcnemar_i: FloatArray
+    mcnemar_j: FloatArray
+    p: FloatArray
+
+    def columns(self, level: float, adjust: str) -> dict[str, FloatArray]:
+        """The pairs' columns at the decision ``level``: each side's rate, excess and interval; the deciding side's
+        (lower bound lower; ``flip_excess_side``: "i" or "j") as ``baseline_flip_rate``, ``flip_excess`` and its
+        interval; ``flips_beyond_baseline`` (every side's interval above 0); ``flip_excess_p`` (exact McNemar, the
+        larger side's) adjusted across pairs."""
+        g = (1 - level) / 2
+        (lo_i, hi_i), (lo_j, hi_j) = self.excess_i.bounds(g), self.excess_j.bounds(g)
+        has_i, has_j = ~np.isnan(self.rate_i), ~np.isnan(self.rate_j)
+        side_i = np.where(has_i, lo_i, np.inf) <= np.where(has_j, lo_j, np.inf)
+        pick = (lambda a, b: np.where(side_i & has_i, a, np.where(has_j, b, np.nan)))
+        with np.errstate(invalid="ignore"):
+            beyond = (has_i | has_j) & (~has_i | (lo_i > 0)) & (~has_j | (lo_j > 0))
+        p = np.fmax(self.mcnemar_i, self.mcnemar_j)
+        tested = ~np.isnan(p)
+        adjusted = np.full(p.shape, np.nan)
+        adjusted[tested] = adjust_p_values(p[tested], adjust)
+        return {"baseline_flip_rate_i": self.rate_i, "baseline_flip_rate_j": self.rate_j,
+                "flip_excess_i": self.excess_i.estimate, "flip_excess_i_ci_low": lo_i, "flip_excess_i_ci_high": hi_i,
+                "flip_excess_j": self.excess_j.estimate, "flip_excess_j_ci_low": lo_j, "flip_excess_j_ci_high": hi_j,
+                "baseline_flip_rate": pick(self.rate_i, self.rate_j),
+                "flip_excess": pick(self.excess_i.estimate, self.excess_j.estimate),
+                "flip_excess_ci_low": pick(lo_i, lo_j), "flip_excess_ci_high": pick(hi_i, hi_j),
+                "flip_excess_side": np.where(side_i & has_i, "i", np.where(has_j, "j", "")).astype(object),
+                "flips_beyond_baseline": beyond, "flip_excess_p": p, "flip_excess_p_adjusted": adjusted}
+
+
+def own_baselines(selected: FloatArray, observed: FloatArray, null_of: npt.NDArray[np.intp],
+                  i: npt.NDArray[np.intp], j: npt.NDArray[np.intp]) -> OwnBaselines:
+    """Each pair (columns ``i``, ``j`` of the cases × groups 0/1 arrays, ``selected`` 0 where not ``observed``)
+    against the null swaps of its own groups: ``null_of[g]`` is the column of group g's null swap (−1: none).
+
+    Per case, the pair flipped (F = i's answer ≠ j's) and the group flipped within itself (N = g's ≠ g′'s); on the
+    cases complete for i, j, g and g′, u = #(F, not N), v = #(N, not F): F̄ − N̄ = (u − v)/n is a paired difference
+    of two binary indicators (Tango's interval, exact McNemar on u, v). Matrix products, one row per group with a
+    null swap: no loop over cases or pairs. The two sides are an intersection–union test."""
+    s, o = np.asarray(selected, dtype=float), np.asarray(observed, dtype=float)
     no = o - s
-    n = (o.T @ o)[i, j]
-    flips = (s.T @ no + no.T @ s)[i, j]
-    u = ((s * (1 - f0)[:, None]).T @ no + (no * (1 - f0)[:, None]).T @ s)[i, j]
-    v = ((s * f0[:, None]).T @ s + (no * f0[:, None]).T @ no)[i, j]
-    itself = ((i == g0) & (j == g1)) | ((i == g1) & (j == g0))
-    d = PairedDifferences(u, v, n)
-    low, high = d.bounds(alpha / 2)
-    p = np.where(itself, np.nan, mcnemar_exact(u, v))
+    g = np.flatnonzero(null_of >= 0)
+    ok = o[:, g] * o[:, null_of[g]]
+    within = np.abs(s[:, g] - s[:, null_of[g]]) * ok
+    agree = ok - within
+    s_g, no_g = s[:, g], no[:, g]
+    u = (s_g * agree).T @ no + (no_g * agree).T @ s                     # G × k: the pair flipped, g did not
+    both = (s_g * within).T @ no + (no_g * within).T @ s                # both flipped
+    v = within.T @ o - both                                              # g flipped, the pair did not
+    n, row = ok.T @ o, np.full(s.shape[1], -1)
+    row[g] = np.arange(g.size)
+
+    def side(a: npt.NDArray[np.intp], b: npt.NDArray[np.intp]) -> tuple[FloatArray, PairedDifferences, FloatArray]:
+        has, at = row[a] >= 0, (np.maximum(row[a], 0), b)
+        uu, vv, nn, bb = (np.where(has, m[at], 0.0) for m in (u, v, n, both))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rate = np.where(has & (nn > 0), (bb + vv) / nn, np.nan)     # within-group flips on the same cases
+        return rate, PairedDifferences(uu, vv, nn), np.where(has & (nn > 0), mcnemar_exact(uu, vv), np.nan)
+
+    (rate_i, d_i, m_i), (rate_j, d_j, m_j) = side(i, j), side(j, i)
+    return OwnBaselines(rate_i, rate_j, d_i, d_j, m_i, m_j, np.fmax(d_i.p_value(0.0), d_j.p_value(0.0)))
+
+
+def binary_pairs(selected: FloatArray, observed: FloatArray, columns: npt.NDArray[np.intp],
+                 null_of: npt.NDArray[np.intp] | None, tolerance: float, alpha: float, adjust: str
+                 ) -> tuple[dict[str, FloatArray], Judged, npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """Every pair of the groups ``columns`` of the cases × groups 0/1 arrays (the real groups; null swaps are
+    baselines, never compared as groups): counts, δ with Tango's interval judged against ±``tolerance``, the flip
+    rate, exact McNemar (adjusted), the odds ratio and, with ``null_of`` (each group's null swap column, −1: none),
+    each pair against its own groups' null swaps (:func:`own_baselines`). Every interval but the odds ratio's
+    (McNemar's level) is at one level: the smallest critical level of the verdicts' families and the flips'."""
+    y, seen = selected[:, columns], observed[:, columns]
+    n, both, only_i, only_j, i, j = pair_counts(y, seen)
+    out: dict[str, FloatArray] = {"n": n.astype(np.int64), "both": both.astype(np.int64),
+                                  "only_i": only_i.astype(np.int64), "only_j": only_j.astype(np.int64),
+                                  "neither": (n - both - only_i - only_j).astype(np.int64)}
+    base = None if null_of is None or not (null_of >= 0).any() else \
+        own_baselines(selected, observed, null_of, columns[i], columns[j])
+    d = PairedDifferences(only_i, only_j, n)
+    judged = judge(d, tolerance, alpha, adjust, also=() if base is None else (base.p,))
+    a = 1 - judged.level
+    flip = only_i + only_j
+    f_low, f_high = clopper_pearson(flip, n, a)
+    p = mcnemar_exact(only_i, only_j)
+    odds, o_low, o_high = conditional_odds_ratio(only_i, only_j, verdicts.critical_level(p, alpha, adjust))
     with np.errstate(invalid="ignore", divide="ignore"):
-        rate = (flips - u + v) / n
-    return {"baseline_flip_rate": np.where(itself, np.nan, rate), "flip_excess": np.where(itself, np.nan, d.estimate),
-            "flip_excess_ci_low": np.where(itself, np.nan, low), "flip_excess_ci_high": np.where(itself, np.nan, high),
-            "flip_excess_p": p, "flip_excess_p_adjusted": adjust_p_values(p, adjust)}
+        out.update(rate_i=(both + only_i) / n, rate_j=(both + only_j) / n, difference=d.estimate,
+                   difference_ci_low=judged.low, difference_ci_high=judged.high, difference_p=judged.p,
+                   difference_p_adjusted=judged.p_adjusted, flip_rate=flip / n, flip_rate_ci_low=f_low,
+                   flip_rate_ci_high=f_high, mcnemar_p=p, p_adjusted=adjust_p_values(p, adjust), odds_ratio=odds,
+                   odds_ratio_ci_low=o_low, odds_ratio_ci_high=o_high)
+    if base is not None:
+        out.update(base.columns(judged.level, adjust))
+    return out, judged, i, j
 
 
-__all__ = ["flips_against_baseline", "PAIRED_VERDICTS", "Judged", "MeanDifferences", "judge", "pair_counts", "PAIRED_CC", "PAIRED_METHODS", "EXACT_Q_CASES", "EXACT_Q_STATES", "EXACT_MULTINOMIAL_OUTCOMES",
-           "OmnibusResult", "PairedDifferences", "binomial_two_sided", "clopper_pearson", "cochrans_q",
-           "conditional_odds_ratio", "mcnemar_exact", "multinomial_equal_test", "newcombe_interval",
-           "tango_interval", "wilcoxon_pairs"]
+def mean_pairs(values: FloatArray, observed: FloatArray, kind: str, tolerance: float, alpha: float, adjust: str
+               ) -> tuple[dict[str, FloatArray], Judged | None, npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """Every pair of columns of a cases × groups array of ranks or scores (0 where not ``observed``): means, the
+    mean paired difference (Student's t; judged against ±``tolerance`` for scores, None for ranks, whose verdict is
+    "ranked first"'s) and Wilcoxon's test, adjusted by ``adjust``; matrix products, no loop over pairs."""
+    x, seen = np.asarray(values, dtype=float), np.asarray(observed, dtype=float)
+    i, j = np.triu_indices(x.shape[1], 1)
+    total = (x.T @ seen - seen.T @ x)[i, j]
+    squares = ((x ** 2).T @ seen + seen.T @ (x ** 2) - 2 * x.T @ x)[i, j]
+    n_pair = (seen.T @ seen)[i, j]
+    m = MeanDifferences(total, squares, n_pair)
+    both_seen = seen[:, i] * seen[:, j]
+    w_stat, w_p = wilcoxon_pairs(np.where(both_seen > 0, x[:, i] - x[:, j], np.nan).T)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_i = (x[:, i] * both_seen).sum(axis=0) / n_pair
+    out: dict[str, FloatArray] = {}
+    judged: Judged | None = None
+    if kind == "score":
+        judged = judge(m, tolerance, alpha, adjust)
+        out.update(n=n_pair.astype(np.int64), mean_i=mean_i, mean_j=mean_i - m.estimate, difference=m.estimate,
+                   difference_ci_low=judged.low, difference_ci_high=judged.high,
+                   difference_ci_low_unadjusted=judged.low_unadjusted,
+                   difference_ci_high_unadjusted=judged.high_unadjusted, difference_p=judged.p,
+                   difference_p_adjusted=judged.p_adjusted)
+    else:
+        out.update(mean_rank_i=mean_i, mean_rank_j=mean_i - m.estimate, rank_difference=m.estimate)
+    out.update(wilcoxon_statistic=w_stat, wilcoxon_p=w_p, wilcoxon_p_adjusted=adjust_p_values(w_p, adjust))
+    return out, judged, i, j
+
+
+__all__ = ["binary_pairs", "binomial_two_sided", "clopper_pearson", "cochrans_q", "conditional_odds_ratio",
+           "EXACT_MULTINOMIAL_OUTCOMES", "EXACT_Q_CASES", "EXACT_Q_STATES", "judge", "Judged", "mcnemar_exact",
+           "mean_pairs", "MeanDifferences", "multinomial_equal_test", "newcombe_interval", "OmnibusResult",
+           "own_baselines", "OwnBaselines", "pair_counts", "PAIRED_CC", "PAIRED_METHODS", "PAIRED_VERDICTS",
+           "PairedDifferences", "tango_interval", "wilcoxon_pairs"]

@@ -80,8 +80,9 @@ def answer(pairs: pd.DataFrame, kind: str, tolerance: float, baseline: tuple[str
            unit: str = "", shown: int = 3, alpha: float = 0.05, secondary: tuple[str, ...] = ()) -> list[str]:
     """The answer first: how many pairs differ materially (their difference's adjusted interval beyond
     ±``tolerance``), the ``shown`` largest of them in words — pairs of the ``secondary`` groups (null swaps) after
-    the others — the other verdicts counted, and — with a baseline — the null swap's flip rate and the pairs whose
-    flip rate exceeds it beyond chance. Plain text, one sentence or paragraph per item (a page escapes it)."""
+    the others — the other verdicts counted, and — with null swaps — each group's within-group flip rate and the
+    pairs that flip more than within both of their groups (:func:`baseline_sentence`). Plain text, one sentence
+    or paragraph per item (a page escapes it)."""
     total = len(pairs)
     verdict = pairs["verdict"].astype(str)
     material = pairs[verdict == "material difference"]
@@ -112,35 +113,77 @@ def answer(pairs: pd.DataFrame, kind: str, tolerance: float, baseline: tuple[str
     return out
 
 
-def baseline_sentence(pairs: pd.DataFrame, baseline: tuple[str, str] | None, alpha: float = 0.05) -> str:
-    """How the pairs' flip rates compare with the null swap's: what the model changes when nothing meaningful
-    changes (a pair's excess is called beyond chance when its adjusted exact McNemar p is below ``alpha``; its
-    interval is at 1 − ``alpha``). Without a baseline, what is missing."""
+def within_rates(pairs: pd.DataFrame) -> pd.Series:
+    """Each group's within-group flip rate (the group against its own null swap), from the pairs' sides: the side
+    with the most cases where they differ (an incomplete case is used wherever its pair is complete)."""
+    sides = pd.concat([pd.DataFrame({"group": pairs[f"group_{s}"], "rate": pairs[f"baseline_flip_rate_{s}"],
+                                     "n": pairs["n"]}) for s in ("i", "j")]).dropna(subset=["rate"])
+    best = sides.sort_values("n", ascending=False, kind="stable").drop_duplicates("group")
+    order = list(dict.fromkeys([*pairs["group_i"], *pairs["group_j"]]))
+    return best.set_index("group")["rate"].reindex([g for g in order if g in set(best["group"])])
+
+
+def baseline_sentence(pairs: pd.DataFrame, baseline: tuple[str, str] | None = None, alpha: float = 0.05) -> str:
+    """How the pairs' flip rates compare with their own groups' null swaps (what the model changes when only the
+    name changes, within one group): each group's within-group flip rate, then the pairs that flip more than within
+    both of their groups — every side's interval above 0 at the table's one level (``pairs["level"]``, the level
+    of every interval the page prints) — and the most telling one with the interval that decided. Without null
+    swaps, what is missing. ``baseline`` is not needed (the pairs carry their baselines); ``alpha`` is checked."""
     check_alpha(alpha)
-    if baseline is None or "baseline_flip_rate" not in pairs:
+    if "baseline_flip_rate_i" not in pairs or not len(pairs):
         return ("No baseline: the flip rates (how often changing only the words changed the decision) are not read "
-                "against what the model changes when nothing meaningful changes. Add a null swap (another name of "
-                "the same group) and choose it as the baseline.")
-    g0, g1 = baseline
-    base = pairs["baseline_flip_rate"].dropna()
-    rate = float(base.iloc[0]) if len(base) else float("nan")
-    judged = pairs.dropna(subset=["flip_excess_p_adjusted"])
-    beyond = judged[judged["flip_excess_p_adjusted"] < alpha]
-    beyond = beyond.iloc[np.argsort(-beyond["flip_excess"].to_numpy(), kind="stable")]
-    head = (f"Against the baseline: swapping {g0} for its null swap {g1} changed {percent(rate)} of the decisions, "
-            "what the model changes when nothing meaningful changes.")
+                "against what the model changes when nothing meaningful changes. Add a null swap of each group "
+                "(other names of the same group, named 'X (null swap)').")
+    level = level_text(float(pairs["level"].iloc[0]))
+    rates = within_rates(pairs)
+    listed = ", ".join(f"{percent(r)} ({g})" for g, r in rates.items())
+    head = (f"Against the null swaps: within each group, swapping a name for another of the same group changed "
+            f"{listed} of the decisions — what the model changes when nothing meaningful changes. Each pair is read "
+            "against its own two groups' null swaps.")
+    judged = pairs.dropna(subset=["flip_excess"])
+    beyond = judged[judged["flips_beyond_baseline"].astype(bool)]
     if not len(beyond):
-        top = judged.iloc[np.argsort(-judged["flip_rate"].to_numpy(), kind="stable")].head(1)
-        extra = "" if not len(top) else (f" The highest, {top.iloc[0]['group_i']} vs {top.iloc[0]['group_j']}, flips "
-                                         f"{percent(top.iloc[0]['flip_rate'])}.")
-        return head + (" No pair's flip rate exceeds it beyond chance (exact McNemar on the cases where one flipped "
-                       "and the other did not, adjusted across pairs)." + extra)
-    r = beyond.iloc[0]
-    return head + (f" {len(beyond)} pair(s) flip more often beyond chance (adjusted across pairs); the most, "
-                   f"{r['group_i']} vs {r['group_j']}, flips {percent(r['flip_rate'])} of the same cases: "
-                   f"{points(r['flip_excess'], signed=True)} ({level_text(1 - alpha)} interval "
-                   f"{points(r['flip_excess_ci_low'], signed=True).removesuffix(' pp')} to "
-                   f"{points(r['flip_excess_ci_high'], signed=True)}).")
+        top = judged.iloc[np.argsort(-judged["flip_excess_ci_low"].to_numpy(), kind="stable")].head(1)
+        extra = "" if not len(top) else (
+            f" The closest, {top.iloc[0]['group_i']} vs {top.iloc[0]['group_j']}, flips "
+            f"{percent(top.iloc[0]['flip_rate'])}: {_excess(top.iloc[0], level)}.")
+        return head + (f" No pair flips more often than within both of its groups at the {level} adjusted level."
+                       + extra)
+    r = beyond.iloc[np.argsort(-beyond["flip_excess_ci_low"].to_numpy(), kind="stable")].iloc[0]
+    return head + (f" {len(beyond)} of {counted(len(pairs), 'pair')} flip more often than within both of their "
+                   f"groups (every {level} adjusted interval above 0); the clearest, {r['group_i']} vs "
+                   f"{r['group_j']}, flips {percent(r['flip_rate'])} of the same cases: {_excess(r, level)}.")
 
 
-__all__ = ["RATE", "SELECTED", "answer", "baseline_sentence", "pair_sentence", "percent", "points"]
+def _excess(row: pd.Series, level: str) -> str:
+    """The deciding side's excess in words: over which group's null swap, with its interval at the table's level."""
+    low = points(row["flip_excess_ci_low"], signed=True).removesuffix(" pp")
+    return (f"{points(row['flip_excess'], signed=True)} over the {percent(row['baseline_flip_rate'])} within "
+            f"{row['group_' + row['flip_excess_side']]} ({level} interval {low} to "
+            f"{points(row['flip_excess_ci_high'], signed=True)})")
+
+
+def variants_made(texts: int, groups: int, null_swaps: int, results: tuple[int, int] | None = None,
+                  demo: bool = False) -> str:
+    """What "Make the variants" made — ``texts`` base texts × ``groups`` groups, ``null_swaps`` of them null swaps —
+    and, when the loaded ``results`` (cases, groups) are not these variants' answers, why, in one sentence more.
+
+    >>> variants_made(3, 8, 4, (400, 8), demo=True).split(". ")[0]
+    '24 variants: 3 base texts × 8 groups (4 groups and a null swap of each)'
+    """
+    real = groups - null_swaps
+    kinds = ("" if not null_swaps else f" ({real} groups and a null swap of each)" if null_swaps == real else
+             f" ({real} groups, {null_swaps} of them with a null swap)")
+    out = f"{texts * groups:,} variants: {texts:,} base texts × {groups} groups{kinds}."
+    if results is None or (results == (texts, groups) and not demo):
+        return out
+    cases, k = results
+    if demo:
+        return out + (f" They are not the loaded demo's {cases:,} × {k}: the demo's résumés are synthetic numbers with "
+                      "no texts (scripts/make_counterfactual_demo.py), so these variants of the example texts above "
+                      "show how its groups' variants are written, not the cases it scored.")
+    return out + f" The loaded results ({cases:,} cases × {k} groups) are not these variants' answers."
+
+
+__all__ = ["RATE", "SELECTED", "answer", "baseline_sentence", "pair_sentence", "percent", "points",
+           "variants_made", "within_rates"]

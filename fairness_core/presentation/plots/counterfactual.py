@@ -122,10 +122,11 @@ def paired_forest(pairs: pd.DataFrame, tolerance: float, unit: str = "pp") -> go
                        f"{more}</sup>", height=150 + 26 * len(part), legend_below=True, wrap=False)
 
 
-def paired_rates(by_group: pd.DataFrame, alpha: float = 0.05, baseline: tuple[str, str] | None = None) -> go.Figure:
+def paired_rates(by_group: pd.DataFrame, alpha: float = 0.05, baseline: tuple[str, str] | None = None,
+                 null_swaps: tuple[str, ...] = ()) -> go.Figure:
     """Each group's rate over the cases it was answered on — the selection rate (decisions), the share ranked first
     (ranks) or the mean score (scores) — with its 1 − ``alpha`` interval (Clopper–Pearson, or Student's t), highest
-    first; the baseline's null swap in grey.
+    first; the null swaps (``null_swaps``, and the ``baseline``'s) in grey.
 
     >>> by = pd.DataFrame({"group": ["A", "B"], "n": [10, 10], "rate": [0.5, 0.2], "rate_ci_low": [0.2, 0.03],
     ...                    "rate_ci_high": [0.8, 0.56]})
@@ -138,7 +139,7 @@ def paired_rates(by_group: pd.DataFrame, alpha: float = 0.05, baseline: tuple[st
     low, high = (by_group[f"{column}_ci_{s}"].to_numpy(dtype=float) for s in ("low", "high"))
     names = by_group["group"].astype(str).to_numpy(dtype=object)
     order = np.argsort(-np.nan_to_num(x, nan=-np.inf), kind="stable")
-    null = np.array([baseline is not None and g == baseline[1] for g in names])
+    null = np.isin(names, [*null_swaps, *([] if baseline is None else [baseline[1]])])
     fig = go.Figure()
     words = {"rate": "selection rate", "top_share": "share ranked first", "mean": "mean score"}[column]
     for part, colour, label in ((~null, FAVOURS_I, words), (null, UNDEFINED_COLOR, "baseline (null swap)")):
