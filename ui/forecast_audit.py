@@ -239,7 +239,9 @@ def show_audit(current: Loaded, s: VerdictSettings) -> None:
     figure_with_downloads(pit_histograms(a), "fc-pit", tables["pit"], "forecast_pit.csv",
                           "Download the PIT histograms (CSV)")
     st.subheader("One group's forecasts over time", anchor=False)
-    pick = st.selectbox("Group", list(a.groups), key="fc-fan-group")
+    lowest = int(np.nanargmin(groups["benefit"].to_numpy(dtype=float)))
+    pick = st.selectbox("Group", list(a.groups), key="fc-fan-group", index=lowest,
+                        help="Opens at the group whose forecasts lean most against it (the lowest mean benefit).")
     series = t.series(str(pick))
     chart(forecast_fan(series, t.levels, str(pick), unit, t.observation), "forecast_fan.html", key="fc-fan",
           names={"group": pick})

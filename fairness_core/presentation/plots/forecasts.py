@@ -110,7 +110,7 @@ def forecast_coverage(audit: ForecastAudit, alpha: float = 0.05, bands: Sequence
         fig.update_xaxes(type="category", tickangle=-30 if len(groups) > 4 else 0, row=1, col=k)
     fig.update_yaxes(tickformat=".0%", title_text="share of observations inside the band", row=1, col=1)
     title = ("Band coverage by group<br><sup>● coverage with its interval; dashed: nominal; red: the band is too "
-             "narrow for the group (overconfident)</sup>")
+             "narrow for the group (overconfident), green: too wide</sup>")
     return _plain(fig, title, height=400, legend_below=True, wrap=False)
 
 
@@ -157,12 +157,18 @@ def pit_histograms(audit: ForecastAudit) -> go.Figure:
     return _plain(fig, title, height=140 + 230 * rows, legend_below=True, wrap=False)
 
 
+#: Time points a fan chart opens on (the latest); the rest are a zoom out (a double click) away.
+FAN_WINDOW = 120
+
+
 def forecast_fan(series: pd.DataFrame, levels: Sequence[float], group: str, unit: str = "",
-                 observation: str = "observation") -> go.Figure:
+                 observation: str = "observation", window: int = FAN_WINDOW) -> go.Figure:
     """One group's forecasts over time: nested bands between symmetric levels (the widest lightest), the median (when
     0.5 is a level) and the observations, those outside the widest band marked. ``series``: columns ``time``,
     ``observation`` and one per level named ``f"{level:g}"`` (:meth:`~fairness_core.services.forecast_files.
-    ForecastTable.series`); ``observation`` names the observed column as the user did.
+    ForecastTable.series`); ``observation`` names the observed column as the user did. A series longer than
+    1.5 × ``window`` opens on its last ``window`` time points (every point is in the figure: a double click shows
+    them all).
 
     >>> s = pd.DataFrame({"time": [1, 2, 3], "observation": [1.0, 5.0, 2.0], "0.1": [0.0, 0.0, 1.0],
     ...                   "0.5": [1.0, 1.0, 2.0], "0.9": [2.0, 2.0, 3.0]})
@@ -202,6 +208,10 @@ def forecast_fan(series: pd.DataFrame, levels: Sequence[float], group: str, unit
     share = float(np.mean((y < widest[1]) | (y > widest[2]))) if widest is not None else float("nan")
     said = (f"{share:.1%} of {len(y):,} observations outside the {widest[0]}" if widest is not None
             else f"{len(y):,} observations")
+    if len(x) > 1.5 * window:
+        fig.update_xaxes(range=[x[-window], x[-1]])
+        said += f"; the last {window:,} shown, double-click for all"
+    fig.update_layout(legend_traceorder="normal")
     return _plain(fig, f"Forecasts for {plotly_text(group)} over time<br><sup>{said}</sup>", height=420,
                   legend_below=True, wrap=False)
 
