@@ -553,7 +553,7 @@ class PairedAudit:
                                                        adjust)
             out.update(group_i=names[i], group_j=names[j], **counts)
         if self.kind != "decision":
-            extra, scored, i, j = paired.mean_pairs(np.nan_to_num(self.values)[:, real], seen[:, real], self.kind, t,
+            extra, scored, i, j = paired._mean_pairs(np.nan_to_num(self.values)[:, real], seen[:, real], self.kind, t,
                                                     alpha, adjust)
             judged = scored or judged
             out.update({"group_i": names[i], "group_j": names[j]} | extra)

@@ -528,14 +528,16 @@ def own_baselines(selected: FloatArray, observed: FloatArray, null_of: npt.NDArr
     return OwnBaselines(rate_i, rate_j, d_i, d_j, m_i, m_j, np.fmax(d_i.p_value(0.0), d_j.p_value(0.0)))
 
 
-def binary_pairs(selected: FloatArray, observed: FloatArray, columns: npt.NDArray[np.intp],
-                 null_of: npt.NDArray[np.intp] | None, tolerance: float, alpha: float, adjust: str
-                 ) -> tuple[dict[str, FloatArray], Judged, npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+def binary_pairs(selected: FloatArray, observed: FloatArray, columns: npt.NDArray[np.intp] | None = None,
+                 null_of: npt.NDArray[np.intp] | None = None, tolerance: float = 0.05, alpha: float = 0.05,
+                 adjust: str = "holm") -> tuple[dict[str, FloatArray], Judged, npt.NDArray[np.intp],
+                                                npt.NDArray[np.intp]]:
     """Every pair of the groups ``columns`` of the cases × groups 0/1 arrays (the real groups; null swaps are
     baselines, never compared as groups): counts, δ with Tango's interval judged against ±``tolerance``, the flip
     rate, exact McNemar (adjusted), the odds ratio and, with ``null_of`` (each group's null swap column, −1: none),
     each pair against its own groups' null swaps (:func:`own_baselines`). Every interval but the odds ratio's
     (McNemar's level) is at one level: the smallest critical level of the verdicts' families and the flips'."""
+    columns = np.arange(np.shape(selected)[1]) if columns is None else np.asarray(columns)
     y, seen = selected[:, columns], observed[:, columns]
     n, both, only_i, only_j, i, j = pair_counts(y, seen)
     out: dict[str, FloatArray] = {"n": n.astype(np.int64), "both": both.astype(np.int64),
@@ -561,7 +563,7 @@ def binary_pairs(selected: FloatArray, observed: FloatArray, columns: npt.NDArra
     return out, judged, i, j
 
 
-def mean_pairs(values: FloatArray, observed: FloatArray, kind: str, tolerance: float, alpha: float, adjust: str
+def _mean_pairs(values: FloatArray, observed: FloatArray, kind: str, tolerance: float, alpha: float, adjust: str
                ) -> tuple[dict[str, FloatArray], Judged | None, npt.NDArray[np.intp], npt.NDArray[np.intp]]:
     """Every pair of columns of a cases × groups array of ranks or scores (0 where not ``observed``): means, the
     mean paired difference (Student's t; judged against ±``tolerance`` for scores, None for ranks, whose verdict is
@@ -593,6 +595,6 @@ def mean_pairs(values: FloatArray, observed: FloatArray, kind: str, tolerance: f
 
 __all__ = ["binary_pairs", "binomial_two_sided", "clopper_pearson", "cochrans_q", "conditional_odds_ratio",
            "EXACT_MULTINOMIAL_OUTCOMES", "EXACT_Q_CASES", "EXACT_Q_STATES", "judge", "Judged", "mcnemar_exact",
-           "mean_pairs", "MeanDifferences", "multinomial_equal_test", "newcombe_interval", "OmnibusResult",
+           "MeanDifferences", "multinomial_equal_test", "newcombe_interval", "OmnibusResult",
            "own_baselines", "OwnBaselines", "pair_counts", "PAIRED_CC", "PAIRED_METHODS", "PAIRED_VERDICTS",
            "PairedDifferences", "tango_interval", "wilcoxon_pairs"]
