@@ -20,7 +20,8 @@ def test_the_demo_loads_with_one_click_and_draws_the_answer_and_five_figures(ope
     press(pg, pg.get_by_text("Audit forecasts", exact=True))
     press(pg, pg.get_by_role("button", name="Load the demo forecasts (synthetic)"))
     pg.wait_for_function(f"() => ({IDLE})() && ({FIGURES_HOLD})([4, 'Mean benefit of the median forecast', "
-                         "'Band coverage by group', 'PIT histogram by group', 'Forecasts for Riverside'])", timeout=WAIT)
+                         "'Band coverage by group', 'PIT histogram by group', 'Forecasts for Riverside'])",
+                         timeout=WAIT)
     answer = pg.get_by_test_id("stMain").locator("p", has_text="The answer.").first.inner_text()
     assert "algorithmic bias against Riverside" in answer
     findings = pg.get_by_test_id("stMain").locator("p", has_text="group pairs:").first.inner_text()

@@ -216,7 +216,20 @@ def _figure_cases() -> dict:  # type: ignore[type-arg]
                                                 "group": np.tile(NAMES, cases),
                                                 "decision": rng.integers(0, 2, cases * len(NAMES))}),
                                   case="case_id", group="group", decision="decision", positive_is="benefit")
+    from fairness_core import forecasts
+    from fairness_core.presentation.plots import forecasts as fc_plots
+
+    q = rng.normal(size=80)[:, None] + np.array([-1.0, 0.0, 1.0])
+    forecast = forecasts.audit(rng.normal(size=80), q, [0.1, 0.5, 0.9], np.repeat(NAMES, 10), positive_is="benefit",
+                               min_time_points=3)
+    series = pd.DataFrame({"time": np.arange(10), "observation": rng.normal(size=10), "0.1": -1.0, "0.5": 0.0,
+                           "0.9": 1.0})
     return {
+        "forecast_benefits": lambda: fc_plots.forecast_benefits(forecast, unit=f"{LINK} MW"),
+        "forecast_coverage": lambda: fc_plots.forecast_coverage(forecast),
+        "pit_histograms": lambda: fc_plots.pit_histograms(forecast),
+        "forecast_fan": lambda: fc_plots.forecast_fan(series, [0.1, 0.5, 0.9], LINK, f"{STYLED} MW",
+                                                      observation=AUTOLINK),
         "benefit_distributions": lambda: plots.benefit_distributions(amounts, unit=f"{LINK} $"),
         "discordance_matrix": lambda: cf_plots.discordance_matrix(paired.pairs(), list(paired.groups)),
         "paired_forest": lambda: cf_plots.paired_forest(paired.pairs(), 0.05),

@@ -18,7 +18,8 @@ import streamlit as st
 
 from fairness_core.forecasts import ForecastAudit
 from fairness_core.io import DataValidationError
-from fairness_core.presentation.plots.forecasts import forecast_benefits, forecast_coverage, forecast_fan, pit_histograms
+from fairness_core.presentation.plots.forecasts import (forecast_benefits, forecast_coverage, forecast_fan,
+                                                        pit_histograms)
 from fairness_core.services import forecast_files as files
 from fairness_core.services.forecast_files import ForecastTable
 from fairness_core.statistics.verdicts import VERDICTS, VerdictSettings, level_text
@@ -40,10 +41,11 @@ DIRECTIONS = {"benefit": "Yes: a larger forecast serves the group (demand, frost
               "harm": "No: a larger forecast harms the group (losses that set a premium: over-forecasting harms)"}
 #: Help for the verdict tiles, in the forecasts' words.
 HELP = {
-    "algorithmic bias": "The forecast OFI's adjusted interval lies beyond ±tolerance: one group's median forecasts lean "
-                        "in its favour, relative to the other's, by more than the difference you declared material.",
-    "materiality unclear": "The forecast OFI's interval excludes 0 but reaches inside ±tolerance: a real lean that may "
-                           "be too small to matter.",
+    "algorithmic bias": "The forecast OFI's adjusted interval lies beyond ±tolerance: one group's median forecasts "
+                        "lean in its favour, relative to the other's, by more than the difference you declared "
+                        "material.",
+    "materiality unclear": "The forecast OFI's interval excludes 0 but reaches inside ±tolerance: a real lean that "
+                           "may be too small to matter.",
     "systemic disparity": "No material lean (the OFI's interval inside ±tolerance), but one group's mean CRPS is "
                           "beyond the band [0.8, 1.25] of the other's: its forecasts are less accurate.",
     "no bias detected": "The OFI's interval inside ±tolerance and the CRPS ratio's inside [0.8, 1.25].",
@@ -156,7 +158,8 @@ def upload_step() -> None:
         except DataValidationError as e:
             show_problems(e)
         except ValueError as e:
-            st.error(f"**Nothing was loaded** — the current data is unchanged. {md_escape(e)}", icon=":material/block:")
+            st.error(f"**Nothing was loaded** — the current data is unchanged. {md_escape(e)}",
+                     icon=":material/block:")
         else:
             _keep(checked, audit, str(st.session_state.get("fc-unit", "")).strip(), default_tolerance(checked.y))
             st.rerun()
@@ -182,8 +185,9 @@ def served_worse(verdicts: pd.DataFrame) -> str:
 
     >>> v = pd.DataFrame({"group_i": ["b", "c", "c"], "group_j": ["a", "a", "b"], "favours": ["a", "", ""],
     ...                   "verdict": ["algorithmic bias", "systemic disparity", "no bias detected"]})
-    >>> served_worse(v)
-    'The forecaster serves some groups worse: algorithmic bias against b (in 1 of its 2 pairs); systemic disparity (less accurate forecasts) at c (in 1 of its 2 pairs).'
+    >>> for part in served_worse(v).split("; "): print(part)
+    The forecaster serves some groups worse: algorithmic bias against b (in 1 of its 2 pairs)
+    systemic disparity (less accurate forecasts) at c (in 1 of its 2 pairs).
     """
     bias = verdicts[verdicts["verdict"] == "algorithmic bias"]
     against = np.where(bias["favours"] == bias["group_i"], bias["group_j"], bias["group_i"])
