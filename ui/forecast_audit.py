@@ -264,6 +264,10 @@ def show_audit(current: Loaded, s: VerdictSettings) -> None:
                  index=False)
 
 
+def _ratio(x: float) -> str:
+    return f"{x:.3g}" if np.isfinite(x) else "undefined"
+
+
 def _verdict_view(v: pd.DataFrame, unit: str) -> pd.DataFrame:
     """The verdict table as people read it: the pair, the verdict, the forecast OFI with its adjusted interval, the
     CRPS ratio with its interval, and the reading."""
@@ -272,8 +276,9 @@ def _verdict_view(v: pd.DataFrame, unit: str) -> pd.DataFrame:
         "verdict": v["verdict"], "favours": v["favours"],
         "forecast OFI (i − j)": [amount_text(x, unit) for x in v["ofi"]],
         "adjusted interval": [amount_range(lo, hi, unit) for lo, hi in zip(v["ofi_ci_low"], v["ofi_ci_high"])],
-        "CRPS ratio (i / j)": [f"{x:.3g}" for x in v["ratio"]],
-        "its interval": [f"{lo:.3g} to {hi:.3g}" for lo, hi in zip(v["ratio_ci_low"], v["ratio_ci_high"])],
+        "CRPS ratio (i / j)": [_ratio(x) for x in v["ratio"]],
+        "its interval": [f"{_ratio(lo)} to {_ratio(hi)}" if np.isfinite(lo) and np.isfinite(hi) else "undefined"
+                         for lo, hi in zip(v["ratio_ci_low"], v["ratio_ci_high"])],
         "reading": v["explanation"]})
 
 
