@@ -36,7 +36,8 @@ from scipy import stats
 
 from .statistics import inference
 from .audit import Audit
-from .statistics.verdicts import DEFAULT_OFI_TOLERANCE, critical_level, level_text
+from .statistics.verdicts import DEFAULT_OFI_TOLERANCE, critical_level
+from .wording.levels import level_text
 from .common.vocabulary import DEFAULT_ALPHA, check_alpha, opposite_outcome
 from .statistics.row_counts import count_arrays
 from .statistics.mitigation.rule import SCORE_TRANSFORMS

@@ -28,7 +28,8 @@ import pandas as pd
 from .statistics import inference
 from .audit import Audit
 from .multiclass import MulticlassAudit
-from .statistics.verdicts import DEFAULT_OFI_TOLERANCE, VerdictSettings, level_text, unpack_settings
+from .statistics.verdicts import DEFAULT_OFI_TOLERANCE, VerdictSettings, unpack_settings
+from .wording.levels import level_text
 from .common.vocabulary import DEFAULT_ALPHA, check_alpha
 from .statistics.confusion import ConfusionMatrix
 from .statistics.rows import RowData

@@ -48,8 +48,8 @@ from .audit import Audit, NEEDS_OUTCOMES, NeedsOutcomes
 from .continuous import DEFAULT_BAND, ContinuousAudit
 from .multiclass import MulticlassAudit
 from .statistics.amounts import MeanPairs
-from .statistics.verdicts import (DEFAULT_OFI_TOLERANCE, VerdictSettings, critical_level, level_text,
-                                  unpack_settings)
+from .statistics.verdicts import DEFAULT_OFI_TOLERANCE, VerdictSettings, critical_level, unpack_settings
+from .wording.levels import level_text
 from .common.vocabulary import DEFAULT_ALPHA, adjustment, check_alpha
 
 FloatArray = npt.NDArray[np.float64]

@@ -10,7 +10,7 @@ import streamlit as st
 from fairness_core import plots, regulatory, report
 from fairness_core import store as audit_store
 from fairness_core.store import AuditNotFound, NotOwner, SavedAudit, StoreError, TooManyAttempts
-from fairness_core.verdicts import level_text
+from fairness_core.wording.levels import level_text
 from ui import cached, saved
 from ui.state import ADJUSTMENTS, SAVED_MODEL_KEY, data_banner, page_setup, set_audit
 from ui.widgets import BuiltIn, P_FORMATS, chart, csv_download, md_escape, styled, verdict_summary

@@ -237,7 +237,7 @@ def test_the_variants_made_after_the_demo_say_what_they_are_and_why_they_differ(
 
 def test_every_interval_on_the_page_is_at_one_level():
     """The newcomer's finding: the baseline paragraph said "95 % interval" beside 99.8 % everywhere else."""
-    from fairness_core.statistics.verdicts import level_text
+    from fairness_core.wording.levels import level_text
 
     at = page()
     at.button(key="cf-demo").click().run()

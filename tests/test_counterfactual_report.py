@@ -333,7 +333,7 @@ def test_one_level_everywhere_in_the_answer_the_report_and_each_groups_rate():
     interval the answer, the report and the figures print is at the pairs' one level, said as the answer says it."""
     from statsmodels.stats.proportion import proportion_confint
 
-    from fairness_core.statistics.verdicts import level_text
+    from fairness_core.wording.levels import level_text
 
     audit = demo()
     rep = report.build(audit, settings=VerdictSettings(0.05, 0.05, "holm"))

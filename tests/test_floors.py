@@ -96,6 +96,7 @@ ONE_HOME: dict[str, tuple[str, ...]] = {
     "fairness_core.wording.mitigation": ("RANDOMIZING", "TARGET_MEASURES", "TARGET_WORDS", "cross_fitted_reading",
                                          "estimates", "interval_text", "intervals_note", "mixture_text",
                                          "score_direction"),   # not the Compare page's helpers
+    "fairness_core.wording.levels": ("interval_label", "level_text"),   # words, not statistics
 }
 
 

@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from fairness_core import datasets
 from fairness_core.audit import Audit
-from fairness_core.statistics.verdicts import interval_label
+from fairness_core.wording.levels import interval_label
 from fairness_core.wording.glossary import MATERIALITY_UNCLEAR, interval_gloss, selection_terms
 from ui.compare import delta_text
 

@@ -24,7 +24,8 @@ from fairness_core.presentation.plots.counterfactual import discordance_matrix, 
 from fairness_core.services import counterfactual_files as files
 from fairness_core.statistics.paired import PAIRED_VERDICTS
 from fairness_core.store import StoreError
-from fairness_core.verdicts import VerdictSettings, level_text
+from fairness_core.verdicts import VerdictSettings
+from fairness_core.wording.levels import level_text
 from fairness_core.vocabulary import DEFAULT_ALPHA
 from fairness_core.vocabulary import adjustment
 from fairness_core.wording.paired import answer, variants_made

@@ -22,7 +22,8 @@ from fairness_core.presentation.plots.forecasts import (forecast_benefits, forec
                                                         pit_histograms)
 from fairness_core.services import forecast_files as files
 from fairness_core.services.forecast_files import ForecastTable
-from fairness_core.statistics.verdicts import VERDICTS, VerdictSettings, level_text
+from fairness_core.statistics.verdicts import VERDICTS, VerdictSettings
+from fairness_core.wording.levels import level_text
 from fairness_core.vocabulary import DEFAULT_ALPHA
 from fairness_core.wording.forecasts import forecast_direction
 from fairness_core.wording.kinds import amount_range, amount_text

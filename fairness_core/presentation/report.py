@@ -26,7 +26,8 @@ from ..audit import Audit, DECISION_METRICS
 from ..continuous import ContinuousAudit
 from ..counterfactual import PairedAudit
 from ..multiclass import MulticlassAudit
-from ..statistics.verdicts import VerdictSettings, interval_label
+from ..statistics.verdicts import VerdictSettings
+from ..wording.levels import interval_label
 from ..results import Verdicts
 from ..wording.decisions import SELECTION_WORDS
 from ..wording.publication import data_used_text

@@ -20,7 +20,8 @@ from .. import regulatory
 from .._version import __version__
 from ..audit import Audit
 from ..continuous import DEFAULT_BAND
-from ..statistics.verdicts import SELECTION_VERDICTS, VERDICTS, interval_label
+from ..statistics.verdicts import SELECTION_VERDICTS, VERDICTS
+from ..wording.levels import interval_label
 from ..results import Verdicts
 from ..wording.decisions import NEEDS_OUTCOMES_ONCE as NEEDS_ONCE, pairs_of
 from ..wording.reading import findings_first, verdict_reading

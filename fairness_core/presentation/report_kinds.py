@@ -45,7 +45,8 @@ from ..common.vocabulary import adjustment
 from ..continuous import DEFAULT_BAND, ContinuousAudit
 from ..multiclass import MulticlassAudit
 from ..statistics.amounts import SKEW_LIMIT, MeanPairs
-from ..statistics.verdicts import SELECTION_VERDICTS, VERDICTS, VerdictSettings, interval_label, level_text
+from ..statistics.verdicts import SELECTION_VERDICTS, VERDICTS, VerdictSettings
+from ..wording.levels import interval_label, level_text
 from ..wording import kind_answers as answers
 from ..wording.decisions import NEEDS_OUTCOMES_ONCE as NEEDS_ONCE
 from ..wording.kind_answers import amount_text

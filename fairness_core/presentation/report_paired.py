@@ -33,7 +33,8 @@ from .._version import __version__
 from ..common.vocabulary import adjustment
 from ..counterfactual import PairedAudit
 from ..statistics.paired import PAIRED_CC, PAIRED_VERDICTS
-from ..statistics.verdicts import VerdictSettings, level_text
+from ..statistics.verdicts import VerdictSettings
+from ..wording.levels import level_text
 from ..wording import paired as words
 from ..wording.publication import data_used_text
 from .plots.counterfactual import discordance_matrix, paired_forest, paired_rates

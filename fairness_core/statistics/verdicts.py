@@ -544,28 +544,5 @@ def largest_gaps(gaps: pd.DataFrame) -> pd.DataFrame:
     return ok.loc[ok["gap"].abs().groupby(ok["rate"]).idxmax()].reset_index(drop=True)
 
 
-def level_text(level: float) -> str:
-    """A confidence level as people write it, with the fewest decimals that keep it below 100 %.
-
-    >>> level_text(0.95), level_text(0.99666), level_text(0.99983)
-    ('95 %', '99.7 %', '99.98 %')
-    """
-    percent = level * 100
-    for digits in range(0, 5):
-        shown = f"{percent:.{digits}f}"
-        if float(shown) < 100 and abs(float(shown) - percent) < 10 ** -(digits + 1) * 5 and (
-                digits or abs(percent - round(percent)) < 1e-9):
-            return f"{shown} %"
-    return f"{percent:.5f} %"
-
-
-def interval_label(verdicts: pd.DataFrame, what: str = "ofi") -> str:
-    """How the interval beside a verdict is labelled: its level and, when adjusted, the adjustment
-    ("Holm-adjusted 99.7 % CI"; "95 % CI" without adjustment). ``what``: "ofi" or "di"."""
-    adjust = verdicts.settings.adjust
-    level = verdicts.levels.ofi if what == "ofi" else verdicts.levels.di
-    return f"{adjustment(adjust).prefix}{level_text(level)} CI"
-
-
 __all__ = ["VERDICTS", "DEFAULT_OFI_TOLERANCE", "MAX_ROWS_NEEDED", "ERROR_RATES", "critical_level", "pair_verdicts", "error_rate_gaps",
-           "largest_gaps", "level_text", "interval_label"]
+           "largest_gaps"]

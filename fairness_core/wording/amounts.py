@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..statistics.verdicts import level_text
+from .levels import level_text
 from .kinds import amount_range, amount_text
 
 

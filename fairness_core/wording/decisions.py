@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 
 from ..common import text
-from ..statistics.verdicts import SELECTION_VERDICTS, interval_label
+from ..statistics.verdicts import SELECTION_VERDICTS
+from .levels import interval_label
 from ..common.vocabulary import adjustment
 
 #: The selection metrics in the page's words (the groups table of decisions alone, on the page and in the report).

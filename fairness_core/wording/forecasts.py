@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 
 from ..common.vocabulary import adjustment
-from ..statistics.verdicts import VERDICTS, level_text
+from ..statistics.verdicts import VERDICTS
+from .levels import level_text
 from .kinds import amount_range, amount_text
 
 __all__ = ["forecast_direction", "forecast_explanations", "forecast_findings", "too_few_points"]

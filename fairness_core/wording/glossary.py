@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..common.vocabulary import adjustment
-from ..statistics.verdicts import interval_label
+from .levels import interval_label
 
 #: "Materiality unclear" for decisions alone, in plain words.
 MATERIALITY_UNCLEAR = ("“Materiality unclear” means the two groups' selection rates differ by more than chance "

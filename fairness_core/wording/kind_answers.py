@@ -17,7 +17,8 @@ import pandas as pd
 
 from ..common.text import counted
 from ..common import text
-from ..statistics.verdicts import SELECTION_VERDICTS, VERDICTS, interval_label, level_text
+from ..statistics.verdicts import SELECTION_VERDICTS, VERDICTS
+from .levels import interval_label, level_text
 from .kinds import _amount_ofi_answer, amount_text   # one home for an amount in words (the Bias Audit page's too)
 
 #: The three questions of an audit of amounts, in order (the keys of the ``text`` its answers give).

@@ -31,7 +31,7 @@ from ..common.vocabulary import check_alpha
 from ..statistics import ordinal
 from ..statistics import verdicts as verdicts_
 from ..statistics.amounts import MeanPairs
-from ..statistics.verdicts import interval_label, level_text
+from .levels import interval_label, level_text
 
 __all__ = ["AMOUNT_QUESTIONS", "CLASS_QUESTIONS", "UNORDERED_QUESTIONS", "amount_questions", "amount_range",
            "amount_text", "benefit_sides", "class_questions", "mae_gaps", "number_text", "unit_parts"]

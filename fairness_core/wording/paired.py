@@ -22,7 +22,7 @@ import pandas as pd
 
 from ..common.text import counted
 from ..common.vocabulary import check_alpha
-from ..statistics.verdicts import level_text
+from .levels import level_text
 
 #: What a "hit" is for each kind of output, as the sentences say it, and the rate of hits.
 SELECTED = {"decision": "selected", "rank": "ranked first"}

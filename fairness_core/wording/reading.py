@@ -23,7 +23,8 @@ from ..statistics import bias as bias_mod, verdicts as verdicts_
 from ..common import text
 from ..statistics.confusion import ConfusionMatrix
 from .decisions import selection_findings, selection_reading
-from ..statistics.verdicts import VERDICTS, interval_label, level_text
+from ..statistics.verdicts import VERDICTS
+from .levels import interval_label, level_text
 from ..common.vocabulary import DEFAULT_ALPHA, adjustment
 
 _STR = text.STR

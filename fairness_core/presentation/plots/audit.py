@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 from ...statistics import bias, inference, metrics as m
 from ...common import text
 from ...audit import Audit
-from ...statistics.verdicts import interval_label
+from ...wording.levels import interval_label
 from ._base import (
                     FAVOURS_I,
                     FAVOURS_J,

@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 
 from ...common.vocabulary import check_alpha
 from ...common.text import plotly_text
-from ...statistics.verdicts import level_text
+from ...wording.levels import level_text
 from ._base import FAVOURS_I, FAVOURS_J, FONT, UNDEFINED_COLOR, _plain, _short, safe_figures
 
 __all__ = ["discordance_matrix", "paired_forest", "paired_rates"]

@@ -10,7 +10,7 @@ from scipy import stats
 from ...common.vocabulary import check_alpha
 from ...statistics import bias
 from ...audit import Audit
-from ...statistics.verdicts import level_text
+from ...wording.levels import level_text
 from ...common.text import plotly_text
 from ...common.validation import EXCLUDE_BELOW
 from ._base import FAVOURS_J, FONT, UNDEFINED_COLOR, safe_figures

@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ...forecasts import ForecastAudit
-from ...statistics.verdicts import level_text
+from ...wording.levels import level_text
 from ...wording.kinds import amount_range, amount_text
 from ._base import FAVOURS_I, FAVOURS_J, PALETTE, _plain, plotly_text, safe_figures
 

@@ -12,7 +12,7 @@ from plotly.subplots import make_subplots
 
 from ...multiclass import MulticlassAudit
 from ...statistics import bias, ordinal
-from ...statistics.verdicts import interval_label
+from ...wording.levels import interval_label
 from ._base import _plain, _short, plotly_text, safe_figures
 
 __all__ = ["class_heatmaps", "impact_ratio_chart", "larger_first"]
