@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -35,3 +36,14 @@ def captured(monkeypatch):  # type: ignore[no-untyped-def]
         return add(self, data, mimetype, coordinates, file_name=file_name, **kwargs)
     monkeypatch.setattr(MediaFileManager, "add_deferred", keep)
     return kept
+
+
+def plain(markdown: str) -> str:
+    """Markdown's backslash escapes taken off: the text as the reader sees it."""
+    return re.sub(r"\\(.)", r"\1", markdown)
+
+
+def shown(at: AppTest) -> str:
+    """Every sentence on the page (markdown, captions, errors, warnings, notices), unescaped, one per line."""
+    return "\n".join(plain(str(e.value)) for kind in ("markdown", "caption", "error", "warning", "info")
+                     for e in getattr(at, kind))

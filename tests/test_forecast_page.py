@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 
 from fairness_core import forecasts
 from fairness_core.services import forecast_files as files
-from app_helpers import captured  # noqa: F401 - fixture
+from app_helpers import captured, plain, shown  # noqa: F401 - captured: a fixture
 from test_hostile_names import LINK, assert_shown_as_text
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -49,13 +49,6 @@ def page(monkeypatch=None, uploads: list[tuple[bytes, str]] | None = None) -> Ap
     return at
 
 
-def plain(markdown: str) -> str:
-    return re.sub(r"\\(.)", r"\1", markdown)
-
-
-def shown(at: AppTest) -> str:
-    return "\n".join(plain(str(e.value)) for kind in ("markdown", "caption", "error", "warning", "info")
-                     for e in getattr(at, kind))
 
 
 def figures(at: AppTest) -> dict[str, dict]:

@@ -13,11 +13,11 @@ from .levels import level_text
 from .kinds import amount_range, amount_text
 
 
-def _amounts(x: pd.Series | np.ndarray, unit: str) -> pd.Series:
+def amount_texts(x: pd.Series | np.ndarray, unit: str) -> pd.Series:
     return pd.Series([amount_text(v, unit) for v in np.asarray(x, dtype=float)], dtype=object)
 
 
-def _ranges(low: np.ndarray, high: np.ndarray, unit: str) -> pd.Series:
+def range_texts(low: np.ndarray, high: np.ndarray, unit: str) -> pd.Series:
     return pd.Series([amount_range(a, b, unit) for a, b in zip(low, high)], dtype=object)
 
 
@@ -35,13 +35,12 @@ def amount_explanations(df: pd.DataFrame, tolerance: float, level: float, unit: 
     i_favoured = (favoured == df["group_i"].astype(str).reset_index(drop=True)).to_numpy()
     other = pd.Series(np.where(i_favoured, df["group_j"], df["group_i"]), dtype=object).astype(str)
     adv_lo, adv_hi = np.where(i_favoured, lo, -hi), np.where(i_favoured, hi, -lo)
-    gap, adv = _amounts(np.abs(ofi), unit), _ranges(adv_lo, adv_hi, unit)
-    ofi_ci = _ranges(lo, hi, unit)
+    gap, adv = amount_texts(np.abs(ofi), unit), range_texts(adv_lo, adv_hi, unit)
+    ofi_ci = range_texts(lo, hi, unit)
     r_lo = df["ratio_ci_low"].round(3).astype(str).reset_index(drop=True)
     r_hi = df["ratio_ci_high"].round(3).astype(str).reset_index(drop=True)
     tol = "±" + amount_text(tolerance, unit)
     ci = f"{level_text(level)} interval"
-    verdict = df["verdict"].to_numpy()
     bias_ = ("Algorithmic bias: " + favoured + " gets " + gap + " more benefit per person than " + other
              + " on average (" + ci + " of the difference: " + adv + ", beyond " + tol + ").")
     unclear = ("A real difference of " + gap + " per person in " + favoured + "'s favour (" + ci + ": " + adv
@@ -54,8 +53,18 @@ def amount_explanations(df: pd.DataFrame, tolerance: float, level: float, unit: 
                   + ", but the mean prediction ratio's interval " + r_lo + " to " + r_hi + " reaches across the band.")
     open_ = "Cannot tell yet: OFI's " + ci + " " + ofi_ci + " includes 0 and reaches beyond " + tol + "."
     reason = df["reason"].astype(str).reset_index(drop=True)
-    told = ("Cannot tell: " + reason + " (estimate " + _amounts(ofi, unit)
+    told = ("Cannot tell: " + reason + " (estimate " + amount_texts(ofi, unit)
             + "); no interval is trustworthy here.")
+    return verdict_sentences(df, reason, bias_, unclear, systemic, no_bias, told, ratio_open, open_)
+
+
+def verdict_sentences(df: pd.DataFrame, reason: pd.Series, bias_: pd.Series, unclear: pd.Series,
+                      systemic: pd.Series, no_bias: pd.Series, told: pd.Series, ratio_open: pd.Series,
+                      open_: pd.Series) -> np.ndarray:
+    """Each pair's sentence by its verdict (the five words), a ``reason`` for no verdict, or — inconclusive — by
+    whether OFI lay within the tolerance (the ratio undecided) or not: one choice for every audit of amounts
+    (amounts, forecasts)."""
+    verdict = df["verdict"].to_numpy()
     within = df["ofi_within_tolerance"].to_numpy(dtype=bool)
     choices = [verdict == "algorithmic bias", verdict == "materiality unclear", verdict == "systemic disparity",
                verdict == "no bias detected", (reason != "").to_numpy(), within]

@@ -14,7 +14,8 @@ import pandas as pd
 from ..common.vocabulary import adjustment
 from ..statistics.verdicts import VERDICTS
 from .levels import level_text
-from .kinds import amount_range, amount_text
+from .amounts import amount_texts, range_texts, verdict_sentences
+from .kinds import amount_text
 
 __all__ = ["forecast_direction", "forecast_explanations", "forecast_findings", "too_few_points"]
 
@@ -43,14 +44,6 @@ def too_few_points(group: str, points: int, minimum: int) -> str:
     return f"group {group!r} has {points:,} time point{plural}; an interval needs at least {minimum:,}"
 
 
-def _amounts(x: np.ndarray, unit: str) -> pd.Series:
-    return pd.Series([amount_text(v, unit) for v in np.asarray(x, dtype=float)], dtype=object)
-
-
-def _ranges(low: np.ndarray, high: np.ndarray, unit: str) -> pd.Series:
-    return pd.Series([amount_range(a, b, unit) for a, b in zip(low, high)], dtype=object)
-
-
 def forecast_explanations(df: pd.DataFrame, tolerance: float, level: float, unit: str = "") -> np.ndarray:
     """Each pair's reading: the verdict in words with the adjusted interval that decided it, the forecast OFI's
     advantage stated for the favoured group (its interval turned round when that is ``group_j``), the CRPS ratio
@@ -60,15 +53,14 @@ def forecast_explanations(df: pd.DataFrame, tolerance: float, level: float, unit
     favoured = df["favours"].astype(str).reset_index(drop=True)
     i_favoured = (favoured == df["group_i"].astype(str).reset_index(drop=True)).to_numpy()
     other = pd.Series(np.where(i_favoured, df["group_j"], df["group_i"]), dtype=object).astype(str)
-    gap = _amounts(np.abs(ofi), unit)
-    adv = _ranges(np.where(i_favoured, lo, -hi), np.where(i_favoured, hi, -lo), unit)
-    ofi_ci = _ranges(lo, hi, unit)
+    gap = amount_texts(np.abs(ofi), unit)
+    adv = range_texts(np.where(i_favoured, lo, -hi), np.where(i_favoured, hi, -lo), unit)
+    ofi_ci = range_texts(lo, hi, unit)
     r_lo = df["ratio_ci_low"].round(3).astype(str).reset_index(drop=True)
     r_hi = df["ratio_ci_high"].round(3).astype(str).reset_index(drop=True)
     worse = df["group_i"].astype(str).reset_index(drop=True)
     tol = "±" + amount_text(tolerance, unit)
     ci = f"{level_text(level)} interval"
-    verdict = df["verdict"].to_numpy()
     bias_ = ("Algorithmic bias: " + favoured + "'s forecasts carry " + gap + " more benefit per forecast than "
              + other + "'s (the median's error in the declared direction; " + ci + " of the difference: " + adv
              + ", beyond " + tol + ").")
@@ -83,13 +75,8 @@ def forecast_explanations(df: pd.DataFrame, tolerance: float, level: float, unit
                   + ", but the CRPS ratio's interval " + r_lo + " to " + r_hi + " reaches across the band.")
     open_ = "Cannot tell yet: the forecast OFI's " + ci + " " + ofi_ci + " includes 0 and reaches beyond " + tol + "."
     reason = df["reason"].astype(str).reset_index(drop=True)
-    told = "Cannot tell: " + reason + " (estimate " + _amounts(ofi, unit) + ")."
-    within = df["ofi_within_tolerance"].to_numpy(dtype=bool)
-    choices = [verdict == "algorithmic bias", verdict == "materiality unclear", verdict == "systemic disparity",
-               verdict == "no bias detected", (reason != "").to_numpy(), within]
-    return np.select(choices, [s.to_numpy(dtype=object) for s in (bias_, unclear, systemic, no_bias, told,
-                                                                   ratio_open)],
-                     open_.to_numpy(dtype=object)).astype(object)
+    told = "Cannot tell: " + reason + " (estimate " + amount_texts(ofi, unit) + ")."
+    return verdict_sentences(df, reason, bias_, unclear, systemic, no_bias, told, ratio_open, open_)
 
 
 def forecast_findings(verdicts: pd.DataFrame, unit: str = "", max_items: int = 3) -> str:
