@@ -22,8 +22,10 @@ import streamlit as st
 from fairness_core import datasets
 from fairness_core.continuous import ContinuousAudit
 from fairness_core.io import DataValidationError
+from fairness_core.io.rows import NUMERIC_SHARE
 from fairness_core.multiclass import MulticlassAudit
-from fairness_core.validation import Problem
+from fairness_core.validation import Problem, lines_for
+from fairness_core.wording.kinds import number_text
 from ui.kinds import Loaded, loaded_kind
 from ui.state import set_kind
 from ui.uploads import remember_file, show_problems
@@ -66,28 +68,66 @@ def demo_title(key: str) -> str:
 
 
 def _numbers(values: pd.Series) -> pd.Series | None:
-    """The column as numbers when nine in ten of its non-missing values read as one, else None (a stray "oops"
-    does not make an amount text: the audit then names its row)."""
+    """The column as numbers (NaN where a value is not one) when :data:`~fairness_core.io.rows.NUMERIC_SHARE` of
+    its non-missing values read as one, else None: a stray "n/a" does not make an amount text (the guess of the
+    columns counts the same way, and the cell is named by :func:`not_numbers`)."""
     x = pd.to_numeric(values, errors="coerce")
     present = int(values.notna().sum())
-    return x if present and x.notna().sum() >= 0.9 * present else None
+    return x if present and x.notna().sum() >= NUMERIC_SHARE * present else None
+
+
+def not_numbers(rows: pd.DataFrame, columns: list[str], most: int = 5) -> list[Problem]:
+    """The cells that are not numbers in each of ``columns`` that otherwise holds numbers, by row (as the preview
+    and the audit number them) and column: the first ``most`` of each column, and how many more."""
+    problems = []
+    for column in dict.fromkeys(columns):
+        values = rows[column]
+        x = _numbers(values)
+        if x is None:
+            continue
+        bad = np.flatnonzero((x.isna() & values.notna()).to_numpy())
+        problems += [Problem(f"{values.iloc[i]!r} is not a number", row=int(i) + 1, column=column)
+                     for i in bad[:most]]
+        if len(bad) > most:
+            problems.append(Problem(f"and {len(bad) - most} more cells that are not numbers", column=column))
+    return lines_for(problems, rows)
 
 
 def classify(y: pd.Series | None, p: pd.Series) -> tuple[str, str]:
-    """(kind, the sentence saying why) for an outcome ``y`` (None: decisions alone) and a prediction ``p``."""
+    """(kind, the sentence saying why) for an outcome ``y`` (None: decisions alone) and a prediction ``p``. The
+    different numbers are counted among the values that read as numbers: one bad cell changes no guess.
+
+    >>> classify(pd.Series([1.5, 2.5, "n/a", *range(30)], name="wage"), pd.Series(range(33), name="pred"))
+    ('amount', 'the outcome column “wage” holds 32 different numbers (more than 20) and 1 value that is not a number')
+    >>> classify(pd.Series(["High", "Low", "Low"], name="seen"), pd.Series(["Low", "Medium", "High"], name="tier"))
+    ('ordered', 'the outcome column “seen” holds 2 of the 3 values of a known scale in the prediction column “tier”')
+    """
     column = p if y is None else y
     what = f"the {'prediction' if y is None else 'outcome'} column “{column.name}”"
     distinct = column.dropna().unique()
     numbers = _numbers(column)
+    if len(distinct) <= 2 and y is not None and _numbers(p) is None:
+        tiers = {str(v).strip() for v in p.dropna().unique()}
+        seen = {str(v).strip() for v in distinct}
+        if len(tiers) > 2 and seen <= tiers:   # an outcome observed as some of the tool's tiers (High / Low)
+            known = {t.lower() for t in tiers} <= set(_SCALE)
+            return ("ordered" if known else "unordered"), (
+                f"{what} holds {len(distinct)} of the {len(tiers)} "
+                + ("values of a known scale" if known else "different values")
+                + f" in the prediction column “{p.name}”")
     if len(distinct) <= 2:
         return "two-valued", f"{what} holds {len(distinct)} different values"
-    if numbers is not None and y is None:   # a score given alone: cut at a threshold
-        return "two-valued", (f"{what} holds {len(distinct):,} different numbers and no outcome was chosen: a "
-                              "score, cut at a threshold")
-    if numbers is not None and len(distinct) > AMOUNT_MIN_DISTINCT:
-        return "amount", f"{what} holds {len(distinct):,} different numbers (more than {AMOUNT_MIN_DISTINCT})"
     if numbers is not None:
-        return "ordered", f"{what} holds {len(distinct)} different numbers ({AMOUNT_MIN_DISTINCT} or fewer)"
+        n_numbers = int(numbers.dropna().nunique())
+        stray = int((numbers.isna() & column.notna()).sum())
+        besides = f" and {stray:,} value{'s' * (stray != 1)} that {'is' if stray == 1 else 'are'} not a number" \
+            if stray else ""
+        if y is None:   # a score given alone: cut at a threshold
+            return "two-valued", (f"{what} holds {n_numbers:,} different numbers{besides} and no outcome was chosen: "
+                                  "a score, cut at a threshold")
+        if n_numbers > AMOUNT_MIN_DISTINCT:
+            return "amount", f"{what} holds {n_numbers:,} different numbers (more than {AMOUNT_MIN_DISTINCT}){besides}"
+        return "ordered", f"{what} holds {n_numbers} different numbers ({AMOUNT_MIN_DISTINCT} or fewer){besides}"
     words = {str(v).strip().lower() for v in distinct}
     if words <= set(_SCALE):
         return "ordered", f"{what} holds {len(distinct)} values of a known scale"
@@ -116,6 +156,13 @@ def choose_kind(rows: pd.DataFrame, label: str | None, prediction: str, ident: A
                       horizontal=True, format_func=KINDS.get,
                       key=f"kind-{hash((ident, label, prediction)) & 0xFFFFFFFF:x}", label_visibility="collapsed")
     sentence.markdown(kind_sentence(why, guess, chosen))
+    if chosen == "amount":   # a cell that is no number, named now: the audit will refuse the file until it is fixed
+        bad = not_numbers(rows, [c for c in (label, prediction) if c is not None])
+        if bad:
+            lines = "\n".join(f"- {md_escape(p)}" for p in bad)
+            st.warning("**Not every cell is a number.** The guess reads these columns from their other rows, but "
+                       "nothing is audited from this file until these cells are corrected (the current data stays):"
+                       f"\n\n{lines}", icon=":material/rule:")
     return chosen
 
 
@@ -309,11 +356,24 @@ def current_data(loaded: Loaded) -> None:
     if loaded.demo:
         explain = datasets.KIND_DEMOS[loaded.demo].explain(a)
         st.markdown(f"**What the numbers say.** {md_escape(explain)}")
-    if isinstance(a, ContinuousAudit):
-        table = a.by_group()[["n", "mean_outcome", "mean_prediction", "mean_benefit", "mae", "rmse"]]
-        st.dataframe(styled(table, 3), width="stretch", key="kind-current")
+    if isinstance(a, ContinuousAudit):   # amounts to 3 significant digits, as the Bias Audit page prints them
+        table = a.by_group()[list(AMOUNT_HEADERS)]
+        unit = f" ({loaded.unit.strip()})" if loaded.unit.strip() else ""
+        headed = table.rename(columns={c: h + unit * (c != "n") for c, h in AMOUNT_HEADERS.items()})
+        st.dataframe(styled(headed, 3, {h: ("{:,}" if h == "people" else number_text) for h in headed.columns}),
+                     width="stretch", key="kind-current")
         csv_download(table, "amounts_by_group.csv", "Download per-group amounts (CSV)")
     else:
         table = a.shares()
-        st.dataframe(styled(table, 3), width="stretch", hide_index=True, key="kind-current")
+        headed = table.rename(columns=SHARE_HEADERS)
+        st.dataframe(styled(headed, 3, {h: "{:.1%}" if h.startswith("share") else "{:,}" for h in headed.columns
+                                        if h not in ("group", "class")}),
+                     width="stretch", hide_index=True, key="kind-current")
         csv_download(table, "class_shares.csv", "Download class shares (CSV)", index=False)
+
+
+#: The Upload page's headers for the library's names (the CSV downloads keep the library's).
+AMOUNT_HEADERS = {"n": "people", "mean_outcome": "mean observed", "mean_prediction": "mean predicted",
+                  "mean_benefit": "mean benefit", "mae": "mean absolute error", "rmse": "root mean squared error"}
+SHARE_HEADERS = {"n": "people in the group", "placed": "placed in the class", "share": "share of the group",
+                 "ci_low": "share of the group low", "ci_high": "share of the group high"}

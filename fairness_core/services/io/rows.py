@@ -94,26 +94,27 @@ def _stem(column: str, words: tuple[str, ...]) -> str | None:
     return None
 
 
-def amount_pair(columns: Sequence[str]) -> tuple[str, str, str] | None:
-    """(outcome, prediction, the thing both name) among numeric ``columns`` named as an observed amount and its
-    prediction: ``observed_premium`` / ``predicted_premium``, ``wage`` / ``predicted_wage``, ``salary`` /
-    ``recommended_salary``, ``claims_cost`` / ``claims_cost_pred``; None when no two columns pair up.
+def outcome_pair(columns: Sequence[str]) -> tuple[str, str] | None:
+    """(outcome, prediction) among ``columns`` named as an observed value and the model's value of the same thing:
+    one name is the other's with a word of prediction (predicted, pred, score, estimate, recommended, ...) at its
+    start or end, the other bare or with a word of observation (observed, actual, true, label, outcome, ...):
+    ``observed_premium`` / ``predicted_premium``, ``wage`` / ``predicted_wage``, ``salary`` /
+    ``recommended_salary``, ``y_true`` / ``y_pred``; None when no two columns pair up. Whether the pair holds an
+    amount or categories is the values' to say, not the names'.
 
-    >>> amount_pair(["observed_premium", "predicted_premium", "age"])
-    ('observed_premium', 'predicted_premium', 'premium')
-    >>> amount_pair(["wage", "predicted_wage"]), amount_pair(["age", "income"])
-    (('wage', 'predicted_wage', 'wage'), None)
+    >>> outcome_pair(["region", "observed_premium", "predicted_premium"])
+    ('observed_premium', 'predicted_premium')
+    >>> outcome_pair(["wage", "predicted_wage"]), outcome_pair(["age", "income"])
+    (('wage', 'predicted_wage'), None)
     """
     for prediction in columns:
         stem = _stem(prediction, _PREDICTED_WORDS)
         if not stem:
             continue
         for outcome in columns:
-            if outcome == prediction:
-                continue
-            key = normalize_header(outcome)
-            if key == stem or _stem(outcome, _OBSERVED_WORDS) == stem:
-                return outcome, prediction, stem
+            if outcome != prediction and (normalize_header(outcome) == stem
+                                          or _stem(outcome, _OBSERVED_WORDS) == stem):
+                return outcome, prediction
     return None
 
 
@@ -165,12 +166,14 @@ def guess_columns(df: pd.DataFrame, max_group_levels: int = 50) -> ColumnGuess:
     # outcome, the decisions are audited alone.
     outcomes = [c for c in binary if not named_like_a_decision(c)]
     label = best(outcomes, _LABEL_NAMES) or best(outcomes, _OUTCOME_NAMES)
-    numbers = [c for c, (d, num) in stats_.items() if num and d > 2 and c not in unique_per_row]
-    pair = None if label else amount_pair(numbers)
+    # Without a two-valued outcome, an outcome and its prediction named as such (observed_premium and
+    # predicted_premium): an amount or categories, as their values say. Named so, neither is an id.
+    pair = None if label else outcome_pair([c for c, (d, _) in stats_.items() if d > 2])
     if pair:
-        label, stem = pair[0], pair[2]
-        reasons.append(f"label = {label!r}, prediction = {pair[1]!r} (numbers named as an outcome and its "
-                       f"prediction of {stem!r})")
+        label = pair[0]
+        unique_per_row -= set(pair)
+        reasons.append(f"label = {label!r} and prediction = {pair[1]!r} (named as an observed value and its "
+                       "prediction)")
     else:
         reasons.append(f"label = {label!r} (two values, named like an outcome)" if label else NO_OUTCOME)
     scores = [c for c, (d, num) in stats_.items() if c != label and c not in unique_per_row and (d == 2 or num)]
@@ -179,8 +182,14 @@ def guess_columns(df: pd.DataFrame, max_group_levels: int = 50) -> ColumnGuess:
         return max(_name_score(c, _PREDICTION_NAMES), _name_score(c, _DECISION_NAMES)), int(stats_[c][0] == 2)
 
     ranked = sorted((c for c in scores if as_prediction(c)[0] > 0), key=as_prediction, reverse=True)
-    prediction = pair[1] if pair else ranked[0] if ranked else None
-    if prediction and not pair:
+    # a two-valued outcome read as tiers (High / Low) beside the tool's tiers (Low / Medium / High): the same
+    # scale, a better prediction than any other decision or score
+    tiers = None if pair or not label else _tiers_of(df, label, stats_)
+    prediction = pair[1] if pair else tiers or (ranked[0] if ranked else None)
+    if tiers:
+        reasons.append(f"prediction = {tiers!r} (categories holding every value of the outcome, named like a "
+                       "prediction)")
+    elif prediction and not pair:
         kind = "two values" if stats_[prediction][0] == 2 else "a numeric score"
         reasons.append(f"prediction = {prediction!r} ({kind}, named like a "
                        + ("decision)" if _name_score(prediction, _DECISION_NAMES) >= _name_score(
@@ -203,6 +212,17 @@ def guess_columns(df: pd.DataFrame, max_group_levels: int = 50) -> ColumnGuess:
     if unique_per_row:
         reasons.append(f"not used: {', '.join(map(repr, sorted(unique_per_row)))} (a different value in every row)")
     return ColumnGuess(label, prediction, chosen, tuple(reasons), warnings)
+
+
+def _tiers_of(df: pd.DataFrame, label: str, stats_: Mapping[str, tuple[int, bool]]) -> str | None:
+    """The text column named like a prediction (``score_text``) with 3 to :data:`_FEW_VALUES` values among which
+    are all of ``label``'s: the tool's tiers, of which the outcome observes some; None when there is none."""
+    def values(c: str) -> set[str]:
+        return {str(v).strip() for v in df[next(k for k in df.columns if str(k) == c)].dropna().unique()}
+    observed = values(label)
+    found = [c for c, (d, num) in stats_.items() if c != label and not num and 2 < d <= _FEW_VALUES
+             and _name_score(c, _PREDICTION_NAMES) >= 2 and observed <= values(c)]
+    return max(found, key=lambda c: _name_score(c, _PREDICTION_NAMES)) if found else None
 
 
 def _passed_over(df: pd.DataFrame, column: str, distinct: int, prediction: str | None,
