@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 from fairness_core import datasets
 from fairness_core.io import guess_columns, read_table
 from fairness_core.io.rows import outcome_pair
-from tests.test_app_amounts import radio, text
+from tests.test_app_amounts import radio, text, with_demo
 from ui.kind_upload import AMOUNT_MIN_DISTINCT, classify, not_numbers
 from ui.session import KIND_KEY
 
@@ -216,16 +216,25 @@ def test_the_sentence_direction_and_unit_follow_the_users_choice(monkeypatch):
     assert any(str(r.key).startswith("rows-direction") for r in at.radio) and not at.text_input
 
 
-def test_the_current_amounts_are_headed_in_words_with_their_unit(monkeypatch):
+def test_the_current_amounts_are_headed_in_words_and_their_unit_said(monkeypatch):
     upload = _Upload(monkeypatch)
     at = _page(upload, PREMIUMS, "premiums.csv")
     radio(at, "amount-dir-").set_value("harm").run()
     at.text_input[-1].set_value("$ a year").run()
     at.button(key="use-amounts").click().run()
     shown = at.dataframe[-1].value   # Current data, the page's last table
-    assert list(shown.columns) == ["people", "mean observed ($ a year)", "mean predicted ($ a year)",
-                                   "mean benefit ($ a year)", "mean absolute error ($ a year)",
-                                   "root mean squared error ($ a year)"]
+    assert list(shown.columns) == ["people", "mean observed", "mean predicted", "mean benefit", "mean absolute error",
+                                   "root mean square error"]
+    assert "the prediction's errors, in $ a year." in text(at)
     by_group = at.session_state[KIND_KEY].audit.by_group()
     assert np.allclose(shown.iloc[:, 1:].to_numpy(dtype=float),
                        by_group[["mean_outcome", "mean_prediction", "mean_benefit", "mae", "rmse"]].to_numpy())
+
+
+def test_the_current_tiers_are_headed_in_words():
+    at = with_demo("compas_tiers")
+    shown = at.dataframe[-1].value
+    assert list(shown.columns) == ["group", "class", "people in the group", "placed in the class",
+                                   "share of the group", "share of the group low", "share of the group high"]
+    shares = at.session_state[KIND_KEY].audit.shares()
+    assert np.allclose(shown["share of the group"].to_numpy(dtype=float), shares["share"].to_numpy())

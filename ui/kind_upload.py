@@ -358,8 +358,9 @@ def current_data(loaded: Loaded) -> None:
         st.markdown(f"**What the numbers say.** {md_escape(explain)}")
     if isinstance(a, ContinuousAudit):   # amounts to 3 significant digits, as the Bias Audit page prints them
         table = a.by_group()[list(AMOUNT_HEADERS)]
-        unit = f" ({loaded.unit.strip()})" if loaded.unit.strip() else ""
-        headed = table.rename(columns={c: h + unit * (c != "n") for c, h in AMOUNT_HEADERS.items()})
+        headed = table.rename(columns=AMOUNT_HEADERS)
+        st.caption("Per group: the mean observed and predicted amounts, the mean benefit and the prediction's "
+                   "errors" + (f", in {md_escape(loaded.unit.strip())}." if loaded.unit.strip() else "."))
         st.dataframe(styled(headed, 3, {h: ("{:,}" if h == "people" else number_text) for h in headed.columns}),
                      width="stretch", key="kind-current")
         csv_download(table, "amounts_by_group.csv", "Download per-group amounts (CSV)")
@@ -374,6 +375,6 @@ def current_data(loaded: Loaded) -> None:
 
 #: The Upload page's headers for the library's names (the CSV downloads keep the library's).
 AMOUNT_HEADERS = {"n": "people", "mean_outcome": "mean observed", "mean_prediction": "mean predicted",
-                  "mean_benefit": "mean benefit", "mae": "mean absolute error", "rmse": "root mean squared error"}
+                  "mean_benefit": "mean benefit", "mae": "mean absolute error", "rmse": "root mean square error"}
 SHARE_HEADERS = {"n": "people in the group", "placed": "placed in the class", "share": "share of the group",
                  "ci_low": "share of the group low", "ci_high": "share of the group high"}
