@@ -294,9 +294,27 @@ def open_page(server, request):
 def upload_cm_file(page, path, text: str, direction: str | None = "benefit") -> None:
     """Write ``text`` to ``path``, upload it on the Upload page's confusion-matrix tab and, unless ``direction`` is
     None, declare the positive class a benefit or a harm (the page preselects no answer)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     path.write_text(text)
     page.get_by_role("tab", name="Confusion-matrix file").click()
-    page.locator("[data-testid='stFileUploader'] input[type='file']").first.set_input_files(str(path))
+    # The condition that the server read the file: the file's chip under the uploader and, when a direction is to be
+    # declared, the question it asks. On a loaded machine the browser's choice can be lost while the page is being
+    # redrawn (the uploader replaced before its upload starts: a fresh-clone run at d954505 waited 120 s on a page
+    # with no file), so a file not read after a third of the time is chosen again, at most three times in all.
+    read = (page.get_by_test_id("stMain").locator("[data-testid='stRadio']:visible")
+            .get_by_text({"benefit": "benefit for the person", "harm": "harm for the person"}[direction])
+            if direction is not None else
+            page.get_by_test_id("stFileChipName").get_by_text(path.name, exact=True))
+    for attempt in range(3):
+        page.wait_for_function(IDLE, timeout=WAIT)
+        page.locator("[data-testid='stFileUploader'] input[type='file']").first.set_input_files(str(path))
+        try:
+            read.first.wait_for(timeout=WAIT // 3)
+            break
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
     if direction is not None:
         declare(page, direction)
 
