@@ -47,3 +47,17 @@ def shown(at: AppTest) -> str:
     """Every sentence on the page (markdown, captions, errors, warnings, notices), unescaped, one per line."""
     return "\n".join(plain(str(e.value)) for kind in ("markdown", "caption", "error", "warning", "info")
                      for e in getattr(at, kind))
+
+
+def uploaded_file(frame: "pd.DataFrame", name: str) -> object:
+    """``frame`` as Streamlit's uploader hands a CSV file to the page (name, file_id, size, getvalue)."""
+    data = frame.to_csv(index=False).encode()
+
+    class File:
+        file_id, size = f"{name}-{hash(data)}", len(data)
+
+        def getvalue(self) -> bytes:
+            return data
+
+    File.name = name
+    return File()

@@ -13,6 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fairness_core import datasets, plots
+from tests.app_helpers import uploaded_file
 from fairness_core.continuous import ContinuousAudit
 from fairness_core.io import DataValidationError
 from fairness_core.multiclass import MulticlassAudit
@@ -49,16 +50,8 @@ def with_demo(key: str) -> AppTest:
 def upload_page(monkeypatch, frame: pd.DataFrame, name: str = "rows.csv") -> AppTest:  # type: ignore[no-untyped-def]
     import streamlit as st
 
-    data = frame.to_csv(index=False).encode()
-
-    class File:
-        file_id, size = f"{name}-{hash(data)}", len(data)
-
-        def getvalue(self) -> bytes:
-            return data
-
-    File.name = name
-    monkeypatch.setattr(st, "file_uploader", lambda label, *a, key=None, **k: File() if key == "rows-file" else None)
+    file = uploaded_file(frame, name)
+    monkeypatch.setattr(st, "file_uploader", lambda label, *a, key=None, **k: file if key == "rows-file" else None)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
     at.run()
     at.switch_page("pages/1_Upload.py").run()

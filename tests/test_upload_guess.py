@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 from fairness_core import datasets
 from fairness_core.io import guess_columns, read_table
 from fairness_core.io.rows import outcome_pair
+from tests.app_helpers import uploaded_file
 from tests.test_app_amounts import radio, text, with_demo
 from ui.kind_upload import AMOUNT_MIN_DISTINCT, classify, not_numbers
 from ui.session import KIND_KEY
@@ -131,15 +132,7 @@ class _Upload:
                             lambda label, *a, key=None, **k: self.file if key == "rows-file" else None)
 
     def serve(self, frame: pd.DataFrame, name: str) -> None:
-        data = frame.to_csv(index=False).encode()
-
-        class File:
-            file_id, size = f"{name}-{hash(data)}", len(data)
-
-            def getvalue(self) -> bytes:
-                return data
-        File.name = name
-        self.file = File()
+        self.file = uploaded_file(frame, name)
 
 
 def _page(upload: _Upload, frame: pd.DataFrame, name: str) -> AppTest:
