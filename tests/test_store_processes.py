@@ -171,21 +171,7 @@ def test_two_server_processes_save_and_list_at_once_and_lose_nothing(url):
 
     servers = [_child("save", url, U("ana"), U("bob"), stdin=subprocess.PIPE),
                _child("save", url, U("bob"), U("ana"), stdin=subprocess.PIPE)]
-    try:
-        deadline = time.monotonic() + 20
-        for server in servers:
-            _read_until(server, "ready", deadline)
-        for server in servers:
-            server.stdin.write("go\n")
-            server.stdin.flush()
-        outputs = [server.communicate(timeout=max(1.0, deadline + 10 - time.monotonic())) for server in servers]
-    finally:
-        for server in servers:
-            if server.poll() is None:
-                server.kill()
-                server.communicate()
-    for server, (out, err) in zip(servers, outputs):
-        assert server.returncode == 0, err[-2000:]
+    outputs = _race(servers, grace=10)
     saved = {user: json.loads(out.strip().splitlines()[-1]) for user, (out, _) in zip((U("ana"), U("bob")), outputs)}
     s = AuditStore(url)
     for user, ids in saved.items():
@@ -198,6 +184,27 @@ def test_two_server_processes_save_and_list_at_once_and_lose_nothing(url):
     s.close()
 
 
+def _race(servers: list, grace: float) -> list[tuple[str, str]]:
+    """Start ``servers`` together: each says "ready", then all are told "go" at once; their (stdout, stderr), each
+    having exited 0 within 20 + ``grace`` seconds (a server still running is killed)."""
+    try:
+        deadline = time.monotonic() + 20
+        for server in servers:
+            _read_until(server, "ready", deadline)
+        for server in servers:
+            server.stdin.write("go\n")
+            server.stdin.flush()
+        outputs = [server.communicate(timeout=max(1.0, deadline + grace - time.monotonic())) for server in servers]
+    finally:
+        for server in servers:
+            if server.poll() is None:
+                server.kill()
+                server.communicate()
+    for server, (out, err) in zip(servers, outputs):
+        assert server.returncode == 0, err[-2000:]
+    return outputs
+
+
 def test_the_rate_limit_holds_across_server_processes(url):
     """Three processes refuse one user at once: exactly 20 attempts are looked up, every other one is refused by
     the limit, and each is an event — the count is the database's, and the count and the event share a
@@ -206,21 +213,7 @@ def test_the_rate_limit_holds_across_server_processes(url):
 
     AuditStore(url).close()          # the schema, made once before the processes race
     servers = [_child("refuse", url, U("eve"), "15", stdin=subprocess.PIPE) for _ in range(3)]
-    try:
-        deadline = time.monotonic() + 20
-        for server in servers:
-            _read_until(server, "ready", deadline)
-        for server in servers:
-            server.stdin.write("go\n")
-            server.stdin.flush()
-        outputs = [server.communicate(timeout=max(1.0, deadline + 20 - time.monotonic())) for server in servers]
-    finally:
-        for server in servers:
-            if server.poll() is None:
-                server.kill()
-                server.communicate()
-    for server, (out, err) in zip(servers, outputs):
-        assert server.returncode == 0, err[-2000:]
+    outputs = _race(servers, grace=20)
     answers = [a for out, _ in outputs for a in json.loads(out.strip().splitlines()[-1])]
     assert len(answers) == 45 and answers.count("not found") == 20 and answers.count("limited") == 25
     s = AuditStore(url)
