@@ -56,8 +56,8 @@ HELP = {
 
 @dataclass(frozen=True)
 class Loaded:
-    """Forecasts loaded and audited: the checked table, its audit, the outcome's unit and the tolerance they came
-    with (the demo's), or None."""
+    """Forecasts loaded and audited: the checked table, its audit and the outcome's unit they came with (the
+    demo's, or the one typed)."""
 
     table: ForecastTable
     audit: ForecastAudit
