@@ -82,9 +82,18 @@ def _finite_column(values: Any, name: str) -> np.ndarray:
     return x
 
 
+def _float_array(values: Any) -> np.ndarray:
+    """``values`` as float64, or as they are when float32: the scores take each block of rows to float64 as they go
+    (:func:`~fairness_core.statistics.forecast_scores.row_scores`), which is exact, so float32 quantiles are scored
+    as their float64 values without a float64 copy of the whole matrix (half the memory)."""
+    arr = np.asarray(values)
+    return arr if arr.dtype == np.float32 else np.asarray(values, dtype=float)
+
+
 def _quantile_matrix(values: Any, name: str, n: int, tau: np.ndarray, notes: list[str]) -> np.ndarray:
-    """(n, K) finite quantiles, crossing rows sorted with a warning (a 1-D array is a point forecast, K = 1)."""
-    q = np.asarray(values, dtype=float)
+    """(n, K) finite quantiles, crossing rows sorted with a warning (a 1-D array is a point forecast, K = 1); float32
+    kept as it is (:func:`_float_array`)."""
+    q = _float_array(values)
     if q.ndim == 1 and tau.size == 1:
         q = q[:, None]
     if q.shape != (n, tau.size):
@@ -197,7 +206,7 @@ def audit(y: Any, quantiles: Any, levels: Any, groups: Any, baselines: Any = Non
         base_items = [("baseline", baselines)]
     base_crps = []
     for name, values in base_items:
-        arr = np.asarray(values, dtype=float)
+        arr = _float_array(values)
         if arr.ndim == 1:
             if arr.shape != (n,):
                 raise DataValidationError(f"baseline {name!r} has {arr.size:,} point forecasts; expected {n:,}")

@@ -4,6 +4,7 @@ intervals is measured by bench/forecasts_coverage.py, never here."""
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -288,6 +289,74 @@ def test_verdicts_are_the_binary_audits_words_and_read_bias_and_accuracy():
     assert same["verdict"] in ("no bias detected", "inconclusive")
     assert v.findings().startswith(f"Of {len(v)} group pairs: ")
     assert {"hac_bandwidth_i", "hac_order_j", "hac_rho_i"} <= set(v.columns)
+
+
+def test_float32_quantiles_are_scored_as_their_float64_values_without_a_float64_copy():
+    """A forecaster's float32 quantiles (a network's outputs) give exactly the audit of their float64 values, and the
+    audit's memory stays below one float64 copy of the quantiles (it takes each block of rows to float64)."""
+    import tracemalloc
+
+    n, levels = 12_000, (np.arange(111) + 0.5) / 111
+    y, q, g = _forecasts(n=n, levels=levels, seed=21, shifts=[0.0, -0.4, 0.2], scales=[1.0, 1.0, 1.7])
+    q32 = q.astype(np.float32)
+    base32 = (q + 0.3).astype(np.float32)
+    t = np.arange(n) // 3
+    tracemalloc.start()
+    a32 = forecasts.audit(y, q32, levels, g, baselines={"b": base32}, time=t, positive_is="benefit")
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    a64 = forecasts.audit(y, q32.astype(float), levels, g, baselines={"b": base32.astype(float)}, time=t,
+                          positive_is="benefit")
+    for table in ("by_group", "pairs", "skill", "pit", "coverage"):
+        pd.testing.assert_frame_equal(getattr(a32, table)(), getattr(a64, table)(), check_exact=True)
+    assert peak < q.nbytes            # two float64 copies would be twice this
+    crossing = q32.copy()
+    crossing[7, [10, 11]] = crossing[7, [11, 10]] + np.float32(1.0)
+    with pytest.warns(UserWarning, match="1 row"):
+        sorted32 = forecasts.audit(y, crossing, levels, g, time=t, positive_is="benefit")
+    np.testing.assert_array_equal(sorted32.by_group()["crps"], forecasts.audit(
+        y, np.sort(crossing, axis=1).astype(float), levels, g, time=t, positive_is="benefit").by_group()["crps"])
+
+
+def _phrases(text: str, names: list[str], n: int = 4) -> list[str]:
+    """The n-word phrases of ``text`` that occur more than once, numbers and group names (the data) left out: a
+    run of words between two numbers or names is the sentence's own wording."""
+    for name in sorted(names, key=len, reverse=True):
+        text = re.sub(rf"(?<!\w){re.escape(name)}(?!\w)", " | ", text)
+    runs = re.split(r"\|", re.sub(r"[−-]?\d[\d.,]*(?:\s?%)?", " | ", text))
+    grams = [tuple(w[i:i + n]) for run in runs for w in (re.findall(r"[^\s()]+", run),)
+             for i in range(len(w) - n + 1)]
+    counts = pd.Series(grams, dtype=object).value_counts() if grams else pd.Series(dtype=int)
+    return [" ".join(g) for g, k in counts.items() if k > 1]
+
+
+def test_findings_say_each_verdicts_pairs_together_without_repeating_a_phrase():
+    """findings() reads like a person wrote it: each verdict once, its pairs listed under it (the leaning pairs
+    grouped by the group they lean against, the less accurate by the worse served), never the same phrase pair by
+    pair; every number is the verdict table's."""
+    y, q, g = _forecasts(n=4000, seed=15, shifts=[0.0, -1.5, 0.0, 0.0, -1.5], scales=[1.0, 1.0, 1.0, 2.5, 1.0],
+                         groups=("a", "under", "same", "wide", "under too"))
+    a = forecasts.audit(y, q, LEVELS9, g, positive_is="benefit")
+    shifted = forecasts.audit(y, q - 0.3 * np.isin(g, ["a", "same"])[:, None], LEVELS9, g, positive_is="benefit")
+    words = []
+    for audit, tolerance in ((a, 0.6), (a, 0.05), (a, 3.0), (shifted, 0.5)):
+        v = audit.verdicts(tolerance=tolerance, unit="°C")
+        text = v.findings(max_items=len(v))
+        assert _phrases(text, list(audit.groups)) == [], text
+        said = [w for w in VERDICTS[:-1] if w in set(v["verdict"])]
+        assert text.count("Algorithmic bias:") == ("algorithmic bias" in said)
+        assert text.count("Systemic disparity,") == ("systemic disparity" in said)
+        assert text.count("Cannot tell yet:") == ("inconclusive" in set(v["verdict"]))
+        words += [w for w in said]
+        for row in v[v["verdict"] == "algorithmic bias"].itertuples():
+            lo, hi = (row.ofi_ci_low, row.ofi_ci_high) if row.favours == row.group_i else (-row.ofi_ci_high,
+                                                                                            -row.ofi_ci_low)
+            assert f"{row.favours}'s (by {abs(row.ofi):.3g} °C;" in text and f"{lo:.3g} to {hi:.3g} °C)" in text
+    assert set(words) == set(VERDICTS[:-1])           # every word was read somewhere
+    # the sentence the table kept per pair repeated its phrase: "… more benefit per forecast than …" each time
+    v = a.verdicts(tolerance=0.6, unit="°C")
+    assert _phrases(" ".join(v["explanation"]), list(a.groups)) != []
+    assert v.findings(max_items=1).endswith(f"{len(v) - 1} more pairs in the verdict table.")
 
 
 def test_a_group_with_too_few_time_points_gets_no_interval_and_no_verdict():

@@ -248,7 +248,9 @@ class RowScores:
 
 def row_scores(y: FloatArray, q: FloatArray, levels: FloatArray) -> RowScores:
     """Every per-forecast score of the module docstring in one pass over ``q`` (n, K; sorted rows), block by block:
-    the pinball losses of a block are formed once and weighted twice (CRPS, WIS) by one matrix product."""
+    the pinball losses of a block are formed once and weighted twice (CRPS, WIS) by one matrix product. ``q`` may be
+    float32: each block is taken to float64 (exactly) against the float64 ``y``, so the scores are those of its
+    float64 values."""
     n, k = q.shape
     tau = np.asarray(levels, dtype=float)
     w_wis = wis_weights(tau)
@@ -263,7 +265,7 @@ def row_scores(y: FloatArray, q: FloatArray, levels: FloatArray) -> RowScores:
         out[block] = (d * (over - tau)) @ weights
         at_or_below[block] = k - np.count_nonzero(over, axis=1)
         below[block] = np.count_nonzero(d < 0, axis=1)
-    median = q[:, a] if t == 0.0 else (1 - t) * q[:, a] + t * q[:, b]
+    median = q[:, a].astype(float) if t == 0.0 else (1 - t) * q[:, a].astype(float) + t * q[:, b]
     wis = out[:, 1] if w_wis.any() else np.full(n, np.nan)
     return RowScores(out[:, 0], wis, median, at_or_below, below)
 
