@@ -8,13 +8,14 @@ import streamlit as st
 from fairness_core import plots
 from fairness_core.progress import Progress, of_kind
 from models import ptn
-from ui import forecast_audit, jobs
+from ui import forecast_audit, jobs, ptn_groups
 from ui.state import page_setup
 from ui.widgets import chart, csv_download, figure_with_downloads, styled
 
 page_setup("Forecasting")
 KEY = "ptn"
-DATASETS = {"lorenz": "Chaotic Lorenz systems (generated)", "weather": "TMY3 weather, two sites (real)"}
+DATASETS = {"lorenz": "Chaotic Lorenz systems (generated)",
+            "weather": "Typical-year hourly weather, five sites (NREL TMY3, TMY2, NSRDB; EU PVGIS)"}
 BUDGETS = {"demo": "Demo: a few minutes on 2 CPU cores", "gpu": "GPU: about 8 minutes on one H100",
            "paper": "Paper (the thesis's §5.5): hours, for a GPU machine", "custom": "Custom"}
 
@@ -160,6 +161,7 @@ if runs is not None and len(runs):
                  column_config={c: st.column_config.NumberColumn(format="%.3f" if "skill" in c else "%.1f")
                                 for c in runs.columns if "steps" not in c})
     csv_download(runs, "ptn_seeds.csv", "Download per-seed budgets and skills (CSV)")
+ptn_groups.section(getattr(result, "by_group", None))
 budgets = getattr(result, "budgets", None)
 if budgets is not None and len(budgets):
     st.markdown("**The budgets behind the comparison** — every model's training wall time and optimizer steps; "
@@ -194,14 +196,4 @@ figure_with_downloads(plots.search_fidelity(fidelity["low_fidelity"], fidelity["
                       "ptn-fidelity", fidelity, "ptn_search_fidelity.csv", "Download the agents' two fitnesses (CSV)")
 
 st.subheader("Browse test forecasts")
-b1, b2 = st.columns([1, 2])
-kind = b1.radio("Kind", list(result.examples["kinds"]), key="ptn-kind",
-                help="confident: the narrowest 90 % bands; multi-modal: the largest gap inside the band "
-                     "relative to its width (several routes, the thesis's Fig. 5.6); random: any.")
-options = result.examples["kinds"][kind]
-pick = b2.select_slider("Forecast", list(range(len(options))), key=f"ptn-pick-{kind}",
-                        format_func=lambda i: f"#{options[i]['index']} (CRPS {options[i]['crps']:.4f})")
-ex = options[pick]
-fig = plots.quantile_fan(ex["fan"], result.examples["fan_levels"], ex["truth"], ex["deterministic"],
-                         f"Test forecast #{ex['index']}: CRPS {ex['crps']:.4f}, 90 % band width {ex['width']:.3f}")
-chart(fig, f"ptn_forecast_{ex['index']}.html", key="ptn-browser")
+ptn_groups.browser(result)

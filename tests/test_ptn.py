@@ -21,6 +21,7 @@ from fairness_core.services.jobs import Cancelled
 from fairness_core.progress import Progress, of_kind
 from models import forecast_data as FD
 from models import ptn
+from app_helpers import captured  # noqa: F401 - a fixture, used by name
 
 #: Where the tests' networks run: the run's own choice ("auto").
 DEVICE = ptn.device_for("auto")
@@ -377,17 +378,139 @@ TINY = ptn.PTNConfig(population=2, generations=1, epochs=2, first_rung=1, final_
                      fitness_samples=64, hidden_sizes=(24,))
 
 
+#: What the tiny run handed to its audit by regime (models.ptn.run.group_view): the test windows, PTN's and the
+#: baselines' quantiles (copied before the audit turned them into its rows) and the scaler.
+GROUP_INPUTS: dict = {}
+
+
 @pytest.fixture(scope="module")
 def tiny_run():  # type: ignore[no-untyped-def]
-    """One real run at a tiny budget (one Lorenz system per part), its typed records and its result."""
-    real = FD.lorenz_dataset
+    """One real run at a tiny budget (two Lorenz systems per part, so that the test part holds two regimes), its
+    typed records and its result; what it audited by regime is kept in :data:`GROUP_INPUTS`."""
+    real, real_view = FD.lorenz_dataset, ptn.run.group_view
+
+    def keep(test, model, baselines, scaler, *args, **kwargs):  # type: ignore[no-untyped-def]
+        GROUP_INPUTS.update(test=test, model=model.copy(), scaler=scaler,
+                            baselines={name: q.copy() for name, q in baselines.items()})
+        return real_view(test, model, baselines, scaler, *args, **kwargs)
+
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(FD, "lorenz_dataset", lambda *a, **k: real(1, 1, k.get("seed", 0), nvar_steps=200,
+        mp.setattr(FD, "lorenz_dataset", lambda *a, **k: real(2, 1, k.get("seed", 0), nvar_steps=200,
                                                                progress=k.get("progress")))
+        mp.setattr(ptn.run, "group_view", keep)
         records: list[Progress] = []
         torch.manual_seed(0)
         result = ptn.train(TINY, records.append)
-    return records, result, len(real(1, 1, 0, nvar_steps=200)[0].parts["test"])
+    return records, result, len(real(2, 1, 0, nvar_steps=200)[0].parts["test"])
+
+
+def _rows(quantiles: np.ndarray, scaler: FD.Scaler) -> np.ndarray:
+    """(window·lead, c) rows in the outcome's units, sorted, written out here in float32 as the run keeps them."""
+    lo, hi = np.float32(scaler.lo["target"].ravel()[0]), np.float32(scaler.hi["target"].ravel()[0])
+    n, steps, c = quantiles.shape
+    rows = np.empty((n * steps, c), dtype=np.float32)
+    for lead in range(steps):              # one lead at a time: row w·τ + lead
+        rows[lead::steps] = np.sort(quantiles[:, lead, :].astype(np.float32) * (hi - lo) + lo, axis=1)
+    return rows
+
+
+def test_the_runs_audit_by_regime_is_forecasts_audit_of_its_test_forecasts(tiny_run):
+    """The run's audit by regime (models/ptn/groups.py) equals forecasts.audit run here on the same forecasts, one
+    row per window and lead at the time it verifies; and its mean CRPS per regime is the run's own per-forecast
+    CRPS (the ensemble form, in torch, mean over the leads) averaged over the regime's windows, in x's units."""
+    from fairness_core import forecasts
+
+    _, result, _ = tiny_run
+    view, test, scaler = result.by_group, GROUP_INPUTS["test"], GROUP_INPUTS["scaler"]
+    assert view.reason == "" and view.kind == "regime" and view.audit is not None
+    n, steps = test.target.shape
+    assert (view.windows, view.leads) == (n, steps) == (result.test_rows, FD.HORIZON)
+    lo, hi = float(scaler.lo["target"].ravel()[0]), float(scaler.hi["target"].ravel()[0])
+    y = (test.target * (hi - lo) + lo).ravel()
+    groups, time = np.repeat(test.groups, steps), (test.time[:, None] + np.arange(1, steps + 1)).ravel()
+    levels = (np.arange(TINY.quantiles) + 0.5) / TINY.quantiles
+    direct = forecasts.audit(y, _rows(GROUP_INPUTS["model"], scaler), levels, groups,
+                             {k: _rows(q, scaler) for k, q in GROUP_INPUTS["baselines"].items()}, time=time,
+                             positive_is="benefit")
+    a = view.audit
+    assert a.groups == direct.groups == ("above threshold", "near threshold") and a.notes == ()
+    for table in ("by_group", "pairs", "skill", "pit", "coverage"):
+        pd.testing.assert_frame_equal(getattr(a, table)(), getattr(direct, table)(), check_exact=True)
+    pd.testing.assert_frame_equal(pd.DataFrame(a.verdicts(0.5)), pd.DataFrame(direct.verdicts(0.5)), check_exact=True)
+    # the run's own CRPS (result.crps: the first seed's, per window) averaged per regime, in x's units
+    per_window = result.crps.groupby(np.asarray(test.groups)).mean() * (hi - lo)
+    means = a.means.rename(columns={"crps": "PTN", "crps:deterministic (normal)": "deterministic",
+                                    "crps:TiDE": "TiDE"})
+    for model in ("PTN", "deterministic", "TiDE"):
+        np.testing.assert_allclose(means[model], per_window.loc[list(a.groups), model], rtol=1e-5)
+    by_group = a.by_group()
+    assert (by_group["rows"] == np.bincount(pd.factorize(test.groups, sort=True)[0]) * steps).all()
+    assert np.isclose(view.observation_sd, np.std(y))
+
+
+def test_the_per_regime_skill_is_the_direct_computation_on_those_rows(tiny_run):
+    """PTN's skill against each baseline per regime: 1 − mean CRPS / mean CRPS of the baseline, its Table 5.2 form
+    (quartiles of each CRPS set, share of rows PTN does at least as well) from properscoring's ensemble CRPS of
+    the same rows; its interval holds it and has a width."""
+    import properscoring as ps
+
+    _, result, _ = tiny_run
+    test, scaler = GROUP_INPUTS["test"], GROUP_INPUTS["scaler"]
+    steps = test.target.shape[1]
+    lo, hi = float(scaler.lo["target"].ravel()[0]), float(scaler.hi["target"].ravel()[0])
+    y = (test.target * (hi - lo) + lo).ravel()
+    groups = np.repeat(test.groups, steps)
+    crps = {"PTN": ps.crps_ensemble(y, _rows(GROUP_INPUTS["model"], scaler).astype(float))}
+    crps.update({k: ps.crps_ensemble(y, _rows(q, scaler).astype(float)) for k, q in GROUP_INPUTS["baselines"].items()})
+    skill = result.by_group.audit.skill()
+    assert set(skill["baseline"]) == set(ptn.BASELINE_NAMES) and len(skill) == 4
+    for row in skill.itertuples():
+        mine, base = crps["PTN"][groups == row.group], crps[row.baseline][groups == row.group]
+        assert np.isclose(row.skill, 1 - mine.mean() / base.mean(), rtol=1e-9)
+        q_mine, q_base = np.quantile(mine, [0.25, 0.5, 0.75]), np.quantile(base, [0.25, 0.5, 0.75])
+        np.testing.assert_allclose([row.skill_q1, row.skill_q2, row.skill_q3], 1 - q_mine / q_base, rtol=1e-9)
+        assert np.isclose(row.share_improved, np.mean(mine <= base))
+        assert row.skill_ci_low < row.skill < row.skill_ci_high and np.isfinite(row.skill_ci_high)
+    words = ptn.groups.skill_words(skill)
+    assert words.startswith("Against deterministic (normal): PTN is") and "Against TiDE: PTN is" in words
+
+
+def test_one_regime_in_the_test_part_gives_the_reason_not_an_audit():
+    """Windows of one group cannot be compared by group: no audit, and the reason in words."""
+    rng = np.random.default_rng(0)
+    n, steps, c = 40, FD.HORIZON, 5
+    test = FD.Samples(np.zeros((n, 3)), np.zeros((n, 16, 3)), np.zeros((n, 10, steps, 1)), rng.uniform(size=(n, steps)),
+                      np.full(n, "above threshold", dtype=object), np.arange(n), np.zeros(n, dtype=int))
+    scaler = FD.Scaler()
+    scaler.fit("target", np.array([[0.0], [2.0]]), (0, 1))
+    q = np.sort(rng.uniform(size=(n, steps, c)), axis=-1).astype(np.float32)
+    view = ptn.group_view(test, q, {"TiDE": q.copy()}, scaler, "regime")
+    assert view.audit is None and view.reason == ("every test window is from one regime (above threshold); a "
+                                                  "comparison by regime needs two")
+    assert np.isclose(view.observation_sd, np.std(test.target * 2.0))
+    untouched = q.copy()
+    ptn.lead_rows(test, q, scaler)               # not in place: the caller's array is left as it was
+    np.testing.assert_array_equal(q, untouched)
+    rows = ptn.lead_rows(test, q, scaler, inplace=True)
+    assert np.shares_memory(rows, q) and rows.shape == (n * steps, c)
+    np.testing.assert_allclose(rows[steps + 2], np.sort(untouched[1, 2]) * 2.0, rtol=1e-6)   # window 1, lead 3
+    with pytest.raises(ValueError, match="do not match"):
+        ptn.lead_rows(test, q[:, :3], scaler)
+
+
+def test_the_browser_picks_each_kind_within_each_group(tiny_run):
+    _, result, _ = tiny_run
+    test = GROUP_INPUTS["test"]
+    browser = result.examples
+    assert browser["groups"] == ["above threshold", "near threshold"]
+    for kind, options in browser["kinds"].items():
+        for group in browser["groups"]:
+            mine = ptn.examples_of(browser, kind, group)
+            assert len(mine) == 12 and all(test.groups[ex["index"]] == group == ex["group"] for ex in mine)
+            assert all(ex["time"] == test.time[ex["index"]] for ex in mine)
+        assert len(ptn.examples_of(browser, kind)) == len(options) == 24
+    confident = ptn.examples_of(browser, "confident", "near threshold")
+    assert [ex["width"] for ex in confident] == sorted(ex["width"] for ex in confident)
 
 
 def test_the_run_warm_starts_retrains_per_seed_and_gives_tide_its_share_of_the_time(tiny_run):
@@ -432,8 +555,9 @@ def test_the_run_reports_one_typed_record_per_event_with_a_monotone_counter(tiny
                                             if isinstance(r, (ptn.SearchEpoch, ptn.FinalEpoch, ptn.BaselineEpoch))]
 
 
-def test_the_forecasting_page_draws_a_real_runs_records(tiny_run, monkeypatch):
-    """The page's live charts and results, drawn from a real tiny run's typed records (replayed)."""
+def test_the_forecasting_page_draws_a_real_runs_records(tiny_run, monkeypatch, captured):  # noqa: F811
+    """The page's live charts and results, drawn from a real tiny run's typed records (replayed), and its view by
+    regime (:func:`by_regime`)."""
     plotly_io = pytest.importorskip("plotly.io")  # the app's own needs: absent on a bare GPU machine
     AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
 
@@ -467,6 +591,56 @@ def test_the_forecasting_page_draws_a_real_runs_records(tiny_run, monkeypatch):
     assert any(t.startswith("One validation forecast as training goes") for t in titles)
     assert any(t.startswith("Does the cheap fitness rank agents") for t in titles)
     assert any("low-fidelity fitness" in m.value for m in at.markdown)
+    by_regime(at, result, captured)
+
+
+def numbers(values: object) -> np.ndarray:
+    """A figure's array as sent to the browser: a list, or plotly's base64 typed array."""
+    if isinstance(values, dict):
+        return np.frombuffer(base64.b64decode(values["bdata"]), dtype=np.dtype(values["dtype"])).astype(float)
+    return np.asarray(values, dtype=float)
+
+
+def by_regime(at, result, captured) -> None:  # type: ignore[no-untyped-def]
+    """The page after the run, by regime: the answer, PTN's skill against both baselines per regime with its
+    interval, the pairs' verdicts, the per-regime table and figures, each download the library's numbers; the
+    browser's fan chart follows the regime chosen (it opens at the regime with PTN's largest mean CRPS)."""
+    import io
+    import json
+
+    from app_helpers import shown
+    from ui.forecast_audit import tolerance_for_sd
+
+    a, view = result.by_group.audit, result.by_group
+    assert "By regime" in [h.value for h in at.subheader]
+    tolerance = at.number_input(key="ptn-tol-regime").value
+    assert tolerance == tolerance_for_sd(view.observation_sd) > 0
+    v = a.verdicts(tolerance, unit="")
+    text = shown(at)
+    assert "Which regimes PTN serves worse." in text and v.findings() in text
+    assert ptn.groups.skill_words(a.skill()) in text
+    skill = pd.read_csv(io.BytesIO(captured["ptn_skill_by_group.csv"]()))
+    np.testing.assert_allclose(skill["skill_ci_low"], a.skill()["skill_ci_low"], rtol=1e-12)
+    verdicts = pd.read_csv(io.BytesIO(captured["ptn_group_verdicts.csv"]()), keep_default_na=False)
+    assert verdicts["verdict"].tolist() == v["verdict"].tolist()
+    groups = pd.read_csv(io.BytesIO(captured["ptn_groups.csv"]()), index_col=0)
+    np.testing.assert_allclose(groups["crps"], a.by_group()["crps"], rtol=1e-12)
+    pairs = pd.read_csv(io.BytesIO(captured["ptn_group_pairs.csv"]()))
+    assert set(pairs["measure"]) >= {"ofi", "skill:TiDE", "skill:deterministic (normal)"}
+    charts = {json.loads(c.proto.spec)["layout"]["title"]["text"].split("<br>")[0]: json.loads(c.proto.spec)
+              for c in at.get("plotly_chart")}
+    assert {"Mean benefit of the median forecast by group", "Band coverage by group"} <= set(charts)
+    worst = str(a.means["crps"].idxmax())
+    assert at.selectbox(key="ptn-browse-group").value == worst
+    for group in a.groups:
+        at.selectbox(key="ptn-browse-group").set_value(group).run()
+        assert not at.exception, at.exception
+        fan = next(f for t, f in ((c.proto.spec, json.loads(c.proto.spec)) for c in at.get("plotly_chart"))
+                   if f["layout"]["title"]["text"].startswith("Test forecast #"))
+        shown_ex = ptn.examples_of(result.examples, at.radio(key="ptn-kind").value, group)[0]
+        assert fan["layout"]["title"]["text"].startswith(f"Test forecast #{shown_ex['index']} at {group}")
+        truth = next(t for t in fan["data"] if t.get("name") == "truth")
+        np.testing.assert_allclose(numbers(truth["y"]), shown_ex["truth"])
 
 
 def test_tide_is_a_point_of_the_search_space():

@@ -27,6 +27,7 @@ from fairness_core.wording.levels import level_text
 from fairness_core.vocabulary import DEFAULT_ALPHA
 from fairness_core.wording.forecasts import forecast_direction
 from fairness_core.wording.kinds import amount_range, amount_text
+from ui.kind_audit import pairs_in_words
 from ui.state import ADJUSTMENTS
 from ui.uploads import read_upload, show_problems
 from ui.widgets import BuiltIn, chart, csv_download, figure_with_downloads, md_escape, styled
@@ -90,7 +91,16 @@ def load_demo() -> None:
 def default_tolerance(y: np.ndarray) -> float:
     """A starting tolerance for an upload: a tenth of the observations' standard deviation, to 2 significant
     digits (the page says so; the user sets the one that matters)."""
-    sd = float(np.std(y))
+    return tolerance_for_sd(float(np.std(y)))
+
+
+def tolerance_for_sd(sd: float) -> float:
+    """A tenth of ``sd`` to 2 significant digits; 1.0 when ``sd`` is 0 or not finite (the upload's starting
+    tolerance, and the one after a PTN run, from its test observations' deviation).
+
+    >>> tolerance_for_sd(7.234), tolerance_for_sd(0.0)
+    (0.72, 1.0)
+    """
     if not np.isfinite(sd) or sd <= 0:
         return 1.0
     return float(f"{sd / 10:.2g}")
@@ -231,10 +241,7 @@ def show_audit(current: Loaded, s: VerdictSettings) -> None:
                f"{np.nanmax(rho):.2f}, the Bartlett bandwidth from {np.nanmin(band):.2f} to {np.nanmax(band):.2f} "
                f"lags and the sieve's AR order from {np.nanmin(order):.0f} to {np.nanmax(order):.0f} (per group in the "
                f"table below); verdicts at α = {s.alpha:g}, {md_escape(ADJUSTMENTS.get(s.adjust, s.adjust))}.")
-    st.dataframe(_verdict_view(v, unit), hide_index=True, width="stretch", key="fc-verdicts",
-                 column_config={"reading": st.column_config.TextColumn(width="large")})
-    csv_download(v, "forecast_verdicts.csv", "Download every pair's verdict with every number (CSV)",
-                 key="fc-verdicts-csv", index=False)
+    verdict_table(v, unit)
 
     st.subheader("Which way each group's forecasts lean", anchor=False)
     chart(forecast_benefits(a, s.alpha, unit), "forecast_benefits.html", key="fc-benefits")
@@ -269,9 +276,9 @@ def _ratio(x: float) -> str:
     return f"{x:.3g}" if np.isfinite(x) else "undefined"
 
 
-def _verdict_view(v: pd.DataFrame, unit: str) -> pd.DataFrame:
-    """The verdict table as people read it: the pair, the verdict, the forecast OFI with its adjusted interval, the
-    CRPS ratio with its interval, and the reading."""
+def verdict_view(v: pd.DataFrame, unit: str) -> pd.DataFrame:
+    """The verdict table as people read it: the pair, the verdict, the forecast OFI with its adjusted interval and
+    the CRPS ratio with its interval (each pair's reading goes under the table, whole: :func:`verdict_table`)."""
     return pd.DataFrame({
         "pair": v["group_i"].astype(str) + " vs " + v["group_j"].astype(str),
         "verdict": v["verdict"], "favours": v["favours"],
@@ -279,8 +286,16 @@ def _verdict_view(v: pd.DataFrame, unit: str) -> pd.DataFrame:
         "adjusted interval": [amount_range(lo, hi, unit) for lo, hi in zip(v["ofi_ci_low"], v["ofi_ci_high"])],
         "CRPS ratio (i / j)": [_ratio(x) for x in v["ratio"]],
         "its interval": [f"{_ratio(lo)} to {_ratio(hi)}" if np.isfinite(lo) and np.isfinite(hi) else "undefined"
-                         for lo, hi in zip(v["ratio_ci_low"], v["ratio_ci_high"])],
-        "reading": v["explanation"]})
+                         for lo, hi in zip(v["ratio_ci_low"], v["ratio_ci_high"])]})
+
+
+def verdict_table(v: pd.DataFrame, unit: str, key: str = "fc-verdicts", file_name: str = "forecast_verdicts.csv") -> None:
+    """The verdict table (:func:`verdict_view`), each pair's reading under it in full (a table cell cut it off; the
+    amount audits' :func:`ui.kind_audit.pairs_in_words`), and its download with every number (``key``-csv)."""
+    st.dataframe(verdict_view(v, unit), hide_index=True, width="stretch", key=key)
+    pairs_in_words(v)
+    csv_download(v, file_name, "Download every pair's verdict with every number (CSV)", key=f"{key}-csv",
+                 index=False)
 
 
 def mode() -> None:
@@ -308,4 +323,4 @@ def mode() -> None:
 
 
 __all__ = ["Loaded", "default_tolerance", "load_demo", "loaded", "mode", "served_worse", "settings", "show_audit",
-           "upload_step"]
+           "tolerance_for_sd", "upload_step", "verdict_table", "verdict_view"]

@@ -10,7 +10,8 @@ algorithm, trained on the ordered CRPS, judged against two baselines by skill sc
 ``ptn.search``      the genetic search with successive halving, its low-fidelity fitness, and the
                     incumbent (the baseline's point) that a chosen agent must beat beyond noise
 ``ptn.final``       the derived architecture retrained and the baseline trained, per seed
-``ptn.scoring``     the normal baseline, skill scores, the verdict, test forecasts to browse
+``ptn.scoring``     the normal baseline, skill scores, the verdict, test forecasts to browse (per group)
+``ptn.groups``      the test forecasts audited by site or regime against both baselines (issue 55)
 ``ptn.progress``    the typed progress records and the run's one progress counter
 ``ptn.config``      :class:`PTNConfig`, the run's settings, and its presets ``DEMO``, ``GPU`` and ``PAPER``
 ``ptn.budget``      budgets in steps: the device's step costs timed once, the seconds turned into steps
@@ -31,7 +32,9 @@ from .config import DEMO, GPU, PAPER, PTNConfig
 from .budget import LEAVE_STEPS, StepBudget, StepCosts, budgeted, measure, plan, search_cost, search_shape, step_costs
 from .run import (BASE_MB, BYTES_PER_INPUT, BYTES_PER_QUANTILE, LORENZ_WINDOWS, WEATHER_WINDOWS, PTNResult,
                   chosen_words, estimate, memory_mb, start_words, train)
-from .scoring import SEED_TABLE_5_2, examples, normal_quantiles, skill_table, verdict, verdict_text
+from .scoring import (SEED_TABLE_5_2, examples, examples_of, normal_quantiles, skill_table, verdict,
+                      verdict_text)
+from .groups import BASELINE_NAMES, GroupView, group_view, lead_rows
 from .search import (BASELINE_KEEP, BASELINE_POINT, BENCH_FIDELITY, CLEARLY_BETTER_ALPHA, SEARCH_ARCH_STEPS,
                      SEARCH_WEIGHT_STEPS, Agent, SearchOutcome, batch_means, choose, clearly_better,
                      fidelity_correlation, fidelity_words, genetic_search)

@@ -22,6 +22,7 @@ from .progress import Counter, DataStage, Done
 from .scoring import examples, normal_quantiles, skill_table
 from .search import Agent, genetic_search
 from .final import score, train_baseline, train_final
+from .groups import BASELINE_NAMES, UNITS, GroupView, group_view
 
 
 #: Memory model of :func:`train`, an upper bound calibrated with ``bench/job_memory.py`` (Lorenz, 40 / 160 / 320
@@ -82,6 +83,9 @@ class PTNResult:
     search_steps: int = 0
     #: What the config's seconds bought on this device (None: the config was in steps already).
     budget: StepBudget | None = None
+    #: The first seed's test forecasts audited by site or regime, against both baselines (:mod:`.groups`): the
+    #: finished audit, no quantiles (about 16 bytes per test window and lead).
+    by_group: GroupView | None = None
 
 
 def load_data(config: PTNConfig, counter: Counter, should_stop: Callable[[], bool] | None = None) -> FD.Dataset:
@@ -104,6 +108,28 @@ def warm_and_test(ds: FD.Dataset, share: float) -> tuple[FD.Samples, FD.Samples]
     test_all = ds.parts["test"]
     n_warm = int(round(share * len(test_all)))
     return test_all.take(np.arange(n_warm)), test_all.take(np.arange(n_warm, len(test_all)))
+
+
+#: Test windows per block of the deterministic-normal baseline's quantiles (float64 while scored, then kept as float32).
+DET_BLOCK = 4096
+
+
+def first_seed(config: PTNConfig, ds: FD.Dataset, test: FD.Samples, q_ptn: np.ndarray, c_ptn: np.ndarray,
+               q_tide: np.ndarray) -> tuple[np.ndarray, dict[str, Any], GroupView]:
+    """What the first seed's forecasts leave in the result, computed as soon as they exist so that no seed's
+    quantiles outlive it: baseline 1's per-forecast CRPS (N(deterministic forecast, σ = its MAE per lead on the
+    GA-train part); no training), the browser of PTN's test forecasts, and the forecasts audited by site or regime
+    against both baselines (:mod:`.groups`; the float32 quantiles become the audit's rows in place)."""
+    mean, sigma = test.forecasts[:, -1, :, 0], error_scale(ds.parts["ga_train"])
+    q_det, c_det = np.empty((*mean.shape, config.quantiles), dtype=np.float32), np.empty(len(test))
+    for start in range(0, len(test), DET_BLOCK):   # blocks of windows: no float64 copy of every quantile at once
+        block = slice(start, start + DET_BLOCK)
+        q = normal_quantiles(mean[block], sigma, config.quantiles)
+        c_det[block], q_det[block] = crps_numpy(q, test.target[block]), q
+    browser = examples(q_ptn, test, c_ptn)
+    by_group = group_view(test, q_ptn, dict(zip(BASELINE_NAMES, (q_det, q_tide))), ds.scaler, ds.group_kind,
+                          UNITS.get(config.dataset, ""), inplace=True)
+    return c_det, browser, by_group
 
 
 def train(config: PTNConfig, on_progress: ProgressCallback | None = None,
@@ -132,7 +158,7 @@ def train(config: PTNConfig, on_progress: ProgressCallback | None = None,
     # The architecture the search chose: the best agent's architecture weights at the end of its search run.
     keep = derive(search.best.architecture) if config.derive and search.best.architecture else None
     warm, test = warm_and_test(ds, config.warm_share)
-    runs, crps_sets, first = [], [], None
+    runs, crps_sets, model = [], [], None
     for r in range(config.seeds):
         seed = config.seed + 7 + 101 * r
         ptn_run = train_final(config, ds, search, keep, seed, r + 1, warm, counter, device, probe, should_stop)
@@ -140,15 +166,15 @@ def train(config: PTNConfig, on_progress: ProgressCallback | None = None,
         # search included), warm-started the same way for the same share of PTN's warm-start time: in steps
         # that budget.plan set from the device's timings.
         tide_run = train_baseline(config, ds, seed, r + 1, warm, counter, device, should_stop)
-        (q_ptn, c_ptn), (_, c_tide) = score(ptn_run.model, test), score(tide_run.model, test)
+        (q_ptn, c_ptn), (q_tide, c_tide) = score(ptn_run.model, test), score(tide_run.model, test)
         crps_sets.append((c_ptn, c_tide))
-        first = first or (q_ptn, c_ptn, ptn_run.model)
+        if model is None:   # the first seed's forecasts are browsed and audited by group, then let go
+            model = ptn_run.model
+            c_det, browser, by_group = first_seed(config, ds, test, q_ptn, c_ptn, q_tide)
+        del q_ptn, q_tide
         runs.append({"seed": seed, "PTN (s)": search.seconds + ptn_run.seconds,
                      "PTN steps": search.steps + ptn_run.steps, "TiDE (s)": tide_run.seconds,
                      "TiDE steps": tide_run.steps})
-    # Baseline 1: N(deterministic forecast, σ = its MAE per lead on the GA-train part); no training.
-    c_det = crps_numpy(normal_quantiles(test.forecasts[:, -1, :, 0], error_scale(ds.parts["ga_train"]),
-                                        config.quantiles), test.target)
     names = ("deterministic (normal, σ = MAE)", "TiDE")
     # Seven runs pooled in the thesis; here config.seeds runs of the final training, pooled the same way.
     skill = skill_table(np.concatenate([c for c, _ in crps_sets]),
@@ -170,13 +196,12 @@ def train(config: PTNConfig, on_progress: ProgressCallback | None = None,
                                      "time, warm start likewise",
                                      "no training: N(forecast, σ = MAE per lead)"]},
                            index=pd.Index(["PTN", "TiDE", "deterministic (normal)"], name="model"))
-    q_ptn, c_first, model = first
     return PTNResult(config, search.best, search.agents, model, model.architecture(), skill,
                      pd.DataFrame({"PTN": crps_sets[0][0], "deterministic": c_det, "TiDE": crps_sets[0][1]}),
-                     examples(q_ptn, test, c_first), ds.description, ds.scaler, budgets, runs_df,
+                     browser, ds.description, ds.scaler, budgets, runs_df,
                      searched_architecture=search.best.architecture, derived=keep or {}, warm_rows=len(warm),
                      test_rows=len(test), fidelity=search.fidelity, fidelity_rho=search.fidelity_rho,
-                     search_seconds=search.seconds, search_steps=search.steps, budget=budget)
+                     search_seconds=search.seconds, search_steps=search.steps, budget=budget, by_group=by_group)
 
 
 def chosen_words(result: PTNResult) -> str:

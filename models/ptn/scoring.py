@@ -64,20 +64,41 @@ def verdict_text(skill: pd.DataFrame, runs: pd.DataFrame | None = None) -> str:
 
 
 def examples(q: np.ndarray, s: FD.Samples, crps_ptn: np.ndarray, k: int = 12) -> dict[str, Any]:
-    """Test forecasts to browse: the most confident (narrowest 90 % band), the most multi-modal
-    (largest gap inside the central 90 % of sorted quantiles, relative to its width) and a random few."""
+    """Test forecasts to browse, picked within each group (site, regime) of ``s``: the most confident (narrowest
+    90 % band), the most multi-modal (largest gap inside the central 90 % of sorted quantiles, relative to its
+    width) and a random few, ``k`` of each kind per group. Each record carries its ``group`` ("" when ``s`` has no
+    groups) and ``time`` (the issue time; None without times); ``groups`` lists the groups in order, so a page
+    can filter the kinds by group."""
     qs = np.sort(q, axis=-1)
     c = qs.shape[-1]
     lo, hi = int(0.05 * c), int(0.95 * c) - 1
     width = (qs[..., hi] - qs[..., lo]).mean(-1)
     gaps = np.diff(qs[..., lo:hi + 1], axis=-1).max(-1) / np.maximum(qs[..., hi] - qs[..., lo], 1e-9)
     modal = gaps.max(-1)
+    labels = (np.full(len(q), "", dtype=object) if s.groups is None
+              else np.asarray([str(g) for g in s.groups], dtype=object))
+    names = sorted(set(labels))
     rng = np.random.default_rng(0)
-    picks = {"confident": np.argsort(width)[:k], "multi-modal": np.argsort(-modal)[:k],
-             "random": rng.choice(len(q), min(k, len(q)), replace=False)}
-    out: dict[str, Any] = {"kinds": {}, "fan_levels": FAN_LEVELS}
-    for kind, idx in picks.items():
-        out["kinds"][kind] = [{"index": int(i), "fan": fan(q[i]), "truth": s.target[i],
-                               "deterministic": s.forecasts[i, -1, :, 0], "crps": float(crps_ptn[i]),
-                               "width": float(width[i]), "gap": float(modal[i])} for i in idx]
+    out: dict[str, Any] = {"kinds": {"confident": [], "multi-modal": [], "random": []}, "fan_levels": FAN_LEVELS,
+                           "groups": names}
+    for group in names:
+        rows = np.flatnonzero(labels == group)
+        picks = {"confident": rows[np.argsort(width[rows], kind="stable")[:k]],
+                 "multi-modal": rows[np.argsort(-modal[rows], kind="stable")[:k]],
+                 "random": rng.choice(rows, min(k, rows.size), replace=False)}
+        for kind, idx in picks.items():
+            out["kinds"][kind] += [{"index": int(i), "group": group,
+                                    "time": None if s.time is None else int(s.time[i]), "fan": fan(q[i]),
+                                    "truth": s.target[i], "deterministic": s.forecasts[i, -1, :, 0],
+                                    "crps": float(crps_ptn[i]), "width": float(width[i]), "gap": float(modal[i])}
+                                   for i in idx]
     return out
+
+
+def examples_of(browser: dict[str, Any], kind: str, group: str | None = None) -> list[dict[str, Any]]:
+    """The browser's forecasts of one ``kind`` in ``group`` (every group's when None, or when the browser was
+    picked before forecasts carried groups)."""
+    options = browser["kinds"][kind]
+    if group is None:
+        return list(options)
+    return [ex for ex in options if ex.get("group", group) == group]

@@ -1,0 +1,171 @@
+"""The Forecasting page after a PTN run, by site (weather) or regime (Lorenz) (issue 55): which groups PTN serves
+worse, and whether it beats both baselines at each. Beside the pooled skill table: the answer and the verdict
+words (the "Audit forecasts" mode's renderers, :mod:`ui.forecast_audit`), PTN's skill against each baseline per
+group with its interval, the between-group pairs (verdicts against a tolerance in the outcome's units, and the
+differences of skill), the per-group CRPS, benefit and band coverage, two figures; every table downloadable. Then
+the group picker of the test-forecast browser (:func:`browser`).
+
+Everything computed is the library's (:class:`fairness_core.forecasts.ForecastAudit`, kept in the run's result by
+:mod:`models.ptn.groups`); the sentences are :mod:`models.ptn.groups`' and :mod:`fairness_core.wording.forecasts`'.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from fairness_core.forecasts import ForecastAudit
+from fairness_core import plots
+from fairness_core.vocabulary import DEFAULT_ALPHA
+from fairness_core.wording.levels import level_text
+from models.ptn.groups import GroupView, skill_words, view_words
+from models.ptn.scoring import examples_of
+from ui import forecast_audit
+from ui.state import ADJUSTMENTS
+from ui.widgets import chart, csv_download, figure_with_downloads, md_escape, styled
+
+#: Pairs are adjusted for their number this way (the "Audit forecasts" mode's default).
+ADJUST = "holm"
+
+
+def _tables(a: ForecastAudit, tolerance: float, unit: str) -> dict[str, pd.DataFrame]:
+    """The audit's tables at ``tolerance``, computed once per audit and tolerance in this session (a page reruns on
+    every click)."""
+    kept = st.session_state.setdefault("ptn-group-tables", {})
+    key = (id(a), float(tolerance), unit)
+    if key not in kept or kept[key][0] is not a:
+        kept.clear()
+        kept[key] = (a, {"verdicts": a.verdicts(tolerance, DEFAULT_ALPHA, ADJUST, unit=unit),
+                         "groups": a.by_group(DEFAULT_ALPHA), "skill": a.skill(DEFAULT_ALPHA),
+                         "pairs": a.pairs(DEFAULT_ALPHA, ADJUST)})
+    return kept[key][1]
+
+
+def group_table(groups: pd.DataFrame) -> pd.DataFrame:
+    """The per-group table as people read it: forecasts and time points, mean CRPS and mean benefit with their
+    intervals, and the share of observations inside the bands nearest 50, 80 and 90 % (the download has every
+    band)."""
+    bands = {c: float(c.removeprefix("coverage_")) for c in groups.columns if c.startswith("coverage_")}
+    shown = plots.shown_bands(list(bands.values()))
+    out = pd.DataFrame({"forecasts": groups["rows"], "time points": groups["time_points"],
+                        "mean CRPS": groups["crps"], "CRPS low": groups["crps_ci_low"],
+                        "CRPS high": groups["crps_ci_high"], "mean benefit": groups["benefit"],
+                        "benefit low": groups["benefit_ci_low"], "benefit high": groups["benefit_ci_high"]})
+    for column, nominal in bands.items():
+        if nominal in shown:
+            out[f"in the {level_text(nominal)} band"] = groups[column]
+    return out
+
+
+def skill_table(skill: pd.DataFrame) -> pd.DataFrame:
+    """PTN's skill per group and baseline as people read it: both mean CRPS, the skill 1 − CRPS_PTN /
+    CRPS_baseline with its interval, the thesis's median form and the share of forecasts PTN improves."""
+    return pd.DataFrame({"group": skill["group"], "against": skill["baseline"], "PTN's mean CRPS": skill["crps"],
+                         "baseline's mean CRPS": skill["crps_baseline"], "skill": skill["skill"],
+                         "skill low": skill["skill_ci_low"], "skill high": skill["skill_ci_high"],
+                         "median skill (Table 5.2 form)": skill["skill_q2"],
+                         "share PTN improves": skill["share_improved"]})
+
+
+def skill_gaps(pairs: pd.DataFrame) -> pd.DataFrame:
+    """The between-group differences of PTN's skill, per baseline: does PTN's advantage differ between groups?"""
+    rows = pairs[pairs["measure"].str.startswith("skill:")]
+    return pd.DataFrame({"against": rows["measure"].str.removeprefix("skill:"),
+                         "pair": rows["group_i"].astype(str) + " − " + rows["group_j"].astype(str),
+                         "skill i": rows["value_i"], "skill j": rows["value_j"], "difference": rows["estimate"],
+                         "low": rows["ci_low"], "high": rows["ci_high"], "p (adjusted)": rows["p_adjusted"]})
+
+
+def section(view: GroupView | None) -> None:
+    """The whole view by group, or the reason there is none (one group in the test part)."""
+    if view is None:
+        return
+    st.subheader(f"By {view.kind}", anchor=False)
+    a = view.audit
+    if a is None:
+        st.info(f"No comparison by {md_escape(view.kind)}: {md_escape(view.reason)}.", icon=":material/info:")
+        return
+    unit = view.unit
+    st.caption(md_escape(view_words(view)))
+    suffix = f" ({unit})" if unit else ""
+    start = forecast_audit.tolerance_for_sd(view.observation_sd)
+    tolerance = st.number_input(
+        f"Tolerance{suffix}: the smallest difference of mean benefit (bias) between two {view.kind}s that matters",
+        min_value=0.0, value=start, step=start / 2, format="%.4g", key=f"ptn-tol-{view.kind}",
+        help=f"Starts at a tenth of the test observations' standard deviation ({view.observation_sd:.3g}{suffix}), "
+             "the rule the Audit forecasts mode uses for an upload; set the one that matters for your use.")
+    t = _tables(a, float(tolerance), unit)
+    v, level = t["verdicts"], level_text(1 - DEFAULT_ALPHA)
+    with st.container(border=True):
+        st.markdown(f"**Which {md_escape(view.kind)}s PTN serves worse.** "
+                    + md_escape(forecast_audit.served_worse(v)))
+        st.markdown(md_escape(v.findings(max_items=3)))
+        st.markdown(md_escape(skill_words(t["skill"], level)))
+
+    st.markdown(f"**PTN's skill against each baseline, per {md_escape(view.kind)}** — 1 − mean CRPS_PTN / mean "
+                f"CRPS_baseline with its {level} interval (HAC, delta method); the median skill and the share of "
+                "forecasts improved are the thesis's Table 5.2 form, per window and lead.")
+    st.dataframe(styled(skill_table(t["skill"]), 3), hide_index=True, width="stretch", key="ptn-group-skill")
+    csv_download(t["skill"], "ptn_skill_by_group.csv", "Download the skill per group (CSV)",
+                 key="ptn-group-skill-csv", index=False)
+    st.markdown(f"**Every pair of {md_escape(view.kind)}s** — the verdict on the forecast OFI (the difference of "
+                f"mean benefits) against ±{tolerance:g}{md_escape(suffix)}, with the CRPS ratio for systemic "
+                f"disparity ({md_escape(ADJUSTMENTS.get(ADJUST, ADJUST))}).")
+    forecast_audit.verdict_table(v, unit, key="ptn-group-verdicts", file_name="ptn_group_verdicts.csv")
+    gaps = skill_gaps(t["pairs"])
+    st.markdown(f"**Does PTN's advantage differ between {md_escape(view.kind)}s?** The difference of skill, "
+                f"{md_escape(view.kind)} i − {md_escape(view.kind)} j, with its {level} interval and p adjusted "
+                "across the pairs.")
+    st.dataframe(styled(gaps, 3, formats={"p (adjusted)": "{:.3g}"}), hide_index=True, width="stretch",
+                 key="ptn-group-gaps")
+    csv_download(t["pairs"], "ptn_group_pairs.csv", "Download every pair's differences, every measure (CSV)",
+                 key="ptn-group-pairs-csv", index=False)
+
+    st.markdown(f"**Per {md_escape(view.kind)}** — PTN's mean CRPS and mean benefit{md_escape(suffix)} with "
+                f"their {level} intervals, and the share of observations inside its central bands.")
+    st.dataframe(styled(group_table(t["groups"]), 3), width="stretch", key="ptn-groups")
+    csv_download(t["groups"], "ptn_groups.csv", "Download the per-group scores, every band (CSV)",
+                 key="ptn-groups-csv")
+    left, right = st.columns(2)
+    with left:
+        chart(plots.forecast_benefits(a, DEFAULT_ALPHA, unit), "ptn_group_benefits.html", key="ptn-group-benefits")
+    with right:
+        figure_with_downloads(plots.forecast_coverage(a, DEFAULT_ALPHA), "ptn-group-coverage", a.coverage(DEFAULT_ALPHA),
+                              "ptn_group_coverage.csv", "Download every band's coverage per group (CSV)")
+
+
+def browser(result: Any) -> None:
+    """The test-forecast browser: a group (when the forecasts carry more than one), a kind and one forecast, its fan
+    chart. Opens at the group with PTN's largest mean CRPS (the worst served)."""
+    examples = result.examples
+    groups = [g for g in examples.get("groups", []) if g]
+    b0, b1, b2 = st.columns([1, 1, 2])
+    group = None
+    view = getattr(result, "by_group", None)
+    if len(groups) > 1:
+        crps = view.audit.means["crps"] if view is not None and view.audit is not None else None
+        worst = groups.index(str(crps.idxmax())) if crps is not None and str(crps.idxmax()) in groups else 0
+        kind = view.kind.capitalize() if view is not None else "Group"
+        group = b0.selectbox(kind, groups, index=worst, key="ptn-browse-group",
+                             help="Opens at the group where PTN's mean CRPS is largest (the worst served).")
+    kind_of = b1.radio("Kind", list(examples["kinds"]), key="ptn-kind",
+                       help="confident: the narrowest 90 % bands; multi-modal: the largest gap inside the band "
+                            "relative to its width (several routes, the thesis's Fig. 5.6); random: any.")
+    options = examples_of(examples, kind_of, group)
+    if not options:
+        st.info("No test forecast of this kind here.", icon=":material/info:")
+        return
+    pick = b2.select_slider("Forecast", list(range(len(options))), key=f"ptn-pick-{kind_of}-{group}",
+                            format_func=lambda i: f"#{options[i]['index']} (CRPS {options[i]['crps']:.4f})")
+    ex = options[pick]
+    where = f" at {ex['group']}" if ex.get("group") else ""
+    fig = plots.quantile_fan(ex["fan"], examples["fan_levels"], ex["truth"], ex["deterministic"],
+                       f"Test forecast #{ex['index']}{where}: CRPS {ex['crps']:.4f}, 90 % band width "
+                       f"{ex['width']:.3f}")
+    chart(fig, f"ptn_forecast_{ex['index']}.html", key="ptn-browser")
+
+
+__all__ = ["browser", "group_table", "section", "skill_gaps", "skill_table"]
