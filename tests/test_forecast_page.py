@@ -92,6 +92,10 @@ def test_the_demo_shows_the_librarys_verdicts_tables_and_figures(captured):  # n
     assert "algorithmic bias against Riverside (in 3 of its 3 pairs)" in text
     assert "systemic disparity (less accurate forecasts) at Hillside (in 2 of its 3 pairs)" in text
     assert v.findings() in text
+    # the verdict table holds no sentence (a cell cut it off): each pair's reading is under it, whole
+    table = next(d.value for d in at.dataframe if "verdict" in d.value.columns)
+    assert "reading" not in table.columns and len(table) == len(v)
+    assert all(f"{i} vs {j}:** {e}" in text for i, j, e in zip(v["group_i"], v["group_j"], v["explanation"]))
     assert "time from date" in text and "7 quantile levels (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95)" in text
     rho = a.by_group()["hac_rho"]
     assert f"ρ̂ runs from {rho.min():.2f} to {rho.max():.2f}" in text          # the long-run variance said

@@ -32,7 +32,9 @@ from .groups import BASELINE_NAMES, UNITS, GroupView, group_view
 #: quantiles (the forecasts of PTN, TiDE and the normal baseline, sorted for the CRPS). The per-window bytes were
 #: raised by 40 % (from 8.5 and 50) when the benchmark found the largest run 16 % over its estimate. The hidden
 #: sizes are not in the model: 240 units against 48 added about 15 % at 320 trajectories (against the slope from
-#: 40 to 160), within the margin.
+#: 40 to 160), within the margin. The audit by group (:func:`first_seed`) is not in it either: it turns the first
+#: seed's float32 forecasts into its rows in place and adds under 1 MB (40 trajectories: 624-699 MiB measured over
+#: four runs with it, the peak reached before it; docs/methods.md, "PTN's forecasts by site or regime").
 BASE_MB, BYTES_PER_INPUT, BYTES_PER_QUANTILE = 360.0, 12.0, 70.0
 #: Forecast windows of one 1,000-step Lorenz trajectory, and of the weather data (every site, a year each).
 LORENZ_WINDOWS = 1000 - FD.HORIZON - (FD.HISTORY - 1)
