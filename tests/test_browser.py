@@ -11,9 +11,9 @@ import csv
 
 import pytest
 
-from browser_helpers import (FIGURES_HOLD, IDLE, WAIT, assert_group_labels_visible, browser_at, declare, press, save_audit,
+from browser_helpers import (FIGURES_HOLD, IDLE, WAIT, assert_group_labels_visible, declare, download, page_in, press, save_audit,
                              skip_without_chromium, upload_cm_file)
-from browser_helpers import open_page, page, server  # noqa: F401 - fixtures, used by name
+from browser_helpers import browser, context, open_page, page, server  # noqa: F401 - fixtures, used by name
 
 skip_without_chromium()
 
@@ -69,8 +69,8 @@ def test_bad_upload_shows_row_and_column_and_keeps_data(page, tmp_path):
     assert page.get_by_text("Data: COMPAS").count() == 1
 
 
-def test_deep_link_to_bias_audit_preloads_the_demo(server):
-    with browser_at(f"{server}/Bias_Audit") as pg:
+def test_deep_link_to_bias_audit_preloads_the_demo(server, context):
+    with page_in(context, f"{server}/Bias_Audit") as pg:
         pg.get_by_role("heading", name="Bias audit").wait_for(timeout=WAIT)
         pg.wait_for_selector(".js-plotly-plot", timeout=WAIT)
         assert pg.get_by_text("Data: COMPAS").count() == 1
@@ -79,8 +79,8 @@ def test_deep_link_to_bias_audit_preloads_the_demo(server):
         assert labels == ["Home", "Upload", "Bias Audit"]
 
 
-def test_deep_link_to_a_sample_size_tab(server, tmp_path):
-    with browser_at(f"{server}/Sample_Size_Explorer?tab=Holes") as pg:
+def test_deep_link_to_a_sample_size_tab(server, context, tmp_path):
+    with page_in(context, f"{server}/Sample_Size_Explorer?tab=Holes") as pg:
         pg.get_by_role("heading", name="Sample-size explorer").wait_for(timeout=WAIT)
         pg.wait_for_function(FIGURES_HOLD, arg=[1, "Holes: matrices of size n"], timeout=WAIT)
         assert "Holes: matrices of size n" in pg.locator(".js-plotly-plot").first.inner_text()
@@ -144,10 +144,7 @@ def test_report_downloads_and_holds_the_numbers(open_page, tmp_path):
     pg.get_by_role("heading", name="Bias audit").wait_for(timeout=WAIT)
     pg.wait_for_function(IDLE, timeout=WAIT)   # the run has ended: its download buttons are the ones a click uses
     pg.get_by_text("Download the audit report").click()
-    with pg.expect_download(timeout=WAIT) as info:
-        press(pg, pg.get_by_role("button", name="Audit report (HTML)"))
-    path = tmp_path / "report.html"
-    info.value.save_as(path)
+    path = download(pg, pg.get_by_role("button", name="Audit report (HTML)"), tmp_path / "report.html")
     html = path.read_text(encoding="utf-8")
     assert html.startswith("<!DOCTYPE html>") and "Fairness audit report" in html
     assert "COMPAS" in html and "African-American" in html and "algorithmic bias" in html
@@ -166,9 +163,8 @@ def test_save_share_by_link_trend_and_the_ll144_csv(open_page, tmp_path):
     pg.get_by_role("link", name="Open the saved audit").click()      # the owner makes a link to it
     pg.get_by_role("heading", name="COMPAS Q1").wait_for(timeout=WAIT)
     pg.locator("summary").filter(has_text="Links").click()
-    press(pg, pg.get_by_role("button", name="Make a link"))
     box = pg.get_by_test_id("stCode").filter(has_text="/Saved_Audits?link=")
-    box.wait_for(timeout=WAIT)
+    press(pg, pg.get_by_role("button", name="Make a link"), until=box)
     address = box.inner_text().strip()
     assert address.startswith("http://") and "link=" in address          # the full address, copied as it is
     colleague = pg.context.browser.new_context(accept_downloads=True).new_page()   # another browser, no session
@@ -188,10 +184,8 @@ def test_save_share_by_link_trend_and_the_ll144_csv(open_page, tmp_path):
     assert charts.count() == 2 and colleague.get_by_text("2026-Q2").count() >= 1
     assert "OFI" in charts.nth(0).inner_text() and "DI" in charts.nth(1).inner_text()
     assert colleague.locator("[data-testid='stException']").count() == 0
-    with colleague.expect_download(timeout=WAIT) as info:
-        press(colleague, colleague.get_by_role("button", name="Download the Local Law 144 summary (CSV)"))
-    path = tmp_path / "ll144.csv"
-    info.value.save_as(path)
+    path = download(colleague, colleague.get_by_role("button", name="Download the Local Law 144 summary (CSV)"),
+                    tmp_path / "ll144.csv")
     header = next(csv.reader(path.read_text(encoding="utf-8").splitlines()))
     assert header[:6] == ["categories of", "category", "n", "share of data", "selection rate", "impact ratio"]
     colleague.context.close()
@@ -211,10 +205,7 @@ def test_report_downloaded_from_the_app_shows_forty_long_group_names(page, tmp_p
     page.wait_for_function(IDLE, timeout=WAIT)
     assert_group_labels_visible(page, names)  # in the app
     page.get_by_text("Download the audit report").click()
-    with page.expect_download(timeout=180000) as info:
-        press(page, page.get_by_role("button", name="Audit report (HTML)"))
-    path = tmp_path / "report.html"
-    info.value.save_as(path)
+    path = download(page, page.get_by_role("button", name="Audit report (HTML)"), tmp_path / "report.html")
     report_page = page.context.browser.new_page()
     report_page.goto(path.as_uri())
     report_page.wait_for_selector(".js-plotly-plot", timeout=WAIT)

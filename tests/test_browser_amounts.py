@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from browser_helpers import IDLE, WAIT, press, skip_without_chromium
-from browser_helpers import open_page, server  # noqa: F401 - fixtures, used by name
+from browser_helpers import IDLE, WAIT, download, press, skip_without_chromium
+from browser_helpers import browser, context, open_page, server  # noqa: F401 - fixtures, used by name
 from fairness_core.continuous import ContinuousAudit
 from ui.kind_audit import default_tolerance
 
@@ -66,9 +66,7 @@ def test_an_amount_file_and_the_tier_demo_audited_in_the_browser(open_page, tmp_
     pg.wait_for_function(IDLE, timeout=WAIT)
     pg.get_by_text("Benefit per person by group").first.wait_for(timeout=WAIT)
     button = pg.get_by_role("button", name="Download verdicts with every number (CSV)")
-    with pg.expect_download(timeout=WAIT) as info:
-        button.click()
-    info.value.save_as(tmp_path / "verdicts.csv")
+    download(pg, button, tmp_path / "verdicts.csv")
     got = pd.read_csv(tmp_path / "verdicts.csv", keep_default_na=False, na_values=["undefined"])
     audit = ContinuousAudit.from_predictions(df["salary"], df["recommended"], df[["team"]], "benefit")
     want = audit.verdicts(default_tolerance(audit), unit="$")

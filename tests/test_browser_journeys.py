@@ -5,56 +5,54 @@ gives up (tests/browser_helpers.py)."""
 
 import re
 
-from browser_helpers import ARGS, ARTIFACTS, CHROMIUM, IDLE, ROOT, WAIT, choose, declare, press, skip_without_chromium, upload_cm_file
-from browser_helpers import open_page, page, server  # noqa: F401 - fixtures, used by name
+from browser_helpers import ARTIFACTS, IDLE, ROOT, WAIT, choose, declare, download, press, skip_without_chromium, upload_cm_file
+from browser_helpers import browser, context, open_page, page, server  # noqa: F401 - fixtures, used by name
 
 skip_without_chromium()
 
 
-def test_three_sessions_at_once_do_not_cross_talk(server, tmp_path):
-    """Two sessions train (HydraGAN, PTN) while a third uploads its own data and audits it."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        gan, fc, auditor = (browser.new_context(viewport={"width": 1400, "height": 1000}).new_page() for _ in range(3))
-        try:
-            gan.goto(f"{server}/Synthetic_Data")
-            fc.goto(f"{server}/Forecasting")
-            # one after the other: two clicks at once reach the server in either order on a loaded machine
-            press(gan, gan.get_by_role("button", name="Train and evaluate"))
-            gan.get_by_text("Running ·").first.wait_for(timeout=WAIT)
-            press(fc, fc.get_by_role("button", name="Train PTN"))
-            # PyTorch trainings take turns (one process-wide random state): PTN waits in the queue
-            fc.get_by_text("Queued, 0 ahead ·").first.wait_for(timeout=WAIT)
-            auditor.goto(f"{server}/Upload")
-            upload_cm_file(auditor, tmp_path / "mine.csv", "group,TP,FN,FP,TN\nX,1,0,0,5\nY,7,0,1,10\n")
-            press(auditor, auditor.get_by_role("button", name="Use these groups"))
-            auditor.get_by_text("Data: mine.csv").wait_for(timeout=WAIT)
-            auditor.get_by_test_id("stSidebar").get_by_role("link", name="Bias Audit").click()  # same session
-            auditor.get_by_role("heading", name="Bias audit").wait_for(timeout=WAIT)
-            auditor.get_by_text("Data: mine.csv").wait_for(timeout=WAIT)
-            # Each training session still shows its own job, and its data is still the demo.
-            # (the GAN first learns each numeric column's modes, a few seconds, then reports its steps)
-            gan.get_by_text(re.compile(r"Running ·.*step")).first.wait_for(timeout=WAIT)
-            gan_status = gan.get_by_text("Running ·").first.inner_text()
-            fc_status = fc.get_by_text("Queued, 0 ahead ·").first.inner_text()
-            assert "step" in gan_status and "generation" not in gan_status, gan_status  # the GAN's own job
-            assert "PTN on" in fc_status and "PTN" not in gan_status, fc_status
-            assert gan.get_by_text("Data: mine.csv").count() == 0
-            for pg, button in ((gan, "Train and evaluate"), (fc, "Train PTN")):
-                pg.get_by_role("button", name="Cancel").click()
-                pg.get_by_text("Cancelled. Nothing from this run is used").wait_for(timeout=WAIT)
-            gan.get_by_test_id("stSidebar").get_by_role("link", name="Bias Audit").click()  # same session
-            gan.get_by_text("Data: COMPAS").wait_for(timeout=WAIT)
-            assert gan.get_by_text("mine.csv").count() == 0
-        except Exception:
-            ARTIFACTS.mkdir(exist_ok=True)
-            for name, pg in (("gan", gan), ("forecasting", fc), ("auditor", auditor)):
-                pg.screenshot(path=str(ARTIFACTS / f"three_sessions_{name}.png"), full_page=True)
-            raise
-        finally:
-            browser.close()
+def test_three_sessions_at_once_do_not_cross_talk(server, browser, tmp_path):
+    """Two sessions train (HydraGAN, PTN) while a third uploads its own data and audits it (three browsers)."""
+    contexts = [browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(3)]
+    gan, fc, auditor = (ctx.new_page() for ctx in contexts)
+    try:
+        gan.goto(f"{server}/Synthetic_Data")
+        fc.goto(f"{server}/Forecasting")
+        # one after the other: two clicks at once reach the server in either order on a loaded machine
+        press(gan, gan.get_by_role("button", name="Train and evaluate"))
+        gan.get_by_text("Running ·").first.wait_for(timeout=WAIT)
+        press(fc, fc.get_by_role("button", name="Train PTN"))
+        # PyTorch trainings take turns (one process-wide random state): PTN waits in the queue
+        fc.get_by_text("Queued, 0 ahead ·").first.wait_for(timeout=WAIT)
+        auditor.goto(f"{server}/Upload")
+        upload_cm_file(auditor, tmp_path / "mine.csv", "group,TP,FN,FP,TN\nX,1,0,0,5\nY,7,0,1,10\n")
+        press(auditor, auditor.get_by_role("button", name="Use these groups"))
+        auditor.get_by_text("Data: mine.csv").wait_for(timeout=WAIT)
+        auditor.get_by_test_id("stSidebar").get_by_role("link", name="Bias Audit").click()  # same session
+        auditor.get_by_role("heading", name="Bias audit").wait_for(timeout=WAIT)
+        auditor.get_by_text("Data: mine.csv").wait_for(timeout=WAIT)
+        # Each training session still shows its own job, and its data is still the demo.
+        # (the GAN first learns each numeric column's modes, a few seconds, then reports its steps)
+        gan.get_by_text(re.compile(r"Running ·.*step")).first.wait_for(timeout=WAIT)
+        gan_status = gan.get_by_text("Running ·").first.inner_text()
+        fc_status = fc.get_by_text("Queued, 0 ahead ·").first.inner_text()
+        assert "step" in gan_status and "generation" not in gan_status, gan_status  # the GAN's own job
+        assert "PTN on" in fc_status and "PTN" not in gan_status, fc_status
+        assert gan.get_by_text("Data: mine.csv").count() == 0
+        for pg, button in ((gan, "Train and evaluate"), (fc, "Train PTN")):
+            pg.get_by_role("button", name="Cancel").click()
+            pg.get_by_text("Cancelled. Nothing from this run is used").wait_for(timeout=WAIT)
+        gan.get_by_test_id("stSidebar").get_by_role("link", name="Bias Audit").click()  # same session
+        gan.get_by_text("Data: COMPAS").wait_for(timeout=WAIT)
+        assert gan.get_by_text("mine.csv").count() == 0
+    except Exception:
+        ARTIFACTS.mkdir(exist_ok=True)
+        for name, pg in (("gan", gan), ("forecasting", fc), ("auditor", auditor)):
+            pg.screenshot(path=str(ARTIFACTS / f"three_sessions_{name}.png"), full_page=True)
+        raise
+    finally:
+        for ctx in contexts:
+            ctx.close()
 
 
 def test_a_journalists_audit_of_the_published_compas_file(page, tmp_path):
@@ -122,10 +120,7 @@ def test_a_journalists_audit_of_the_published_compas_file(page, tmp_path):
     page.get_by_text("the period “2013-01-01 to 2014-12-31”").wait_for(timeout=WAIT)
     page.wait_for_function(IDLE, timeout=WAIT)
     assert page.get_by_text("the model “COMPAS v2.0 as scored in Broward County”").count() == 1
-    with page.expect_download(timeout=180000) as info:
-        press(page, page.get_by_role("button", name="Audit report (HTML)"))
-    report = tmp_path / "report.html"
-    info.value.save_as(report)
+    report = download(page, page.get_by_role("button", name="Audit report (HTML)"), tmp_path / "report.html")
     html = report.read_text(encoding="utf-8")
     for field in ("COMPAS v2.0 as scored in Broward County", "2013-01-01 to 2014-12-31", "attribute audited",
                   "label column", "two_year_recid", "prediction column", "decile_score", "score &gt;= 5",
@@ -193,10 +188,7 @@ def test_compare_two_candidates_mitigate_and_download_the_thresholds(open_page, 
     pg.wait_for_function("[...document.querySelectorAll('.js-plotly-plot .gtitle')].some(t => t.textContent"
                          ".includes('(COMPAS decile score, per-group thresholds'))", timeout=WAIT)
     pg.wait_for_function(IDLE, timeout=WAIT)
-    with pg.expect_download(timeout=WAIT) as info:
-        press(pg, pg.get_by_role("button", name="Download the rule (JSON)"))
-    path = tmp_path / "thresholds.json"
-    info.value.save_as(path)
+    path = download(pg, pg.get_by_role("button", name="Download the rule (JSON)"), tmp_path / "thresholds.json")
     rule = json.loads(path.read_text(encoding="utf-8"))   # the rule file `python -m fairness_core apply` reads
     assert {"format", "version", "groups", "target", "tolerance", "objective", "fitting_rows", "context"} <= set(rule)
     groups = [g["group"] for g in rule["groups"]]

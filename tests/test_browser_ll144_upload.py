@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from browser_helpers import IDLE, WAIT, declare, press, skip_without_chromium
-from browser_helpers import open_page, server  # noqa: F401 - fixtures, used by name
+from browser_helpers import IDLE, WAIT, declare, download, press, skip_without_chromium
+from browser_helpers import browser, context, open_page, server  # noqa: F401 - fixtures, used by name
 
 skip_without_chromium()
 
@@ -67,14 +67,10 @@ def same_as_pandas(csv: bytes, want: pd.DataFrame, rate: str) -> None:
     assert ratio[~np.isnan(ratio)] == pytest.approx(expected[~np.isnan(expected)], abs=1e-12)
 
 
-def download(pg, name: str, path) -> bytes:  # type: ignore[no-untyped-def]
+def downloaded(pg, name: str, path) -> bytes:  # type: ignore[no-untyped-def]
     button = pg.get_by_role("button", name=name)
     button.wait_for(timeout=WAIT)
-    pg.wait_for_function(IDLE, timeout=WAIT)   # the run has ended: its download button is the one a click uses
-    with pg.expect_download(timeout=WAIT) as info:
-        button.click()
-    info.value.save_as(path)
-    return path.read_bytes()
+    return download(pg, button, path).read_bytes()   # the press waits until the run has ended
 
 
 def test_an_hr_export_with_the_tools_score_gives_both_rates_as_pandas_computes_them(open_page, tmp_path):
@@ -111,10 +107,10 @@ def test_an_hr_export_with_the_tools_score_gives_both_rates_as_pandas_computes_t
     pg.get_by_role("heading", name="Bias audit").wait_for(timeout=WAIT)
     pg.wait_for_function(IDLE, timeout=WAIT)
     pg.locator("summary").filter(has_text="Local Law 144 summary").first.click()
-    same_as_pandas(download(pg, "Download the Local Law 144 summary (CSV)", tmp_path / "selection.csv"),
+    same_as_pandas(downloaded(pg, "Download the Local Law 144 summary (CSV)", tmp_path / "selection.csv"),
                    selection, "selection rate")
     pg.get_by_test_id("stRadio").get_by_text("scoring rate (tool_score)").click()
     scoring_button = "Download the Local Law 144 summary, scoring rate of “tool_score” (CSV)"
     pg.get_by_role("button", name=scoring_button).wait_for(timeout=WAIT)
     pg.wait_for_function(IDLE, timeout=WAIT)
-    same_as_pandas(download(pg, scoring_button, tmp_path / "scoring.csv"), scoring, "scoring rate")
+    same_as_pandas(downloaded(pg, scoring_button, tmp_path / "scoring.csv"), scoring, "scoring rate")

@@ -5,7 +5,7 @@ own server); every wait names its condition (tests/browser_helpers.py)."""
 import pandas as pd
 
 from browser_helpers import FIGURES_HOLD, IDLE, WAIT, press, skip_without_chromium
-from browser_helpers import open_page, server  # noqa: F401 - fixtures, used by name
+from browser_helpers import browser, context, open_page, server  # noqa: F401 - fixtures, used by name
 
 skip_without_chromium()
 

@@ -4,7 +4,7 @@ screenshot is kept in test-artifacts/ to look at. A module of its own (its own s
 condition (tests/browser_helpers.py)."""
 
 from browser_helpers import ARTIFACTS, FIGURES_HOLD, IDLE, WAIT, press, skip_without_chromium
-from browser_helpers import open_page, server  # noqa: F401 - fixtures, used by name
+from browser_helpers import browser, context, open_page, server  # noqa: F401 - fixtures, used by name
 
 skip_without_chromium()
 
