@@ -80,12 +80,18 @@ def forecast_explanations(df: pd.DataFrame, tolerance: float, level: float, unit
 
 
 def listed(items: list[str]) -> str:
-    """Items as a sentence lists them.
+    """Items as a sentence lists them; with semicolons when an item holds a comma (a site such as "Miami, FL").
 
     >>> listed(["a"]), listed(["a", "b"]), listed(["a", "b", "c"])
     ('a', 'a and b', 'a, b and c')
+    >>> listed(["Miami, FL", "Sand Point, AK"]), listed(["Miami, FL", "Sand Point, AK", "Piedmont, Italy"])
+    ('Miami, FL and Sand Point, AK', 'Miami, FL; Sand Point, AK; and Piedmont, Italy')
     """
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+    if len(items) == 1:
+        return items[0]
+    if len(items) > 2 and any("," in i for i in items):
+        return "; ".join(items[:-1]) + "; and " + items[-1]
+    return ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def _leans(pairs: pd.DataFrame, unit: str, ci: str, first: str = "'s forecasts carry less benefit than ",

@@ -151,16 +151,16 @@ def skill_words(skill: pd.DataFrame, level: str = "95 %") -> str:
     >>> t = pd.DataFrame({"group": ["a", "b", "c"] * 2, "baseline": ["TiDE"] * 3 + ["normal"] * 3,
     ...                   "skill_ci_low": [0.1, -0.2, 0.2, -0.3, -0.1, -0.4], "skill_ci_high": [0.3, 0.1, 0.4, -0.1, 0.2, -0.2]})
     >>> print(skill_words(t))
-    Against TiDE: PTN is better at a and c; no difference shown at b. Against normal: PTN is worse at a and c; no difference shown at b. (95 % intervals of the skill 1 − CRPS_PTN / CRPS_baseline, not adjusted for the groups.)
+    Against TiDE: PTN is better at a and c. No difference shown at b. Against normal: PTN is worse at a and c. No difference shown at b. (95 % intervals of the skill 1 − CRPS_PTN / CRPS_baseline, not adjusted for the groups.)
     """
     if skill.empty:
         return ""
     low, high = skill["skill_ci_low"].to_numpy(dtype=float), skill["skill_ci_high"].to_numpy(dtype=float)
     side = np.select([low > 0, high < 0, np.isfinite(low) & np.isfinite(high)],
-                     ["PTN is better at", "PTN is worse at", "no difference shown at"], "no interval at")
+                     ["PTN is better at", "PTN is worse at", "No difference shown at"], "No interval at")
     said = []
     for baseline, rows in skill.assign(_side=side).groupby("baseline", sort=False):
         parts = [f"{word} {listed(list(rows.loc[rows['_side'] == word, 'group'].astype(str)))}"
                  for word in dict.fromkeys(rows["_side"])]
-        said.append(f"Against {baseline}: " + "; ".join(parts) + ".")
+        said.append(f"Against {baseline}: " + ". ".join(parts) + ".")
     return " ".join(said) + f" ({level} intervals of the skill 1 − CRPS_PTN / CRPS_baseline, not adjusted for the groups.)"
