@@ -513,6 +513,38 @@ def test_the_browser_picks_each_kind_within_each_group(tiny_run):
     assert [ex["width"] for ex in confident] == sorted(ex["width"] for ex in confident)
 
 
+def fan_in_units(index: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Test window ``index`` of the tiny run in x's units, from what the run scored (:data:`GROUP_INPUTS`): PTN's
+    quantiles unscaled, their fan at FAN_LEVELS by numpy's own interpolation (Hazen's plotting positions (j + ½)/c
+    are PTN's levels), the truth and the deterministic forecast."""
+    test, scaler = GROUP_INPUTS["test"], GROUP_INPUTS["scaler"]
+    lo, hi = float(scaler.lo["target"].ravel()[0]), float(scaler.hi["target"].ravel()[0])
+    q = GROUP_INPUTS["model"][index].astype(float) * (hi - lo) + lo                     # (τ, c)
+    fan = np.quantile(q, ptn.FAN_LEVELS, axis=-1, method="hazen")                       # (levels, τ)
+    return q, fan, test.target[index] * (hi - lo) + lo, test.forecasts[index, -1, :, 0] * (hi - lo) + lo
+
+
+def test_the_browsers_forecasts_in_the_outcomes_units_are_the_unscaled_quantiles(tiny_run):
+    """models.ptn.scoring.in_units: a browsed forecast's fan, truth and deterministic forecast are the run's own
+    quantiles and windows unscaled to x's units, its CRPS properscoring's on those quantiles (mean over the leads)
+    and its band width the direct one, in the same units."""
+    import properscoring as ps
+
+    _, result, _ = tiny_run
+    c = TINY.quantiles
+    for ex in ptn.examples_of(result.examples, "random")[::6]:
+        shown = ptn.scoring.in_units(ex, result.scaler)
+        q, fan, truth, deterministic = fan_in_units(ex["index"])
+        np.testing.assert_allclose(shown["fan"], fan, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(shown["truth"], truth, rtol=1e-6)
+        np.testing.assert_allclose(shown["deterministic"], deterministic, rtol=1e-6)
+        assert np.isclose(shown["crps"], ps.crps_ensemble(truth, q).mean(), rtol=1e-4)
+        qs = np.sort(q, axis=-1)
+        assert np.isclose(shown["width"], np.mean(qs[:, int(0.95 * c) - 1] - qs[:, int(0.05 * c)]), rtol=1e-4)
+        assert shown["gap"] == ex["gap"] and shown["index"] == ex["index"]
+        assert not np.allclose(shown["truth"], ex["truth"])   # the record itself stays on the training scale
+
+
 def test_the_run_warm_starts_retrains_per_seed_and_gives_tide_its_share_of_the_time(tiny_run):
     records, result, n_test = tiny_run
     config = TINY
@@ -609,6 +641,7 @@ def by_regime(at, result, captured) -> None:  # type: ignore[no-untyped-def]
     import json
 
     from app_helpers import shown
+    from fairness_core.wording.kinds import amount_text
     from ui.forecast_audit import tolerance_for_sd
 
     a, view = result.by_group.audit, result.by_group
@@ -639,8 +672,16 @@ def by_regime(at, result, captured) -> None:  # type: ignore[no-untyped-def]
                    if f["layout"]["title"]["text"].startswith("Test forecast #"))
         shown_ex = ptn.examples_of(result.examples, at.radio(key="ptn-kind").value, group)[0]
         assert fan["layout"]["title"]["text"].startswith(f"Test forecast #{shown_ex['index']} at {group}")
-        truth = next(t for t in fan["data"] if t.get("name") == "truth")
-        np.testing.assert_allclose(numbers(truth["y"]), shown_ex["truth"])
+        # in x's units: the bands' edges (widest first, upper then lower) and the median are the unscaled quantiles
+        _, quantiles, truth, deterministic = fan_in_units(shown_ex["index"])
+        traces = {t.get("name"): numbers(t["y"]) for t in fan["data"]}
+        edges = np.stack([numbers(t["y"]) for t in fan["data"][:7]])
+        np.testing.assert_allclose(edges, quantiles[[6, 0, 5, 1, 4, 2, 3]], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(traces["truth"], truth, rtol=1e-6)
+        np.testing.assert_allclose(traces["deterministic forecast"], deterministic, rtol=1e-6)
+        assert fan["layout"]["yaxis"]["title"]["text"] == "Lorenz's x (no unit)"
+        crps = ptn.scoring.in_units(shown_ex, result.scaler)["crps"]
+        assert f"CRPS {amount_text(crps)} (mean over the 16 leads)" in fan["layout"]["title"]["text"]
 
 
 def test_tide_is_a_point_of_the_search_space():

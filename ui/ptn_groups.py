@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -21,8 +20,9 @@ from fairness_core.forecasts import ForecastAudit
 from fairness_core import plots
 from fairness_core.vocabulary import DEFAULT_ALPHA
 from fairness_core.wording.levels import level_text
-from models.ptn.groups import GroupView, skill_words, view_words
-from models.ptn.scoring import examples_of
+from fairness_core.wording.kinds import amount_text
+from models.ptn.groups import UNITS, GroupView, outcome_title, skill_words, view_words
+from models.ptn.scoring import examples_of, in_units
 from ui import forecast_audit
 from ui.state import ADJUSTMENTS
 from ui.widgets import chart, csv_download, figure_with_downloads, md_escape, styled
@@ -139,9 +139,12 @@ def section(view: GroupView | None) -> None:
 
 def browser(result: Any) -> None:
     """The test-forecast browser: a group (when the forecasts carry more than one), a kind and one forecast, its fan
-    chart. Opens at the group with PTN's largest mean CRPS (the worst served)."""
+    chart in the outcome's units (:func:`models.ptn.scoring.in_units`, with the run's scaler). Opens at the group with
+    PTN's largest mean CRPS (the worst served)."""
     examples = result.examples
     groups = [g for g in examples.get("groups", []) if g]
+    dataset = result.config.dataset
+    unit = UNITS.get(dataset, "")
     b0, b1, b2 = st.columns([1, 1, 2])
     group = None
     view = getattr(result, "by_group", None)
@@ -154,17 +157,20 @@ def browser(result: Any) -> None:
     kind_of = b1.radio("Kind", list(examples["kinds"]), key="ptn-kind",
                        help="confident: the narrowest 90 % bands; multi-modal: the largest gap inside the band "
                             "relative to its width (several routes, the thesis's Fig. 5.6); random: any.")
-    options = examples_of(examples, kind_of, group)
+    options = [in_units(ex, result.scaler) for ex in examples_of(examples, kind_of, group)]
     if not options:
         st.info("No test forecast of this kind here.", icon=":material/info:")
         return
     pick = b2.select_slider("Forecast", list(range(len(options))), key=f"ptn-pick-{kind_of}-{group}",
-                            format_func=lambda i: f"#{options[i]['index']} (CRPS {options[i]['crps']:.4f})")
+                            format_func=lambda i: f"#{options[i]['index']} "
+                                                  f"(CRPS {amount_text(options[i]['crps'], unit)})")
     ex = options[pick]
     where = f" at {ex['group']}" if ex.get("group") else ""
-    fig = plots.quantile_fan(ex["fan"], examples["fan_levels"], ex["truth"], ex["deterministic"],
-                       f"Test forecast #{ex['index']}{where}: CRPS {ex['crps']:.4f}, 90 % band width "
-                       f"{ex['width']:.3f}")
+    units = f"in {unit}" if unit else "in x's units"
+    title = (f"Test forecast #{ex['index']}{where}<br><sup>CRPS {amount_text(ex['crps'], unit)} (mean over the "
+             f"{len(ex['truth'])} leads), 90 % band {amount_text(ex['width'], unit)} wide on average; {units}</sup>")
+    fig = plots.quantile_fan(ex["fan"], examples["fan_levels"], ex["truth"], ex["deterministic"], title,
+                             y_title=outcome_title(dataset))
     chart(fig, f"ptn_forecast_{ex['index']}.html", key="ptn-browser")
 
 

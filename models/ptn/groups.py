@@ -51,8 +51,8 @@ from fairness_core.wording.forecasts import listed
 
 from .. import forecast_data as FD
 
-__all__ = ["BASELINE_NAMES", "DIRECTION", "UNITS", "GroupView", "group_view", "lead_rows", "levels", "skill_words",
-           "view_words"]
+__all__ = ["BASELINE_NAMES", "DIRECTION", "OUTCOMES", "UNITS", "GroupView", "group_view", "lead_rows", "levels",
+           "outcome_title", "skill_words", "view_words"]
 
 #: The audit's names of the two baselines (its skill rows are "skill:<name>").
 BASELINE_NAMES = ("deterministic (normal)", "TiDE")
@@ -60,6 +60,14 @@ BASELINE_NAMES = ("deterministic (normal)", "TiDE")
 DIRECTION = "benefit"
 #: The outcome's unit per data set.
 UNITS = {"weather": "°C", "lorenz": ""}
+#: The outcome (the forecast target) per data set.
+OUTCOMES = {"weather": "dry-bulb temperature", "lorenz": "Lorenz's x"}
+
+
+def outcome_title(dataset: str) -> str:
+    """The outcome with its unit, as an axis reads it: "dry-bulb temperature (°C)", "Lorenz's x (no unit)"."""
+    unit = UNITS.get(dataset, "")
+    return f"{OUTCOMES.get(dataset, 'target')} ({unit or 'no unit'})"
 
 
 def levels(c: int) -> np.ndarray:

@@ -95,6 +95,21 @@ def examples(q: np.ndarray, s: FD.Samples, crps_ptn: np.ndarray, k: int = 12) ->
     return out
 
 
+def in_units(example: dict[str, Any], scaler: FD.Scaler) -> dict[str, Any]:
+    """One browser record (:func:`examples`) in the outcome's units (°C for weather, Lorenz's x), from the training
+    part's [0, 1] scale s: y = lo + (hi − lo)·s with the target's ``scaler`` (:meth:`~models.forecast_data.Scaler.
+    target_unscale`). The fan, truth and deterministic forecast are unscaled; the CRPS and the 90 % band width are
+    multiplied by hi − lo: a width is a difference, and CRPS(a·X + b, a·y + b) = a·CRPS(X, y) for a > 0 (in the
+    CRPS ∫ (F(z) − 1{z ≥ y})² dz the variable changes, z = a·s + b, dz = a·ds). The gap is a share of the width:
+    unchanged. A fan's quantiles stay quantiles, since the map is increasing."""
+    span = float(scaler.hi["target"].ravel()[0]) - float(scaler.lo["target"].ravel()[0])
+    out = dict(example)
+    for key in ("fan", "truth", "deterministic"):
+        out[key] = scaler.target_unscale(np.asarray(example[key], dtype=float))
+    out["crps"], out["width"] = example["crps"] * span, example["width"] * span
+    return out
+
+
 def examples_of(browser: dict[str, Any], kind: str, group: str | None = None) -> list[dict[str, Any]]:
     """The browser's forecasts of one ``kind`` in ``group`` (every group's when None, or when the browser was
     picked before forecasts carried groups)."""
