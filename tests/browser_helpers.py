@@ -313,8 +313,6 @@ def open_page(server, context, request):
 def upload_cm_file(page, path, text: str, direction: str | None = "benefit") -> None:
     """Write ``text`` to ``path``, upload it on the Upload page's confusion-matrix tab and, unless ``direction`` is
     None, declare the positive class a benefit or a harm (the page preselects no answer)."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
     path.write_text(text)
     page.get_by_role("tab", name="Confusion-matrix file").click()
     # The condition that the server read the file: the file's chip under the uploader and, when a direction is to be
@@ -325,15 +323,8 @@ def upload_cm_file(page, path, text: str, direction: str | None = "benefit") -> 
             .get_by_text({"benefit": "benefit for the person", "harm": "harm for the person"}[direction])
             if direction is not None else
             page.get_by_test_id("stFileChipName").get_by_text(path.name, exact=True))
-    for attempt in range(3):
-        page.wait_for_function(IDLE, timeout=WAIT)
-        page.locator("[data-testid='stFileUploader'] input[type='file']").first.set_input_files(str(path))
-        try:
-            read.first.wait_for(timeout=WAIT // 3)
-            break
-        except PlaywrightTimeout:
-            if attempt == 2:
-                raise
+    again_until(page, lambda: page.locator("[data-testid='stFileUploader'] input[type='file']").first
+                .set_input_files(str(path)), read)
     if direction is not None:
         declare(page, direction)
 
@@ -376,17 +367,27 @@ def press(page, button, until=None) -> None:  # type: ignore[no-untyped-def]
     click's run shows), a click lost even so (seen once more at rest: "Make a link" with three test workers on the
     two cores, the page idle and no link for 120 s) is made again: when ``until`` has not appeared after a third of
     the wait and the page is idle without it, at most three clicks in all."""
+    if until is None:
+        page.wait_for_function(IDLE, timeout=WAIT)
+        button.click()
+    else:
+        again_until(page, button.click, until)
+
+
+def again_until(page, act, shown) -> None:  # type: ignore[no-untyped-def]
+    """Do ``act`` once the page's run has ended, until the locator ``shown`` appears: an act not answered after a
+    third of the wait, the page idle without ``shown``, is done again, at most three times in all (a click or a file
+    choice made as a run redraws the page can be lost; the last attempt's error, with what the page showed, is what
+    the test reports)."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-    for attempt in range(3 if until is not None else 1):
+    for attempt in range(3):
         page.wait_for_function(IDLE, timeout=WAIT)
-        if attempt and until.first.is_visible():
-            return   # the previous click's run showed it after all
-        button.click()
-        if until is None:
-            return
+        if attempt and shown.first.is_visible():
+            return   # the previous attempt's run showed it after all
+        act()
         try:
-            until.first.wait_for(timeout=WAIT // 3)
+            shown.first.wait_for(timeout=WAIT // 3)
             return
         except PlaywrightTimeout:
             if attempt == 2:
