@@ -9,9 +9,12 @@ quartiles. TiDE trains for 80 % of PTN's training wall time, the search included
 (seconds and steps) are printed and in the JSON. The derived architecture and TiDE are retrained
 with ``--seeds`` seeds after the one search; the skill pools them, and each seed's median skill is
 printed (the spread). Both are warm-started on the first quarter of the held-out part and scored on
-the rest. Also printed: the search's low-fidelity fitness against its fitness at the end of the
-search (Spearman's ρ), and, after the timed run, the cost of one training step of the derived
-architecture and of TiDE (the same batch, interleaved). Goals (issue 29): end to end <= 5 min on 2
+the rest. Also printed: the per-site (weather) or per-regime (Lorenz) table of the first seed's test
+forecasts (models.ptn.groups: PTN's mean CRPS and its skill against each baseline with 95 % intervals,
+each pair's verdict at the page's starting tolerance; ``"by_group"`` in the JSON), the search's
+low-fidelity fitness against its fitness at the end of the search (Spearman's ρ), and, after the
+timed run, the cost of one training step of the derived architecture and of TiDE (the same batch,
+interleaved). Goals (issue 29): end to end <= 5 min on 2
 cores; median skill > 0 against both baselines, pooled and in every seed. Prints a JSON last line.
 
 Budgets are in seconds and run in steps: the run times a few steps on the device first and turns the seconds
@@ -34,11 +37,16 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import at_most, declare, equal_to, stopwatch, timed  # noqa: E402
+from fairness_core.vocabulary import DEFAULT_ALPHA  # noqa: E402
+from fairness_core.wording.forecasts import tolerance_for_sd  # noqa: E402
+from fairness_core.wording.kinds import amount_range, amount_text  # noqa: E402
+from fairness_core.wording.levels import level_text  # noqa: E402
 from models import ptn  # noqa: E402
 from models import forecast_data as FD  # noqa: E402
 
@@ -54,6 +62,60 @@ def plan_dict(planned: ptn.PTNConfig, budget: ptn.StepBudget | None) -> dict[str
             "tide_warm_steps": planned.tide_warm_steps,
             "search_steps": budget.search_steps if budget else None,
             "search_estimate_s": round(budget.search_estimate, 1) if budget else None, "cached": bool(budget and budget.cached)}
+
+
+#: How the pairs' verdicts are adjusted for their number: the Forecasting page's (ui.ptn_groups.ADJUST).
+ADJUST = "holm"
+
+
+def _r(value: float, digits: int = 4) -> float | None:
+    """A plain float for the JSON line, rounded; None for NaN (no interval, an undefined skill)."""
+    value = float(value)
+    return round(value, digits) if np.isfinite(value) else None
+
+
+def by_group(view: ptn.GroupView | None, alpha: float = DEFAULT_ALPHA) -> tuple[str, dict[str, object] | None]:
+    """The per-site (weather) or per-regime (Lorenz) table of the run's audit by group (models.ptn.groups): per
+    group, PTN's mean CRPS and its skill against each baseline with its interval at 1 − ``alpha``
+    (ForecastAudit.skill: HAC over time, not adjusted for the groups), then every pair's verdict at the page's
+    starting tolerance (a tenth of the test observations' standard deviation) and adjustment, with the forecast
+    OFI and the CRPS ratio and their adjusted intervals. Returns the text to print and the JSON line's object (None,
+    and the reason in the text, without an audit)."""
+    if view is None:
+        return "by group: none (the run kept no view by group)", None
+    if view.audit is None:
+        return f"by {view.kind}: none, {view.reason}", {"kind": view.kind, "reason": view.reason}
+    a, unit = view.audit, view.unit
+    tolerance = tolerance_for_sd(view.observation_sd)
+    skill, verdicts = a.skill(alpha), a.verdicts(tolerance, alpha, ADJUST, unit=unit)
+    level = level_text(1 - alpha)
+    table = pd.DataFrame({"PTN mean CRPS": [amount_text(v, unit) for v in a.means["crps"]]},
+                         index=pd.Index(a.groups, name=view.kind))
+    groups: dict[str, dict[str, object]] = {str(g): {"crps": _r(a.means.loc[g, "crps"]), "skill": {}} for g in a.groups}
+    for row in skill.itertuples():
+        table.loc[row.group, f"skill vs {row.baseline} [{level}]"] = (
+            f"{row.skill:+.3f} [{row.skill_ci_low:+.3f}, {row.skill_ci_high:+.3f}]")
+        groups[str(row.group)]["skill"][row.baseline] = {  # type: ignore[index]
+            "skill": _r(row.skill), "low": _r(row.skill_ci_low), "high": _r(row.skill_ci_high),
+            "crps_baseline": _r(row.crps_baseline), "median_skill": _r(row.skill_q2),
+            "share_improved": _r(row.share_improved, 3)}
+    pairs = [{"group_i": str(v.group_i), "group_j": str(v.group_j), "verdict": v.verdict, "ofi": _r(v.ofi),
+              "ofi_low": _r(v.ofi_ci_low), "ofi_high": _r(v.ofi_ci_high), "crps_ratio": _r(v.ratio),
+              "ratio_low": _r(v.ratio_ci_low), "ratio_high": _r(v.ratio_ci_high)} for v in verdicts.itertuples()]
+    units = unit or "the outcome's units"
+    lines = [f"by {view.kind}: the first seed's test forecasts, {view.windows:,} windows × {view.leads} leads, amounts "
+             f"in {units}; skill = 1 − mean CRPS_PTN / mean CRPS_baseline with its {level} interval (HAC over time, "
+             f"not adjusted for the {view.kind}s)",
+             table.to_string(),
+             f"pairs of {view.kind}s at the page's tolerance of ±{amount_text(tolerance, unit)} (a tenth of the test "
+             f"observations' sd, {amount_text(view.observation_sd, unit)}), {level} intervals "
+             f"{ADJUST.capitalize()}-adjusted across the pairs; OFI = difference of mean benefits (median forecast − "
+             f"observation), ratio = mean CRPS of the first {view.kind} / the second:"]
+    lines += [f"  {p['group_i']} vs {p['group_j']}: {p['verdict']} (OFI {amount_text(v.ofi, unit)}, "
+              f"{amount_range(v.ofi_ci_low, v.ofi_ci_high, unit)}; CRPS ratio {v.ratio:.3f} "
+              f"[{v.ratio_ci_low:.3f}, {v.ratio_ci_high:.3f}])" for p, v in zip(pairs, verdicts.itertuples())]
+    return "\n".join(lines), {"kind": view.kind, "unit": unit, "tolerance": tolerance, "alpha": alpha,
+                              "adjust": ADJUST, "groups": groups, "pairs": pairs}
 
 
 def step_ms(model: torch.nn.Module, batch: tuple[torch.Tensor, ...], repeats: int = 5, steps: int = 20) -> float:
@@ -173,6 +235,8 @@ def main() -> None:
           f"{len(result.fidelity)} agents")
     print(result.fidelity.round(5).to_string())
     print(ptn.verdict_text(result.skill, result.runs).replace("**", ""))
+    group_text, group_line = by_group(result.by_group)
+    print(group_text)
     steps = profile(result)
     print("one training step (ms, batch 64, after the timed run): " + ", ".join(f"{k} {v:.1f}" for k, v in steps.items()))
     medians = {c: float(skill.loc["second quartile", c]) for c in skill.columns}
@@ -194,7 +258,7 @@ def main() -> None:
                       "share_improved": {c: round(float(skill.loc["share of forecasts PTN improves", c]), 4)
                                          for c in skill.columns},
                       "fidelity_rho": None if not np.isfinite(result.fidelity_rho) else round(result.fidelity_rho, 3),
-                      "fidelity_agents": len(result.fidelity),
+                      "fidelity_agents": len(result.fidelity), "by_group": group_line,
                       "step_ms": {k: round(v, 2) for k, v in steps.items()},
                       "wall_goal_met": wall <= 300 if args.budget == "demo" else None,
                       "skill_goal_met": all(v == "beats" for v in verdicts.values())}

@@ -475,6 +475,39 @@ def test_the_per_regime_skill_is_the_direct_computation_on_those_rows(tiny_run):
     assert words.startswith("Against deterministic (normal): PTN is") and "Against TiDE: PTN is" in words
 
 
+def test_the_bench_prints_the_runs_audit_by_regime(tiny_run):
+    """bench/ptn.py's per-regime table and its JSON object are the run's audit: PTN's mean CRPS and its skill against
+    each baseline per regime with ForecastAudit.skill's 95 % interval, every pair's verdict at the page's starting
+    tolerance (a tenth of the observations' sd) with Holm's adjustment; plain floats; without an audit, the reason."""
+    import dataclasses
+    import json
+
+    from bench.ptn import by_group
+    from fairness_core.wording.forecasts import tolerance_for_sd
+
+    _, result, _ = tiny_run
+    view = result.by_group
+    a = view.audit
+    text, line = by_group(view)
+    assert json.loads(json.dumps(line, allow_nan=False)) == line
+    assert (line["kind"], line["tolerance"], line["adjust"]) == ("regime", tolerance_for_sd(view.observation_sd), "holm")
+    assert {g: line["groups"][g]["crps"] for g in a.groups} == {g: round(a.means.loc[g, "crps"], 4) for g in a.groups}
+    skill = a.skill(0.05)
+    assert len(skill) == 4
+    for row in skill.itertuples():
+        got = line["groups"][row.group]["skill"][row.baseline]
+        assert (got["skill"], got["low"], got["high"]) == tuple(round(v, 4) for v in (row.skill, row.skill_ci_low,
+                                                                                       row.skill_ci_high))
+        assert f"{row.skill:+.3f} [{row.skill_ci_low:+.3f}, {row.skill_ci_high:+.3f}]" in text
+    v = a.verdicts(line["tolerance"], 0.05, "holm")
+    assert [(p["group_i"], p["group_j"], p["verdict"]) for p in line["pairs"]] == list(zip(v.group_i, v.group_j,
+                                                                                          v.verdict))
+    assert all(f"{p['group_i']} vs {p['group_j']}: {p['verdict']} (OFI " in text for p in line["pairs"])
+    none = by_group(dataclasses.replace(view, audit=None, reason="every test window is from one regime"))
+    assert none == ("by regime: none, every test window is from one regime",
+                    {"kind": "regime", "reason": "every test window is from one regime"})
+
+
 def test_one_regime_in_the_test_part_gives_the_reason_not_an_audit():
     """Windows of one group cannot be compared by group: no audit, and the reason in words."""
     rng = np.random.default_rng(0)
@@ -642,7 +675,7 @@ def by_regime(at, result, captured) -> None:  # type: ignore[no-untyped-def]
 
     from app_helpers import shown
     from fairness_core.wording.kinds import amount_text
-    from ui.forecast_audit import tolerance_for_sd
+    from fairness_core.wording.forecasts import tolerance_for_sd
 
     a, view = result.by_group.audit, result.by_group
     assert "By regime" in [h.value for h in at.subheader]

@@ -25,7 +25,7 @@ from fairness_core.services.forecast_files import ForecastTable
 from fairness_core.statistics.verdicts import VERDICTS, VerdictSettings
 from fairness_core.wording.levels import level_text
 from fairness_core.vocabulary import DEFAULT_ALPHA
-from fairness_core.wording.forecasts import forecast_direction
+from fairness_core.wording.forecasts import forecast_direction, tolerance_for_sd
 from fairness_core.wording.kinds import amount_range, amount_text
 from ui.kind_audit import pairs_in_words
 from ui.state import ADJUSTMENTS
@@ -92,18 +92,6 @@ def default_tolerance(y: np.ndarray) -> float:
     """A starting tolerance for an upload: a tenth of the observations' standard deviation, to 2 significant
     digits (the page says so; the user sets the one that matters)."""
     return tolerance_for_sd(float(np.std(y)))
-
-
-def tolerance_for_sd(sd: float) -> float:
-    """A tenth of ``sd`` to 2 significant digits; 1.0 when ``sd`` is 0 or not finite (the upload's starting
-    tolerance, and the one after a PTN run, from its test observations' deviation).
-
-    >>> tolerance_for_sd(7.234), tolerance_for_sd(0.0)
-    (0.72, 1.0)
-    """
-    if not np.isfinite(sd) or sd <= 0:
-        return 1.0
-    return float(f"{sd / 10:.2g}")
 
 
 def settings(current: Loaded | None) -> VerdictSettings:
@@ -323,4 +311,4 @@ def mode() -> None:
 
 
 __all__ = ["Loaded", "default_tolerance", "load_demo", "loaded", "mode", "served_worse", "settings", "show_audit",
-           "tolerance_for_sd", "upload_step", "verdict_table", "verdict_view"]
+           "upload_step", "verdict_table", "verdict_view"]

@@ -20,6 +20,7 @@ from fairness_core.forecasts import ForecastAudit
 from fairness_core import plots
 from fairness_core.vocabulary import DEFAULT_ALPHA
 from fairness_core.wording.levels import level_text
+from fairness_core.wording.forecasts import tolerance_for_sd
 from fairness_core.wording.kinds import amount_text
 from models.ptn.groups import UNITS, GroupView, outcome_title, skill_words, view_words
 from models.ptn.scoring import examples_of, in_units
@@ -91,7 +92,7 @@ def section(view: GroupView | None) -> None:
     unit = view.unit
     st.caption(md_escape(view_words(view)))
     suffix = f" ({unit})" if unit else ""
-    start = forecast_audit.tolerance_for_sd(view.observation_sd)
+    start = tolerance_for_sd(view.observation_sd)
     tolerance = st.number_input(
         f"Tolerance{suffix}: the smallest difference of mean benefit (bias) between two {view.kind}s that matters",
         min_value=0.0, value=start, step=start / 2, format="%.4g", key=f"ptn-tol-{view.kind}",

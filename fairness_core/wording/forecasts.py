@@ -17,7 +17,8 @@ from .levels import level_text
 from .amounts import amount_texts, range_texts, verdict_sentences
 from .kinds import amount_range, amount_text
 
-__all__ = ["forecast_direction", "forecast_explanations", "forecast_findings", "listed", "too_few_points"]
+__all__ = ["forecast_direction", "forecast_explanations", "forecast_findings", "listed", "tolerance_for_sd",
+           "too_few_points"]
 
 
 def forecast_direction(positive_is: str | None) -> str:
@@ -32,6 +33,19 @@ def forecast_direction(positive_is: str | None) -> str:
     said = "(declared)" if positive_is == "benefit" else "(assumed: not declared)"
     return (f"a larger forecast is a benefit {said}: benefit = median forecast − observation; "
             "under-forecasting harms")
+
+
+def tolerance_for_sd(sd: float) -> float:
+    """A tenth of ``sd`` to 2 significant digits, as a tolerance is first offered to a reader (the one to set is the
+    reader's); 1.0 when ``sd`` is 0 or not finite. The Forecasting page's starting tolerance for an upload and after
+    a PTN run (from its test observations' deviation), and bench/ptn.py's.
+
+    >>> tolerance_for_sd(7.234), tolerance_for_sd(0.0)
+    (0.72, 1.0)
+    """
+    if not np.isfinite(sd) or sd <= 0:
+        return 1.0
+    return float(f"{sd / 10:.2g}")
 
 
 def too_few_points(group: str, points: int, minimum: int) -> str:
