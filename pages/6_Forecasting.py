@@ -137,7 +137,7 @@ st.divider()
 st.header("Results on the test part")
 st.caption(f"{description} · {result.description} · best agent from generation {result.best.generation} "
            f"(d = {result.best.hparams['hidden']}, fitness {result.best.fitness:.4f}, validation "
-           f"{result.best.val_fitness:.4f}); {len(result.crps):,} test forecasts")
+           f"{result.best.val_fitness:.4f}: CRPS on the training scale [0, 1]); {len(result.crps):,} test forecasts")
 seed_cols = (["Chaos vs Det.", "Chaos vs TiDE"] if result.config.dataset == "lorenz"
              else ["Microclimate vs NBM", "Microclimate vs TiDE"])
 table = result.skill.copy()
@@ -173,8 +173,7 @@ if budgets is not None and len(budgets):
     csv_download(budgets, "ptn_budgets.csv", "Download budgets (CSV)")
 c1, c2 = st.columns(2)
 with c1:
-    figure_with_downloads(plots.crps_boxes(result.crps), "ptn-crps", result.crps, "ptn_test_crps.csv",
-                          "Download per-forecast CRPS (CSV)")
+    ptn_groups.crps_chart(result)
 with c2:
     searched = getattr(result, "searched_architecture", None) or result.architecture
     chart(plots.architecture_bars(searched), "ptn_architecture.html", key="ptn-arch-final")
@@ -191,9 +190,10 @@ fidelity = result.fidelity
 st.markdown("**The search's low-fidelity fitness** — every agent is first scored after its first rung; only the "
             f"better half trains on and is scored again: {ptn.fidelity_words(fidelity, result.fidelity_rho)}; "
             f"{ptn.BENCH_FIDELITY}.")
-figure_with_downloads(plots.search_fidelity(fidelity["low_fidelity"], fidelity["val_fitness"],
-                                                     result.fidelity_rho),
-                      "ptn-fidelity", fidelity, "ptn_search_fidelity.csv", "Download the agents' two fitnesses (CSV)")
+if len(fidelity):   # no agent past its first rung: nothing to draw (the sentence above says so)
+    figure_with_downloads(plots.search_fidelity(fidelity["low_fidelity"], fidelity["val_fitness"], result.fidelity_rho),
+                          "ptn-fidelity", fidelity, "ptn_search_fidelity.csv",
+                          "Download the agents' two fitnesses (CSV)")
 
 st.subheader("Browse test forecasts")
 ptn_groups.browser(result)

@@ -437,8 +437,8 @@ def test_the_runs_audit_by_regime_is_forecasts_audit_of_its_test_forecasts(tiny_
     for table in ("by_group", "pairs", "skill", "pit", "coverage"):
         pd.testing.assert_frame_equal(getattr(a, table)(), getattr(direct, table)(), check_exact=True)
     pd.testing.assert_frame_equal(pd.DataFrame(a.verdicts(0.5)), pd.DataFrame(direct.verdicts(0.5)), check_exact=True)
-    # the run's own CRPS (result.crps: the first seed's, per window) averaged per regime, in x's units
-    per_window = result.crps.groupby(np.asarray(test.groups)).mean() * (hi - lo)
+    # the run's own CRPS (result.crps: the first seed's, per window, in x's units) averaged per regime
+    per_window = result.crps.groupby(np.asarray(test.groups)).mean()
     means = a.means.rename(columns={"crps": "PTN", "crps:deterministic (normal)": "deterministic",
                                     "crps:TiDE": "TiDE"})
     for model in ("PTN", "deterministic", "TiDE"):
@@ -684,6 +684,9 @@ def by_regime(at, result, captured) -> None:  # type: ignore[no-untyped-def]
     v = a.verdicts(tolerance, unit="")
     text = shown(at)
     assert "Which regimes PTN serves worse." in text and v.findings() in text
+    assert "No regime is served materially worse" in text or "PTN serves some regimes worse: " in text
+    shown_skill = next(d.value for d in at.dataframe if "PTN's CRPS" in d.value.columns)
+    assert list(shown_skill.columns[:2]) == ["regime", "against"] and len(shown_skill) == 4
     assert ptn.groups.skill_words(a.skill()) in text
     skill = pd.read_csv(io.BytesIO(captured["ptn_skill_by_group.csv"]()))
     np.testing.assert_allclose(skill["skill_ci_low"], a.skill()["skill_ci_low"], rtol=1e-12)
@@ -696,6 +699,8 @@ def by_regime(at, result, captured) -> None:  # type: ignore[no-untyped-def]
     charts = {json.loads(c.proto.spec)["layout"]["title"]["text"].split("<br>")[0]: json.loads(c.proto.spec)
               for c in at.get("plotly_chart")}
     assert {"Mean benefit of the median forecast by group", "Band coverage by group"} <= set(charts)
+    boxes = charts["CRPS per test forecast (whiskers 5–95 %)"]   # result.crps, in x's units as the tables
+    assert boxes["layout"]["yaxis"]["title"]["text"] == "CRPS per test forecast (units of x)"
     worst = str(a.means["crps"].idxmax())
     assert at.selectbox(key="ptn-browse-group").value == worst
     for group in a.groups:

@@ -18,7 +18,7 @@ import streamlit as st
 
 from fairness_core.forecasts import ForecastAudit
 from fairness_core.io import DataValidationError
-from fairness_core.presentation.plots.forecasts import (forecast_benefits, forecast_coverage, forecast_fan,
+from fairness_core.presentation.plots.forecasts import (forecast_benefits, forecast_coverage, forecast_fan, shown_bands,
                                                         pit_histograms)
 from fairness_core.services import forecast_files as files
 from fairness_core.services.forecast_files import ForecastTable
@@ -177,16 +177,19 @@ def _tables(a: ForecastAudit, s: VerdictSettings, unit: str) -> dict[str, pd.Dat
     return kept[key][1]
 
 
-def served_worse(verdicts: pd.DataFrame) -> str:
+def served_worse(verdicts: pd.DataFrame, kind: str = "group", who: str = "The forecaster") -> str:
     """Which groups the forecaster serves worse, in the verdicts' words: each group on the losing side of an
     "algorithmic bias" pair (its forecasts lean against it), and each less accurate side of a "systemic disparity"
-    pair, with in how many of its pairs. Group names as given: escape them for where the text goes.
+    pair, with in how many of its pairs. ``kind`` is what a group is ("site", "regime"), ``who`` the forecaster. Group
+    names as given: escape them for where the text goes.
 
     >>> v = pd.DataFrame({"group_i": ["b", "c", "c"], "group_j": ["a", "a", "b"], "favours": ["a", "", ""],
     ...                   "verdict": ["algorithmic bias", "systemic disparity", "no bias detected"]})
     >>> for part in served_worse(v).split("; "): print(part)
     The forecaster serves some groups worse: algorithmic bias against b (in 1 of its 2 pairs)
     systemic disparity (less accurate forecasts) at c (in 1 of its 2 pairs).
+    >>> served_worse(v.iloc[2:], "site")
+    'No site is served materially worse at this tolerance.'
     """
     bias = verdicts[verdicts["verdict"] == "algorithmic bias"]
     against = np.where(bias["favours"] == bias["group_i"], bias["group_j"], bias["group_i"])
@@ -199,8 +202,31 @@ def served_worse(verdicts: pd.DataFrame) -> str:
         if len(counts):
             said.append(what + " " + ", ".join(f"{g} (in {n} of its {others} pairs)" for g, n in counts.items()))
     if not said:
-        return "No group is served materially worse at this tolerance."
-    return "The forecaster serves some groups worse: " + "; ".join(said) + "."
+        return f"No {kind} is served materially worse at this tolerance."
+    return f"{who} serves some {kind}s worse: " + "; ".join(said) + "."
+
+
+def group_table(groups: pd.DataFrame, unit: str = "", kind: str = "group", hac: bool = False) -> pd.DataFrame:
+    """The per-group table (:meth:`~fairness_core.forecasts.ForecastAudit.by_group`) as people read it: forecasts
+    and time points, mean CRPS and mean benefit with their intervals (the ``unit`` in the headers), and the share of
+    observations inside the bands nearest 50, 80 and 90 %; with ``hac``, each group's AR(1) ρ̂, Bartlett bandwidth and
+    AR order behind its intervals. The index is named ``kind``; the download has every column and band."""
+    bands = {c: float(c.removeprefix("coverage_")) for c in groups.columns if c.startswith("coverage_")}
+    shown = shown_bands(list(bands.values()))
+    u = f" ({unit.strip()})" if unit.strip() else ""
+    out = pd.DataFrame({"forecasts": groups["rows"], "time points": groups["time_points"],
+                        f"mean CRPS{u}": groups["crps"], "CRPS low": groups["crps_ci_low"],
+                        "CRPS high": groups["crps_ci_high"], f"mean benefit{u}": groups["benefit"],
+                        "benefit low": groups["benefit_ci_low"], "benefit high": groups["benefit_ci_high"]})
+    for column, nominal in bands.items():
+        if nominal in shown:
+            out[f"in {level_text(nominal)} band"] = groups[column]
+    if hac:
+        out["benefit's AR(1) ρ̂"] = groups["hac_rho"]
+        out["bandwidth (lags)"] = groups["hac_bandwidth"]
+        out["AR order"] = groups["hac_order"]
+    out.index.name = kind
+    return out
 
 
 def show_audit(current: Loaded, s: VerdictSettings) -> None:
@@ -249,11 +275,16 @@ def show_audit(current: Loaded, s: VerdictSettings) -> None:
                  index=False)
 
     st.subheader("Per group", anchor=False)
-    st.dataframe(styled(groups, 4), width="stretch", key="fc-groups")
+    st.caption(f"Mean CRPS and mean benefit{md_escape(f' ({unit.strip()})' if unit.strip() else '')} with their "
+               f"{level_text(1 - s.alpha)} intervals (HAC, unadjusted), the share of observations inside the central "
+               "bands, and what set each group's long-run variance; the download has every column (WIS, every band).")
+    st.dataframe(styled(group_table(groups, unit, hac=True), 3, formats={"AR order": "{:.0f}"}), width="stretch",
+                 key="fc-groups")
     csv_download(groups, "forecast_groups.csv", "Download the per-group scores (CSV)", key="fc-groups-csv")
     st.subheader("Every pair, every measure", anchor=False)
     st.caption("Differences group i − group j of mean CRPS, WIS, the forecast OFI (the difference of mean benefits) "
-               "and each band's coverage, with unadjusted intervals and p adjusted across the pairs of each measure.")
+               f"and each band's coverage (a share), with unadjusted intervals and p adjusted across the pairs of each "
+               f"measure; CRPS, WIS and OFI in {md_escape(unit.strip() or 'the outcome’s units')}.")
     st.dataframe(styled(tables["pairs"], 4, formats={"p": "{:.3g}", "p_adjusted": "{:.3g}"}), hide_index=True,
                  width="stretch", key="fc-pairs")
     csv_download(tables["pairs"], "forecast_pairs.csv", "Download every pair's differences (CSV)", key="fc-pairs-csv",
@@ -310,5 +341,5 @@ def mode() -> None:
     show_audit(current, s)
 
 
-__all__ = ["Loaded", "default_tolerance", "load_demo", "loaded", "mode", "served_worse", "settings", "show_audit",
-           "upload_step", "verdict_table", "verdict_view"]
+__all__ = ["Loaded", "default_tolerance", "group_table", "load_demo", "loaded", "mode", "served_worse", "settings",
+           "show_audit", "upload_step", "verdict_table", "verdict_view"]

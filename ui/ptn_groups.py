@@ -45,39 +45,27 @@ def _tables(a: ForecastAudit, tolerance: float, unit: str) -> dict[str, pd.DataF
     return kept[key][1]
 
 
-def group_table(groups: pd.DataFrame) -> pd.DataFrame:
-    """The per-group table as people read it: forecasts and time points, mean CRPS and mean benefit with their
-    intervals, and the share of observations inside the bands nearest 50, 80 and 90 % (the download has every
-    band)."""
-    bands = {c: float(c.removeprefix("coverage_")) for c in groups.columns if c.startswith("coverage_")}
-    shown = plots.shown_bands(list(bands.values()))
-    out = pd.DataFrame({"forecasts": groups["rows"], "time points": groups["time_points"],
-                        "mean CRPS": groups["crps"], "CRPS low": groups["crps_ci_low"],
-                        "CRPS high": groups["crps_ci_high"], "mean benefit": groups["benefit"],
-                        "benefit low": groups["benefit_ci_low"], "benefit high": groups["benefit_ci_high"]})
-    for column, nominal in bands.items():
-        if nominal in shown:
-            out[f"in the {level_text(nominal)} band"] = groups[column]
-    return out
-
-
-def skill_table(skill: pd.DataFrame) -> pd.DataFrame:
-    """PTN's skill per group and baseline as people read it: both mean CRPS, the skill 1 − CRPS_PTN /
-    CRPS_baseline with its interval, the thesis's median form and the share of forecasts PTN improves."""
-    return pd.DataFrame({"group": skill["group"], "against": skill["baseline"], "PTN's mean CRPS": skill["crps"],
-                         "baseline's mean CRPS": skill["crps_baseline"], "skill": skill["skill"],
+def skill_table(skill: pd.DataFrame, unit: str = "", kind: str = "group") -> pd.DataFrame:
+    """PTN's skill per group and baseline as people read it: both mean CRPS (in ``unit``), the skill 1 − CRPS_PTN /
+    CRPS_baseline with its interval, the thesis's median form and the share of forecasts PTN improves; the first
+    column is named ``kind``."""
+    u = f" ({unit})" if unit else ""
+    return pd.DataFrame({kind: skill["group"], "against": skill["baseline"], f"PTN's CRPS{u}": skill["crps"],
+                         f"baseline's CRPS{u}": skill["crps_baseline"], "skill": skill["skill"],
                          "skill low": skill["skill_ci_low"], "skill high": skill["skill_ci_high"],
-                         "median skill (Table 5.2 form)": skill["skill_q2"],
-                         "share PTN improves": skill["share_improved"]})
+                         "median skill": skill["skill_q2"], "share improved": skill["share_improved"]})
 
 
 def skill_gaps(pairs: pd.DataFrame) -> pd.DataFrame:
-    """The between-group differences of PTN's skill, per baseline: does PTN's advantage differ between groups?"""
+    """The between-group differences of PTN's skill, per baseline (one baseline's pairs together): does PTN's
+    advantage differ between groups?"""
     rows = pairs[pairs["measure"].str.startswith("skill:")]
-    return pd.DataFrame({"against": rows["measure"].str.removeprefix("skill:"),
-                         "pair": rows["group_i"].astype(str) + " − " + rows["group_j"].astype(str),
-                         "skill i": rows["value_i"], "skill j": rows["value_j"], "difference": rows["estimate"],
-                         "low": rows["ci_low"], "high": rows["ci_high"], "p (adjusted)": rows["p_adjusted"]})
+    out = pd.DataFrame({"against": rows["measure"].str.removeprefix("skill:"),
+                        "pair": rows["group_i"].astype(str) + " − " + rows["group_j"].astype(str),
+                        "skill i": rows["value_i"], "skill j": rows["value_j"], "difference": rows["estimate"],
+                        "low": rows["ci_low"], "high": rows["ci_high"], "p (adjusted)": rows["p_adjusted"]})
+    order = {name: k for k, name in enumerate(dict.fromkeys(out["against"]))}
+    return out.sort_values("against", key=lambda c: c.map(order), kind="stable")
 
 
 def section(view: GroupView | None) -> None:
@@ -100,42 +88,64 @@ def section(view: GroupView | None) -> None:
              "the rule the Audit forecasts mode uses for an upload; set the one that matters for your use.")
     t = _tables(a, float(tolerance), unit)
     v, level = t["verdicts"], level_text(1 - DEFAULT_ALPHA)
+    kind = md_escape(view.kind)
     with st.container(border=True):
-        st.markdown(f"**Which {md_escape(view.kind)}s PTN serves worse.** "
-                    + md_escape(forecast_audit.served_worse(v)))
+        st.markdown(f"**Which {kind}s PTN serves worse.** "
+                    + md_escape(forecast_audit.served_worse(v, view.kind, "PTN")))
         st.markdown(md_escape(v.findings(max_items=3)))
         st.markdown(md_escape(skill_words(t["skill"], level)))
 
-    st.markdown(f"**PTN's skill against each baseline, per {md_escape(view.kind)}** — 1 − mean CRPS_PTN / mean "
-                f"CRPS_baseline with its {level} interval (HAC, delta method); the median skill and the share of "
-                "forecasts improved are the thesis's Table 5.2 form, per window and lead.")
-    st.dataframe(styled(skill_table(t["skill"]), 3), hide_index=True, width="stretch", key="ptn-group-skill")
+    st.markdown(f"**PTN's skill against each baseline, per {kind}** — 1 − mean CRPS_PTN / mean CRPS_baseline with its "
+                f"{level} interval (HAC, delta method); the median skill and the share of forecasts improved are the "
+                "thesis's Table 5.2 form, per window and lead.")
+    st.dataframe(styled(skill_table(t["skill"], unit, view.kind), 3), hide_index=True, width="stretch",
+                 key="ptn-group-skill")
     csv_download(t["skill"], "ptn_skill_by_group.csv", "Download the skill per group (CSV)",
                  key="ptn-group-skill-csv", index=False)
-    st.markdown(f"**Every pair of {md_escape(view.kind)}s** — the verdict on the forecast OFI (the difference of "
-                f"mean benefits) against ±{tolerance:g}{md_escape(suffix)}, with the CRPS ratio for systemic "
-                f"disparity ({md_escape(ADJUSTMENTS.get(ADJUST, ADJUST))}).")
+    st.markdown(f"**Every pair of {kind}s** — the verdict on the forecast OFI (the difference of mean benefits) "
+                f"against a tolerance of ±{md_escape(amount_text(tolerance, unit))}, with the CRPS ratio for systemic "
+                f"disparity; adjusted across the pairs by {md_escape(ADJUSTMENTS.get(ADJUST, ADJUST))}.")
     forecast_audit.verdict_table(v, unit, key="ptn-group-verdicts", file_name="ptn_group_verdicts.csv")
     gaps = skill_gaps(t["pairs"])
-    st.markdown(f"**Does PTN's advantage differ between {md_escape(view.kind)}s?** The difference of skill, "
-                f"{md_escape(view.kind)} i − {md_escape(view.kind)} j, with its {level} interval and p adjusted "
-                "across the pairs.")
+    st.markdown(f"**Does PTN's advantage differ between {kind}s?** The difference of skill, {kind} i − {kind} j, with "
+                f"its {level} interval and p adjusted across the pairs.")
     st.dataframe(styled(gaps, 3, formats={"p (adjusted)": "{:.3g}"}), hide_index=True, width="stretch",
-                 key="ptn-group-gaps")
+                 key="ptn-group-gaps", height=min(38 + 35 * len(gaps), 740))
     csv_download(t["pairs"], "ptn_group_pairs.csv", "Download every pair's differences, every measure (CSV)",
                  key="ptn-group-pairs-csv", index=False)
 
-    st.markdown(f"**Per {md_escape(view.kind)}** — PTN's mean CRPS and mean benefit{md_escape(suffix)} with "
-                f"their {level} intervals, and the share of observations inside its central bands.")
-    st.dataframe(styled(group_table(t["groups"]), 3), width="stretch", key="ptn-groups")
+    st.markdown(f"**Per {kind}** — PTN's mean CRPS and mean benefit with their {level} intervals, and the share of "
+                "observations inside its central bands.")
+    st.dataframe(styled(forecast_audit.group_table(t["groups"], unit, view.kind), 3), width="stretch",
+                 key="ptn-groups")
     csv_download(t["groups"], "ptn_groups.csv", "Download the per-group scores, every band (CSV)",
                  key="ptn-groups-csv")
-    left, right = st.columns(2)
-    with left:
-        chart(plots.forecast_benefits(a, DEFAULT_ALPHA, unit), "ptn_group_benefits.html", key="ptn-group-benefits")
-    with right:
-        figure_with_downloads(plots.forecast_coverage(a, DEFAULT_ALPHA), "ptn-group-coverage", a.coverage(DEFAULT_ALPHA),
-                              "ptn_group_coverage.csv", "Download every band's coverage per group (CSV)")
+    chart(plots.forecast_benefits(a, DEFAULT_ALPHA, unit), "ptn_group_benefits.html", key="ptn-group-benefits")
+    figure_with_downloads(plots.forecast_coverage(a, DEFAULT_ALPHA), "ptn-group-coverage", a.coverage(DEFAULT_ALPHA),
+                          "ptn_group_coverage.csv", "Download every band's coverage per group (CSV)")
+
+
+def crps_chart(result: Any) -> None:
+    """The per-forecast CRPS of PTN and both baselines on the test part (``result.crps``, in the outcome's units),
+    the unit on the axis, and its CSV."""
+    fig = plots.crps_boxes(result.crps)
+    unit = UNITS.get(result.config.dataset, "")
+    fig.update_yaxes(title_text=f"CRPS per test forecast ({unit or 'units of x'})")
+    figure_with_downloads(fig, "ptn-crps", result.crps, "ptn_test_crps.csv", "Download per-forecast CRPS (CSV)")
+
+
+def issued_words(dataset: str, time: int | None) -> str:
+    """When a browsed forecast was issued: the weather's hour of its site's typical year (its row, counted from 1
+    as the typical-year files count their hours), Lorenz's step of its trajectory; "" without a time.
+
+    >>> issued_words("weather", 4999), issued_words("lorenz", 512), issued_words("weather", None)
+    ('issued at hour 5,000 of 8,760 of the typical year', 'issued at step 512 of its trajectory', '')
+    """
+    if time is None:
+        return ""
+    if dataset == "weather":
+        return f"issued at hour {int(time) + 1:,} of 8,760 of the typical year"
+    return f"issued at step {int(time):,} of its trajectory"
 
 
 def browser(result: Any) -> None:
@@ -167,12 +177,13 @@ def browser(result: Any) -> None:
                                                   f"(CRPS {amount_text(options[i]['crps'], unit)})")
     ex = options[pick]
     where = f" at {ex['group']}" if ex.get("group") else ""
-    units = f"in {unit}" if unit else "in x's units"
-    title = (f"Test forecast #{ex['index']}{where}<br><sup>CRPS {amount_text(ex['crps'], unit)} (mean over the "
-             f"{len(ex['truth'])} leads), 90 % band {amount_text(ex['width'], unit)} wide on average; {units}</sup>")
+    issued = issued_words(dataset, ex.get("time"))
+    title = (f"Test forecast #{ex['index']}{where}{', ' + issued if issued else ''}<br><sup>CRPS "
+             f"{amount_text(ex['crps'], unit)} (mean over the {len(ex['truth'])} leads), 90 % band "
+             f"{amount_text(ex['width'], unit)} wide on average{'' if unit else ', in units of x'}</sup>")
     fig = plots.quantile_fan(ex["fan"], examples["fan_levels"], ex["truth"], ex["deterministic"], title,
                              y_title=outcome_title(dataset))
     chart(fig, f"ptn_forecast_{ex['index']}.html", key="ptn-browser")
 
 
-__all__ = ["browser", "group_table", "section", "skill_gaps", "skill_table"]
+__all__ = ["browser", "crps_chart", "issued_words", "section", "skill_gaps", "skill_table"]

@@ -66,7 +66,7 @@ class PTNResult:
     model: PTN
     architecture: dict[str, dict[str, float]]
     skill: pd.DataFrame
-    crps: pd.DataFrame  # per test forecast: PTN, deterministic, TiDE
+    crps: pd.DataFrame  # per test forecast, the first seed's: PTN, deterministic, TiDE, in the outcome's units
     examples: dict[str, Any]  # a browser of test forecasts
     description: str
     scaler: FD.Scaler = field(repr=False)
@@ -198,8 +198,10 @@ def train(config: PTNConfig, on_progress: ProgressCallback | None = None,
                                      "time, warm start likewise",
                                      "no training: N(forecast, σ = MAE per lead)"]},
                            index=pd.Index(["PTN", "TiDE", "deterministic (normal)"], name="model"))
-    return PTNResult(config, search.best, search.agents, model, model.architecture(), skill,
-                     pd.DataFrame({"PTN": crps_sets[0][0], "deterministic": c_det, "TiDE": crps_sets[0][1]}),
+    # the per-forecast CRPS in the outcome's units (°C, x), as the view by group: CRPS(aX + b, ay + b) = a·CRPS(X, y)
+    span = float(ds.scaler.hi["target"].ravel()[0]) - float(ds.scaler.lo["target"].ravel()[0])
+    crps = pd.DataFrame({"PTN": crps_sets[0][0], "deterministic": c_det, "TiDE": crps_sets[0][1]}) * span
+    return PTNResult(config, search.best, search.agents, model, model.architecture(), skill, crps,
                      browser, ds.description, ds.scaler, budgets, runs_df,
                      searched_architecture=search.best.architecture, derived=keep or {}, warm_rows=len(warm),
                      test_rows=len(test), fidelity=search.fidelity, fidelity_rho=search.fidelity_rho,
