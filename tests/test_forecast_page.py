@@ -107,11 +107,12 @@ def test_the_demo_shows_the_librarys_verdicts_tables_and_figures(captured):  # n
     np.testing.assert_allclose(got["ofi_ci_low"], v["ofi_ci_low"], rtol=1e-12)
     groups = pd.read_csv(io.BytesIO(captured["forecast_groups.csv"]()), index_col=0)
     np.testing.assert_allclose(groups["crps"], a.by_group()["crps"], rtol=1e-12)
-    # the per-group table as shown: the unit in its headers, the bands nearest 50/80/90 %, what set the intervals
+    # the per-group table as shown: the unit in its headers, each mean beside its interval
     table = next(d.value for d in at.dataframe if "mean CRPS (MW)" in d.value.columns)
     np.testing.assert_allclose(table["mean benefit (MW)"], a.by_group()["benefit"], rtol=1e-12)
-    np.testing.assert_allclose(table["in 80 % band"], a.coverage_table()[0.8], rtol=1e-12)
-    np.testing.assert_allclose(table["benefit's AR(1) ρ̂"], rho, rtol=1e-12)
+    said = [[float(x.replace("−", "-")) for x in text.removesuffix(" MW").split(" to ")]
+            for text in table["benefit's 95 % interval"]]    # 3 significant digits
+    np.testing.assert_allclose(said, a.by_group()[["benefit_ci_low", "benefit_ci_high"]], rtol=5e-3)
     np.testing.assert_allclose(groups["coverage_0.8"], a.coverage_table()[0.8], rtol=1e-12)
     pairs = pd.read_csv(io.BytesIO(captured["forecast_pairs.csv"]()))
     np.testing.assert_allclose(pairs["p_adjusted"], a.pairs()["p_adjusted"], rtol=1e-9)

@@ -18,7 +18,7 @@ import streamlit as st
 
 from fairness_core.forecasts import ForecastAudit
 from fairness_core.io import DataValidationError
-from fairness_core.presentation.plots.forecasts import (forecast_benefits, forecast_coverage, forecast_fan, shown_bands,
+from fairness_core.presentation.plots.forecasts import (forecast_benefits, forecast_coverage, forecast_fan,
                                                         pit_histograms)
 from fairness_core.services import forecast_files as files
 from fairness_core.services.forecast_files import ForecastTable
@@ -206,25 +206,28 @@ def served_worse(verdicts: pd.DataFrame, kind: str = "group", who: str = "The fo
     return f"{who} serves some {kind}s worse: " + "; ".join(said) + "."
 
 
-def group_table(groups: pd.DataFrame, unit: str = "", kind: str = "group", hac: bool = False) -> pd.DataFrame:
-    """The per-group table (:meth:`~fairness_core.forecasts.ForecastAudit.by_group`) as people read it: forecasts
-    and time points, mean CRPS and mean benefit with their intervals (the ``unit`` in the headers), and the share of
-    observations inside the bands nearest 50, 80 and 90 %; with ``hac``, each group's AR(1) ρ̂, Bartlett bandwidth and
-    AR order behind its intervals. The index is named ``kind``; the download has every column and band."""
-    bands = {c: float(c.removeprefix("coverage_")) for c in groups.columns if c.startswith("coverage_")}
-    shown = shown_bands(list(bands.values()))
+def group_table(groups: pd.DataFrame, unit: str = "", kind: str = "group", level: str = "95 %",
+                counts: bool = True) -> pd.DataFrame:
+    """The per-group table (:meth:`~fairness_core.forecasts.ForecastAudit.by_group`) as people read it, narrow enough
+    to be read whole: with ``counts`` the forecasts and time points, then the mean CRPS and the mean benefit (the
+    ``unit`` in their headers), each beside its interval at ``level`` in words. The bands' coverage is the coverage
+    figure's, the HAC settings the caption's; the download has every column. The index is named ``kind``.
+
+    >>> g = pd.DataFrame({"rows": [10], "time_points": [5], "crps": [1.5], "crps_ci_low": [1.25], "crps_ci_high": [2.0],
+    ...                   "benefit": [-0.5], "benefit_ci_low": [-1.0], "benefit_ci_high": [0.25]}, index=["a"])
+    >>> t = group_table(g, "MW")
+    >>> list(t.columns)
+    ['forecasts', 'time points', 'mean CRPS (MW)', "CRPS's 95 % interval", 'mean benefit (MW)', "benefit's 95 % interval"]
+    >>> t.iloc[0, 3], t.iloc[0, 5]
+    ('1.25 to 2 MW', '−1 to 0.25 MW')
+    """
     u = f" ({unit.strip()})" if unit.strip() else ""
-    out = pd.DataFrame({"forecasts": groups["rows"], "time points": groups["time_points"],
-                        f"mean CRPS{u}": groups["crps"], "CRPS low": groups["crps_ci_low"],
-                        "CRPS high": groups["crps_ci_high"], f"mean benefit{u}": groups["benefit"],
-                        "benefit low": groups["benefit_ci_low"], "benefit high": groups["benefit_ci_high"]})
-    for column, nominal in bands.items():
-        if nominal in shown:
-            out[f"in {level_text(nominal)} band"] = groups[column]
-    if hac:
-        out["benefit's AR(1) ρ̂"] = groups["hac_rho"]
-        out["bandwidth (lags)"] = groups["hac_bandwidth"]
-        out["AR order"] = groups["hac_order"]
+    out = pd.DataFrame({"forecasts": groups["rows"], "time points": groups["time_points"]} if counts else {},
+                       index=groups.index)
+    for measure, name in (("crps", "CRPS"), ("benefit", "benefit")):
+        out[f"mean {name}{u}"] = groups[measure]
+        out[f"{name}'s {level} interval"] = [amount_range(lo, hi, unit) for lo, hi in
+                                             zip(groups[f"{measure}_ci_low"], groups[f"{measure}_ci_high"])]
     out.index.name = kind
     return out
 
@@ -251,10 +254,9 @@ def show_audit(current: Loaded, s: VerdictSettings) -> None:
     order = groups["hac_order"].to_numpy(dtype=float)
     st.caption(f"Intervals: normal, with each group's long-run (HAC) variance over time ({md_escape(a.method)}: the "
                f"larger of the AR(1)-prewhitened and the AR-sieve estimate), since forecast errors are "
-               f"autocorrelated. The benefit's AR(1) coefficient ρ̂ runs from {np.nanmin(rho):.2f} to "
-               f"{np.nanmax(rho):.2f}, the Bartlett bandwidth from {np.nanmin(band):.2f} to {np.nanmax(band):.2f} "
-               f"lags and the sieve's AR order from {np.nanmin(order):.0f} to {np.nanmax(order):.0f} (per group in the "
-               f"table below); verdicts at α = {s.alpha:g}, {md_escape(ADJUSTMENTS.get(s.adjust, s.adjust))}.")
+               f"autocorrelated. The benefit's AR(1) coefficient ρ̂ {_runs(rho, '.2f')}, the Bartlett bandwidth "
+               f"{_runs(band, '.2f')} lags and the sieve's AR order {_runs(order, '.0f')} (per group in the per-group "
+               f"CSV below); verdicts at α = {s.alpha:g}, {md_escape(ADJUSTMENTS.get(s.adjust, s.adjust))}.")
     verdict_table(v, unit)
 
     st.subheader("Which way each group's forecasts lean", anchor=False)
@@ -275,11 +277,10 @@ def show_audit(current: Loaded, s: VerdictSettings) -> None:
                  index=False)
 
     st.subheader("Per group", anchor=False)
-    st.caption(f"Mean CRPS and mean benefit{md_escape(f' ({unit.strip()})' if unit.strip() else '')} with their "
-               f"{level_text(1 - s.alpha)} intervals (HAC, unadjusted), the share of observations inside the central "
-               "bands, and what set each group's long-run variance; the download has every column (WIS, every band).")
-    st.dataframe(styled(group_table(groups, unit, hac=True), 3, formats={"AR order": "{:.0f}"}), width="stretch",
-                 key="fc-groups")
+    level = level_text(1 - s.alpha)
+    st.caption(f"Mean CRPS and mean benefit with their {level} intervals (HAC, unadjusted); the download has every "
+               "column: the WIS, each band's coverage and what set each group's long-run variance.")
+    st.dataframe(styled(group_table(groups, unit, level=level), 3), width="stretch", key="fc-groups")
     csv_download(groups, "forecast_groups.csv", "Download the per-group scores (CSV)", key="fc-groups-csv")
     st.subheader("Every pair, every measure", anchor=False)
     st.caption("Differences group i − group j of mean CRPS, WIS, the forecast OFI (the difference of mean benefits) "
@@ -289,6 +290,16 @@ def show_audit(current: Loaded, s: VerdictSettings) -> None:
                  width="stretch", key="fc-pairs")
     csv_download(tables["pairs"], "forecast_pairs.csv", "Download every pair's differences (CSV)", key="fc-pairs-csv",
                  index=False)
+
+
+def _runs(values: np.ndarray, spec: str) -> str:
+    """How a setting varies over the groups: "runs from 0.56 to 0.58", or "is 1" when every group's reads the same.
+
+    >>> _runs(np.array([0.561, 0.58, np.nan]), ".2f"), _runs(np.array([1.0, 1.0]), ".0f")
+    ('runs from 0.56 to 0.58', 'is 1')
+    """
+    low, high = format(np.nanmin(values), spec), format(np.nanmax(values), spec)
+    return f"is {low}" if low == high else f"runs from {low} to {high}"
 
 
 def _ratio(x: float) -> str:

@@ -114,9 +114,9 @@ def section(view: GroupView | None) -> None:
     csv_download(t["pairs"], "ptn_group_pairs.csv", "Download every pair's differences, every measure (CSV)",
                  key="ptn-group-pairs-csv", index=False)
 
-    st.markdown(f"**Per {kind}** — PTN's mean CRPS and mean benefit with their {level} intervals, and the share of "
-                "observations inside its central bands.")
-    st.dataframe(styled(forecast_audit.group_table(t["groups"], unit, view.kind), 3), width="stretch",
+    st.markdown(f"**Per {kind}** — PTN's mean CRPS and mean benefit with their {level} intervals; the share of "
+                "observations inside each central band is in the figure below and, for every band, in the CSV.")
+    st.dataframe(styled(forecast_audit.group_table(t["groups"], unit, view.kind, level), 3), width="stretch",
                  key="ptn-groups")
     csv_download(t["groups"], "ptn_groups.csv", "Download the per-group scores, every band (CSV)",
                  key="ptn-groups-csv")
@@ -131,7 +131,7 @@ def crps_chart(result: Any) -> None:
     fig = plots.crps_boxes(result.crps)
     unit = UNITS.get(result.config.dataset, "")
     fig.update_yaxes(title_text=f"CRPS per test forecast ({unit or 'units of x'})")
-    figure_with_downloads(fig, "ptn-crps", result.crps, "ptn_test_crps.csv", "Download per-forecast CRPS (CSV)")
+    figure_with_downloads(fig, "ptn-crps", result.crps, "ptn_test_crps.csv", "Download the CRPS (CSV)")
 
 
 def issued_words(dataset: str, time: int | None) -> str:
@@ -139,12 +139,12 @@ def issued_words(dataset: str, time: int | None) -> str:
     as the typical-year files count their hours), Lorenz's step of its trajectory; "" without a time.
 
     >>> issued_words("weather", 4999), issued_words("lorenz", 512), issued_words("weather", None)
-    ('issued at hour 5,000 of 8,760 of the typical year', 'issued at step 512 of its trajectory', '')
+    ("issued at hour 5,000 of the typical year's 8,760", 'issued at step 512 of its trajectory', '')
     """
     if time is None:
         return ""
     if dataset == "weather":
-        return f"issued at hour {int(time) + 1:,} of 8,760 of the typical year"
+        return f"issued at hour {int(time) + 1:,} of the typical year's 8,760"
     return f"issued at step {int(time):,} of its trajectory"
 
 
