@@ -471,8 +471,14 @@ def test_the_per_regime_skill_is_the_direct_computation_on_those_rows(tiny_run):
         np.testing.assert_allclose([row.skill_q1, row.skill_q2, row.skill_q3], 1 - q_mine / q_base, rtol=1e-9)
         assert np.isclose(row.share_improved, np.mean(mine <= base))
         assert row.skill_ci_low < row.skill < row.skill_ci_high and np.isfinite(row.skill_ci_high)
+    # in words, each regime under the side its interval lies on, whichever side this run's numbers fall
     words = ptn.groups.skill_words(skill)
-    assert words.startswith("Against deterministic (normal): PTN is") and "Against TiDE: PTN is" in words
+    said = dict(part.split(": ", 1) for part in words.split(" (95 %")[0].split("Against ")[1:])
+    assert list(said) == list(ptn.BASELINE_NAMES)
+    for row in skill.itertuples():
+        side = ("PTN is better at" if row.skill_ci_low > 0 else "PTN is worse at" if row.skill_ci_high < 0
+                else "No difference shown at")
+        assert any(s.startswith(side) and row.group in s for s in said[row.baseline].split(". ")), (row, words)
 
 
 def test_the_bench_prints_the_runs_audit_by_regime(tiny_run):
