@@ -203,8 +203,12 @@ class Scaler:
     def apply(self, name: str, values: np.ndarray) -> np.ndarray:
         return (values - self.lo[name]) / (self.hi[name] - self.lo[name])
 
+    def target_range(self) -> tuple[float, float]:
+        """The target's (lo, hi): the training part's scale s maps to the outcome's units as lo + (hi − lo)·s."""
+        return float(self.lo["target"].ravel()[0]), float(self.hi["target"].ravel()[0])
+
     def target_unscale(self, values: np.ndarray) -> np.ndarray:
-        lo, hi = float(self.lo["target"].ravel()[0]), float(self.hi["target"].ravel()[0])
+        lo, hi = self.target_range()
         return values * (hi - lo) + lo
 
 

@@ -86,7 +86,7 @@ def lead_rows(test: FD.Samples, quantiles: np.ndarray, scaler: FD.Scaler, inplac
     if (n, steps) != test.target.shape:
         raise ValueError(f"quantiles of shape {quantiles.shape} do not match the {n:,} test windows × {steps} leads "
                          f"of targets {test.target.shape}")
-    lo, hi = float(scaler.lo["target"].ravel()[0]), float(scaler.hi["target"].ravel()[0])
+    lo, hi = scaler.target_range()
     out = quantiles.reshape(n * steps, c)
     if not (inplace and out.dtype == np.float32 and np.shares_memory(out, quantiles)):
         out = out.astype(np.float32)
@@ -120,7 +120,7 @@ def group_view(test: FD.Samples, model: np.ndarray, baselines: Mapping[str, np.n
     carry no groups or fall in one group. ``inplace``: the float32 arrays given become the audit's rows
     (:func:`lead_rows`; the run's own arrays, which it no longer needs)."""
     n, steps = test.target.shape
-    lo, hi = float(scaler.lo["target"].ravel()[0]), float(scaler.hi["target"].ravel()[0])
+    lo, hi = scaler.target_range()
     y = (test.target.astype(np.float64) * (hi - lo) + lo).ravel()
     sd = float(np.std(y)) if y.size else float("nan")
     if test.groups is None or test.time is None:

@@ -199,8 +199,8 @@ def train(config: PTNConfig, on_progress: ProgressCallback | None = None,
                                      "no training: N(forecast, σ = MAE per lead)"]},
                            index=pd.Index(["PTN", "TiDE", "deterministic (normal)"], name="model"))
     # the per-forecast CRPS in the outcome's units (°C, x), as the view by group: CRPS(aX + b, ay + b) = a·CRPS(X, y)
-    span = float(ds.scaler.hi["target"].ravel()[0]) - float(ds.scaler.lo["target"].ravel()[0])
-    crps = pd.DataFrame({"PTN": crps_sets[0][0], "deterministic": c_det, "TiDE": crps_sets[0][1]}) * span
+    lo, hi = ds.scaler.target_range()
+    crps = pd.DataFrame({"PTN": crps_sets[0][0], "deterministic": c_det, "TiDE": crps_sets[0][1]}) * (hi - lo)
     return PTNResult(config, search.best, search.agents, model, model.architecture(), skill, crps,
                      browser, ds.description, ds.scaler, budgets, runs_df,
                      searched_architecture=search.best.architecture, derived=keep or {}, warm_rows=len(warm),

@@ -102,7 +102,8 @@ def in_units(example: dict[str, Any], scaler: FD.Scaler) -> dict[str, Any]:
     multiplied by hi − lo: a width is a difference, and CRPS(a·X + b, a·y + b) = a·CRPS(X, y) for a > 0 (in the
     CRPS ∫ (F(z) − 1{z ≥ y})² dz the variable changes, z = a·s + b, dz = a·ds). The gap is a share of the width:
     unchanged. A fan's quantiles stay quantiles, since the map is increasing."""
-    span = float(scaler.hi["target"].ravel()[0]) - float(scaler.lo["target"].ravel()[0])
+    lo, hi = scaler.target_range()
+    span = hi - lo
     out = dict(example)
     for key in ("fan", "truth", "deterministic"):
         out[key] = scaler.target_unscale(np.asarray(example[key], dtype=float))
