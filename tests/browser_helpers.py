@@ -258,13 +258,15 @@ def context(browser):
 
 
 @contextmanager
-def page_in(context, url: str):
-    """A new page of ``context`` opened at ``url``; fails if the page threw a JavaScript error; closed after."""
+def page_in(context, url: str | None = None):
+    """A new page of ``context``, opened at ``url`` if given; fails if the page threw a JavaScript error; closed
+    after."""
     pg = context.new_page()
     errors: list[str] = []
     pg.on("pageerror", lambda e: errors.append(str(e)))
     try:
-        pg.goto(url)
+        if url is not None:
+            pg.goto(url)
         yield pg
     finally:
         pg.close()
@@ -294,20 +296,13 @@ def page(server, context, request):
 @pytest.fixture()
 def open_page(server, context, request):
     """``open_page(path)``: a new page at ``server/path``, screenshotted if the test fails."""
-    pg = context.new_page()
-    errors: list[str] = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
+    with page_in(context) as pg:
+        def go(path: str):  # type: ignore[no-untyped-def]
+            pg.goto(f"{server}/{path}")
+            return pg
 
-    def go(path: str):  # type: ignore[no-untyped-def]
-        pg.goto(f"{server}/{path}")
-        return pg
-
-    try:
         yield go
         save_on_failure(request, pg)
-    finally:
-        pg.close()
-    assert not errors, errors
 
 
 def upload_cm_file(page, path, text: str, direction: str | None = "benefit") -> None:
