@@ -18,6 +18,23 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 import pytest
 
 
+def pytest_collection_modifyitems(config, items):
+    """Run the browser modules first, then the others by their number of tests, largest first. With two workers
+    taking one module at a time (``--dist loadfile``), a module of a few long tests taken last is a tail that one
+    worker runs while the other sits idle: the browser modules hold under 3 % of the tests and about half the run's
+    time. (pytest-xdist's own order, which pyproject turns off with ``--no-loadscope-reorder``, is by number of
+    tests alone, which put every browser module last.)"""
+    sizes: dict[str, int] = {}
+    browser: set[str] = set()
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        sizes[module] = sizes.get(module, 0) + 1
+        if item.get_closest_marker("browser"):
+            browser.add(module)
+    rank = {m: i for i, m in enumerate(sorted(sizes, key=lambda m: (m not in browser, -sizes[m])))}
+    items.sort(key=lambda item: rank[item.nodeid.split("::", 1)[0]])
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     """Keep each phase's report on the test item, so fixtures can react to failures

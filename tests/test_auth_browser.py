@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from browser_helpers import IDLE, app_server, free_port
+from browser_helpers import CONTEXT, IDLE, app_server, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium")
@@ -27,7 +27,8 @@ USERS = {"alice@example.org": "Alice Analyst", "bob@example.org": "Bob Reviewer"
 
 # The mock provider (this process) still calls an older Authlib grant API; the server (its own process, whose
 # log is checked) does not.
-pytestmark = pytest.mark.filterwarnings("ignore:get_jwt_config.* is deprecated")
+pytestmark = [pytest.mark.filterwarnings("ignore:get_jwt_config.* is deprecated"),
+              pytest.mark.browser]   # drives the app in Chromium: run first (tests/conftest.py)
 
 if CHROMIUM is None and not os.environ.get("CI"):
     pytest.skip("Debian chromium not installed (apt-get install chromium)", allow_module_level=True)
@@ -93,7 +94,7 @@ def chromium():
 def own_browser(chromium):
     """A browser context of its own (its own cookies: another person's browser) that reaches only 127.0.0.1;
     fails if a page threw a JavaScript error."""
-    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
+    context = chromium.new_context(**CONTEXT)
     context.route("**/*", lambda route: route.continue_() if urlsplit(route.request.url).hostname == "127.0.0.1"
                   else route.abort())
     page = context.new_page()

@@ -11,11 +11,12 @@ import csv
 
 import pytest
 
-from browser_helpers import (FIGURES_HOLD, IDLE, WAIT, assert_group_labels_visible, declare, download, page_in, press, save_audit,
-                             skip_without_chromium, upload_cm_file)
+from browser_helpers import (CONTEXT, FIGURES_HOLD, IDLE, WAIT, assert_group_labels_visible, declare, download, page_in,
+                             press, save_audit, skip_without_chromium, upload_cm_file)
 from browser_helpers import browser, context, open_page, page, server  # noqa: F401 - fixtures, used by name
 
 skip_without_chromium()
+pytestmark = pytest.mark.browser   # drives the app in Chromium: run first (tests/conftest.py)
 
 
 def test_upload_csv_and_see_heatmaps(page, tmp_path):
@@ -167,7 +168,7 @@ def test_save_share_by_link_trend_and_the_ll144_csv(open_page, tmp_path):
     press(pg, pg.get_by_role("button", name="Make a link"), until=box)
     address = box.inner_text().strip()
     assert address.startswith("http://") and "link=" in address          # the full address, copied as it is
-    colleague = pg.context.browser.new_context(accept_downloads=True).new_page()   # another browser, no session
+    colleague = pg.context.browser.new_context(**CONTEXT, accept_downloads=True).new_page()   # another browser, no session
     colleague.goto(address)
     colleague.get_by_role("heading", name="COMPAS Q1").wait_for(timeout=WAIT)
     colleague.get_by_role("heading", name="Local Law 144 summary").wait_for(timeout=WAIT)

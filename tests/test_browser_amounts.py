@@ -7,12 +7,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from browser_helpers import IDLE, WAIT, download, press, skip_without_chromium
+from browser_helpers import IDLE, WAIT, choose, download, pick, press, skip_without_chromium
 from browser_helpers import browser, context, open_page, server  # noqa: F401 - fixtures, used by name
 from fairness_core.continuous import ContinuousAudit
 from ui.kind_audit import default_tolerance
 
 skip_without_chromium()
+pytestmark = pytest.mark.browser   # drives the app in Chromium: run first (tests/conftest.py)
 
 
 def salaries(n: int = 300, seed: int = 53) -> pd.DataFrame:
@@ -34,19 +35,12 @@ def test_an_amount_file_and_the_tier_demo_audited_in_the_browser(open_page, tmp_
     pg.get_by_text("300 rows × 4 columns").wait_for(timeout=WAIT)
     pg.wait_for_function(IDLE, timeout=WAIT)
     for label, value in (("Label column (actual outcome)", "salary"), ("Prediction column", "recommended")):
-        box = pg.get_by_test_id("stSelectbox").filter(has_text=label).first
-        box.click()
-        pg.keyboard.type(value)
-        pg.get_by_role("option", name=value, exact=True).first.click(timeout=WAIT)
-        pg.wait_for_function(IDLE, timeout=WAIT)
+        choose(pg, label, value)
     pg.get_by_text("so they are read as").wait_for(timeout=WAIT)
     pg.get_by_text("more than 20", exact=False).first.wait_for(timeout=WAIT)
     groups = pg.get_by_test_id("stMultiSelect").filter(has_text="Group column(s)")
     if not groups.get_by_text("team", exact=True).count():
-        groups.locator("input").click()
-        pg.keyboard.type("team")
-        pg.get_by_role("option", name="team", exact=True).click(timeout=WAIT)
-        pg.wait_for_function(IDLE, timeout=WAIT)
+        pick(pg, groups, "team")
     for chip in ("employee",):   # only the team is a group
         remove = groups.get_by_text(chip, exact=True)
         if remove.count():

@@ -5,15 +5,19 @@ gives up (tests/browser_helpers.py)."""
 
 import re
 
-from browser_helpers import ARTIFACTS, IDLE, ROOT, WAIT, choose, declare, download, press, skip_without_chromium, upload_cm_file
+import pytest
+
+from browser_helpers import (ARTIFACTS, CONTEXT, IDLE, ROOT, WAIT, choose, declare, download, press, skip_without_chromium,
+                             upload_cm_file)
 from browser_helpers import browser, context, open_page, page, server  # noqa: F401 - fixtures, used by name
 
 skip_without_chromium()
+pytestmark = pytest.mark.browser   # drives the app in Chromium: run first (tests/conftest.py)
 
 
 def test_three_sessions_at_once_do_not_cross_talk(server, browser, tmp_path):
     """Two sessions train (HydraGAN, PTN) while a third uploads its own data and audits it (three browsers)."""
-    contexts = [browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(3)]
+    contexts = [browser.new_context(**CONTEXT) for _ in range(3)]
     gan, fc, auditor = (ctx.new_page() for ctx in contexts)
     try:
         gan.goto(f"{server}/Synthetic_Data")

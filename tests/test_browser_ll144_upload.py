@@ -10,10 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from browser_helpers import IDLE, WAIT, declare, download, press, skip_without_chromium
+from browser_helpers import IDLE, WAIT, declare, download, pick, press, skip_without_chromium
 from browser_helpers import browser, context, open_page, server  # noqa: F401 - fixtures, used by name
 
 skip_without_chromium()
+pytestmark = pytest.mark.browser   # drives the app in Chromium: run first (tests/conftest.py)
 
 UNKNOWN = "unknown"
 RACES = {"White": 0.44, "Black or African American": 0.20, "Hispanic or Latino": 0.17, "Asian": 0.12,
@@ -93,9 +94,7 @@ def test_an_hr_export_with_the_tools_score_gives_both_rates_as_pandas_computes_t
     # decisions alone (no outcome column guessed): the score's box is offered under a title that says what for
     pg.locator("summary").filter(has_text="Optional: the tool's score (Local Law 144 scoring rate)").click(timeout=WAIT)
     box = pg.get_by_test_id("stMultiSelect").filter(has_text="Score columns (numeric)")
-    box.locator("input").click()   # the box itself (a click on its middle can land between label and box)
-    pg.keyboard.type("tool_score")
-    pg.get_by_role("option", name="tool_score", exact=True).click(timeout=WAIT)
+    pick(pg, box, "tool_score")
     pg.wait_for_function(IDLE, timeout=WAIT)
     box.get_by_text("tool_score", exact=True).wait_for(timeout=WAIT)   # the choice holds after its run
     declare(pg, "benefit")

@@ -4,10 +4,13 @@ own server); every wait names its condition (tests/browser_helpers.py)."""
 
 import pandas as pd
 
+import pytest
+
 from browser_helpers import FIGURES_HOLD, IDLE, WAIT, press, skip_without_chromium
 from browser_helpers import browser, context, open_page, server  # noqa: F401 - fixtures, used by name
 
 skip_without_chromium()
+pytestmark = pytest.mark.browser   # drives the app in Chromium: run first (tests/conftest.py)
 
 
 def test_the_demo_loads_with_one_click_and_draws_the_answer_and_three_figures(open_page, tmp_path):

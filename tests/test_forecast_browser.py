@@ -3,10 +3,13 @@ page draws its answer and its four figures, the count of algorithmic-bias pairs 
 screenshot is kept in test-artifacts/ to look at. A module of its own (its own server); every wait names its
 condition (tests/browser_helpers.py)."""
 
+import pytest
+
 from browser_helpers import ARTIFACTS, FIGURES_HOLD, IDLE, WAIT, press, skip_without_chromium
 from browser_helpers import browser, context, open_page, server  # noqa: F401 - fixtures, used by name
 
 skip_without_chromium()
+pytestmark = pytest.mark.browser   # drives the app in Chromium: run first (tests/conftest.py)
 
 
 def test_the_demo_loads_with_one_click_and_draws_the_answer_and_five_figures(open_page):

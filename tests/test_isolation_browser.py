@@ -22,6 +22,7 @@ from server_load import ARGS, AUDIT_READY, RENDERED_JS, free_port, start_server 
 
 if not shutil.which("chromium"):
     pytest.skip("Debian chromium not installed (apt-get install chromium)", allow_module_level=True)
+pytestmark = pytest.mark.browser   # drives the app in Chromium: run first (tests/conftest.py)
 
 GROUPS = ("Kestrel", "Marten", "Osprey")
 #: Ten analysts at once, as issue 28 asks ("while 10 sessions run").
@@ -29,7 +30,7 @@ SESSIONS = ("Amber", "Basalt", "Cobalt", "Dune", "Ember", "Fjord", "Garnet", "He
 #: The sessions take turns between two browsers (browser contexts): five sessions each.
 BROWSERS = 2
 #: The page has finished its run; the same with a radio option checked whose label holds the argument.
-from browser_helpers import ANSWERED, IDLE  # noqa: E402
+from browser_helpers import ANSWERED, CONTEXT, IDLE  # noqa: E402
 
 
 def table(k: str) -> str:
@@ -132,7 +133,7 @@ async def all_sessions(tmp: Path) -> dict[str, dict[str, str]]:
             # Two browsers' worth of sessions: each context is a browser of its own (its own cookies, the XSRF
             # cookie that binds a session's kept data among them), each page in it a Streamlit session of its own.
             # Ten contexts cost twice the Chromium CPU of two (each compiles the app's scripts afresh).
-            contexts = [await browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+            contexts = [await browser.new_context(**CONTEXT, accept_downloads=True)
                         for _ in range(BROWSERS)]
             opened = [asyncio.Event() for _ in SESSIONS]
             got = await asyncio.gather(*(one_session(contexts[i % BROWSERS], f"http://127.0.0.1:{port}", k, tmp,
