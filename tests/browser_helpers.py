@@ -354,6 +354,7 @@ def declare(page, direction: str) -> None:
             page.wait_for_function(ANSWERED, arg=words, timeout=WAIT // 4)
             return
         except PlaywrightTimeout:
+            note_retry(page, f"waited {WAIT // 4000} s for the answer {direction!r} to hold")
             continue   # a rerun redrew the question unanswered: answer it again
     raise AssertionError(f"the answer {direction!r} did not hold")
 
@@ -383,6 +384,20 @@ def press(page, button, until=None) -> None:  # type: ignore[no-untyped-def]
         again_until(page, button.click, until)
 
 
+def note_retry(page, what: str, seen: object = None) -> None:  # type: ignore[no-untyped-def]
+    """Record in test-artifacts/retries.log (which CI keeps) that an act was made again: the test, what was waited
+    for, and what the page showed. A retry costs a third of the wait; the record shows which acts get lost."""
+    if seen is None:
+        try:
+            seen = page.evaluate(SEEN_JS)
+        except Exception as read_error:  # noqa: BLE001 - a closed page says so
+            seen = read_error
+    ARTIFACTS.mkdir(exist_ok=True)
+    with open(ARTIFACTS / "retries.log", "a", encoding="utf-8") as log:
+        log.write(f"{time.strftime('%H:%M:%S')} {os.environ.get('PYTEST_CURRENT_TEST', '?')}: {what}; "
+                  f"acting again. The page showed:\n{describe_seen(seen)}\n\n")
+
+
 def again_until(page, act, shown) -> None:  # type: ignore[no-untyped-def]
     """Do ``act`` once the page's run has ended, until the locator ``shown`` appears: an act not answered after a
     third of the wait, the page idle without ``shown``, is done again, at most three times in all (a click or a file
@@ -401,6 +416,7 @@ def again_until(page, act, shown) -> None:  # type: ignore[no-untyped-def]
         except PlaywrightTimeout:
             if attempt == 2:
                 raise
+            note_retry(page, f"waited {WAIT // 3000} s for {shown}")
 
 
 def download(page, button, path: Path, timeout: int = WAIT) -> Path:  # type: ignore[no-untyped-def]
@@ -420,6 +436,7 @@ def download(page, button, path: Path, timeout: int = WAIT) -> Path:  # type: ig
         except PlaywrightTimeout:
             if attempt == 2:
                 raise
+            note_retry(page, f"waited {timeout // 1000} s for the download of {button}")
     raise AssertionError("unreachable")
 
 

@@ -30,7 +30,7 @@ SESSIONS = ("Amber", "Basalt", "Cobalt", "Dune", "Ember", "Fjord", "Garnet", "He
 #: The sessions take turns between two browsers (browser contexts): five sessions each.
 BROWSERS = 2
 #: The page has finished its run; the same with a radio option checked whose label holds the argument.
-from browser_helpers import ANSWERED, CONTEXT, IDLE  # noqa: E402
+from browser_helpers import ANSWERED, CONTEXT, IDLE, SEEN_JS, note_retry  # noqa: E402
 
 
 def table(k: str) -> str:
@@ -55,6 +55,7 @@ async def upload(page, path: Path, read: str, timeout: int) -> None:  # type: ig
         except Exception:
             if attempt == 2:
                 raise
+            note_retry(page, f"waited {timeout // 3000} s for {read!r}", await page.evaluate(SEEN_JS))
 
 
 async def download(page, button: str, saved: Path, timeout: int) -> None:  # type: ignore[no-untyped-def]
@@ -72,6 +73,7 @@ async def download(page, button: str, saved: Path, timeout: int) -> None:  # typ
         except PlaywrightTimeout:
             if attempt == 2:
                 raise
+            note_retry(page, f"waited {timeout // 3000} s for the download of {button!r}", await page.evaluate(SEEN_JS))
             await page.wait_for_function(IDLE, timeout=timeout)
 
 
