@@ -6,7 +6,8 @@
 #
 #   scripts/ci_under_load.sh [COMMIT] [RUNS]       (needs Debian's stress-ng: apt-get install stress-ng)
 #
-# Each run's whole log is kept as ci-under-load-N.log in the current folder. .ci/run starts its PostgreSQL server
+# Each run's whole log is kept as ci-under-load-N.log in the current folder, and the browser tests' record of acts
+# made again (test-artifacts/retries.log), if any, as ci-under-load-N.retries.log. .ci/run starts its PostgreSQL server
 # on port 55432: run nothing else that does at the same time.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,6 +22,7 @@ for i in $(seq 1 "$runs"); do
   (cd "$work/repo" && ./.ci/run) > "ci-under-load-$i.log" 2>&1; rc=$?
   end=$(date +%s)
   kill "$hog" 2>/dev/null; wait "$hog" 2>/dev/null
+  cp "$work/repo/test-artifacts/retries.log" "ci-under-load-$i.retries.log" 2>/dev/null
   rm -rf "$work"
   echo "run $i commit ${commit:0:10} rc $rc wall $((end - start)) s $(grep -E '[0-9]+ (passed|failed)' "ci-under-load-$i.log" | tail -n 1)"
   [ "$rc" -eq 0 ] || exit "$rc"
