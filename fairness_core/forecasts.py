@@ -390,15 +390,18 @@ class ForecastAudit:
         return out
 
     def coverage(self, alpha: float = DEFAULT_ALPHA) -> pd.DataFrame:
-        """Long table, one row per group and band: nominal, coverage, ci_low, ci_high (1 − ``alpha``, HAC)."""
+        """Long table, one row per group and band: nominal, coverage, ci_low, ci_high (1 − ``alpha``, HAC; a
+        coverage is a share, so its interval is cut to [0, 1], which keeps every value it held that a share can
+        take)."""
         z = stats.norm.ppf(1 - check_alpha(alpha) / 2)
         cov = self.coverage_table()
         se = np.sqrt(self.variance("coverage"))
         g, b = cov.shape
         value = cov.to_numpy()
         return pd.DataFrame({"group": np.repeat(self.groups, b), "nominal": np.tile(cov.columns.to_numpy(), g),
-                             "coverage": value.ravel(), "ci_low": (value - z * se).ravel(),
-                             "ci_high": (value + z * se).ravel(), "reason": np.repeat(self._reasons(), b)})
+                             "coverage": value.ravel(), "ci_low": np.clip(value - z * se, 0.0, 1.0).ravel(),
+                             "ci_high": np.clip(value + z * se, 0.0, 1.0).ravel(),
+                             "reason": np.repeat(self._reasons(), b)})
 
     def pit(self) -> pd.DataFrame:
         """The PIT histogram: one row per group and bin [low, high) of the levels, its count, share and the share

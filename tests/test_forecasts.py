@@ -151,6 +151,22 @@ def test_band_coverage_and_pit_equal_direct_counts_ties_included():
     np.testing.assert_allclose(pit["expected"].to_numpy()[:10], np.full(10, 0.1))
 
 
+def test_a_coverage_interval_stays_within_0_and_1():
+    """A band that covers 98 % of a group of 50 forecasts: the normal interval would reach past 100 %; a share's
+    interval is cut to [0, 1], the point and the lower end unchanged."""
+    y, q, g = _forecasts(n=150, seed=9)
+    med, wide = q[:, 4:5], g == "a"
+    q[wide] = med[wide] + 1.6 * (q[wide] - med[wide])     # group a's bands widened: its 80 % band covers 98 %
+    a = forecasts.audit(y, q, LEVELS9, g, positive_is="benefit")
+    cov = a.coverage_table()
+    unclipped = cov.to_numpy() + stats.norm.ppf(0.975) * np.sqrt(a.variance("coverage"))
+    assert unclipped.max() > 1.01 and cov.loc["a", 0.8] == pytest.approx(0.98)
+    c = a.coverage()
+    assert c["ci_low"].between(0, 1).all() and c["ci_high"].between(0, 1).all()
+    row = c[(c["group"] == "a") & (c["nominal"] == 0.8)].iloc[0]
+    assert row["ci_high"] == 1.0 and row["ci_low"] < row["coverage"] == pytest.approx(0.98)
+
+
 def test_the_median_is_interpolated_between_the_levels_around_one_half():
     levels = [0.1, 0.4, 0.7, 0.9]
     q = np.array([[0.0, 4.0, 10.0, 12.0]])

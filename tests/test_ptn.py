@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import dataclasses
 import itertools
 from pathlib import Path
 
@@ -267,7 +268,9 @@ def test_a_budget_in_seconds_becomes_steps_at_the_devices_costs():
     assert budget.search_estimate == pytest.approx(search_s)
     assert planned.tide_steps % 10 == 0 and planned.tide_steps == pytest.approx(0.8 * (search_s + 60.0) / 0.015, abs=10)
     assert planned.tide_warm_steps == round(0.8 * 50 * 0.02 / 0.015)
-    assert budget.final_steps == 3000 and "3,000 steps" in budget.words()
+    assert budget.final_steps == 3000 and "each final training's 60 s buys 3,000 steps" in budget.words()
+    one = dataclasses.replace(budget, generations=1).words()
+    assert "× 1 generation," in one and "× 2 generations," in dataclasses.replace(budget, generations=2).words()
     assert ptn.plan(planned, COSTS)[0] == planned  # already in steps: unchanged
     capped, _ = ptn.plan(ptn.PTNConfig(final_epochs=100, final_seconds=60.0), COSTS)
     assert capped.final_epochs == 100  # final_epochs caps what the seconds buy

@@ -95,9 +95,10 @@ class StepBudget:
         where = "timed earlier on" if self.cached else "timed on"
         search = (f"the search's {self.search_seconds:.0f} s" if self.search_seconds else "the search")
         final = (f"each final training's {self.final_seconds:.0f} s" if self.final_seconds else "each final training")
-        return (f"{where} {self.costs.device}: {search} buy {self.population} agents × {self.generations} generations, "
+        generations = f"{self.generations} generation{'s' if self.generations != 1 else ''}"
+        return (f"{where} {self.costs.device}: {search} buy {self.population} agents × {generations}, "
                 f"rungs of {self.first_rung} + {self.epochs - self.first_rung} epochs ({self.search_steps:,} steps, "
-                f"about {self.search_estimate:.0f} s); {final} {self.final_steps:,} steps; TiDE "
+                f"about {self.search_estimate:.0f} s); {final} buys {self.final_steps:,} steps; TiDE "
                 f"{self.tide_steps:,} steps per seed (its share of PTN's time, search included)")
 
 
