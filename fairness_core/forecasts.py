@@ -558,7 +558,7 @@ class ForecastVerdicts(Verdicts):
     def _constructor(self):  # type: ignore[no-untyped-def]
         return ForecastVerdicts
 
-    def findings(self, max_items: int = 3) -> str:
-        """The verdict counts and the leading pairs' readings
+    def findings(self, max_items: int = 3, kind: str = "group") -> str:
+        """The verdict counts and the leading pairs' readings, ``kind`` naming what a group is
         (:func:`fairness_core.wording.forecasts.forecast_findings`)."""
-        return forecast_findings(self, getattr(self, "unit", ""), max_items)
+        return forecast_findings(self, getattr(self, "unit", ""), max_items, kind)

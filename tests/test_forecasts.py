@@ -304,6 +304,7 @@ def test_verdicts_are_the_binary_audits_words_and_read_bias_and_accuracy():
     same = v[{"a", "same"} == v[["group_i", "group_j"]].apply(set, axis=1)].iloc[0]
     assert same["verdict"] in ("no bias detected", "inconclusive")
     assert v.findings().startswith(f"Of {len(v)} group pairs: ")
+    assert v.findings(kind="site").startswith(f"Of {len(v)} site pairs: ")
     assert {"hac_bandwidth_i", "hac_order_j", "hac_rho_i"} <= set(v.columns)
 
 

@@ -692,7 +692,7 @@ def by_regime(at, result, captured) -> None:  # type: ignore[no-untyped-def]
     assert tolerance == tolerance_for_sd(view.observation_sd) > 0
     v = a.verdicts(tolerance, unit="")
     text = shown(at)
-    assert "Which regimes PTN serves worse." in text and v.findings() in text
+    assert "Which regimes PTN serves worse." in text and v.findings(kind="regime") in text
     assert "No regime is served materially worse" in text or "PTN serves some regimes worse: " in text
     shown_skill = next(d.value for d in at.dataframe if "PTN's CRPS" in d.value.columns)
     assert list(shown_skill.columns[:2]) == ["regime", "against"] and len(shown_skill) == 4

@@ -92,7 +92,7 @@ def section(view: GroupView | None) -> None:
     with st.container(border=True):
         st.markdown(f"**Which {kind}s PTN serves worse.** "
                     + md_escape(forecast_audit.served_worse(v, view.kind, "PTN")))
-        st.markdown(md_escape(v.findings(max_items=3)))
+        st.markdown(md_escape(v.findings(max_items=3, kind=view.kind)))
         st.markdown(md_escape(skill_words(t["skill"], level)))
 
     st.markdown(f"**PTN's skill against each baseline, per {kind}** — 1 − mean CRPS_PTN / mean CRPS_baseline with its "

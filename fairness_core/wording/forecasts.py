@@ -161,18 +161,18 @@ def _open(pairs: pd.DataFrame, unit: str, band: tuple[float, float]) -> str:
     return "; ".join(parts)
 
 
-def forecast_findings(verdicts: pd.DataFrame, unit: str = "", max_items: int = 3) -> str:
+def forecast_findings(verdicts: pd.DataFrame, unit: str = "", max_items: int = 3, kind: str = "group") -> str:
     """The verdict counts, then the first ``max_items`` pairs (algorithmic bias first) in one sentence per verdict:
     the pairs leaning against one group are said together, so no phrase is repeated pair by pair. Every interval is
-    the adjusted one that decided the verdict.
+    the adjusted one that decided the verdict. ``kind`` is what a group is ("site pairs" with "site").
 
     Group names are returned as given; escape them for wherever the text goes."""
     if verdicts.empty:
-        return "There are no group pairs to compare."
+        return f"There are no {kind} pairs to compare."
     counts = verdicts["verdict"].value_counts()
     settings = verdicts.settings
     tol = "±" + amount_text(settings.tolerance, unit)
-    head = (f"Of {len(verdicts):,} group pairs: " + ", ".join(f"{counts.get(k, 0):,} {k}" for k in VERDICTS)
+    head = (f"Of {len(verdicts):,} {kind} pairs: " + ", ".join(f"{counts.get(k, 0):,} {k}" for k in VERDICTS)
             + f" (tolerance {tol} for the forecast OFI; every claim at "
             f"α = {settings.alpha:g}, {adjustment(settings.adjust).controls}).")
     rank = verdicts["verdict"].map({v: k for k, v in enumerate(VERDICTS)})
