@@ -204,7 +204,8 @@ def architecture_bars(architecture: dict[str, dict[str, float]]) -> go.Figure:
         fig.add_trace(go.Bar(x=list(ops), y=list(ops.values()), marker_color=PALETTE[k % len(PALETTE)],
                              text=[f"{v:.3f}" for v in ops.values()], textposition="outside", showlegend=False,
                              hovertemplate="%{x}: %{y:.4f}<extra></extra>"), row=1, col=k + 1)
-    fig.update_yaxes(range=[0, 1.05])
+    # room above 1 for a decided operation's label, which would otherwise sit on its subplot's title; ticks to 1
+    fig.update_yaxes(range=[0, 1.2], tickvals=[0, 0.25, 0.5, 0.75, 1])
     fig.update_yaxes(title_text="softmax weight", row=1, col=1)
     return _plain(fig, "DARTS architecture weights (equal = undecided)", height=330)
 
