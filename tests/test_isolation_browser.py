@@ -41,6 +41,15 @@ def table(k: str) -> str:
 from playwright.async_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 
 
+async def seen_now(page) -> object:  # type: ignore[no-untyped-def]
+    """What the page shows (SEEN_JS) for the record of a retry, or the error that kept it from being read: the
+    record never stops the retry it notes (note_retry does the same for a sync page)."""
+    try:
+        return await page.evaluate(SEEN_JS)
+    except Exception as read_error:  # noqa: BLE001 - a closed page says so
+        return read_error
+
+
 async def upload(page, path: Path, read: str, timeout: int) -> None:  # type: ignore[no-untyped-def]
     """Choose ``path`` in the confusion-matrix uploader until the page says ``read``. On a loaded two-core
     machine the browser's choice can be lost while the page is being redrawn (the uploader is replaced
@@ -55,7 +64,7 @@ async def upload(page, path: Path, read: str, timeout: int) -> None:  # type: ig
         except Exception:
             if attempt == 2:
                 raise
-            note_retry(page, f"waited {timeout // 3000} s for {read!r}", await page.evaluate(SEEN_JS))
+            note_retry(page, f"waited {timeout // 3000} s for {read!r}", await seen_now(page))
 
 
 async def download(page, button: str, saved: Path, timeout: int) -> None:  # type: ignore[no-untyped-def]
@@ -73,7 +82,7 @@ async def download(page, button: str, saved: Path, timeout: int) -> None:  # typ
         except PlaywrightTimeout:
             if attempt == 2:
                 raise
-            note_retry(page, f"waited {timeout // 3000} s for the download of {button!r}", await page.evaluate(SEEN_JS))
+            note_retry(page, f"waited {timeout // 3000} s for the download of {button!r}", await seen_now(page))
             await page.wait_for_function(IDLE, timeout=timeout)
 
 
