@@ -22,13 +22,14 @@ def test_three_sessions_at_once_do_not_cross_talk(server, browser, tmp_path):
     try:
         gan.goto(f"{server}/Synthetic_Data")
         fc.goto(f"{server}/Forecasting")
+        auditor.goto(f"{server}/Upload")   # opened before the trainings start, which then run only while it works
+        auditor.get_by_role("heading", name="Load data").wait_for(timeout=WAIT)
         # one after the other: two clicks at once reach the server in either order on a loaded machine
         press(gan, gan.get_by_role("button", name="Train and evaluate"))
         gan.get_by_text("Running ·").first.wait_for(timeout=WAIT)
         press(fc, fc.get_by_role("button", name="Train PTN"))
         # PyTorch trainings take turns (one process-wide random state): PTN waits in the queue
         fc.get_by_text("Queued, 0 ahead ·").first.wait_for(timeout=WAIT)
-        auditor.goto(f"{server}/Upload")
         upload_cm_file(auditor, tmp_path / "mine.csv", "group,TP,FN,FP,TN\nX,1,0,0,5\nY,7,0,1,10\n")
         press(auditor, auditor.get_by_role("button", name="Use these groups"))
         auditor.get_by_text("Data: mine.csv").wait_for(timeout=WAIT)
@@ -43,9 +44,10 @@ def test_three_sessions_at_once_do_not_cross_talk(server, browser, tmp_path):
         assert "step" in gan_status and "generation" not in gan_status, gan_status  # the GAN's own job
         assert "PTN on" in fc_status and "PTN" not in gan_status, fc_status
         assert gan.get_by_text("Data: mine.csv").count() == 0
-        for pg, button in ((gan, "Train and evaluate"), (fc, "Train PTN")):
+        for pg in (gan, fc):   # a running training and a queued one: each cancels
             pg.get_by_role("button", name="Cancel").click()
             pg.get_by_text("Cancelled. Nothing from this run is used").wait_for(timeout=WAIT)
+            assert pg.locator("[data-testid='stException']").count() == 0
         gan.get_by_test_id("stSidebar").get_by_role("link", name="Bias Audit").click()  # same session
         gan.get_by_text("Data: COMPAS").wait_for(timeout=WAIT)
         assert gan.get_by_text("mine.csv").count() == 0
