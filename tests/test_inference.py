@@ -44,18 +44,38 @@ def _configs() -> list[tuple[tuple[float, float, float], tuple[float, float, flo
     return pairs + [(e, real[0]) for e in EXTREMES] + [(real[1], e) for e in EXTREMES] + [(EXTREMES[1], EXTREMES[2])]
 
 
-def _ofi_cover(method: str, ni: int, nj: int, ri, rj, draws: int, rng) -> tuple[float, float]:
+def _ofi_cover(method: str, ni: int, nj: int, ri, rj, draws: int, rng) -> float:
+    """The share of ``draws`` simulated pairs whose 95 % OFI interval (``ofi_arrays``'s, from ``ofi_pairs``)
+    covers the true Δ."""
     ci, cj = _draw(rng, ni, ri, draws), _draw(rng, nj, rj, draws)
-    r = inference.ofi_arrays(ci[:, 2], ci[:, 1], ni, cj[:, 2], cj[:, 1], nj, alpha=0.05, method=method)
+    low, high = inference.ofi_pairs(ci[:, 2], ci[:, 1], ni, cj[:, 2], cj[:, 1], nj, method).bounds(0.025)
     delta = (ri[2] - ri[1]) - (rj[2] - rj[1])
-    covered = (r.ci_low <= delta + 1e-12) & (r.ci_high >= delta - 1e-12)
-    return covered.mean(), (r.p_value < 0.05).mean()
+    return float(((low <= delta + 1e-12) & (high >= delta - 1e-12)).mean())
+
+
+def _ofi_rejects(method: str, ni: int, nj: int, ri, rj, draws: int, rng) -> float:
+    """The share of ``draws`` simulated pairs whose two-sided p-value of OFI = 0 (``ofi_arrays``'s) is below 0.05."""
+    ci, cj = _draw(rng, ni, ri, draws), _draw(rng, nj, rj, draws)
+    p = inference.ofi_pairs(ci[:, 2], ci[:, 1], ni, cj[:, 2], cj[:, 1], nj, method).p_value(0.0)
+    return float((p < 0.05).mean())
+
+
+def test_the_simulations_ask_ofi_arrays_own_numbers():
+    """The coverage and size simulations below ask ``ofi_pairs`` for only the bounds or only the p-values they
+    judge (each costs a search): these are ``ofi_arrays``'s numbers, bit for bit."""
+    rng = np.random.default_rng(RNG_SEED)
+    ci, cj = _draw(rng, 11, _demo_rates()[0], 500), _draw(rng, 3000, EXTREMES[2], 500)
+    whole = inference.ofi_arrays(ci[:, 2], ci[:, 1], 11, cj[:, 2], cj[:, 1], 3000, alpha=0.05)
+    o = inference.ofi_pairs(ci[:, 2], ci[:, 1], 11, cj[:, 2], cj[:, 1], 3000, "auto")
+    low, high = o.bounds(0.025)
+    assert np.array_equal(low, whole.ci_low) and np.array_equal(high, whole.ci_high)
+    assert np.array_equal(o.p_value(0.0), whole.p_value)
 
 
 @pytest.mark.parametrize("ni,nj", SIZES)
 def test_ofi_interval_covers_at_least_93_percent_down_to_five_rows(ni, nj):
     rng = np.random.default_rng(RNG_SEED + ni * 7 + nj)
-    worst = min(_ofi_cover("auto", ni, nj, ri, rj, 6000, rng)[0] for ri, rj in _configs())
+    worst = min(_ofi_cover("auto", ni, nj, ri, rj, 6000, rng) for ri, rj in _configs())
     assert worst >= 0.93, f"coverage {worst:.3f} at n = {ni} vs {nj}"
 
 
@@ -64,8 +84,8 @@ def test_plain_wald_undercovers_where_the_score_interval_does_not():
     errors (probability 0.9^5 = 0.59 here), although its true marginal benefit is 0.1."""
     rng = np.random.default_rng(RNG_SEED)
     rare, common = (0.5, 0.0, 0.1), (0.5, 0.1, 0.1)
-    wald, _ = _ofi_cover("wald", 5, 3000, rare, common, 20000, rng)
-    score, _ = _ofi_cover("score", 5, 3000, rare, common, 20000, rng)
+    wald = _ofi_cover("wald", 5, 3000, rare, common, 20000, rng)
+    score = _ofi_cover("score", 5, 3000, rare, common, 20000, rng)
     assert wald < 0.75 and score >= 0.95
 
 
@@ -77,7 +97,7 @@ def test_ofi_test_size_stays_within_alpha_plus_1_5_points(ni, nj):
     nulls = [(r, r) for r in _demo_rates()[:6]] + [
         ((0.4, 0.1, 0.1), (0.45, 0.0, 0.0)), ((0.1, 0.3, 0.3), (0.5, 0.05, 0.05)),
         ((0.45, 0.0, 0.0), (0.2, 0.2, 0.2)), ((0.3, 0.1, 0.2), (0.4, 0.05, 0.15))]
-    sizes = [_ofi_cover("auto", ni, nj, ri, rj, 6000, rng)[1] for ri, rj in nulls]
+    sizes = [_ofi_rejects("auto", ni, nj, ri, rj, 6000, rng) for ri, rj in nulls]
     assert max(sizes) <= 0.065, f"size {max(sizes):.3f} at n = {ni} vs {nj}"
 
 
@@ -236,7 +256,7 @@ def test_minimum_detectable_ofi_is_detected_with_80_percent_power():
     base = inference.ofi_test(CM(1200, 400, 400, 2000), CM(1200, 400, 400, 2000), method="wald")
     mde = float(inference.minimum_detectable_ofi(base.se, 0.05))
     rj = (0.3, 0.1 + mde / 2, 0.1 - mde / 2)   # B_j = B_i − mde
-    _, power = _ofi_cover("wald", n, n, ri, rj, 8000, rng)
+    power = _ofi_rejects("wald", n, n, ri, rj, 8000, rng)
     assert power == pytest.approx(0.8, abs=0.03)
 
 
