@@ -60,9 +60,9 @@ def _ofi_rejects(method: str, ni: int, nj: int, ri, rj, draws: int, rng) -> floa
     return float((p < 0.05).mean())
 
 
-def test_the_simulations_ask_ofi_arrays_own_numbers():
-    """The coverage and size simulations below ask ``ofi_pairs`` for only the bounds or only the p-values they
-    judge (each costs a search): these are ``ofi_arrays``'s numbers, bit for bit."""
+def test_the_simulations_ask_the_arrays_own_numbers():
+    """The coverage and size computations below ask ``ofi_pairs`` and ``di_pairs`` for only the bounds or only the
+    p-values they judge (each costs a search): these are ``ofi_arrays``'s and ``di_arrays``'s numbers, bit for bit."""
     rng = np.random.default_rng(RNG_SEED)
     ci, cj = _draw(rng, 11, _demo_rates()[0], 500), _draw(rng, 3000, EXTREMES[2], 500)
     whole = inference.ofi_arrays(ci[:, 2], ci[:, 1], 11, cj[:, 2], cj[:, 1], 3000, alpha=0.05)
@@ -70,6 +70,10 @@ def test_the_simulations_ask_ofi_arrays_own_numbers():
     low, high = o.bounds(0.025)
     assert np.array_equal(low, whole.ci_low) and np.array_equal(high, whole.ci_high)
     assert np.array_equal(o.p_value(0.0), whole.p_value)
+    sel_i, sel_j = ci[:, 0] + ci[:, 2], cj[:, 0] + cj[:, 2]
+    low, high = inference.di_pairs(sel_i, 11, sel_j, 3000, "auto").bounds(0.025)
+    whole = inference.di_arrays(sel_i, 11, sel_j, 3000, alpha=0.05)
+    assert np.array_equal(low, whole.ci_low, equal_nan=True) and np.array_equal(high, whole.ci_high, equal_nan=True)
 
 
 @pytest.mark.parametrize("ni,nj", SIZES)
@@ -171,9 +175,9 @@ def _di_exact_coverage(ni: int, pi: float, nj: int, pj: float) -> float:
     wi, wj = stats.binom.pmf(xi, ni, pi), stats.binom.pmf(xj, nj, pj)
     ki, kj = wi > 1e-12, wj > 1e-12
     xi, wi, xj, wj = xi[ki], wi[ki], xj[kj], wj[kj]
-    r = inference.di_arrays(xi[:, None], ni, xj[None], nj, alpha=0.05, method="auto")
+    # di_arrays's 95 % interval, without the p-values it also computes (a search of their own)
+    lo, hi = inference.di_pairs(xi[:, None], ni, xj[None], nj, "auto").bounds(0.025)
     theta = pi / pj
-    lo, hi = r.ci_low, r.ci_high
     covered = np.where(np.isnan(lo), True, (lo <= theta * (1 + 1e-9)) & (hi >= theta * (1 - 1e-9)))
     return float((wi[:, None] * wj[None] * covered).sum() / (wi.sum() * wj.sum()))
 
