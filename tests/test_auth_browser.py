@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+import browser_helpers
 from browser_helpers import CONTEXT, IDLE, app_server, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,8 +27,7 @@ CHROMIUM = shutil.which("chromium")
 #: fetched). A rule of the resolver, not a Playwright route: routing every request through the test process disables
 #: the browser's cache, and every page then fetched and compiled the app's scripts anew (measured: the module took
 #: 64 CPU-seconds of the machine with a route).
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
+ARGS = [*browser_helpers.ARGS, "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
 USERS = {"alice@example.org": "Alice Analyst", "bob@example.org": "Bob Reviewer"}
 
 # The mock provider (this process) still calls an older Authlib grant API; the server (its own process, whose

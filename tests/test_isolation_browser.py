@@ -140,7 +140,7 @@ async def all_sessions(tmp: Path) -> dict[str, dict[str, str]]:
     proc, log = start_server(port, ttl=10)
     try:
         async with async_playwright() as p:
-            browser = await p.chromium.launch(executable_path=shutil.which("chromium"), args=ARGS)
+            browser = await p.chromium.launch(executable_path=shutil.which("chromium"), args=ARGS + ["--process-per-site"])
             # Two browsers' worth of sessions: each context is a browser of its own (its own cookies, the XSRF
             # cookie that binds a session's kept data among them), each page in it a Streamlit session of its own.
             # Ten contexts cost twice the Chromium CPU of two (each compiles the app's scripts afresh).
