@@ -407,45 +407,107 @@ def note_retry(page, what: str, seen: object = None) -> None:  # type: ignore[no
                   f"acting again. The page showed:\n{describe_seen(seen)}\n\n")
 
 
+#: Counts, in ``window.__sent``, what the page sends its server (WebSocket messages, fetches, XHRs): a click, a choice
+#: or a file the page took is sent at once, whatever the server's load; installed once per document.
+SENT_JS = """() => {
+  if (window.__sent === undefined) {
+    window.__sent = 0;
+    const count = (proto, name) => { const f = proto[name];
+      proto[name] = function (...a) { window.__sent++; return f.apply(this, a); }; };
+    count(WebSocket.prototype, 'send'); count(window, 'fetch'); count(XMLHttpRequest.prototype, 'send');
+  }
+  return window.__sent;
+}"""
+
+#: Seconds after an act in which the page, at rest, must have sent its server something, or the act was lost.
+LOST_AFTER = 10
+
+
+def answered(page, base: int, done, what: str, timeout: int) -> bool:  # type: ignore[no-untyped-def]
+    """Wait up to ``timeout`` ms for ``done(ms)`` (a bounded wait of its own, True once the act's answer is there),
+    or until the act is known lost: the page, at rest, has sent its server nothing in :data:`LOST_AFTER` seconds since
+    (the browser dropped the click as a run redrew the page; the server's load cannot delay this, since the page sends
+    before the server answers). A lost act is recorded (:func:`note_retry`). An act the page did send waits out
+    ``timeout`` for its answer. ``base`` is ``page.evaluate(SENT_JS)`` read before the act."""
+    start = time.monotonic()
+    while True:
+        if done(1000):
+            return True
+        waited = time.monotonic() - start
+        if waited * 1000 >= timeout:
+            note_retry(page, f"waited {waited:.0f} s for {what}")
+            return False
+        try:
+            sent, idle = page.evaluate(f"() => [window.__sent, ({IDLE})()]")
+        except Exception:  # noqa: BLE001 - a page that navigated has acted
+            continue
+        if sent == base and idle and waited >= LOST_AFTER:
+            note_retry(page, f"the page sent nothing in {waited:.0f} s after the act for {what}, at rest")
+            return False
+
+
 def again_until(page, act, shown) -> None:  # type: ignore[no-untyped-def]
-    """Do ``act`` once the page's run has ended, until the locator ``shown`` appears: an act not answered after a
-    third of the wait, the page idle without ``shown``, is done again, at most three times in all (a click or a file
-    choice made as a run redraws the page can be lost; the last attempt's error, with what the page showed, is what
-    the test reports)."""
+    """Do ``act`` once the page's run has ended, until the locator ``shown`` appears: an act lost (the page at rest
+    sent nothing, :func:`answered`) or not answered after a third of the wait is done again, at most three times in
+    all (a click or a file choice made as a run redraws the page can be lost; the last attempt's error, with what the
+    page showed, is what the test reports)."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    def done(ms: int) -> bool:
+        try:
+            shown.first.wait_for(timeout=ms)
+            return True
+        except PlaywrightTimeout:
+            return False
 
     for attempt in range(3):
         page.wait_for_function(IDLE, timeout=WAIT)
         if attempt and shown.first.is_visible():
             return   # the previous attempt's run showed it after all
+        base = page.evaluate(SENT_JS)
         act()
-        try:
-            shown.first.wait_for(timeout=WAIT // 3)
+        if attempt == 2:
+            shown.first.wait_for(timeout=WAIT // 3)   # the last attempt's error is the test's
             return
-        except PlaywrightTimeout:
-            if attempt == 2:
-                raise
-            note_retry(page, f"waited {WAIT // 3000} s for {shown}")
+        if answered(page, base, done, str(shown), WAIT // 3):
+            return
 
 
 def download(page, button, path: Path, timeout: int = WAIT) -> Path:  # type: ignore[no-untyped-def]
-    """Press ``button`` and save the file the browser receives at ``path``. A press that brings no file within
-    ``timeout`` ms is made again once the page is idle, at most three times in all (the isolation test's record:
-    one click of twenty on a loaded machine brought nothing); the last attempt's error, with what the page showed,
-    is what the test reports."""
+    """Press ``button`` and save the file the browser receives at ``path``. A press lost (the page at rest sent
+    nothing, :func:`answered`) or that brings no file within ``timeout`` ms is made again once the page is idle, at
+    most three times in all (the isolation test's record: one click of twenty on a loaded machine brought nothing);
+    the last attempt's error, with what the page showed, is what the test reports."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-    for attempt in range(3):
-        page.wait_for_function(IDLE, timeout=WAIT)
-        try:
-            with page.expect_download(timeout=timeout) as info:
-                button.click()
-            info.value.save_as(path)
-            return path
-        except PlaywrightTimeout:
+    got: list = []  # type: ignore[type-arg]
+    def keep(file) -> None:  # type: ignore[no-untyped-def]   # a function of ours: Playwright marks its listeners
+        got.append(file)
+    page.on("download", keep)
+
+    def done(ms: int) -> bool:
+        if not got:
+            try:
+                page.wait_for_event("download", timeout=ms)   # the listener above keeps it
+            except PlaywrightTimeout:
+                pass
+        return bool(got)
+
+    try:
+        for attempt in range(3):
+            page.wait_for_function(IDLE, timeout=WAIT)
+            base = page.evaluate(SENT_JS)
             if attempt == 2:
-                raise
-            note_retry(page, f"waited {timeout // 1000} s for the download of {button}")
+                with page.expect_download(timeout=timeout) as info:   # the last attempt's error is the test's
+                    button.click()
+                got.append(info.value)
+            else:
+                button.click()
+            if got or answered(page, base, done, f"the download of {button}", timeout):
+                got[0].save_as(path)
+                return path
+    finally:
+        page.remove_listener("download", keep)
     raise AssertionError("unreachable")
 
 

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from browser_helpers import (ARTIFACTS, CONTEXT, IDLE, ROOT, WAIT, choose, declare, download, press, skip_without_chromium,
+from browser_helpers import (ARTIFACTS, IDLE, ROOT, WAIT, choose, declare, download, press, skip_without_chromium,
                              upload_cm_file)
 from browser_helpers import browser, context, open_page, page, server  # noqa: F401 - fixtures, used by name
 
@@ -15,10 +15,10 @@ skip_without_chromium()
 pytestmark = pytest.mark.browser   # drives the app in Chromium: run first (tests/conftest.py)
 
 
-def test_three_sessions_at_once_do_not_cross_talk(server, browser, tmp_path):
-    """Two sessions train (HydraGAN, PTN) while a third uploads its own data and audits it (three browsers)."""
-    contexts = [browser.new_context(**CONTEXT) for _ in range(3)]
-    gan, fc, auditor = (ctx.new_page() for ctx in contexts)
+def test_three_sessions_at_once_do_not_cross_talk(server, context, tmp_path):
+    """Two sessions train (HydraGAN, PTN) while a third uploads its own data and audits it: three tabs, each a
+    Streamlit session of its own (sessions in separate browsers are tests/test_isolation_browser.py's)."""
+    gan, fc, auditor = (context.new_page() for _ in range(3))
     try:
         gan.goto(f"{server}/Synthetic_Data")
         fc.goto(f"{server}/Forecasting")
@@ -57,8 +57,8 @@ def test_three_sessions_at_once_do_not_cross_talk(server, browser, tmp_path):
             pg.screenshot(path=str(ARTIFACTS / f"three_sessions_{name}.png"), full_page=True)
         raise
     finally:
-        for ctx in contexts:
-            ctx.close()
+        for pg in (gan, fc, auditor):
+            pg.close()
 
 
 def test_a_journalists_audit_of_the_published_compas_file(page, tmp_path):

@@ -84,3 +84,47 @@ def test_no_browser_test_waits_for_a_time():
                       for m in re.finditer(r"(?<![\w.])(?:time|asyncio)\.sleep\(", text)
                       if path.name != "browser_helpers.py"]
     assert not found, f"fixed pauses in browser tests: {found}"
+
+
+def test_an_act_the_page_never_sent_is_known_lost_in_seconds_and_one_it_sent_is_waited_out(tmp_path, monkeypatch):
+    """browser_helpers.answered: a page at rest that has sent its server nothing since the act lost it (known after
+    LOST_AFTER seconds, recorded in retries.log); an act the page did send (here a fetch) is waited for to the end of
+    its time; an answer that comes returns at once."""
+    import time
+
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    from playwright.sync_api import sync_playwright
+
+    import browser_helpers as bh
+
+    monkeypatch.setattr(bh, "LOST_AFTER", 1)
+    monkeypatch.setattr(bh, "ARTIFACTS", tmp_path)
+    page_file = tmp_path / "page.html"
+    page_file.write_text("<div data-testid='stApp' data-test-script-state='notRunning'><p>Load data</p></div>")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page()
+        page.goto(page_file.as_uri())
+        def done(ms: int) -> bool:   # the act's answer: "Loaded" shows
+            try:
+                page.get_by_text("Loaded").wait_for(timeout=ms)
+                return True
+            except PlaywrightTimeout:
+                return False
+
+        base = page.evaluate(bh.SENT_JS)
+        start = time.monotonic()
+        assert not bh.answered(page, base, done, "a lost click", 60_000)       # nothing sent: lost
+        assert time.monotonic() - start < 10
+        base = page.evaluate(bh.SENT_JS)
+        page.evaluate("() => { fetch('data:text/plain,x'); }")                   # the act was sent
+        start = time.monotonic()
+        assert not bh.answered(page, base, done, "a sent click", 3_000)        # waited out, not called lost
+        assert time.monotonic() - start >= 3
+        page.evaluate("() => { const p = document.createElement('p'); p.textContent = 'Loaded'; "
+                      "document.querySelector('[data-testid=stApp]').append(p); }")
+        assert bh.answered(page, page.evaluate(bh.SENT_JS), done, "an answered click", 3_000)
+        browser.close()
+    log = (tmp_path / "retries.log").read_text()
+    assert "the page sent nothing in" in log and "a lost click, at rest" in log
+    assert "for a sent click" in log and "waited 3 s" in log and "an answered click" not in log
