@@ -8,6 +8,7 @@ run side by side on two workers). Every wait names its condition and says what i
 """
 
 import csv
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -100,7 +101,9 @@ def test_every_page_opens_without_an_exception(open_page):
     """Every page, reached through the sidebar of one session: its heading, no exception, the whole sidebar. (One
     session, where each page had a test and a page of its own: opening a page afresh costs Chromium 2.5-3.5 s of CPU
     for the app's scripts alone.) Opening a page by its address is the deep-link tests' job."""
+    elsewhere: list[str] = []   # the app fetches nothing from another host (its tab icon included)
     pg = open_page("")
+    pg.on("request", lambda r: urlsplit(r.url).hostname == "127.0.0.1" or elsewhere.append(r.url))
     sidebar = pg.get_by_test_id("stSidebar")
     failed = {}
     for path, heading in PAGES.items():
@@ -116,6 +119,7 @@ def test_every_page_opens_without_an_exception(open_page):
         if exceptions or links != len(PAGES):
             failed[path or "Home"] = {"exceptions": exceptions, "sidebar links": links}
     assert not failed, failed
+    assert not elsewhere, elsewhere
 
 
 def test_smoothing_slider_moves_and_the_page_follows(open_page):

@@ -16,6 +16,9 @@ from ui.session import (AUDIT_KEY, CANDIDATES_KEY, DEMO_KEY, GONE_KEY, KIND_KEY,
 from ui.server import freeze_imports, keep_generated_downloads, return_freed_memory
 from ui.widgets import BuiltIn, md_escape
 
+#: The browser tab's icon (a balance, drawn for this project).
+FAVICON = datasets.ASSETS_DIR / "favicon.png"
+
 
 def load_demo(key: str) -> Audit:
     """Load demo ``key`` into the session and return it."""
@@ -162,8 +165,8 @@ def page_setup(title: str, heading: str | None = None) -> Audit:
     freeze_imports()
     return_freed_memory()
     keep_generated_downloads()
-    st.set_page_config(page_title=f"{title} · Fairness audit workbench", page_icon=":material/balance:",
-                       layout="wide")
+    # the tab's icon is a file of ours: a Material icon's name makes the browser fetch its picture from a font CDN
+    st.set_page_config(page_title=f"{title} · Fairness audit workbench", page_icon=str(FAVICON), layout="wide")
     auth.require_user()   # the sign-in screen (or a server that must not serve) stops here, before any data
     session_id()
     with st.sidebar:
