@@ -395,7 +395,8 @@ def press(page, button, until=None) -> None:  # type: ignore[no-untyped-def]
 
 def note_retry(page, what: str, seen: object = None) -> None:  # type: ignore[no-untyped-def]
     """Record in test-artifacts/retries.log (which CI keeps) that an act was made again: the test, what was waited
-    for, and what the page showed. A retry costs a third of the wait; the record shows which acts get lost."""
+    for, and what the page showed. A lost act costs :data:`LOST_AFTER` seconds, an unanswered one a third of the wait;
+    the record shows which acts get lost."""
     if seen is None:
         try:
             seen = page.evaluate(SEEN_JS)
