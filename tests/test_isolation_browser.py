@@ -18,7 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from server_load import ARGS, AUDIT_READY, RENDERED_JS, free_port, start_server  # noqa: E402
+from server_load import AUDIT_READY, RENDERED_JS, free_port, start_server  # noqa: E402
 
 if not shutil.which("chromium"):
     pytest.skip("Debian chromium not installed (apt-get install chromium)", allow_module_level=True)
@@ -30,7 +30,7 @@ SESSIONS = ("Amber", "Basalt", "Cobalt", "Dune", "Ember", "Fjord", "Garnet", "He
 #: The sessions take turns between two browsers (browser contexts): five sessions each.
 BROWSERS = 2
 #: The page has finished its run; the same with a radio option checked whose label holds the argument.
-from browser_helpers import ANSWERED, CONTEXT, IDLE, SEEN_JS, note_retry  # noqa: E402
+from browser_helpers import ANSWERED, ARGS, CONTEXT, IDLE, SEEN_JS, note_retry  # noqa: E402
 
 
 def table(k: str) -> str:
@@ -140,7 +140,7 @@ async def all_sessions(tmp: Path) -> dict[str, dict[str, str]]:
     proc, log = start_server(port, ttl=10)
     try:
         async with async_playwright() as p:
-            browser = await p.chromium.launch(executable_path=shutil.which("chromium"), args=ARGS + ["--process-per-site"])
+            browser = await p.chromium.launch(executable_path=shutil.which("chromium"), args=ARGS)
             # Two browsers' worth of sessions: each context is a browser of its own (its own cookies, the XSRF
             # cookie that binds a session's kept data among them), each page in it a Streamlit session of its own.
             # Ten contexts cost twice the Chromium CPU of two (each compiles the app's scripts afresh).
